@@ -1,0 +1,37 @@
+# Quick start: `make run` (the dashboard) and `make test` (the test suite).
+# Both create .venv on first use; nothing else needs installing beyond Python >= 3.10 and make.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP_RUN  := $(VENV)/.installed-run
+STAMP_TEST := $(VENV)/.installed-test
+
+.PHONY: run test lint typecheck nvml-check screenshots bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(STAMP_RUN): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(STAMP_TEST): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@ $(STAMP_RUN)
+
+run: $(STAMP_RUN)
+	$(BIN)/gputui $(ARGS)
+
+test: $(STAMP_TEST)
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+lint: $(STAMP_TEST)
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/mypy
+
+typecheck: $(STAMP_TEST)
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

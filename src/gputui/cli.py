@@ -1,0 +1,53 @@
+"""The `gputui` entry point.
+
+Kept import-light on purpose: each subcommand lives in `gputui.commands.*`
+and imports its heavy dependencies (Textual, pydantic, pynvml) inside `run`,
+so `gputui snapshot` starts faster than `nvitop -1`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from gputui import __version__
+from gputui.commands import catalog as catalog_cmd
+from gputui.commands import fit as fit_cmd
+from gputui.commands import snapshot as snapshot_cmd
+from gputui.commands import tui as tui_cmd
+from gputui.errors import UserError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gputui",
+        description="Terminal dashboard for NVIDIA GPUs, with a model fit checker.",
+    )
+    parser.add_argument("--version", action="version", version=f"gputui {__version__}")
+    tui_cmd.add_arguments(parser)
+    parser.set_defaults(run=tui_cmd.run)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    snapshot_cmd.register(sub)
+    catalog_cmd.register(sub)
+    fit_cmd.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args))
+    except UserError as exc:
+        print(f"gputui: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # `gputui snapshot | head`: the reader went away; not an error worth a traceback.
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

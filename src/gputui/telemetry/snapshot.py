@@ -1,0 +1,133 @@
+"""The one snapshot type every source produces and every view renders.
+
+Plain frozen dataclasses with slots rather than pydantic models: a snapshot is
+built on every poll (8 GPUs x ~30 fields + processes), and `gputui snapshot`
+must not pay pydantic's ~110 ms import. The pydantic mirror used for the
+documented JSON schema lives in `telemetry/schema.py`.
+
+Conventions:
+- `None` means "not available" (unsupported, no permission, unknown). It is
+  never replaced by 0: the views print `N/A`.
+- Sizes are bytes, clocks MHz, power watts, temperatures Celsius, PCIe
+  throughput KiB/s (NVML's unit), percentages 0-100.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceInfo:
+    """Static facts about one GPU, read once when the source opens."""
+
+    index: int
+    name: str
+    uuid: str | None = None
+    pci_bus_id: str | None = None
+    memory_total: int | None = None
+    compute_capability: str | None = None  # "8.6"
+    architecture: str | None = None  # NVML's own answer, e.g. "ampere"
+    power_limit_w: float | None = None
+    max_sm_clock_mhz: int | None = None
+    max_mem_clock_mhz: int | None = None
+    mig_mode: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceSample:
+    """What one poll read from one GPU."""
+
+    utilization_gpu: int | None = None
+    utilization_memory: int | None = None
+    memory_used: int | None = None
+    memory_free: int | None = None
+    memory_total: int | None = None
+    memory_reserved: int | None = None
+    temperature_c: int | None = None
+    fan_pct: int | None = None
+    power_w: float | None = None
+    power_limit_w: float | None = None
+    sm_clock_mhz: int | None = None
+    mem_clock_mhz: int | None = None
+    performance_state: int | None = None  # 0 for P0 ... 15
+    pcie_rx_kbs: int | None = None
+    pcie_tx_kbs: int | None = None
+    encoder_util: int | None = None
+    decoder_util: int | None = None
+    throttle_reasons: tuple[str, ...] | None = None  # short names, () when not throttling
+    ecc_volatile_uncorrected: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceSnapshot:
+    info: DeviceInfo
+    sample: DeviceSample | None = None
+    failed: str | None = None  # human reason when the device failed hard (e.g. GPU is lost)
+    unsupported: frozenset[str] = frozenset()  # field names the device said it cannot report
+
+    @property
+    def index(self) -> int:
+        return self.info.index
+
+
+@dataclass(frozen=True, slots=True)
+class GpuProcess:
+    """A process holding a context on a GPU, with what the host knows of it.
+
+    Host fields stay `None` when psutil cannot see or read the PID (another PID
+    namespace, another user's process under hidepid, or it just exited): the
+    process is still listed, with `host_visible=False`.
+    """
+
+    gpu_index: int
+    pid: int
+    type: str  # "compute", "graphics", "compute+graphics" or "mps"
+    gpu_memory: int | None = None
+    sm_util: int | None = None
+    mem_util: int | None = None
+    user: str | None = None
+    name: str | None = None
+    cmdline: tuple[str, ...] | None = None
+    cpu_percent: float | None = None
+    rss: int | None = None
+    running_s: float | None = None
+    container: str | None = None  # docker/containerd id (short) or "k8s:namespace/pod"
+    container_pid: int | None = None  # the PID inside the container (NSpid)
+    host_visible: bool = True
+
+    @property
+    def command(self) -> str | None:
+        if self.cmdline:
+            return " ".join(self.cmdline)
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class HostSnapshot:
+    hostname: str
+    cpu_percent: float | None = None
+    per_cpu_percent: tuple[float, ...] = ()
+    load_average: tuple[float, float, float] | None = None
+    memory_total: int | None = None
+    memory_used: int | None = None
+    memory_available: int | None = None
+    swap_total: int | None = None
+    swap_used: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    timestamp: float  # Unix time of the poll
+    source: str  # "nvml" or "simulated"
+    devices: tuple[DeviceSnapshot, ...]
+    processes: tuple[GpuProcess, ...] = ()
+    host: HostSnapshot | None = None
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None  # "12.4"
+    nvml_version: str | None = None
+    notices: tuple[str, ...] = field(default=())  # plain-words remarks, shown once
+
+    @property
+    def simulated(self) -> bool:
+        return self.source != "nvml"
