@@ -1,0 +1,208 @@
+"""Read the catalog's TOML files into validated models, failing with one useful line.
+
+The catalog is edited by hand, so a mistake must point at the file, the line and
+the field; a pydantic traceback would point at our code instead. Loading is
+cached per directory because the TUI, the fit checker and the CLI all ask for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from gputui.catalog.catalog import Catalog
+from gputui.catalog.models import Architecture, Card
+from gputui.errors import UserError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
+
+ARCHITECTURES_FILE = "architectures.toml"
+CARDS_DIR = "cards"
+
+_TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
+_CARD_HEADER = re.compile(r"^\s*\[\[\s*card\s*\]\]")
+
+
+def load_catalog(directory: Path | None = None) -> Catalog:
+    """Load (once per directory) the architectures and every cards/*.toml file."""
+    if directory is None:
+        from gputui.resources import catalog_dir
+
+        directory = catalog_dir()
+    return _load_cached(Path(directory).resolve())
+
+
+@functools.lru_cache(maxsize=8)
+def _load_cached(directory: Path) -> Catalog:
+    arch_path = directory / ARCHITECTURES_FILE
+    if not arch_path.is_file():
+        raise UserError(f"{_shown(arch_path)}: catalog architectures file is missing")
+    architectures = _load_architectures(arch_path)
+    cards_dir = directory / CARDS_DIR
+    cards: list[tuple[Path, str, int, Card]] = []
+    if cards_dir.is_dir():
+        for path in sorted(cards_dir.glob("*.toml")):
+            cards.extend(_load_cards(path))
+    _check_references(architectures, cards)
+    return Catalog(tuple(card for _, _, _, card in cards), architectures, directory)
+
+
+def _shown(path: Path) -> str:
+    """The path as the user would type it: relative to the working directory when inside it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _parse(path: Path) -> tuple[str, dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{_shown(path)}: cannot read catalog file: {exc}") from None
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        found = _TOML_LINE.search(message)
+        line = f":{found.group(1)}" if found else ""
+        reason = _TOML_LINE.sub("", message).strip()
+        raise UserError(f"{_shown(path)}{line}: invalid TOML: {reason}") from None
+
+
+def _field_line(lines: list[str], start: int, end: int, field: str) -> int | None:
+    """1-based line of `field = ...` within lines[start:end], or None."""
+    pattern = re.compile(rf"""^\s*(?:{re.escape(field)}|"{re.escape(field)}"|'{re.escape(field)}')\s*=""")
+    for number in range(start, min(end, len(lines))):
+        if pattern.match(lines[number]):
+            return number + 1
+    return None
+
+
+def _validation_message(exc: ValidationError) -> tuple[str, str]:
+    """(field, message) of the first error, in the words a catalog editor needs."""
+    error = exc.errors()[0]
+    loc = [str(part) for part in error["loc"]]
+    field = loc[0] if loc else "?"
+    detail = error["msg"]
+    if len(loc) > 1:
+        detail = f"item {'.'.join(loc[1:])}: {detail}"
+    return field, detail
+
+
+def _load_architectures(path: Path) -> dict[str, Architecture]:
+    text, data = _parse(path)
+    lines = text.splitlines()
+    headers: dict[str, int] = {}
+    for number, text_line in enumerate(lines):
+        found = re.match(r"^\s*\[\s*([A-Za-z0-9_-]+)\s*\]", text_line)
+        if found:
+            headers[found.group(1)] = number
+    architectures: dict[str, Architecture] = {}
+    for key, table in data.items():
+        start = headers.get(key, 0)
+        following = [n for n in headers.values() if n > start]
+        end = min(following) if following else len(lines)
+        where = f"{_shown(path)}:{start + 1}"
+        if not isinstance(table, dict):
+            raise UserError(f"{where}: {key!r} must be a table [{key}] describing an architecture")
+        if "key" in table:
+            line = _field_line(lines, start, end, "key") or start + 1
+            raise UserError(
+                f"{_shown(path)}:{line}: architecture {key!r}: key: "
+                "remove it, the table name is the key"
+            )
+        try:
+            arch = Architecture.model_validate({**table, "key": key})
+        except ValidationError as exc:
+            field, detail = _validation_message(exc)
+            line = _field_line(lines, start, end, field) or start + 1
+            raise UserError(
+                f"{_shown(path)}:{line}: architecture {key!r}: {field}: {detail}"
+            ) from None
+        architectures[key] = arch
+    return architectures
+
+
+def _load_cards(path: Path) -> list[tuple[Path, str, int, Card]]:
+    """Cards of one file, each with (path, text line of its name, entry index)."""
+    text, data = _parse(path)
+    lines = text.splitlines()
+    extra = sorted(set(data) - {"card"})
+    if extra:
+        line = _field_line(lines, 0, len(lines), extra[0]) or 1
+        raise UserError(
+            f"{_shown(path)}:{line}: unexpected top-level key {extra[0]!r}; "
+            "a cards file holds only [[card]] entries"
+        )
+    entries = data.get("card", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise UserError(f"{_shown(path)}: 'card' must be written as [[card]] tables")
+    starts = [n for n, text_line in enumerate(lines) if _CARD_HEADER.match(text_line)]
+    loaded: list[tuple[Path, str, int, Card]] = []
+    for index, entry in enumerate(entries):
+        start = starts[index] if index < len(starts) else 0
+        end = starts[index + 1] if index + 1 < len(starts) else len(lines)
+        name = entry.get("name")
+        label = f'card "{name}"' if isinstance(name, str) else f"card #{index + 1}"
+        name_line = _field_line(lines, start, end, "name") or start + 1
+        try:
+            card = Card.model_validate(entry)
+        except ValidationError as exc:
+            field, detail = _validation_message(exc)
+            line = _field_line(lines, start, end, field) or name_line
+            raise UserError(f"{_shown(path)}:{line}: {label}: {field}: {detail}") from None
+        loaded.append((path, f"{_shown(path)}:{name_line}", index, card))
+    return loaded
+
+
+def _check_references(
+    architectures: dict[str, Architecture], cards: list[tuple[Path, str, int, Card]]
+) -> None:
+    """Mistakes that only show across entries: dangling keys, duplicates, clashing aliases."""
+    owner_of_cc: dict[str, str] = {}
+    for arch in architectures.values():
+        for cc in arch.compute_capabilities:
+            if cc in owner_of_cc:
+                raise UserError(
+                    f"catalog architectures: compute capability {cc} is listed under both "
+                    f"{owner_of_cc[cc]!r} and {arch.key!r}"
+                )
+            owner_of_cc[cc] = arch.key
+    seen_names: dict[str, str] = {}
+    seen_aliases: dict[str, list[tuple[str, Card]]] = {}
+    for _, where, _, card in cards:
+        label = f'{where}: card "{card.name}"'
+        card_arch = architectures.get(card.architecture)
+        if card_arch is None:
+            known = ", ".join(sorted(architectures))
+            raise UserError(
+                f"{label}: architecture: unknown architecture {card.architecture!r} "
+                f"(known: {known})"
+            )
+        if card.compute_capability not in card_arch.compute_capabilities:
+            ccs = ", ".join(card_arch.compute_capabilities)
+            raise UserError(
+                f"{label}: compute_capability: {card.compute_capability} is not a "
+                f"{card_arch.name} compute capability ({ccs})"
+            )
+        folded = card.name.casefold()
+        if folded in seen_names:
+            raise UserError(f"{label}: name: duplicate of the card at {seen_names[folded]}")
+        seen_names[folded] = where
+        for alias in card.nvml_names:
+            for other_where, other in seen_aliases.get(alias.casefold(), []):
+                if other.name != card.name and abs(other.memory_gib - card.memory_gib) < 0.5:
+                    raise UserError(
+                        f"{label}: nvml_names: {alias!r} also names \"{other.name}\" at "
+                        f"{other_where} with the same memory; the matcher could not tell them apart"
+                    )
+            seen_aliases.setdefault(alias.casefold(), []).append((where, card))
