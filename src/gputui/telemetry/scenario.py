@@ -1,0 +1,518 @@
+"""Loading and validating simulated-GPU scenario files.
+
+Hand-written validation instead of pydantic: `gputui snapshot --demo` loads a
+scenario on every run and must not pay pydantic's import. Every problem is one
+line naming the file and either the TOML position or the field path
+(`demo.toml: gpu[1].memory_total: must be positive`), raised as UserError.
+The file format is documented in docs/scenarios.md.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from random import Random
+from typing import Any, NoReturn
+
+from gputui.errors import UserError
+from gputui.telemetry.snapshot import DeviceSample
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
+WORKLOADS = ("training", "inference", "interactive", "graphics")
+PROCESS_TYPES = ("compute", "graphics", "compute+graphics", "mps")
+
+# Short names accepted in `unsupported = [...]`, expanded to DeviceSample field names.
+UNSUPPORTED_ALIASES: dict[str, tuple[str, ...]] = {
+    "fan": ("fan_pct",),
+    "ecc": ("ecc_volatile_uncorrected",),
+    "power": ("power_w",),
+    "power_limit": ("power_limit_w",),
+    "temperature": ("temperature_c",),
+    "clocks": ("sm_clock_mhz", "mem_clock_mhz"),
+    "pcie": ("pcie_rx_kbs", "pcie_tx_kbs"),
+    "encoder": ("encoder_util",),
+    "decoder": ("decoder_util",),
+    "utilization": ("utilization_gpu", "utilization_memory"),
+    "pstate": ("performance_state",),
+    "throttle": ("throttle_reasons",),
+    "memory_reserved": ("memory_reserved",),
+}
+SAMPLE_FIELDS = frozenset(f.name for f in fields(DeviceSample))
+# Memory totals are part of the device's identity; a card that cannot report them is not simulated.
+_NEVER_UNSUPPORTED = frozenset({"memory_total", "memory_used", "memory_free"})
+
+_SIZE_UNITS = {
+    "b": 1,
+    "kib": 1 << 10,
+    "mib": 1 << 20,
+    "gib": 1 << 30,
+    "tib": 1 << 40,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+}
+_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+)\s*$")
+_TOML_POS_RE = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class HostSpec:
+    cpu_count: int = 16
+    memory_total: int = 64 << 30
+    swap_total: int = 8 << 30
+    swap_used: int = 0
+    base_memory_used: int = 6 << 30
+    base_cpu_percent: float = 3.0  # whole-machine % from everything that is not a GPU job
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSpec:
+    name: str
+    memory_total: int
+    power_limit_w: float
+    max_sm_clock_mhz: int
+    max_mem_clock_mhz: int
+    uuid: str
+    pci_bus_id: str
+    compute_capability: str | None = None
+    architecture: str | None = None
+    memory_reserved: int = 0
+    idle_power_w: float = 0.0
+    idle_sm_clock_mhz: int = 210
+    idle_mem_clock_mhz: int = 405
+    temp_idle_c: float = 30.0
+    temp_at_limit_c: float = 80.0
+    load_pstate: int = 0
+    mig_mode: bool | None = None
+    unsupported: frozenset[str] = frozenset()
+    lost_after_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessSpec:
+    gpu: int
+    pid: int
+    user: str
+    cmdline: tuple[str, ...]
+    type: str = "compute"
+    workload: str = "training"
+    start_s: float = 0.0
+    end_s: float | None = None
+    gpu_memory: int = 1 << 30
+    util: float = 90.0  # peak SM utilization this process drives, percent
+    cpu_percent: float = 100.0  # host CPU, percent of one core
+    rss: int = 2 << 30
+    container: str | None = None
+    container_pid: int | None = None
+    host_visible: bool = True
+    warmup_s: float = 30.0
+    memory_ramp_s: float = 60.0
+    eval_every_s: float = 240.0
+    eval_s: float = 20.0
+    checkpoint_every_s: float = 600.0
+    checkpoint_s: float = 12.0
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str  # the file name, for the "SIMULATED (demo.toml)" marker
+    seed: int
+    hostname: str
+    gpus: tuple[GpuSpec, ...]
+    processes: tuple[ProcessSpec, ...]
+    host: HostSpec
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None
+    nvml_version: str | None = None
+    start_timestamp: float | None = None
+    notices: tuple[str, ...] = ()
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Read and validate a scenario file; every failure is a one-line UserError."""
+    label = str(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{label}: scenario file not found") from None
+    except OSError as exc:
+        raise UserError(f"{label}: cannot read scenario file ({exc.strerror})") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UserError(f"{label}: not a UTF-8 text file") from None
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        pos = _TOML_POS_RE.search(message)
+        if pos:
+            where = f"line {pos.group(1)}, column {pos.group(2)}"
+            raise UserError(
+                f"{label}: {where}: invalid TOML: {message[: pos.start()]}"
+            ) from None
+        raise UserError(f"{label}: invalid TOML: {message}") from None
+    return parse_scenario(data, label=label, name=path.name)
+
+
+def parse_scenario(data: Mapping[str, Any], *, label: str, name: str) -> Scenario:
+    top = _Table(data, label, "")
+    seed = top.integer("seed", default=0)
+    rng = Random(seed)
+    hostname = top.text("hostname", default="sim-host")
+    driver = top.opt_text("driver_version")
+    cuda = top.opt_text("cuda_driver_version")
+    nvml = top.opt_text("nvml_version")
+    start_ts = top.opt_number("start_timestamp")
+    notices = tuple(top.text_list("notices", default=[]))
+    host = _parse_host(top.table("host"))
+    gpu_tables = top.table_list("gpu", required=True)
+    if not gpu_tables:
+        raise UserError(f"{label}: gpu: at least one [[gpu]] table is needed")
+    gpus = tuple(_parse_gpu(t, i, rng) for i, t in enumerate(gpu_tables))
+    processes: list[ProcessSpec] = []
+    seen_pids: dict[tuple[int, int], str] = {}
+    for i, t in enumerate(top.table_list("process", required=False)):
+        proc = _parse_process(t, i, rng, len(gpus))
+        key = (proc.gpu, proc.pid)
+        if key in seen_pids:
+            raise UserError(
+                f"{label}: process[{i}].pid: {proc.pid} is already used on gpu {proc.gpu} "
+                f"by {seen_pids[key]}"
+            )
+        seen_pids[key] = f"process[{i}]"
+        processes.append(proc)
+    top.reject_unknown()
+    return Scenario(
+        name=name,
+        seed=seed,
+        hostname=hostname,
+        gpus=gpus,
+        processes=tuple(processes),
+        host=host,
+        driver_version=driver,
+        cuda_driver_version=cuda,
+        nvml_version=nvml,
+        start_timestamp=start_ts,
+        notices=notices,
+    )
+
+
+def _parse_host(t: _Table) -> HostSpec:
+    d = HostSpec()
+    spec = HostSpec(
+        cpu_count=t.integer("cpu_count", default=d.cpu_count, minimum=1),
+        memory_total=t.size("memory_total", default=d.memory_total, positive=True),
+        swap_total=t.size("swap_total", default=d.swap_total),
+        swap_used=t.size("swap_used", default=d.swap_used),
+        base_memory_used=t.size("base_memory_used", default=d.base_memory_used),
+        base_cpu_percent=t.number("base_cpu_percent", default=d.base_cpu_percent, lo=0, hi=100),
+    )
+    if spec.swap_used > spec.swap_total:
+        t.fail("swap_used", "is larger than swap_total")
+    if spec.base_memory_used > spec.memory_total:
+        t.fail("base_memory_used", "is larger than memory_total")
+    t.reject_unknown()
+    return spec
+
+
+def _parse_gpu(t: _Table, index: int, rng: Random) -> GpuSpec:
+    # Drawn unconditionally so a scenario's identifiers do not shift when a field is added.
+    uuid_bits = rng.getrandbits(128)
+    name = t.text("name")
+    memory_total = t.size("memory_total", positive=True)
+    power_limit = t.number("power_limit_w", positive=True)
+    max_sm = t.integer("max_sm_clock_mhz", minimum=1)
+    max_mem = t.integer("max_mem_clock_mhz", minimum=1)
+    hex_id = f"{uuid_bits:032x}"
+    default_uuid = (
+        f"GPU-{hex_id[:8]}-{hex_id[8:12]}-{hex_id[12:16]}-{hex_id[16:20]}-{hex_id[20:]}"
+    )
+    default_reserved = (memory_total // 100) >> 20 << 20  # NVML reserves about 1%
+    unsupported: set[str] = set()
+    for j, item in enumerate(t.text_list("unsupported", default=[])):
+        names = UNSUPPORTED_ALIASES.get(item, (item,))
+        for n in names:
+            if n not in SAMPLE_FIELDS:
+                t.fail(f"unsupported[{j}]", f"unknown field {item!r}")
+            if n in _NEVER_UNSUPPORTED:
+                t.fail(f"unsupported[{j}]", f"{item!r} cannot be unsupported in a scenario")
+            unsupported.add(n)
+    spec = GpuSpec(
+        name=name,
+        memory_total=memory_total,
+        power_limit_w=power_limit,
+        max_sm_clock_mhz=max_sm,
+        max_mem_clock_mhz=max_mem,
+        uuid=t.text("uuid", default=default_uuid),
+        pci_bus_id=t.text("pci_bus_id", default=f"00000000:{index + 1:02X}:00.0"),
+        compute_capability=t.opt_text("compute_capability", pattern=r"^\d+\.\d+$"),
+        architecture=t.opt_text("architecture"),
+        memory_reserved=t.size("memory_reserved", default=default_reserved),
+        idle_power_w=t.number("idle_power_w", default=round(power_limit * 0.08, 1), lo=0),
+        idle_sm_clock_mhz=t.integer("idle_sm_clock_mhz", default=min(210, max_sm), minimum=1),
+        idle_mem_clock_mhz=t.integer("idle_mem_clock_mhz", default=min(405, max_mem), minimum=1),
+        temp_idle_c=t.number("temp_idle_c", default=30.0, lo=-20, hi=120),
+        temp_at_limit_c=t.number("temp_at_limit_c", default=80.0, lo=-20, hi=120),
+        load_pstate=t.integer("load_pstate", default=0, minimum=0, maximum=15),
+        mig_mode=t.opt_boolean("mig_mode"),
+        unsupported=frozenset(unsupported),
+        lost_after_s=t.opt_number("lost_after_s", lo=0),
+    )
+    if spec.idle_power_w >= spec.power_limit_w:
+        t.fail("idle_power_w", "must be below power_limit_w")
+    if spec.memory_reserved >= spec.memory_total:
+        t.fail("memory_reserved", "must be below memory_total")
+    if spec.idle_sm_clock_mhz > spec.max_sm_clock_mhz:
+        t.fail("idle_sm_clock_mhz", "is above max_sm_clock_mhz")
+    if spec.idle_mem_clock_mhz > spec.max_mem_clock_mhz:
+        t.fail("idle_mem_clock_mhz", "is above max_mem_clock_mhz")
+    t.reject_unknown()
+    return spec
+
+
+def _parse_process(t: _Table, index: int, rng: Random, gpu_count: int) -> ProcessSpec:
+    default_pid = rng.randint(2_000, 3_999_999)
+    gpu = t.integer("gpu", minimum=0)
+    if gpu >= gpu_count:
+        t.fail("gpu", f"no such GPU (the scenario has {gpu_count}: 0..{gpu_count - 1})")
+    command = t.text("command")
+    try:
+        cmdline = tuple(shlex.split(command))
+    except ValueError as exc:
+        t.fail("command", f"cannot split into arguments ({exc})")
+    if not cmdline:
+        t.fail("command", "must not be empty")
+    container = t.opt_text("container")
+    spec = ProcessSpec(
+        gpu=gpu,
+        pid=t.integer("pid", default=default_pid, minimum=1),
+        user=t.text("user", default="root"),
+        cmdline=cmdline,
+        type=t.choice("type", PROCESS_TYPES, default="compute"),
+        workload=t.choice("workload", WORKLOADS, default="training"),
+        start_s=t.number("start_s", default=0.0),
+        end_s=t.opt_number("end_s"),
+        gpu_memory=t.size("gpu_memory", default=1 << 30, positive=True),
+        util=t.number("util", default=90.0, lo=0, hi=100),
+        cpu_percent=t.number("cpu_percent", default=100.0, lo=0),
+        rss=t.size("rss", default=2 << 30),
+        container=container[:12] if container else None,
+        container_pid=t.opt_integer("container_pid", minimum=1),
+        host_visible=t.boolean("host_visible", default=True),
+        warmup_s=t.number("warmup_s", default=30.0, lo=0),
+        memory_ramp_s=t.number("memory_ramp_s", default=60.0, lo=0),
+        eval_every_s=t.number("eval_every_s", default=240.0, positive=True),
+        eval_s=t.number("eval_s", default=20.0, lo=0),
+        checkpoint_every_s=t.number("checkpoint_every_s", default=600.0, positive=True),
+        checkpoint_s=t.number("checkpoint_s", default=12.0, lo=0),
+    )
+    if spec.end_s is not None and spec.end_s <= spec.start_s:
+        t.fail("end_s", "must be after start_s")
+    if spec.eval_s >= spec.eval_every_s:
+        t.fail("eval_s", "must be shorter than eval_every_s")
+    if spec.checkpoint_s >= spec.checkpoint_every_s:
+        t.fail("checkpoint_s", "must be shorter than checkpoint_every_s")
+    if spec.container_pid is not None and spec.container is None:
+        t.fail("container_pid", "needs a container")
+    t.reject_unknown()
+    return spec
+
+
+def parse_size(value: object) -> int | None:
+    """Bytes from an int or a string like "24 GiB" / "512MiB" / "80 GB"; None if malformed."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        m = _SIZE_RE.match(value)
+        if m and m.group(2).lower() in _SIZE_UNITS:
+            return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
+    return None
+
+
+class _Table:
+    """One TOML table with typed getters that know their field path for error messages."""
+
+    def __init__(self, data: Mapping[str, Any], label: str, path: str) -> None:
+        self._data = data
+        self._label = label
+        self._path = path
+        self._used: set[str] = set()
+
+    def _where(self, key: str) -> str:
+        return f"{self._path}.{key}" if self._path else key
+
+    def fail(self, key: str, problem: str) -> NoReturn:
+        raise UserError(f"{self._label}: {self._where(key)}: {problem}")
+
+    def _get(self, key: str, required: bool) -> Any:
+        self._used.add(key)
+        if key not in self._data:
+            if required:
+                self.fail(key, "is required")
+            return None
+        return self._data[key]
+
+    def reject_unknown(self) -> None:
+        for key in self._data:
+            if key not in self._used:
+                self.fail(key, "unknown field")
+
+    def table(self, key: str) -> _Table:
+        value = self._get(key, required=False)
+        if value is None:
+            value = {}
+        if not isinstance(value, dict):
+            self.fail(key, "must be a table")
+        return _Table(value, self._label, self._where(key))
+
+    def table_list(self, key: str, *, required: bool) -> list[_Table]:
+        value = self._get(key, required=required)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            self.fail(key, f"must be an array of tables ([[{key}]])")
+        return [_Table(v, self._label, f"{self._where(key)}[{i}]") for i, v in enumerate(value)]
+
+    def text(self, key: str, *, default: str | None = None) -> str:
+        value = self._get(key, required=default is None)
+        if value is None:
+            assert default is not None
+            return default
+        if not isinstance(value, str):
+            self.fail(key, f"must be a string, not {_kind(value)}")
+        if not value.strip():
+            self.fail(key, "must not be empty")
+        return value
+
+    def opt_text(self, key: str, *, pattern: str | None = None) -> str | None:
+        value = self._get(key, required=False)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            self.fail(key, f"must be a string, not {_kind(value)}")
+        if pattern and not re.match(pattern, value):
+            self.fail(key, f"{value!r} is not in the expected form (e.g. \"8.6\")")
+        return value
+
+    def text_list(self, key: str, *, default: list[str]) -> list[str]:
+        value = self._get(key, required=False)
+        if value is None:
+            return default
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.fail(key, "must be a list of strings")
+        return list(value)
+
+    def choice(self, key: str, choices: tuple[str, ...], *, default: str) -> str:
+        value = self.text(key, default=default)
+        if value not in choices:
+            self.fail(key, f"{value!r} is not one of {', '.join(choices)}")
+        return value
+
+    def boolean(self, key: str, *, default: bool) -> bool:
+        value = self.opt_boolean(key)
+        return default if value is None else value
+
+    def opt_boolean(self, key: str) -> bool | None:
+        value = self._get(key, required=False)
+        if value is not None and not isinstance(value, bool):
+            self.fail(key, f"must be true or false, not {_kind(value)}")
+        return value
+
+    def opt_number(
+        self, key: str, *, lo: float | None = None, hi: float | None = None
+    ) -> float | None:
+        value = self._get(key, required=False)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.fail(key, f"must be a number, not {_kind(value)}")
+        if value != value or value in (float("inf"), float("-inf")):
+            self.fail(key, "must be a finite number")
+        if lo is not None and value < lo:
+            self.fail(key, f"must be at least {lo:g}")
+        if hi is not None and value > hi:
+            self.fail(key, f"must be at most {hi:g}")
+        return float(value)
+
+    def number(
+        self,
+        key: str,
+        *,
+        default: float | None = None,
+        lo: float | None = None,
+        hi: float | None = None,
+        positive: bool = False,
+    ) -> float:
+        if default is None:
+            self._get(key, required=True)
+        value = self.opt_number(key, lo=lo, hi=hi)
+        if value is None:
+            assert default is not None
+            return default
+        if positive and value <= 0:
+            self.fail(key, "must be positive")
+        return value
+
+    def opt_integer(
+        self, key: str, *, minimum: int | None = None, maximum: int | None = None
+    ) -> int | None:
+        value = self._get(key, required=False)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(key, f"must be an integer, not {_kind(value)}")
+        if minimum is not None and value < minimum:
+            self.fail(key, "must be positive" if minimum == 1 else f"must be at least {minimum}")
+        if maximum is not None and value > maximum:
+            self.fail(key, f"must be at most {maximum}")
+        return int(value)
+
+    def integer(
+        self,
+        key: str,
+        *,
+        default: int | None = None,
+        minimum: int | None = None,
+        maximum: int | None = None,
+    ) -> int:
+        if default is None:
+            self._get(key, required=True)
+        value = self.opt_integer(key, minimum=minimum, maximum=maximum)
+        if value is None:
+            assert default is not None
+            return default
+        return value
+
+    def size(self, key: str, *, default: int | None = None, positive: bool = False) -> int:
+        value = self._get(key, required=default is None)
+        if value is None:
+            assert default is not None
+            return default
+        size = parse_size(value)
+        if size is None:
+            self.fail(key, f"{value!r} is not a size (bytes, or a string like \"24 GiB\")")
+        assert size is not None
+        if size < 0 or (positive and size == 0):
+            self.fail(key, "must be positive")
+        return size
+
+
+def _kind(value: object) -> str:
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
