@@ -1,4 +1,9 @@
-"""`gputui snapshot`: one poll, printed as a table or JSON (placeholder; owned by the telemetry work)."""
+"""`gputui snapshot`: one poll, printed as a compact table or as JSON.
+
+Startup matters here (people run it in loops and scripts), so the top level
+imports only argparse and everything else is imported inside `run`; neither
+Textual nor pydantic is loaded unless `--json-schema` asks for pydantic.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +13,68 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("snapshot", help="print one poll of every GPU and its processes")
+    p = sub.add_parser(
+        "snapshot",
+        help="print one poll of every GPU and its processes",
+        description="Print one poll of every GPU and its processes, then exit. "
+        "Uses NVML; --demo shows simulated GPUs instead.",
+    )
     p.add_argument("--json", action="store_true", help="print the snapshot as JSON")
+    p.add_argument(
+        "--json-schema",
+        action="store_true",
+        help="print the JSON Schema of the --json output and exit",
+    )
     p.add_argument("--demo", action="store_true", help="use the simulated GPUs instead of NVML")
-    p.add_argument("--scenario", type=Path, help="simulated-GPU scenario TOML file")
+    p.add_argument(
+        "--scenario", type=Path, metavar="FILE", help="simulated-GPU scenario TOML (implies --demo)"
+    )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    print("gputui snapshot: not implemented yet")
-    return 2
+    import json
+    import os
+    import sys
+
+    if getattr(args, "json_schema", False):
+        from gputui.telemetry.schema import json_schema
+
+        print(json.dumps(json_schema(), indent=2))
+        return 0
+
+    from gputui.telemetry.source import Source, SourceUnavailable, open_source
+
+    scenario: Path | None = getattr(args, "scenario", None)
+    demo = bool(getattr(args, "demo", False)) or scenario is not None
+    source: Source
+    if demo:
+        source, _ = open_source("demo", scenario, with_host=True)
+    else:
+        try:
+            source, _ = open_source("nvml", with_host=True)
+        except SourceUnavailable as exc:
+            print(f"gputui: NVML unavailable: {exc.reason}", file=sys.stderr)
+            print("gputui: hint: `gputui snapshot --demo` shows simulated GPUs", file=sys.stderr)
+            return 2
+    try:
+        snap = source.poll()
+    finally:
+        source.close()
+
+    if getattr(args, "json", False):
+        from gputui.telemetry.jsonout import snapshot_to_dict
+
+        print(json.dumps(snapshot_to_dict(snap), indent=2))
+        return 0
+
+    import shutil
+
+    from gputui.telemetry.text_table import render
+
+    tty = sys.stdout.isatty()
+    color = tty and not os.environ.get("NO_COLOR")
+    width = shutil.get_terminal_size().columns if tty else None
+    label = scenario.name if scenario is not None else ("demo.toml" if demo else None)
+    sys.stdout.write(render(snap, color=color, width=width, source_label=label))
+    return 0

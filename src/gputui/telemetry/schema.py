@@ -1,0 +1,112 @@
+"""Pydantic mirror of the `gputui snapshot --json` output, for validation and the JSON Schema.
+
+Kept apart from jsonout.py because pydantic costs ~100 ms to import; only
+`gputui snapshot --json-schema` and the tests load this module. Every model
+forbids extra keys and tests compare its fields with the dataclasses in
+snapshot.py, so the documented schema cannot silently drift from the output.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DeviceInfoModel(_Strict):
+    index: int = Field(ge=0, description="NVML device index")
+    name: str = Field(description='product name as NVML reports it, e.g. "NVIDIA A100-SXM4-80GB"')
+    uuid: str | None = None
+    pci_bus_id: str | None = None
+    memory_total: int | None = Field(None, description="bytes")
+    compute_capability: str | None = Field(None, description='"major.minor", e.g. "8.6"')
+    architecture: str | None = Field(None, description='lower case, e.g. "ampere"')
+    power_limit_w: float | None = Field(None, description="enforced power limit, watts")
+    max_sm_clock_mhz: int | None = None
+    max_mem_clock_mhz: int | None = None
+    mig_mode: bool | None = None
+
+
+class DeviceSampleModel(_Strict):
+    utilization_gpu: int | None = Field(None, description="percent of time a kernel ran")
+    utilization_memory: int | None = Field(None, description="percent of time memory was busy")
+    memory_used: int | None = Field(None, description="bytes")
+    memory_free: int | None = Field(None, description="bytes")
+    memory_total: int | None = Field(None, description="bytes")
+    memory_reserved: int | None = Field(None, description="bytes held by the driver")
+    temperature_c: int | None = None
+    fan_pct: int | None = None
+    power_w: float | None = None
+    power_limit_w: float | None = None
+    sm_clock_mhz: int | None = None
+    mem_clock_mhz: int | None = None
+    performance_state: int | None = Field(None, ge=0, le=15, description="0 for P0 ... 15")
+    pcie_rx_kbs: int | None = Field(None, description="KiB/s")
+    pcie_tx_kbs: int | None = Field(None, description="KiB/s")
+    encoder_util: int | None = None
+    decoder_util: int | None = None
+    throttle_reasons: list[str] | None = Field(
+        None, description="active clock-throttle reasons; [] when not throttling"
+    )
+    ecc_volatile_uncorrected: int | None = None
+
+
+class DeviceModel(_Strict):
+    info: DeviceInfoModel
+    sample: DeviceSampleModel | None = Field(description="null when the device failed")
+    failed: str | None = Field(description="why the device could not be read at all")
+    unsupported: list[str] = Field(description="sample fields this device cannot report, sorted")
+
+
+class HostModel(_Strict):
+    hostname: str
+    cpu_percent: float | None = None
+    per_cpu_percent: list[float] = Field(default_factory=list)
+    load_average: list[float] | None = Field(None, min_length=3, max_length=3)
+    memory_total: int | None = None
+    memory_used: int | None = None
+    memory_available: int | None = None
+    swap_total: int | None = None
+    swap_used: int | None = None
+
+
+class ProcessModel(_Strict):
+    gpu_index: int
+    pid: int = Field(description="host PID, as NVML reports it")
+    type: Literal["compute", "graphics", "compute+graphics", "mps"]
+    gpu_memory: int | None = Field(None, description="bytes")
+    sm_util: int | None = None
+    mem_util: int | None = None
+    user: str | None = None
+    name: str | None = None
+    cmdline: list[str] | None = None
+    cpu_percent: float | None = Field(None, description="percent of one core")
+    rss: int | None = Field(None, description="bytes")
+    running_s: float | None = Field(None, description="seconds since the process started")
+    container: str | None = None
+    container_pid: int | None = None
+    host_visible: bool = True
+    command: str | None = Field(description="cmdline joined by spaces, or the name")
+
+
+class SnapshotModel(_Strict):
+    schema_version: Literal[1]
+    timestamp: float = Field(description="Unix time of the poll, seconds")
+    source: str = Field(description='"nvml" or "simulated"')
+    driver_version: str | None
+    cuda_driver_version: str | None
+    nvml_version: str | None
+    notices: list[str]
+    host: HostModel | None
+    devices: list[DeviceModel]
+    processes: list[ProcessModel]
+
+
+def json_schema() -> dict[str, Any]:
+    schema = SnapshotModel.model_json_schema()
+    schema["title"] = "gputui snapshot"
+    return schema
