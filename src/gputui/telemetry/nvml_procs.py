@@ -1,0 +1,186 @@
+"""GPU process lists from NVML: struct-version fallback, merging, per-process utilization.
+
+Struct versions. The C library exports three generations of
+`nvmlDevice{Compute,Graphics,MPSCompute}RunningProcesses`: `_v3` and `_v2`
+(24-byte records: pid, usedGpuMemory, gpuInstanceId, computeInstanceId) and
+the unversioned symbol (16-byte v1 records: pid, usedGpuMemory). nvidia-ml-py
+13.x wraps only `_v3` and `_v2` (both with `c_nvmlProcessInfo_v2_t`), and its
+unversioned Python function calls `_v3`, raising `NVMLLibraryMismatchError`
+on a driver without it. Reading 16-byte records into a 24-byte struct (or the
+reverse) is the classic cause of garbage PIDs, so we call the versioned
+wrappers explicitly, newest first, and for a driver with neither we read the
+unversioned symbol into our own v1 struct. `DeviceQuery` remembers which
+variant worked, so the fallback costs one failed lookup per device, once.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Iterable
+from typing import Any
+
+import pynvml
+
+from gputui.telemetry.nvml_query import Call, DeviceQuery
+from gputui.telemetry.snapshot import GpuProcess
+
+_NOT_AVAILABLE = (1 << 64) - 1  # NVML_VALUE_NOT_AVAILABLE as an unsigned long long
+
+
+class ProcessInfoV1(ctypes.Structure):
+    """The 16-byte record of the unversioned (pre-R470) process list functions."""
+
+    _fields_ = [("pid", ctypes.c_uint), ("usedGpuMemory", ctypes.c_ulonglong)]
+
+
+def _list_v1(symbol: str, handle: Any) -> list[ProcessInfoV1]:
+    fn = pynvml._nvmlGetFunctionPointer(symbol)
+    count = ctypes.c_uint(0)
+    ret = fn(handle, ctypes.byref(count), None)
+    if ret == pynvml.NVML_SUCCESS:
+        return []
+    if ret != pynvml.NVML_ERROR_INSUFFICIENT_SIZE:
+        raise pynvml.NVMLError(ret)
+    count.value = count.value * 2 + 5  # room for processes started in between
+    records = (ProcessInfoV1 * count.value)()
+    ret = fn(handle, ctypes.byref(count), records)
+    if ret != pynvml.NVML_SUCCESS:
+        raise pynvml.NVMLError(ret)
+    return list(records[: count.value])
+
+
+def _compute_v3(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetComputeRunningProcesses_v3(h)
+
+
+def _compute_v2(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetComputeRunningProcesses_v2(h)
+
+
+def _compute_v1(h: Any) -> Any:
+    return _list_v1("nvmlDeviceGetComputeRunningProcesses", h)
+
+
+def _graphics_v3(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetGraphicsRunningProcesses_v3(h)
+
+
+def _graphics_v2(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetGraphicsRunningProcesses_v2(h)
+
+
+def _graphics_v1(h: Any) -> Any:
+    return _list_v1("nvmlDeviceGetGraphicsRunningProcesses", h)
+
+
+def _mps_v3(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetMPSComputeRunningProcesses_v3(h)
+
+
+def _mps_v2(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetMPSComputeRunningProcesses_v2(h)
+
+
+def _mps_v1(h: Any) -> Any:
+    return _list_v1("nvmlDeviceGetMPSComputeRunningProcesses", h)
+
+
+def _process_utilization(h: Any, last_seen: int) -> Any:
+    return pynvml.nvmlDeviceGetProcessUtilization(h, last_seen)
+
+
+# (query key, type name, variants newest first)
+PROCESS_LISTS: tuple[tuple[str, str, tuple[Call, ...]], ...] = (
+    ("processes", "compute", (_compute_v3, _compute_v2, _compute_v1)),
+    ("graphics_processes", "graphics", (_graphics_v3, _graphics_v2, _graphics_v1)),
+    ("mps_processes", "mps", (_mps_v3, _mps_v2, _mps_v1)),
+)
+_UTILIZATION_CALLS: tuple[Call, ...] = (_process_utilization,)
+_TYPE_ORDER = ("compute", "graphics", "mps")
+
+
+def _memory(value: Any) -> int | None:
+    """usedGpuMemory: pynvml maps NOT_AVAILABLE to None in its own wrappers, not in raw structs."""
+    if value is None or value == _NOT_AVAILABLE:
+        return None
+    return int(value)
+
+
+class ProcessReader:
+    """Reads one device's processes each poll, keeping the per-process utilization state.
+
+    `last_seen` is the newest sample timestamp seen so far (microseconds, NVML's
+    clock); asking with it returns only newer samples, and NOT_FOUND means there
+    are none: the previous values are kept, not reset, so a quiet second between
+    two polls does not blank the SM% column.
+    """
+
+    __slots__ = ("last_seen", "_util")
+
+    def __init__(self) -> None:
+        self.last_seen = 0
+        self._util: dict[int, tuple[int, int]] = {}
+
+    def read(self, q: DeviceQuery, gpu_index: int) -> tuple[GpuProcess, ...]:
+        found: dict[int, tuple[set[str], int | None]] = {}
+        for key, kind, calls in PROCESS_LISTS:
+            entries = q.get(key, calls)
+            if not entries:
+                continue
+            for entry in entries:
+                pid = int(entry.pid)
+                mem = _memory(entry.usedGpuMemory)
+                if pid in found:
+                    kinds, old = found[pid]
+                    kinds.add(kind)
+                    if mem is not None and (old is None or mem > old):
+                        found[pid] = (kinds, mem)
+                else:
+                    found[pid] = ({kind}, mem)
+        if not found:
+            self._util.clear()
+            return ()
+        self._update_utilization(q)
+        util = self._util
+        for pid in [p for p in util if p not in found]:
+            del util[pid]
+        out = []
+        for pid, (kinds, mem) in found.items():
+            sm, mu = util.get(pid, (None, None))
+            out.append(
+                GpuProcess(
+                    gpu_index=gpu_index,
+                    pid=pid,
+                    type=_type_name(kinds),
+                    gpu_memory=mem,
+                    sm_util=sm,
+                    mem_util=mu,
+                )
+            )
+        return tuple(out)
+
+    def _update_utilization(self, q: DeviceQuery) -> None:
+        samples = q.get("process_utilization", _UTILIZATION_CALLS, self.last_seen)
+        if not samples:
+            return  # NOT_FOUND (nothing new), unsupported or no permission: keep what we had
+        self.absorb(samples)
+
+    def absorb(self, samples: Iterable[Any]) -> None:
+        newest: dict[int, int] = {}
+        util = self._util
+        last = self.last_seen
+        for s in samples:
+            pid = int(s.pid)
+            ts = int(s.timeStamp)
+            if ts >= newest.get(pid, -1):
+                newest[pid] = ts
+                util[pid] = (int(s.smUtil), int(s.memUtil))
+            if ts > last:
+                last = ts
+        self.last_seen = last
+
+
+def _type_name(kinds: set[str]) -> str:
+    if len(kinds) == 1:
+        return next(iter(kinds))
+    return "+".join(k for k in _TYPE_ORDER if k in kinds)
