@@ -80,7 +80,9 @@ def _parse(path: Path) -> tuple[str, dict[str, Any]]:
 
 def _field_line(lines: list[str], start: int, end: int, field: str) -> int | None:
     """1-based line of `field = ...` within lines[start:end], or None."""
-    pattern = re.compile(rf"""^\s*(?:{re.escape(field)}|"{re.escape(field)}"|'{re.escape(field)}')\s*=""")
+    pattern = re.compile(
+        rf"""^\s*(?:{re.escape(field)}|"{re.escape(field)}"|'{re.escape(field)}')\s*="""
+    )
     for number in range(start, min(end, len(lines))):
         if pattern.match(lines[number]):
             return number + 1
@@ -202,7 +204,7 @@ def _check_references(
             for other_where, other in seen_aliases.get(alias.casefold(), []):
                 if other.name != card.name and abs(other.memory_gib - card.memory_gib) < 0.5:
                     raise UserError(
-                        f"{label}: nvml_names: {alias!r} also names \"{other.name}\" at "
+                        f'{label}: nvml_names: {alias!r} also names "{other.name}" at '
                         f"{other_where} with the same memory; the matcher could not tell them apart"
                     )
             seen_aliases.setdefault(alias.casefold(), []).append((where, card))

@@ -184,5 +184,7 @@ def _architecture_for_cc(
     return None
 
 
-def architecture_for_cc(architectures: dict[str, Architecture], cc: str | None) -> Architecture | None:
+def architecture_for_cc(
+    architectures: dict[str, Architecture], cc: str | None
+) -> Architecture | None:
     return _architecture_for_cc(architectures, cc)

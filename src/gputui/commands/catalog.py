@@ -1,16 +1,284 @@
-"""`gputui catalog` (placeholder until its issue lands)."""
+"""`gputui catalog`: list, show, match and compare the GPU cards in the shipped catalog.
+
+Only argparse at import time: the catalog (pydantic, TOML) loads inside `run`.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gputui.catalog import Card, Catalog
+
+ACTIONS = ("list", "show", "match", "compare")
+
+
+def _listing_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    default: Any = argparse.SUPPRESS if suppress else None
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="print JSON instead of a table",
+    )
+    parser.add_argument(
+        "--arch", metavar="KEY", default=default, help="only this architecture (e.g. ampere)"
+    )
+    parser.add_argument(
+        "--sort",
+        metavar="FIELD",
+        default=default,
+        help="sort by a card field, numbers largest first (e.g. fp16_tensor_tflops, memory_gib)",
+    )
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("catalog", help="catalog (not yet implemented)")
-    p.set_defaults(run=run)
+    p = sub.add_parser(
+        "catalog",
+        help="list, show, match and compare GPUs in the catalog",
+        description="The GPU catalog. Without an action, lists the cards.",
+    )
+    p.add_argument(
+        "--catalog-dir", type=Path, default=None, help=argparse.SUPPRESS
+    )  # a catalog folder to use instead of the shipped one (tests, data editing)
+    _listing_options(p, suppress=False)
+    actions = p.add_subparsers(dest="action", metavar="ACTION")
+
+    listing = actions.add_parser("list", help="list the cards (the default)")
+    _listing_options(listing, suppress=True)
+
+    show = actions.add_parser("show", help="one card with all its figures and architecture notes")
+    show.add_argument("name", nargs="+", help="catalog or NVML name (quotes optional)")
+    show.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+
+    match = actions.add_parser("match", help="which catalog card an NVML name is")
+    match.add_argument("nvml_name", help='the name NVML reports, e.g. "NVIDIA A100-SXM4-40GB"')
+    match.add_argument(
+        "--memory-mib", type=int, default=None, help="memory total NVML reports (MiB)"
+    )
+    match.add_argument("--cc", default=None, help="compute capability, e.g. 8.6")
+    match.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+
+    compare = actions.add_parser("compare", help="cards side by side, with ratios to the first")
+    compare.add_argument(
+        "names", nargs="+", metavar="NAME", help="two or more card names (quote names with spaces)"
+    )
+    compare.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+
+    p.set_defaults(run=run, action=None)
 
 
 def run(args: argparse.Namespace) -> int:
-    print("gputui catalog: not implemented yet")
-    return 2
+    from gputui.catalog import load_catalog
+
+    catalog = load_catalog(getattr(args, "catalog_dir", None))
+    action = getattr(args, "action", None) or "list"
+    as_json = bool(getattr(args, "json", False))
+    if action == "show":
+        return _show(catalog, " ".join(args.name), as_json)
+    if action == "match":
+        return _match(catalog, args.nvml_name, args.memory_mib, args.cc, as_json)
+    if action == "compare":
+        return _compare(catalog, args.names, as_json)
+    return _list(catalog, getattr(args, "arch", None), getattr(args, "sort", None), as_json)
+
+
+def _print_json(data: Any) -> None:
+    import json
+
+    print(json.dumps(data, indent=2))
+
+
+def card_json(card: Card) -> dict[str, Any]:
+    """Every Card field, unknown figures as null."""
+    return card.model_dump(mode="json")
+
+
+def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=False)]
+
+    def line(cells: list[str]) -> str:
+        parts = [
+            cell.rjust(w) if i in right else cell.ljust(w)
+            for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return "  ".join(parts).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
+
+
+def _list(catalog: Catalog, arch: str | None, sort: str | None, as_json: bool) -> int:
+    from gputui.catalog.present import fmt, sort_cards
+
+    cards = list(catalog.cards_of(arch) if arch else catalog.cards)
+    if sort:
+        cards = sort_cards(cards, sort)
+    if as_json:
+        _print_json([card_json(c) for c in cards])
+        return 0
+    headers = [
+        "Card",
+        "Arch",
+        "CC",
+        "Memory GiB",
+        "BW GB/s",
+        "FP16 TF",
+        "BF16 TF",
+        "FP8 TF",
+        "TDP W",
+        "Year",
+        "Price $",
+    ]
+    rows = [
+        [
+            c.name,
+            catalog.architectures[c.architecture].name,
+            c.compute_capability,
+            fmt(c.memory_gib),
+            fmt(c.memory_bandwidth_gbs),
+            fmt(c.fp16_tensor_tflops),
+            fmt(c.bf16_tensor_tflops),
+            fmt(c.fp8_tensor_tflops),
+            fmt(c.tdp_w),
+            fmt(c.launch_year),
+            fmt(c.launch_price_usd),
+        ]
+        for c in cards
+    ]
+    print(_table(headers, rows, right=set(range(3, len(headers)))))
+    print(
+        f"\n{len(cards)} cards; tensor figures are dense (no sparsity), FP16/BF16 with FP32 accumulate."
+    )
+    return 0
+
+
+_FIELD_LABELS = {
+    "nvml_names": "NVML names",
+    "sm_count": "SMs",
+    "cuda_cores": "CUDA cores",
+    "tensor_cores": "Tensor cores",
+    "boost_clock_mhz": "Boost clock (MHz)",
+    "memory_gib": "Memory (GiB)",
+    "memory_bus_width_bits": "Memory bus (bits)",
+    "memory_data_rate_gbps": "Memory data rate (Gbps/pin)",
+    "memory_bandwidth_gbs": "Memory bandwidth (GB/s)",
+    "launch_price_usd": "Launch price (USD)",
+    "compute_capability": "Compute capability",
+    "fp16_tensor_tflops": "FP16 tensor TFLOPS (FP32 acc.)",
+    "fp16_acc16_tensor_tflops": "FP16 tensor TFLOPS (FP16 acc.)",
+    "bf16_tensor_tflops": "BF16 tensor TFLOPS",
+    "tf32_tensor_tflops": "TF32 tensor TFLOPS",
+    "int8_tensor_tops": "INT8 tensor TOPS",
+    "fp8_tensor_tflops": "FP8 tensor TFLOPS",
+    "fp32_tflops": "FP32 TFLOPS",
+    "tdp_w": "TDP (W)",
+    "mig": "MIG",
+    "nvlink": "NVLink",
+}
+
+
+def _label(field: str) -> str:
+    return _FIELD_LABELS.get(field, field.replace("_", " ").capitalize())
+
+
+def _show(catalog: Catalog, name: str, as_json: bool) -> int:
+    import textwrap
+
+    from gputui.catalog.present import fmt
+
+    card = catalog.find(name)
+    arch = catalog.architectures[card.architecture]
+    if as_json:
+        _print_json({"card": card_json(card), "architecture": arch.model_dump(mode="json")})
+        return 0
+    print(card.name)
+    print("=" * len(card.name))
+    width = max(len(_label(f)) for f in card.model_fields)
+    for field in card.model_fields:
+        if field in {"name", "source", "consistency_notes"}:
+            continue
+        print(f"{_label(field).ljust(width)}  {fmt(getattr(card, field))}")
+    print()
+    print(textwrap.fill(f"Source: {card.source}", 100, subsequent_indent="  "))
+    if card.consistency_notes:
+        print(textwrap.fill(f"Notes: {card.consistency_notes}", 100, subsequent_indent="  "))
+    print()
+    print(f"{arch.name} (compute capability {', '.join(arch.compute_capabilities)}, {arch.year})")
+    precisions = ", ".join(arch.tensor_precisions) or "none (no tensor cores)"
+    print(f"  Tensor precisions: {precisions}")
+    for feature in arch.features:
+        print(f"  - {feature}")
+    print()
+    print(textwrap.fill(" ".join(arch.notes.split()), 100))
+    return 0
+
+
+def _match(
+    catalog: Catalog, nvml_name: str, memory_mib: int | None, cc: str | None, as_json: bool
+) -> int:
+    result = catalog.match(nvml_name, memory_mib, cc)
+    code = 0 if result.status == "card" else 1
+    if as_json:
+        _print_json(
+            {
+                "status": result.status,
+                "card": card_json(result.card) if result.card else None,
+                "architecture": result.architecture.name if result.architecture else None,
+                "candidates": list(result.candidates),
+            }
+        )
+        return code
+    if result.status == "card" and result.card is not None:
+        print(f"card: {result.card.name}")
+    elif result.status == "ambiguous":
+        print(f"ambiguous: could be {'; '.join(result.candidates)}")
+        if memory_mib is None:
+            print("  (give --memory-mib to tell them apart)")
+    elif result.status == "architecture" and result.architecture is not None:
+        print(f"card not in catalog; architecture {result.architecture.name}")
+        if result.candidates:
+            print(f"  (same name, other memory size: {'; '.join(result.candidates)})")
+    else:
+        print("unknown: not in the catalog" + ("" if cc else "; give --cc to get its architecture"))
+    return code
+
+
+def _compare(catalog: Catalog, names: list[str], as_json: bool) -> int:
+    from gputui.catalog.present import compare, fmt, fmt_ratio
+    from gputui.errors import UserError
+
+    if len(names) < 2:
+        raise UserError("compare needs at least two card names")
+    cards = [catalog.find(n) for n in names]
+    rows = compare(cards)
+    if as_json:
+        _print_json(
+            {
+                "cards": [c.name for c in cards],
+                "rows": [
+                    {
+                        "field": r.field,
+                        "values": list(r.values),
+                        "ratios": list(r.ratios),
+                    }
+                    for r in rows
+                ],
+            }
+        )
+        return 0
+    headers = ["", *[c.name for c in cards]]
+    table_rows = []
+    for r in rows:
+        cells = [fmt(r.values[0])]
+        cells += [
+            f"{fmt(v)} ({fmt_ratio(q)})" if v is not None else "-"
+            for v, q in zip(r.values[1:], r.ratios[1:], strict=True)
+        ]
+        table_rows.append([r.label, *cells])
+    print(_table(headers, table_rows, right=set(range(1, len(headers)))))
+    print(f"\nRatios are to {cards[0].name}; tensor figures are dense.")
+    return 0
