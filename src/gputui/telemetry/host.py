@@ -1,0 +1,203 @@
+"""The host side of a real poll: CPU, memory and load, and who each GPU process is.
+
+NVML only knows PIDs; psutil turns them into users and command lines. psutil
+Process objects are cached per PID so `cpu_percent` has a previous sample to
+compare with (a fresh object reports None, not psutil's meaningless 0.0), and
+evicted when the PID leaves the GPU. A process psutil cannot see or read is
+kept with `host_visible=False`; nothing here raises for one bad PID.
+CPU percentages are computed from this sampler's own cpu_times, so another
+user of psutil.cpu_percent() in the same program cannot disturb them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import psutil
+
+from gputui.telemetry import containers
+from gputui.telemetry.snapshot import GpuProcess, HostSnapshot
+
+CONTAINER_NOTICE = (
+    "gputui runs inside a container without the host PID namespace: "
+    "GPU processes cannot be attributed to users or commands"
+)
+_MIN_INTERVAL_S = 0.05  # below this, CPU deltas are noise
+
+T = TypeVar("T")
+
+
+def _busy_and_total(times: Any) -> tuple[float, float]:
+    total = sum(times)
+    # On Linux, user/nice already include guest/guest_nice time.
+    total -= getattr(times, "guest", 0.0) + getattr(times, "guest_nice", 0.0)
+    idle = times.idle + getattr(times, "iowait", 0.0)
+    return total - idle, total
+
+
+def _percent(old: Any, new: Any) -> float:
+    b0, t0 = _busy_and_total(old)
+    b1, t1 = _busy_and_total(new)
+    dt = t1 - t0
+    if dt <= 0:
+        return 0.0
+    return round(min(100.0, max(0.0, 100.0 * (b1 - b0) / dt)), 1)
+
+
+def _or_none(read: Callable[[], T]) -> T | None:
+    """A psutil read that may be denied: None then. A vanished process still raises."""
+    try:
+        return read()
+    except psutil.AccessDenied:
+        return None
+
+
+class HostSampler:
+    def __init__(
+        self,
+        *,
+        proc_root: Path = containers.PROC,
+        root: Path = Path("/"),
+        hostname: str | None = None,
+    ) -> None:
+        self._proc_root = proc_root
+        self._root = root
+        self._hostname = hostname or socket.gethostname()
+        self._procs: dict[int, psutil.Process] = {}
+        self._notices: list[str] = []
+        self._in_container: bool | None = None
+        self._last_times: tuple[Any, list[Any]] | None = None
+        self._last_at = 0.0
+        self._prime()
+
+    def _prime(self) -> None:
+        try:
+            self._last_times = (psutil.cpu_times(), psutil.cpu_times(percpu=True))
+        except (OSError, RuntimeError):
+            self._last_times = None
+        self._last_at = time.monotonic()
+
+    def sample(self) -> HostSnapshot:
+        cpu: float | None = None
+        per_cpu: tuple[float, ...] = ()
+        now = time.monotonic()
+        if now - self._last_at >= _MIN_INTERVAL_S:
+            previous = self._last_times
+            self._prime()
+            if previous is not None and self._last_times is not None:
+                cpu = _percent(previous[0], self._last_times[0])
+                if len(previous[1]) == len(self._last_times[1]):
+                    per_cpu = tuple(
+                        _percent(a, b) for a, b in zip(previous[1], self._last_times[1], strict=True)
+                    )
+        load: tuple[float, float, float] | None
+        try:
+            load = psutil.getloadavg()
+        except (OSError, AttributeError):
+            load = None
+        mem_total = mem_used = mem_avail = swap_total = swap_used = None
+        try:
+            vm = psutil.virtual_memory()
+            mem_total, mem_used, mem_avail = vm.total, vm.used, vm.available
+        except (OSError, RuntimeError):
+            pass
+        try:
+            sw = psutil.swap_memory()
+            swap_total, swap_used = sw.total, sw.used
+        except (OSError, RuntimeError):
+            pass
+        return HostSnapshot(
+            hostname=self._hostname,
+            cpu_percent=cpu,
+            per_cpu_percent=per_cpu,
+            load_average=load,
+            memory_total=mem_total,
+            memory_used=mem_used,
+            memory_available=mem_avail,
+            swap_total=swap_total,
+            swap_used=swap_used,
+        )
+
+    def enrich(self, processes: Sequence[GpuProcess]) -> tuple[GpuProcess, ...]:
+        """Fill each process's host fields; one PID on two GPUs is read once."""
+        now = time.time()
+        found: dict[int, dict[str, Any] | None] = {}
+        for p in processes:
+            if p.pid not in found:
+                found[p.pid] = self._read(p.pid, now)
+        for pid in list(self._procs):
+            if pid not in found:
+                del self._procs[pid]
+        if CONTAINER_NOTICE not in self._notices and any(
+            info is None and not containers.pid_visible(pid, self._proc_root)
+            for pid, info in found.items()
+        ):
+            if self._in_container is None:
+                self._in_container = containers.running_in_container(self._proc_root, self._root)
+            if self._in_container:
+                self._notices.append(CONTAINER_NOTICE)
+        out = []
+        for p in processes:
+            info = found[p.pid]
+            if info is None:
+                out.append(dataclasses.replace(p, **_INVISIBLE))
+            else:
+                out.append(dataclasses.replace(p, **info))
+        return tuple(out)
+
+    def notices(self) -> tuple[str, ...]:
+        """Every remark so far, each once; the same tuple on later calls (views de-duplicate)."""
+        return tuple(self._notices)
+
+    def _read(self, pid: int, now: float) -> dict[str, Any] | None:
+        proc = self._procs.get(pid)
+        fresh = False
+        try:
+            if proc is None or not proc.is_running():  # is_running() also catches a reused PID
+                proc = psutil.Process(pid)
+                self._procs[pid] = proc
+                fresh = True
+            with proc.oneshot():
+                user = _or_none(proc.username)
+                name = _or_none(proc.name)
+                cmdline = _or_none(proc.cmdline)
+                cpu = _or_none(lambda: proc.cpu_percent(interval=None))
+                mem = _or_none(proc.memory_info)
+                created = _or_none(proc.create_time)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):  # ZombieProcess is a NoSuchProcess
+            self._procs.pop(pid, None)
+            return None
+        if user is None and name is None and cmdline is None and mem is None:
+            return None  # nothing readable: as good as invisible
+        container = containers.container_of(pid, self._proc_root)
+        return {
+            "user": user,
+            "name": name,
+            "cmdline": tuple(cmdline) if cmdline else None,
+            "cpu_percent": None if fresh or cpu is None else round(cpu, 1),
+            "rss": mem.rss if mem is not None else None,
+            "running_s": max(0.0, now - created) if created is not None else None,
+            "container": container,
+            "container_pid": (
+                containers.namespace_pid(pid, self._proc_root) if container else None
+            ),
+            "host_visible": True,
+        }
+
+
+_INVISIBLE: dict[str, Any] = {
+    "user": None,
+    "name": None,
+    "cmdline": None,
+    "cpu_percent": None,
+    "rss": None,
+    "running_s": None,
+    "container": None,
+    "container_pid": None,
+    "host_visible": False,
+}
