@@ -133,9 +133,15 @@ class HostSampler:
         for pid in list(self._procs):
             if pid not in found:
                 del self._procs[pid]
-        if CONTAINER_NOTICE not in self._notices and any(
-            info is None and not containers.pid_visible(pid, self._proc_root)
-            for pid, info in found.items()
+        # Every PID missing from our /proc (not just one that exited meanwhile) means we
+        # live in another PID namespace; a container marker says why.
+        if (
+            found
+            and CONTAINER_NOTICE not in self._notices
+            and all(
+                info is None and not containers.pid_visible(pid, self._proc_root)
+                for pid, info in found.items()
+            )
         ):
             if self._in_container is None:
                 self._in_container = containers.running_in_container(self._proc_root, self._root)
