@@ -1,0 +1,747 @@
+"""Keras layers: output shape, parameter count, FLOPs and what autograd keeps.
+
+Shapes and parameter counts follow Keras 3 (and Keras 2, where they agree) so
+totals match `model.summary()`. What each layer keeps for the backward pass is
+modelled on PyTorch's autograd formulas (derivatives.yaml), the framework the
+estimate is measured against: linear/conv keep their input, relu/sigmoid/tanh/
+softmax keep their output, leaky_relu/elu/gelu keep their input, dropout keeps a
+mask, max-pool its input and int64 indices, batch-norm its input, layer-norm its
+input plus per-position mean and rstd, recurrent cells their gates per step.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from gputui.fit.args import Args, LayerArgError
+from gputui.fit.stats import LayerStats, Saved
+
+Shape = tuple[int, ...]
+
+# Which tensor each activation's backward needs (PyTorch): its output, its input, or none.
+ACTIVATIONS: dict[str, str] = {
+    "linear": "none",
+    "relu": "output",
+    "sigmoid": "output",
+    "tanh": "output",
+    "softmax": "output",
+    "log_softmax": "output",
+    "exponential": "output",
+    "elu": "input",
+    "selu": "input",
+    "gelu": "input",
+    "silu": "input",
+    "swish": "input",
+    "softplus": "input",
+    "softsign": "input",
+    "hard_sigmoid": "input",
+    "hard_silu": "input",
+    "hard_swish": "input",
+    "relu6": "input",
+    "leaky_relu": "input",
+    "mish": "input",
+    "celu": "input",
+}
+
+
+def _prod(shape: Shape) -> int:
+    return math.prod(shape) if shape else 1
+
+
+def _activation(raw: Mapping[str, Any], name: str = "activation") -> str:
+    value = raw.get(name)
+    if value is None:
+        return "linear"
+    if not isinstance(value, str) or value.lower() not in ACTIVATIONS:
+        raise LayerArgError(name, f"unknown activation {value!r} (known: {', '.join(ACTIVATIONS)})")
+    return value.lower()
+
+
+def _fold_activation(act: str, out_elements: int) -> dict[str, Any]:
+    """The autograd cost of an activation fused into a Dense/Conv layer."""
+    keeps = ACTIVATIONS[act]
+    if keeps == "output":
+        # the pre-activation lives only while the activation runs; its gradient likewise
+        return {
+            "saves_output": True,
+            "forward_transient": out_elements,
+            "backward_transient": out_elements,
+        }
+    if keeps == "input":
+        return {
+            "internal_saved": (Saved(out_elements),),
+            "backward_transient": out_elements,
+        }
+    return {}
+
+
+def _rank(shape: Shape, rank: int, what: str) -> None:
+    if len(shape) != rank:
+        raise LayerArgError(
+            "input shape",
+            f"expects a {rank}-D input per sample ({what}), got {shape}",
+        )
+
+
+def conv_length(length: int, kernel: int, stride: int, dilation: int, padding: str) -> int:
+    """Keras' compute_conv_output_shape for one spatial axis."""
+    if padding in ("same", "causal"):
+        return (length - 1) // stride + 1
+    return (length - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def pool_length(length: int, pool: int, stride: int, padding: str) -> int:
+    if padding == "same":
+        return (length - 1) // stride + 1
+    return (length - pool) // stride + 1
+
+
+def _spatial(
+    shape: Shape, kernel: Shape, strides: Shape, dilation: Shape, padding: str, field: str
+) -> Shape:
+    out = tuple(
+        conv_length(n, k, s, d, padding)
+        for n, k, s, d in zip(shape, kernel, strides, dilation, strict=True)
+    )
+    if any(n <= 0 for n in out):
+        raise LayerArgError(
+            field,
+            f"{kernel} with strides {strides}, dilation {dilation} and padding {padding!r} "
+            f"does not fit the input {shape}: output size would be {out}",
+        )
+    return out
+
+
+_CONV_ARGS = {
+    "filters",
+    "kernel_size",
+    "strides",
+    "padding",
+    "data_format",
+    "dilation_rate",
+    "groups",
+    "activation",
+    "use_bias",
+}
+
+
+def _conv(raw: Mapping[str, Any], shape: Shape, rank: int) -> LayerStats:
+    a = Args(raw, _CONV_ARGS, frozenset({"lora_rank"}))
+    a.data_format()
+    _rank(shape, rank + 1, "steps, channels" if rank == 1 else "height, width, channels")
+    filters = a.integer("filters")
+    kernel = a.ints("kernel_size", None, rank)
+    strides = a.ints("strides", 1, rank)
+    dilation = a.ints("dilation_rate", 1, rank)
+    paddings = ("valid", "same", "causal") if rank == 1 else ("valid", "same")
+    padding = a.choice("padding", "valid", paddings)
+    groups = a.integer("groups", 1)
+    use_bias = a.flag("use_bias", True)
+    act = _activation(raw)
+    if max(strides) > 1 and max(dilation) > 1:
+        raise LayerArgError("strides", "strides > 1 cannot be combined with dilation_rate > 1")
+    cin = shape[-1]
+    if cin % groups or filters % groups:
+        raise LayerArgError(
+            "groups", f"{groups} must divide both the input channels ({cin}) and filters"
+        )
+    spatial = _spatial(shape[:-1], kernel, strides, dilation, padding, "kernel_size")
+    out = (*spatial, filters)
+    kernel_params = _prod(kernel) * (cin // groups) * filters
+    bias = filters if use_bias else 0
+    out_el = _prod(out)
+    return LayerStats(
+        index=0,
+        type="",
+        output_shape=out,
+        trainable_params=kernel_params + bias,
+        non_trainable_params=0,
+        flops=2 * _prod(kernel) * (cin // groups) * out_el,
+        saves_input=True,
+        param_tensors=(kernel_params, bias) if bias else (kernel_params,),
+        matmul_params=kernel_params + bias,
+        **_fold_activation(act, out_el),
+    )
+
+
+def conv1d(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    return _conv(raw, shape, 1)
+
+
+def conv2d(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    return _conv(raw, shape, 2)
+
+
+def conv2d_transpose(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    a = Args(raw, (_CONV_ARGS - {"groups"}) | {"output_padding"}, frozenset())
+    a.data_format()
+    _rank(shape, 3, "height, width, channels")
+    filters = a.integer("filters")
+    kernel = a.ints("kernel_size", None, 2)
+    strides = a.ints("strides", 1, 2)
+    dilation = a.ints("dilation_rate", 1, 2)
+    padding = a.choice("padding", "valid", ("valid", "same"))
+    use_bias = a.flag("use_bias", True)
+    act = _activation(raw)
+    out_pad = a.ints("output_padding", None, 2, minimum=0) if a.has("output_padding") else None
+    spatial = []
+    for i, (n, k, s, d) in enumerate(zip(shape[:-1], kernel, strides, dilation, strict=True)):
+        dk = k + (k - 1) * (d - 1)
+        if out_pad is None:
+            length = n * s + max(dk - s, 0) if padding == "valid" else n * s
+        else:
+            if out_pad[i] >= s:
+                raise LayerArgError("output_padding", "must be smaller than strides")
+            pad = dk // 2 if padding == "same" else 0
+            length = (n - 1) * s + dk - 2 * pad + out_pad[i]
+        spatial.append(length)
+    out = (*spatial, filters)
+    kernel_params = _prod(kernel) * shape[-1] * filters
+    bias = filters if use_bias else 0
+    out_el = _prod(out)
+    return LayerStats(
+        index=0,
+        type="",
+        output_shape=out,
+        trainable_params=kernel_params + bias,
+        non_trainable_params=0,
+        flops=2 * kernel_params * _prod(shape[:-1]),
+        saves_input=True,
+        param_tensors=(kernel_params, bias) if bias else (kernel_params,),
+        matmul_params=kernel_params + bias,
+        **_fold_activation(act, out_el),
+    )
+
+
+_DW_ARGS = {
+    "kernel_size",
+    "strides",
+    "padding",
+    "depth_multiplier",
+    "data_format",
+    "dilation_rate",
+    "activation",
+    "use_bias",
+}
+_DW_COSMETIC = frozenset(
+    {
+        "depthwise_initializer",
+        "depthwise_regularizer",
+        "depthwise_constraint",
+        "pointwise_initializer",
+        "pointwise_regularizer",
+        "pointwise_constraint",
+    }
+)
+
+
+def _depthwise_common(a: Args, shape: Shape) -> tuple[Shape, int, int]:
+    a.data_format()
+    _rank(shape, 3, "height, width, channels")
+    kernel = a.ints("kernel_size", None, 2)
+    strides = a.ints("strides", 1, 2)
+    dilation = a.ints("dilation_rate", 1, 2)
+    padding = a.choice("padding", "valid", ("valid", "same"))
+    if max(strides) > 1 and max(dilation) > 1:
+        raise LayerArgError("strides", "strides > 1 cannot be combined with dilation_rate > 1")
+    multiplier = a.integer("depth_multiplier", 1)
+    spatial = _spatial(shape[:-1], kernel, strides, dilation, padding, "kernel_size")
+    return spatial, _prod(kernel), multiplier
+
+
+def depthwise_conv2d(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    a = Args(raw, _DW_ARGS, _DW_COSMETIC)
+    spatial, k, m = _depthwise_common(a, shape)
+    use_bias = a.flag("use_bias", True)
+    act = _activation(raw)
+    channels = shape[-1] * m
+    out = (*spatial, channels)
+    kernel_params = k * channels
+    bias = channels if use_bias else 0
+    out_el = _prod(out)
+    return LayerStats(
+        index=0,
+        type="",
+        output_shape=out,
+        trainable_params=kernel_params + bias,
+        non_trainable_params=0,
+        flops=2 * k * out_el,
+        saves_input=True,
+        param_tensors=(kernel_params, bias) if bias else (kernel_params,),
+        matmul_params=kernel_params + bias,
+        **_fold_activation(act, out_el),
+    )
+
+
+def separable_conv2d(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    a = Args(raw, _DW_ARGS | {"filters"}, _DW_COSMETIC)
+    spatial, k, m = _depthwise_common(a, shape)
+    filters = a.integer("filters")
+    use_bias = a.flag("use_bias", True)
+    act = _activation(raw)
+    mid = shape[-1] * m
+    out = (*spatial, filters)
+    depthwise = k * mid
+    pointwise = mid * filters
+    bias = filters if use_bias else 0
+    mid_el = _prod(spatial) * mid
+    out_el = _prod(out)
+    folded = _fold_activation(act, out_el)
+    # the depthwise result is the pointwise convolution's input: kept for backward
+    folded["internal_saved"] = (Saved(mid_el), *folded.get("internal_saved", ()))
+    folded["backward_transient"] = folded.get("backward_transient", 0) + mid_el
+    return LayerStats(
+        index=0,
+        type="",
+        output_shape=out,
+        trainable_params=depthwise + pointwise + bias,
+        non_trainable_params=0,
+        flops=2 * k * mid_el + 2 * mid * out_el,
+        saves_input=True,
+        param_tensors=tuple(p for p in (depthwise, pointwise, bias) if p),
+        matmul_params=depthwise + pointwise + bias,
+        **folded,
+    )
+
+
+def dense(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    a = Args(raw, {"units", "activation", "use_bias"}, frozenset({"lora_rank", "lora_alpha"}))
+    units = a.integer("units")
+    use_bias = a.flag("use_bias", True)
+    act = _activation(raw)
+    if not shape:
+        raise LayerArgError("input shape", "Dense needs at least a 1-D input per sample")
+    # Keras applies Dense to the last axis of a higher-rank input
+    out = (*shape[:-1], units)
+    kernel = shape[-1] * units
+    bias = units if use_bias else 0
+    out_el = _prod(out)
+    return LayerStats(
+        index=0,
+        type="",
+        output_shape=out,
+        trainable_params=kernel + bias,
+        non_trainable_params=0,
+        flops=2 * shape[-1] * out_el,
+        saves_input_if_trainable=True,
+        param_tensors=(kernel, bias) if bias else (kernel,),
+        matmul_params=kernel + bias,
+        **_fold_activation(act, out_el),
+    )
+
+
+def _pool(raw: Mapping[str, Any], shape: Shape, rank: int, kind: str) -> LayerStats:
+    a = Args(raw, {"pool_size", "strides", "padding", "data_format"}, frozenset())
+    a.data_format()
+    _rank(shape, rank + 1, "steps, channels" if rank == 1 else "height, width, channels")
+    pool = a.ints("pool_size", 2, rank)
+    strides = a.ints("strides", pool, rank) if a.has("strides") else pool
+    padding = a.choice("padding", "valid", ("valid", "same"))
+    spatial = tuple(
+        pool_length(n, p, s, padding) for n, p, s in zip(shape[:-1], pool, strides, strict=True)
+    )
+    if any(n <= 0 for n in spatial):
+        raise LayerArgError(
+            "pool_size",
+            f"{pool} with strides {strides} does not fit the input {shape}: "
+            f"output size would be {spatial}",
+        )
+    out = (*spatial, shape[-1])
+    out_el = _prod(out)
+    saved = (Saved(out_el, "index"),) if kind == "max" else ()
+    return LayerStats(
+        index=0,
+        type="",
+        output_shape=out,
+        trainable_params=0,
+        non_trainable_params=0,
+        flops=_prod(pool) * out_el,
+        saves_input=True,
+        internal_saved=saved,
+    )
+
+
+def _global_pool(raw: Mapping[str, Any], shape: Shape, rank: int, kind: str) -> LayerStats:
+    a = Args(raw, {"data_format", "keepdims"}, frozenset())
+    a.data_format()
+    _rank(shape, rank + 1, "steps, channels" if rank == 1 else "height, width, channels")
+    keepdims = a.flag("keepdims", False)
+    out = (*([1] * rank), shape[-1]) if keepdims else (shape[-1],)
+    return LayerStats(
+        index=0,
+        type="",
+        output_shape=tuple(out),
+        trainable_params=0,
+        non_trainable_params=0,
+        flops=_prod(shape),
+        saves_input=kind == "max",  # amax keeps input and result; mean keeps only sizes
+    )
+
+
+def flatten(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    Args(raw, {"data_format"}, frozenset()).data_format()
+    return LayerStats(0, "", (_prod(shape),), 0, 0, 0, output_is_view=True)
+
+
+def reshape(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    a = Args(raw, {"target_shape"}, frozenset())
+    target = a.get("target_shape")
+    if (
+        not isinstance(target, list)
+        or not target
+        or not all(
+            isinstance(d, int) and not isinstance(d, bool) and (d > 0 or d == -1) for d in target
+        )
+    ):
+        raise LayerArgError("target_shape", f"must be a list of positive integers, got {target!r}")
+    total = _prod(shape)
+    if target.count(-1) > 1:
+        raise LayerArgError("target_shape", "only one dimension can be -1")
+    known = _prod(tuple(d for d in target if d != -1))
+    if -1 in target:
+        if total % known:
+            raise LayerArgError("target_shape", f"cannot reshape {shape} into {tuple(target)}")
+        target = [total // known if d == -1 else d for d in target]
+    elif known != total:
+        raise LayerArgError(
+            "target_shape",
+            f"cannot reshape {shape} ({total} values) into {tuple(target)} ({known} values)",
+        )
+    return LayerStats(0, "", tuple(target), 0, 0, 0, output_is_view=True)
+
+
+def dropout(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    a = Args(raw, {"rate", "noise_shape"}, frozenset())
+    if "rate" not in raw:
+        raise LayerArgError("rate", "is required")
+    rate = a.number("rate", 0.0, 0.0, 1.0)
+    if rate == 0.0:
+        return LayerStats(0, "", shape, 0, 0, 0, output_is_view=True)
+    el = _prod(shape)
+    return LayerStats(0, "", shape, 0, 0, el, internal_saved=(Saved(el, "mask"),))
+
+
+def batch_normalization(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    a = Args(
+        raw,
+        {"axis", "momentum", "epsilon", "center", "scale", "synchronized"},
+        frozenset(
+            {
+                "beta_initializer",
+                "gamma_initializer",
+                "moving_mean_initializer",
+                "moving_variance_initializer",
+                "beta_regularizer",
+                "gamma_regularizer",
+                "beta_constraint",
+                "gamma_constraint",
+            }
+        ),
+    )
+    axis = a.get("axis", -1)
+    if isinstance(axis, bool) or not isinstance(axis, int) or not -len(shape) <= axis < len(shape):
+        raise LayerArgError("axis", f"must be an axis of the input {shape}, got {axis!r}")
+    channels = shape[axis]
+    trainable = channels * (int(a.flag("center", True)) + int(a.flag("scale", True)))
+    el = _prod(shape)
+    return LayerStats(
+        0,
+        "",
+        shape,
+        trainable,
+        2 * channels,
+        5 * el,
+        saves_input=True,
+        param_tensors=tuple(channels for _ in range(trainable // channels)),
+        backward_transient=0,
+    )
+
+
+def layer_normalization(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    a = Args(
+        raw,
+        {"axis", "epsilon", "center", "scale", "rms_scaling"},
+        frozenset({"beta_initializer", "gamma_initializer", "beta_regularizer"})
+        | frozenset({"gamma_regularizer", "beta_constraint", "gamma_constraint"}),
+    )
+    axis = a.get("axis", -1)
+    axes = axis if isinstance(axis, list) else [axis]
+    if not axes or not all(
+        isinstance(x, int) and not isinstance(x, bool) and -len(shape) <= x < len(shape)
+        for x in axes
+    ):
+        raise LayerArgError("axis", f"must be axes of the input {shape}, got {axis!r}")
+    normalized = _prod(tuple(shape[x] for x in axes))
+    center = a.flag("center", True) and not a.flag("rms_scaling", False)
+    count = int(center) + int(a.flag("scale", True))
+    el = _prod(shape)
+    positions = el // normalized
+    return LayerStats(
+        0,
+        "",
+        shape,
+        count * normalized,
+        0,
+        8 * el,
+        saves_input=True,
+        internal_saved=(Saved(positions, "stat"), Saved(positions, "stat")),
+        param_tensors=tuple(normalized for _ in range(count)),
+    )
+
+
+def _activation_layer(act: str, shape: Shape) -> LayerStats:
+    keeps = ACTIVATIONS[act]
+    el = _prod(shape)
+    if keeps == "none":
+        return LayerStats(0, "", shape, 0, 0, 0, output_is_view=True)
+    return LayerStats(
+        0, "", shape, 0, 0, 4 * el, saves_input=keeps == "input", saves_output=keeps == "output"
+    )
+
+
+def activation(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    Args(raw, {"activation"}, frozenset())
+    if "activation" not in raw:
+        raise LayerArgError("activation", "is required")
+    return _activation_layer(_activation(raw), shape)
+
+
+def relu(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    a = Args(raw, {"max_value", "negative_slope", "threshold"}, frozenset())
+    plain = not a.has("max_value") and not a.get("negative_slope", 0) and not a.get("threshold", 0)
+    for name in ("max_value", "negative_slope", "threshold"):
+        if a.has(name):
+            a.number(name, 0.0, 0.0, math.inf)
+    return _activation_layer("relu" if plain else "leaky_relu", shape)
+
+
+def leaky_relu(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    a = Args(raw, {"negative_slope", "alpha"}, frozenset())
+    for name in ("negative_slope", "alpha"):
+        if a.has(name):
+            a.number(name, 0.3, 0.0, math.inf)
+    return _activation_layer("leaky_relu", shape)
+
+
+def up_sampling2d(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    a = Args(raw, {"size", "data_format", "interpolation"}, frozenset())
+    a.data_format()
+    _rank(shape, 3, "height, width, channels")
+    size = a.ints("size", 2, 2)
+    a.choice("interpolation", "nearest", ("nearest", "bilinear", "bicubic", "lanczos3", "lanczos5"))
+    out = (shape[0] * size[0], shape[1] * size[1], shape[2])
+    return LayerStats(0, "", out, 0, 0, _prod(out))
+
+
+def zero_padding2d(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    a = Args(raw, {"padding", "data_format"}, frozenset())
+    a.data_format()
+    _rank(shape, 3, "height, width, channels")
+    value = a.get("padding", 1)
+    if isinstance(value, list) and value and all(isinstance(v, list) for v in value):
+        if len(value) != 2:
+            raise LayerArgError("padding", f"must be [[top, bottom], [left, right]], got {value!r}")
+        pads = [Args({"p": v}, {"p"}, frozenset()).ints("p", None, 2, minimum=0) for v in value]
+    else:
+        hw = a.ints("padding", 1, 2, minimum=0)
+        pads = [(hw[0], hw[0]), (hw[1], hw[1])]
+    out = (shape[0] + sum(pads[0]), shape[1] + sum(pads[1]), shape[2])
+    return LayerStats(0, "", out, 0, 0, 0)
+
+
+def embedding(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    a = Args(
+        raw,
+        {"input_dim", "output_dim", "mask_zero", "input_length", "sparse"},
+        frozenset({"embeddings_initializer", "embeddings_regularizer", "embeddings_constraint"})
+        | frozenset({"weights", "lora_rank"}),
+    )
+    vocab = a.integer("input_dim")
+    dim = a.integer("output_dim")
+    a.flag("mask_zero", False)
+    out = (*shape, dim)
+    return LayerStats(
+        0,
+        "",
+        out,
+        vocab * dim,
+        0,
+        0,
+        param_tensors=(vocab * dim,),
+        # the dense gradient is built from the per-position gradients (index_add)
+        backward_transient=0,
+    )
+
+
+_RNN_ARGS = {
+    "units",
+    "activation",
+    "use_bias",
+    "dropout",
+    "recurrent_dropout",
+    "return_sequences",
+    "return_state",
+    "go_backwards",
+    "stateful",
+    "unroll",
+}
+_RNN_COSMETIC = frozenset(
+    {
+        "recurrent_initializer",
+        "recurrent_regularizer",
+        "recurrent_constraint",
+        "use_cudnn",
+        "time_major",
+        "zero_output_for_mask",
+    }
+)
+# Per timestep, how many `units`-sized tensors the cell keeps for backward (PyTorch's
+# unfused cells): SimpleRNN its new state; LSTM the 4 gates, c, tanh(c), previous h;
+# GRU the 3 hidden-side gates, previous h, new gate and two copies made by in-place ops.
+_GATES = {"SimpleRNN": 1, "LSTM": 4, "GRU": 3}
+_SAVED_PER_STEP = {"SimpleRNN": 1, "LSTM": 7, "GRU": 7}
+
+
+def _recurrent(kind: str, raw: Mapping[str, Any], shape: Shape, directions: int) -> LayerStats:
+    extra = {"recurrent_activation", "unit_forget_bias"} if kind in ("LSTM", "GRU") else set()
+    if kind == "GRU":
+        extra.add("reset_after")
+    a = Args(raw, _RNN_ARGS | extra, _RNN_COSMETIC)
+    _rank(shape, 2, "timesteps, features")
+    units = a.integer("units")
+    use_bias = a.flag("use_bias", True)
+    _activation(raw)
+    _activation({"activation": raw.get("recurrent_activation", "sigmoid")})
+    a.number("dropout", 0.0, 0.0, 1.0)
+    a.number("recurrent_dropout", 0.0, 0.0, 1.0)
+    if a.flag("return_state", False):
+        raise LayerArgError("return_state", "true returns several tensors: not sequential")
+    sequences = a.flag("return_sequences", False)
+    steps, features = shape
+    gates = _GATES[kind]
+    kernel = gates * units * features
+    recurrent = gates * units * units
+    if not use_bias:
+        bias = 0
+    elif kind == "GRU" and a.flag("reset_after", True):
+        bias = 2 * gates * units
+    else:
+        bias = gates * units
+    params = kernel + recurrent + bias
+    width = units * directions
+    out = (steps, width) if sequences else (width,)
+    per_step = _SAVED_PER_STEP[kind] * units * directions
+    return LayerStats(
+        index=0,
+        type="",
+        output_shape=out,
+        trainable_params=params * directions,
+        non_trainable_params=0,
+        flops=2 * steps * (kernel + recurrent) * directions,
+        saves_input=True,
+        internal_saved=(Saved(steps * per_step + units * directions),),
+        # the input projection of every step is computed at once; each direction's
+        # outputs exist before the merge
+        forward_transient=steps * gates * units * directions
+        + (_prod(out) if directions > 1 else 0),
+        backward_transient=steps * gates * units * directions,
+        backward_param_transient=params * directions,
+        param_tensors=tuple(p for p in (kernel, recurrent, bias) for _ in range(directions) if p),
+        matmul_params=params * directions,
+    )
+
+
+def simple_rnn(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    return _recurrent("SimpleRNN", raw, shape, 1)
+
+
+def lstm(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    return _recurrent("LSTM", raw, shape, 1)
+
+
+def gru(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    return _recurrent("GRU", raw, shape, 1)
+
+
+def bidirectional(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    a = Args(raw, {"layer", "merge_mode", "backward_layer", "weights"}, frozenset())
+    inner = a.get("layer")
+    if not isinstance(inner, dict) or inner.get("type") not in _GATES:
+        raise LayerArgError(
+            "layer", 'must be an inline table of a recurrent layer, e.g. { type = "LSTM", ... }'
+        )
+    if a.has("backward_layer"):
+        raise LayerArgError("backward_layer", "is not supported; the forward layer is mirrored")
+    mode = a.get("merge_mode", "concat")
+    if mode not in ("concat", "sum", "mul", "ave"):
+        raise LayerArgError("merge_mode", f"must be concat, sum, mul or ave, got {mode!r}")
+    try:
+        stats = _recurrent(str(inner["type"]), inner, shape, 2)
+    except LayerArgError as exc:
+        raise LayerArgError(f"layer.{exc.field}", exc.reason) from None
+    if mode != "concat":
+        out = (*stats.output_shape[:-1], stats.output_shape[-1] // 2)
+        stats = replace(stats, output_shape=out)
+    return stats
+
+
+def input_layer(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    Args(raw, {"shape", "batch_shape", "sparse", "ragged", "input_tensor", "optional"}, frozenset())
+    return LayerStats(0, "", shape, 0, 0, 0, output_is_view=True)
+
+
+LayerFn = Callable[[Mapping[str, Any], Shape], LayerStats]
+
+LAYERS: dict[str, LayerFn] = {
+    "InputLayer": input_layer,
+    "Dense": dense,
+    "Conv1D": conv1d,
+    "Conv2D": conv2d,
+    "Conv2DTranspose": conv2d_transpose,
+    "DepthwiseConv2D": depthwise_conv2d,
+    "SeparableConv2D": separable_conv2d,
+    "MaxPooling1D": lambda r, s: _pool(r, s, 1, "max"),
+    "MaxPooling2D": lambda r, s: _pool(r, s, 2, "max"),
+    "AveragePooling1D": lambda r, s: _pool(r, s, 1, "avg"),
+    "AveragePooling2D": lambda r, s: _pool(r, s, 2, "avg"),
+    "GlobalAveragePooling1D": lambda r, s: _global_pool(r, s, 1, "avg"),
+    "GlobalAveragePooling2D": lambda r, s: _global_pool(r, s, 2, "avg"),
+    "GlobalMaxPooling1D": lambda r, s: _global_pool(r, s, 1, "max"),
+    "GlobalMaxPooling2D": lambda r, s: _global_pool(r, s, 2, "max"),
+    "Flatten": flatten,
+    "Reshape": reshape,
+    "Dropout": dropout,
+    "BatchNormalization": batch_normalization,
+    "LayerNormalization": layer_normalization,
+    "Activation": activation,
+    "ReLU": relu,
+    "LeakyReLU": leaky_relu,
+    "UpSampling2D": up_sampling2d,
+    "ZeroPadding2D": zero_padding2d,
+    "Embedding": embedding,
+    "SimpleRNN": simple_rnn,
+    "LSTM": lstm,
+    "GRU": gru,
+    "Bidirectional": bidirectional,
+}
+
+
+def analyse_layer(index: int, raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    """One layer's stats; raises LayerArgError (field, reason) on bad input."""
+    kind = raw.get("type")
+    if not isinstance(kind, str) or kind not in LAYERS:
+        raise LayerArgError("type", f"unknown layer type {kind!r} (known: {', '.join(LAYERS)})")
+    stats = LAYERS[kind](raw, shape)
+    if raw.get("trainable", True) is False:
+        stats = replace(
+            stats,
+            trainable_params=0,
+            non_trainable_params=stats.params,
+            saves_input_if_trainable=False,
+        )
+    elif not isinstance(raw.get("trainable", True), bool):
+        raise LayerArgError("trainable", "must be true or false")
+    return replace(stats, index=index, type=kind)

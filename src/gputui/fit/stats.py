@@ -1,0 +1,57 @@
+"""What the fit checker knows about one layer once its shape has been worked out.
+
+Sizes are per sample (element counts) so that every memory figure is an affine
+function of the batch size; bytes are applied later by the precision policy.
+The memory-relevant fields describe what autograd keeps for the backward pass,
+which is what decides the training peak, not the layer's output alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+# "act": activation dtype; "mask": dropout mask (1 byte on CUDA, activation dtype on CPU);
+# "index": int64 max-pool indices; "stat": fp32 per-position statistics (LayerNorm mean/rstd).
+SavedKind = Literal["act", "mask", "index", "stat"]
+
+
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """A tensor a layer keeps for its own backward pass, beyond its input/output."""
+
+    elements: int  # per sample
+    kind: SavedKind = "act"
+
+
+@dataclass(frozen=True, slots=True)
+class LayerStats:
+    index: int  # position in the model's `layers` list (0-based)
+    type: str
+    output_shape: tuple[int, ...]  # per sample, channels-last like Keras
+    trainable_params: int
+    non_trainable_params: int
+    flops: int  # forward FLOPs per sample (a multiply-add counts 2)
+    # Autograd bookkeeping, valid when the layer is part of a graph that needs gradients.
+    saves_input: bool = False  # its input tensor must outlive the forward pass
+    saves_input_if_trainable: bool = False  # ... only when its own weights need gradients
+    saves_output: bool = False  # its output tensor must outlive the forward pass
+    internal_saved: tuple[Saved, ...] = ()  # tensors only this layer holds for backward
+    output_is_view: bool = False  # shares storage with its input (Flatten, Reshape, ...)
+    forward_transient: int = 0  # elements alive only while the layer runs forward
+    backward_transient: int = 0  # elements of extra gradient buffers during its backward
+    backward_param_transient: int = 0  # parameter-sized buffers during its backward (RNNs)
+    param_tensors: tuple[int, ...] = ()  # element count of each weight tensor
+    matmul_params: int = 0  # weights autocast copies to 16 bit (conv, dense, recurrent)
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def params(self) -> int:
+        return self.trainable_params + self.non_trainable_params
+
+    @property
+    def output_elements(self) -> int:
+        n = 1
+        for d in self.output_shape:
+            n *= d
+        return n
