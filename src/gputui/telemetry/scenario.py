@@ -283,12 +283,14 @@ def _parse_process(t: _Table, index: int, rng: Random, gpu_count: int) -> Proces
     gpu = t.integer("gpu", minimum=0)
     if gpu >= gpu_count:
         t.fail("gpu", f"no such GPU (the scenario has {gpu_count}: 0..{gpu_count - 1})")
-    command = t.text("command")
+    host_visible = t.boolean("host_visible", default=True)
+    # A process the host cannot see has no known command line; any other needs one.
+    command = t.text("command") if host_visible else (t.opt_text("command") or "")
     try:
         cmdline = tuple(shlex.split(command))
     except ValueError as exc:
         t.fail("command", f"cannot split into arguments ({exc})")
-    if not cmdline:
+    if host_visible and not cmdline:
         t.fail("command", "must not be empty")
     container = t.opt_text("container")
     spec = ProcessSpec(
@@ -304,9 +306,9 @@ def _parse_process(t: _Table, index: int, rng: Random, gpu_count: int) -> Proces
         util=t.number("util", default=90.0, lo=0, hi=100),
         cpu_percent=t.number("cpu_percent", default=100.0, lo=0),
         rss=t.size("rss", default=2 << 30),
-        container=container[:12] if container else None,
+        container=_short_container(container),
         container_pid=t.opt_integer("container_pid", minimum=1),
-        host_visible=t.boolean("host_visible", default=True),
+        host_visible=host_visible,
         warmup_s=t.number("warmup_s", default=30.0, lo=0),
         memory_ramp_s=t.number("memory_ramp_s", default=60.0, lo=0),
         eval_every_s=t.number("eval_every_s", default=240.0, positive=True),
@@ -324,6 +326,13 @@ def _parse_process(t: _Table, index: int, rng: Random, gpu_count: int) -> Proces
         t.fail("container_pid", "needs a container")
     t.reject_unknown()
     return spec
+
+
+def _short_container(label: str | None) -> str | None:
+    """Full runtime ids are shown as 12 characters, like `docker ps`; other labels as written."""
+    if label and re.fullmatch(r"[0-9a-f]{13,64}", label):
+        return label[:12]
+    return label
 
 
 def parse_size(value: object) -> int | None:

@@ -115,7 +115,7 @@ class _SimProcess:
         self.cpu_key = _key(seed, _CH_PROC_CPU, ordinal)
         self.burst_key = _key(seed, _CH_PROC_BURST, ordinal)
         self.mem_key = _key(seed, _CH_PROC_MEM, ordinal)
-        self.name = spec.cmdline[0].rsplit("/", 1)[-1]
+        self.name = spec.cmdline[0].rsplit("/", 1)[-1] if spec.cmdline else None
 
     def alive(self, t: float) -> bool:
         s = self.spec
@@ -197,6 +197,7 @@ class _SimGpu:
         self.idle_key = _key(seed, _CH_IDLE, index)
         # Fixed per-device character, from the seed: how memory-bound its jobs are.
         self.mem_intensity = 0.3 + 0.3 * _hash01(_key(seed, 99, index), 0)
+        self._grid_cache: dict[int, float] = {}
 
     def lost(self, t: float) -> bool:
         return self.spec.lost_after_s is not None and t >= self.spec.lost_after_s
@@ -212,16 +213,25 @@ class _SimGpu:
         s = self.spec
         return s.idle_power_w + (s.power_limit_w * 1.1 - s.idle_power_w) * math.pow(util / 100.0, 0.85)
 
+    def _grid_power_w(self, step: int) -> float:
+        """Capped power at grid time step * _TEMP_STEP_S; memoised, as it is a pure function."""
+        value = self._grid_cache.get(step)
+        if value is None:
+            if len(self._grid_cache) > 4 * _TEMP_STEPS:
+                self._grid_cache.clear()
+            demand = self.demand_w(self.util_at(step * _TEMP_STEP_S))
+            value = self._grid_cache[step] = min(self.spec.power_limit_w, demand)
+        return value
+
     def lagged_power_w(self, t: float) -> float:
         """Power filtered through a first-order lag, on a grid fixed to absolute time."""
-        base = math.floor(t / _TEMP_STEP_S) * _TEMP_STEP_S
+        base = math.floor(t / _TEMP_STEP_S)
         alpha = math.exp(-_TEMP_STEP_S / _TEMP_TAU_S)
         acc = 0.0
         weight = 0.0
         w = 1.0
-        limit = self.spec.power_limit_w
         for k in range(_TEMP_STEPS):
-            acc += w * min(limit, self.demand_w(self.util_at(base - k * _TEMP_STEP_S)))
+            acc += w * self._grid_power_w(base - k)
             weight += w
             w *= alpha
         return acc / weight
@@ -323,6 +333,7 @@ class SimulatedSource:
             for i, g in enumerate(scenario.gpus)
         ]
         self._core_keys = [_key(seed, _CH_CORE, c) for c in range(scenario.host.cpu_count)]
+        self._load_cache: dict[tuple[float, int], float] = {}
 
     @classmethod
     def from_scenario(
@@ -410,13 +421,24 @@ class SimulatedSource:
                 total += p.activity(t).cpu / 100.0
         return min(float(h.cpu_count), total)
 
+    def _grid_busy_cores(self, step: float, index: int) -> float:
+        """Busy cores at grid time index * step; memoised, as it is a pure function."""
+        key = (step, index)
+        value = self._load_cache.get(key)
+        if value is None:
+            if len(self._load_cache) > 256:
+                self._load_cache.clear()
+            value = self._load_cache[key] = self._busy_cores(index * step)
+        return value
+
     def _load_average(self, t: float) -> tuple[float, float, float]:
         """Averages of busy cores over the last 1, 5 and 15 minutes, on fixed grids."""
         out: list[float] = []
         for window, step in ((60.0, 10.0), (300.0, 30.0), (900.0, 90.0)):
-            base = math.floor(t / step) * step
+            base = math.floor(t / step)
             n = int(window / step)
-            out.append(round(sum(self._busy_cores(base - k * step) for k in range(n)) / n, 2))
+            total = sum(self._grid_busy_cores(step, base - k) for k in range(n))
+            out.append(round(total / n, 2))
         return out[0], out[1], out[2]
 
     def _host(self, t: float, acts: list[tuple[_SimProcess, _Activity]]) -> HostSnapshot:
