@@ -197,8 +197,8 @@ def _show(catalog: Catalog, name: str, as_json: bool) -> int:
         return 0
     print(card.name)
     print("=" * len(card.name))
-    width = max(len(_label(f)) for f in card.model_fields)
-    for field in card.model_fields:
+    width = max(len(_label(f)) for f in type(card).model_fields)
+    for field in type(card).model_fields:
         if field in {"name", "source", "consistency_notes"}:
             continue
         print(f"{_label(field).ljust(width)}  {fmt(getattr(card, field))}")
