@@ -24,8 +24,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gputui.commands.snapshot import run as snapshot_run
+    from gputui.errors import UserError
+    from gputui.telemetry.source import SourceKind, SourceUnavailable, open_source
 
-    # Until the TUI lands, show the snapshot.
-    args.json = False
-    return snapshot_run(args)
+    interval = float(args.interval)
+    if not 0.1 <= interval <= 3600:
+        raise UserError(f"--interval: {interval:g} s is out of range (0.1 to 3600)")
+    kind: SourceKind = "demo" if args.demo else args.source
+    if args.scenario is not None and not args.scenario.is_file():
+        raise UserError(f"--scenario: {args.scenario}: no such file")
+    try:
+        source, fallback_reason = open_source(kind, args.scenario)
+    except SourceUnavailable as exc:
+        raise UserError(f"NVML is not usable: {exc.reason}") from None
+    except (OSError, ValueError) as exc:  # a scenario file the simulator could not read
+        raise UserError(str(exc)) from None
+
+    from gputui.tui.run import run_dashboard
+
+    return run_dashboard(
+        source,
+        fallback_reason=fallback_reason,
+        interval=interval,
+        readonly=bool(args.readonly),
+    )

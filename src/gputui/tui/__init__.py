@@ -1,0 +1,1 @@
+"""The live dashboard. Only this package (and the screens others add here) imports Textual."""

@@ -1,0 +1,378 @@
+"""The dashboard App: polling, key bindings and actions.
+
+Polling: one thread worker per poll, and the next poll is armed with
+`set_timer` only when the previous one has finished, so a slow or hanging
+source delays data but never piles up threads or blocks input. The worker
+posts the immutable Snapshot to the UI thread, which only renders it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import select
+import socket
+import sys
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.timer import Timer
+
+from gputui.telemetry.history import History
+from gputui.telemetry.snapshot import Snapshot
+from gputui.telemetry.source import Source
+from gputui.tui.cards import CardLookup, catalog_labels
+from gputui.tui.kill import KillPolicy
+from gputui.tui.messages import CardsMatched, DashboardReady, PollFailed, SnapshotReady
+from gputui.tui.screens.dashboard import CSS_PATHS, DashboardScreen
+from gputui.tui.screens.help import HelpScreen
+from gputui.tui.screens.kill import KillScreen
+from gputui.tui.widgets.info_bar import HeaderFacts
+from gputui.tui.widgets.process_table import ProcessTable
+
+INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
+
+
+def _wall_clock() -> str:
+    return time.strftime("%H:%M:%S")
+
+
+class GpuTuiApp(App[int]):
+    TITLE = "gputui"
+    CSS_PATH = CSS_PATHS
+    ENABLE_COMMAND_PALETTE = True
+
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+        Binding("p", "toggle_pause", "Pause"),
+        Binding("plus,equals_sign", "faster", "+Faster", key_display="+"),
+        Binding("minus", "slower", "-Slower", key_display="-"),
+        Binding("s", "cycle_sort", "Sort"),
+        Binding("r", "reverse_sort", "Reverse", show=False),
+        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("k", "kill", "Kill"),
+        Binding("tab", "app.focus_next", "Panel"),
+        Binding("c", "catalog", "Catalog", show=False),
+        Binding("f", "fit", "Fit", show=False),
+        Binding("question_mark", "help", "Help", key_display="?"),
+    ]
+
+    # Shown in the help screen; the footer shows the BINDINGS marked show=True.
+    HELP_KEYS = [
+        ("q, ctrl+c", "quit"),
+        ("p", "pause / resume polling"),
+        ("+ / -", "poll faster / slower"),
+        ("s", "cycle the sort column"),
+        ("r", "reverse the sort order"),
+        ("/", "filter processes by text"),
+        ("k", "kill the selected process (asks first)"),
+        ("tab / shift+tab", "move between panels"),
+        ("c", "GPU catalog"),
+        ("f", "will my model fit?"),
+        ("?", "this help"),
+    ]
+
+    def __init__(
+        self,
+        source: Source,
+        *,
+        fallback_reason: str | None = None,
+        interval: float = 1.0,
+        readonly: bool = False,
+        clock: Callable[[], str] | None = None,
+        hostname: str | None = None,
+        kill_policy: KillPolicy | None = None,
+        history: History | None = None,
+        card_lookup: CardLookup | None = catalog_labels,
+        models_path: Path | None = None,
+        watch_terminal: bool = False,
+    ) -> None:
+        super().__init__()
+        if interval <= 0:
+            raise ValueError("interval must be positive")
+        self.source = source
+        self.fallback_reason = fallback_reason
+        self.interval = interval
+        self.readonly = readonly
+        self.clock = clock or _wall_clock
+        self.hostname = hostname
+        self.kill_policy = kill_policy or KillPolicy()
+        self.history = history if history is not None else History(maxlen=300)
+        self.card_lookup = card_lookup
+        self.models_path = models_path
+        self.watch_terminal = watch_terminal
+
+        self.latest_snapshot: Snapshot | None = None
+        self.paused = False
+        self.poll_in_flight = False
+        self.poll_count = 0
+        self.last_poll_s: float | None = None
+        self.last_error: str | None = None
+        self._poll_timer: Timer | None = None
+        self._cards_requested = False
+        self._seen_notices: set[str] = set()
+        self.dashboard = DashboardScreen(getattr(source, "name", "nvml"), fallback_reason)
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def get_default_screen(self) -> Screen[Any]:
+        return self.dashboard
+
+    def on_dashboard_ready(self, message: DashboardReady) -> None:
+        self._show_header()
+        self.dashboard.query_one(ProcessTable).focus()
+        self._start_poll()
+
+    # -- polling ----------------------------------------------------------------------------
+
+    def _arm(self, delay: float) -> None:
+        if self._poll_timer is not None:
+            self._poll_timer.stop()
+        self._poll_timer = self.set_timer(max(0.0, delay), self._start_poll, name="poll")
+
+    def _start_poll(self) -> None:
+        self._poll_timer = None
+        if self.paused or self.poll_in_flight:
+            return
+        if self.watch_terminal and _terminal_gone():
+            self.exit(0)
+            return
+        self.poll_in_flight = True
+        self._poll_worker()
+
+    @work(thread=True, exit_on_error=False, group="poll", name="poll")
+    def _poll_worker(self) -> None:
+        started = time.perf_counter()
+        try:
+            snap = self.source.poll()
+        except Exception as exc:  # any source failure is shown, never fatal
+            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            self.post_message(PollFailed(error, time.perf_counter() - started))
+        else:
+            self.post_message(SnapshotReady(snap, time.perf_counter() - started))
+
+    async def on_snapshot_ready(self, message: SnapshotReady) -> None:
+        self.poll_in_flight = False
+        self.last_poll_s = message.elapsed_s
+        await self.apply_snapshot(message.snapshot)
+        if self.last_error is not None:
+            self.last_error = None
+            self.dashboard.show_status(None)
+            self.notify("polling recovered", timeout=3)
+        self._rearm_after(message.elapsed_s)
+
+    def on_poll_failed(self, message: PollFailed) -> None:
+        self.poll_in_flight = False
+        self.last_poll_s = message.elapsed_s
+        first = self.last_error is None
+        self.last_error = message.error
+        self.dashboard.show_status(
+            f"poll failed at {self.clock()}: {message.error} (retrying every {self.interval:g} s)"
+        )
+        if first:
+            self.notify(message.error, title="poll failed", severity="error", timeout=5)
+        self._rearm_after(message.elapsed_s)
+
+    def _rearm_after(self, elapsed: float) -> None:
+        if not self.paused:
+            self._arm(self.interval - elapsed)
+
+    async def apply_snapshot(self, snap: Snapshot) -> None:
+        """Render one snapshot (the UI-thread half of a poll; also used by the benchmark)."""
+        await self.dashboard.ensure_panels(snap)
+        self.latest_snapshot = snap
+        self.poll_count += 1
+        self.history.add(snap)
+        self._show_header()
+        self.dashboard.show_banner(snap.source, self.fallback_reason)
+        self.dashboard.update_snapshot(snap, self.history.series)
+        active = self.screen
+        if active is not self.dashboard:
+            update = getattr(active, "update_snapshot", None)
+            if callable(update):
+                update(snap)
+        for notice in snap.notices:
+            if notice not in self._seen_notices:
+                self._seen_notices.add(notice)
+                self.notify(notice, timeout=8)
+        if not self._cards_requested and self.card_lookup is not None and snap.devices:
+            self._cards_requested = True
+            self._match_cards(snap)
+
+    @work(thread=True, exit_on_error=False, group="cards")
+    def _match_cards(self, snap: Snapshot) -> None:
+        lookup = self.card_lookup
+        if lookup is None:
+            return
+        try:
+            labels = lookup([d.info for d in snap.devices])
+        except Exception:
+            return
+        self.post_message(CardsMatched(labels))
+
+    def on_cards_matched(self, message: CardsMatched) -> None:
+        self.dashboard.set_card_labels(message.labels)
+        if self.latest_snapshot is not None:
+            self.dashboard.update_snapshot(self.latest_snapshot, self.history.series)
+
+    def _show_header(self) -> None:
+        snap = self.latest_snapshot
+        host = self.hostname
+        if host is None:
+            host = snap.host.hostname if snap is not None and snap.host else socket.gethostname()
+        self.dashboard.show_header(
+            HeaderFacts(
+                hostname=host,
+                driver=snap.driver_version if snap else None,
+                cuda=snap.cuda_driver_version if snap else None,
+                nvml=snap.nvml_version if snap else None,
+                interval_s=self.interval,
+                clock=self.clock(),
+                source=snap.source if snap else getattr(self.source, "name", "?"),
+                paused=self.paused,
+            )
+        )
+
+    # -- actions ----------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return not (action == "kill" and self.readonly)
+
+    async def action_quit(self) -> None:
+        self.exit(0)
+
+    def action_toggle_pause(self) -> None:
+        self.paused = not self.paused
+        if self.paused:
+            if self._poll_timer is not None:
+                self._poll_timer.stop()
+                self._poll_timer = None
+        elif not self.poll_in_flight:
+            self._start_poll()
+        self._show_header()
+
+    def _set_interval(self, interval: float) -> None:
+        self.interval = interval
+        if self._poll_timer is not None:  # waiting for the next poll: re-arm at the new pace
+            self._arm(interval)
+        self._show_header()
+
+    def action_faster(self) -> None:
+        smaller = [i for i in INTERVALS if i < self.interval]
+        self._set_interval(smaller[-1] if smaller else self.interval)
+
+    def action_slower(self) -> None:
+        larger = [i for i in INTERVALS if i > self.interval]
+        self._set_interval(larger[0] if larger else self.interval)
+
+    def action_cycle_sort(self) -> None:
+        self.dashboard.query_one(ProcessTable).cycle_sort()
+
+    def action_reverse_sort(self) -> None:
+        table = self.dashboard.query_one(ProcessTable)
+        table.set_sort(table.sort_column, not table.sort_reverse)
+
+    def action_filter(self) -> None:
+        if self.screen is self.dashboard:
+            self.dashboard.open_filter()
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            keys = [k for k in self.HELP_KEYS if not (self.readonly and k[0] == "k")]
+            self.push_screen(HelpScreen(keys))
+
+    def action_kill(self) -> None:
+        if self.readonly or self.screen is not self.dashboard:
+            return
+        proc = self.dashboard.query_one(ProcessTable).selected
+        if proc is None:
+            self.notify("select a process first", severity="warning")
+            return
+        refusal = self.kill_policy.refusal(proc)
+        if refusal is not None:
+            self.notify(refusal, title="kill refused", severity="error", timeout=6)
+            return
+
+        def done(sig: int | None) -> None:
+            if sig is None:
+                return
+            sent, message = self.kill_policy.kill(proc, sig)
+            self.notify(message, severity="information" if sent else "error", timeout=5)
+
+        self.push_screen(KillScreen(proc), done)
+
+    def action_catalog(self) -> None:
+        screen_class = _optional_screen("gputui.tui.catalog_screen", "CatalogScreen")
+        if screen_class is None:
+            self.notify("the catalog screen is not available yet", severity="warning")
+            return
+        snap = self.latest_snapshot
+        installed = [d.info for d in snap.devices] if snap else []
+        self.push_screen(screen_class(installed))
+
+    def action_fit(self) -> None:
+        screen_class = _optional_screen("gputui.tui.fit_screen", "FitScreen")
+        if screen_class is None:
+            self.notify("the fit screen is not available yet", severity="warning")
+            return
+        screen = screen_class(self.models_path)
+        self.push_screen(screen)
+        update = getattr(screen, "update_snapshot", None)
+        if self.latest_snapshot is not None and callable(update):
+            update(self.latest_snapshot)
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Pause / resume polling", "Stop or restart reading the GPUs", self.action_toggle_pause)
+        yield SystemCommand("Poll faster", "Shorter refresh interval", self.action_faster)
+        yield SystemCommand("Poll slower", "Longer refresh interval", self.action_slower)
+        yield SystemCommand("Cycle sort column", "Sort the process table by the next column", self.action_cycle_sort)
+        yield SystemCommand("Reverse sort", "Flip the process table order", self.action_reverse_sort)
+        yield SystemCommand("Filter processes", "Show only processes matching a text", self.action_filter)
+        if not self.readonly:
+            yield SystemCommand("Kill process", "Signal the selected process (asks first)", self.action_kill)
+        yield SystemCommand("GPU catalog", "Known cards and architectures", self.action_catalog)
+        yield SystemCommand("Will my model fit?", "The fit checker", self.action_fit)
+        yield SystemCommand("Help", "All keys", self.action_help)
+
+
+def _optional_screen(module: str, name: str) -> Any:
+    """Screens other parts of gputui add later; None while they are missing or broken."""
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+
+
+def _terminal_gone() -> bool:
+    """True once the controlling terminal hung up (SSH dropped without a SIGHUP reaching us).
+
+    Textual's input thread treats EOF on stdin as "no data" and would select() in a
+    tight loop; checking for POLLHUP on each poll lets the app exit instead of
+    spinning at 100 % CPU.
+    """
+    stream = sys.__stdin__
+    if stream is None:
+        return True
+    try:
+        fd = stream.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLHUP | select.POLLERR | select.POLLNVAL)
+        events = poller.poll(0)
+    except (OSError, ValueError):
+        return True
+    return any(mask & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _, mask in events)
+
+
+def tty_alive() -> bool:
+    try:
+        return os.isatty(sys.__stdin__.fileno()) if sys.__stdin__ else False
+    except (OSError, ValueError):
+        return False

@@ -1,0 +1,56 @@
+"""A reproducible dashboard for screenshots, snapshot tests and the benchmark.
+
+Frozen simulated time, a pre-filled history (so sparklines have a past), a
+fixed header clock and host name: the same pixels on every machine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gputui.telemetry.history import History
+from gputui.telemetry.simulated import SimulatedSource
+from gputui.tui.app import GpuTuiApp
+from gputui.tui.cards import CardLookup
+from gputui.tui.kill import KillPolicy
+
+DEMO_T = 600.0  # seconds into the scenario: jobs are running, history is full
+HISTORY_S = 120
+FIXED_CLOCK = "12:34:56"
+FIXED_HOST = "gpu-box"
+
+
+def frozen_source(scenario: Path | None, t: float = DEMO_T) -> SimulatedSource:
+    return SimulatedSource.from_scenario(scenario, clock=lambda: t)
+
+
+def prefilled_history(source: SimulatedSource, t: float = DEMO_T, seconds: int = HISTORY_S) -> History:
+    history = History(maxlen=300)
+    for k in range(seconds, 0, -1):
+        history.add(source.snapshot_at(t - k))
+    return history
+
+
+def demo_app(
+    scenario: Path | None = None,
+    *,
+    t: float = DEMO_T,
+    fallback_reason: str | None = None,
+    card_lookup: CardLookup | None = None,
+    readonly: bool = False,
+    kill_policy: KillPolicy | None = None,
+    interval: float = 3600.0,
+) -> GpuTuiApp:
+    """The long default interval means one poll only: later polls would add history points."""
+    source = frozen_source(scenario, t)
+    return GpuTuiApp(
+        source,
+        fallback_reason=fallback_reason,
+        interval=interval,
+        readonly=readonly,
+        clock=lambda: FIXED_CLOCK,
+        hostname=FIXED_HOST,
+        history=prefilled_history(source, t),
+        card_lookup=card_lookup,
+        kill_policy=kill_policy,
+    )

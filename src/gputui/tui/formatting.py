@@ -1,0 +1,94 @@
+"""Turning snapshot values into short strings.
+
+Kept free of Textual so the rules ("None reads N/A, never 0") are tested as
+plain functions and shared by every widget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+NA = "N/A"
+GIB = 1024**3
+MIB = 1024**2
+
+_BLOCKS = " ▁▂▃▄▅▆▇█"
+
+
+def na(value: object | None, fmt: str = "{}") -> str:
+    return NA if value is None else fmt.format(value)
+
+
+def gib(value: int | None, digits: int = 1) -> str:
+    return NA if value is None else f"{value / GIB:.{digits}f}"
+
+
+def size(value: int | None) -> str:
+    """Human size with a unit that keeps 3-4 significant figures."""
+    if value is None:
+        return NA
+    if value >= GIB:
+        return f"{value / GIB:.1f} GiB"
+    if value >= MIB:
+        return f"{value / MIB:.0f} MiB"
+    return f"{value / 1024:.0f} KiB"
+
+
+def throughput_kbs(value: int | None) -> str:
+    """PCIe throughput: NVML reports KiB/s."""
+    if value is None:
+        return NA
+    if value >= 1024 * 1024:
+        return f"{value / (1024 * 1024):.1f} GiB/s"
+    if value >= 1024:
+        return f"{value / 1024:.1f} MiB/s"
+    return f"{value} KiB/s"
+
+
+def percent_of(used: int | None, total: int | None) -> float | None:
+    if used is None or not total:
+        return None
+    return 100.0 * used / total
+
+
+def duration(seconds: float | None) -> str:
+    """Process running time: 59s, 12:05, 3:04:05, 2d03h."""
+    if seconds is None:
+        return NA
+    s = int(max(0.0, seconds))
+    days, rem = divmod(s, 86400)
+    hours, rem = divmod(rem, 3600)
+    minutes, secs = divmod(rem, 60)
+    if days:
+        return f"{days}d{hours:02d}h"
+    if hours:
+        return f"{hours}:{minutes:02d}:{secs:02d}"
+    if minutes:
+        return f"{minutes}:{secs:02d}"
+    return f"{secs}s"
+
+
+def spark(values: Sequence[float | None], width: int, lo: float = 0.0, hi: float = 100.0) -> str:
+    """A one-line sparkline on a fixed scale.
+
+    Textual's Sparkline scales between the min and max of its data, so a GPU
+    pinned at 97 % draws as a flat floor line; a fixed 0..hi scale shows level
+    as well as trend. Missing samples draw as blanks. The newest values are
+    right-aligned so the line scrolls in from the right like `top`'s graphs.
+    """
+    if width <= 0:
+        return ""
+    tail = list(values)[-width:]
+    span = (hi - lo) or 1.0
+    out = []
+    for v in tail:
+        if v is None:
+            out.append(" ")
+            continue
+        frac = min(1.0, max(0.0, (v - lo) / span))
+        out.append(_BLOCKS[max(1, round(frac * 8))])
+    return " " * (width - len(out)) + "".join(out)
+
+
+def pstate(value: int | None) -> str:
+    return NA if value is None else f"P{value}"

@@ -1,0 +1,1 @@
+"""Screens of the dashboard app: the dashboard itself, the kill dialog and help."""

@@ -1,0 +1,174 @@
+"""The main screen: header, banner, GPU panels, host, process table, details, footer.
+
+`update_snapshot` only pushes new values into existing widgets; the screen is
+composed once and GPU panels are mounted once, when the device count is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path, PurePath
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from gputui.telemetry.snapshot import GpuProcess, Snapshot
+from gputui.tui import formatting as fmt
+from gputui.tui.messages import DashboardReady
+from gputui.tui.widgets.gpu_panel import GpuPanel
+from gputui.tui.widgets.host_panel import HostPanel
+from gputui.tui.widgets.info_bar import Banner, HeaderFacts, InfoBar, banner_text, header_text
+from gputui.tui.widgets.process_table import ProcessTable
+
+_WIDGETS = Path(__file__).parent.parent / "widgets"
+
+COMPACT_MIN_GPUS = 4
+COMPACT_BELOW_ROWS = 30
+
+SeriesFn = Callable[[int, str], Sequence[float | None]]
+
+
+def process_details(p: GpuProcess | None) -> Text:
+    if p is None:
+        return Text("no process selected", style="dim")
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(f"PID {p.pid}", style="bold")
+    if p.container:
+        inner = f", PID {p.container_pid} inside" if p.container_pid is not None else ""
+        text.append(f" (container {p.container}{inner})")
+    text.append(
+        f"   user {p.user or fmt.NA}  {p.type} on GPU {p.gpu_index}"
+        f"  GPU mem {fmt.size(p.gpu_memory)}  SM {fmt.na(p.sm_util, '{}%')}"
+        f"  mem {fmt.na(p.mem_util, '{}%')}  CPU {fmt.na(p.cpu_percent, '{:.0f}%')}"
+        f"  RSS {fmt.size(p.rss)}  up {fmt.duration(p.running_s)}"
+    )
+    if not p.host_visible:
+        text.append("  (not visible from this PID namespace)", style="bold")
+    text.append("\n")
+    text.append(p.command or fmt.NA)
+    return text
+
+
+# Loaded by the App: Textual does not read CSS_PATH of the default screen.
+CSS_PATHS: list[str | PurePath] = [
+    Path(__file__).with_name("dashboard.tcss"),
+    _WIDGETS / "gpu_panel.tcss",
+    _WIDGETS / "host_panel.tcss",
+    _WIDGETS / "process_table.tcss",
+]
+
+
+class DashboardScreen(Screen[None]):
+
+    def __init__(self, initial_source: str, fallback_reason: str | None) -> None:
+        super().__init__(id="dashboard")
+        self._source_name = initial_source
+        self._fallback_reason = fallback_reason
+        self._panels: dict[int, GpuPanel] = {}
+        self.card_labels: dict[int, str] = {}
+
+    def compose(self) -> ComposeResult:
+        yield InfoBar(Text(" gputui  starting…"), id="info")
+        banner = banner_text(self._source_name, self._fallback_reason)
+        yield Banner(banner or "", id="banner", classes="" if banner else "hidden")
+        yield VerticalScroll(id="gpus")
+        yield HostPanel()
+        yield Input(placeholder="filter processes (enter: keep, escape: clear)", id="filter")
+        yield ProcessTable(id="procs")
+        yield Static(process_details(None), id="details")
+        yield Static("", id="status", classes="hidden")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.app.post_message(DashboardReady())
+
+    # -- updates from the app ---------------------------------------------------------------
+
+    def show_header(self, facts: HeaderFacts) -> None:
+        self.query_one("#info", InfoBar).update(header_text(facts))
+
+    def show_banner(self, source: str, reason: str | None) -> None:
+        text = banner_text(source, reason)
+        banner = self.query_one("#banner", Banner)
+        banner.set_class(text is None, "hidden")
+        if text is not None:
+            banner.update(text)
+
+    def show_status(self, text: str | None) -> None:
+        status = self.query_one("#status", Static)
+        status.set_class(text is None, "hidden")
+        status.update(text or "")
+
+    async def ensure_panels(self, snap: Snapshot) -> None:
+        """Mount one panel per device, once (again only if the device list changes)."""
+        indices = [d.index for d in snap.devices]
+        if list(self._panels) == indices:
+            return
+        container = self.query_one("#gpus", VerticalScroll)
+        await container.remove_children()
+        self._panels = {i: GpuPanel(i) for i in indices}
+        for index, panel in self._panels.items():
+            panel.card_label = self.card_labels.get(index)
+        await container.mount_all(self._panels.values())
+        self._apply_compact()
+
+    def update_snapshot(self, snap: Snapshot, series: SeriesFn | None = None) -> None:
+        for dev in snap.devices:
+            panel = self._panels.get(dev.index)
+            if panel is None:
+                continue
+            util = series(dev.index, "utilization") if series else ()
+            mem = series(dev.index, "memory") if series else ()
+            panel.update_device(dev, util, mem)
+        self.query_one(HostPanel).update_host(snap.host)
+        table = self.query_one(ProcessTable)
+        table.set_processes(snap.processes)
+        self._show_details(table.selected)
+
+    def set_card_labels(self, labels: dict[int, str]) -> None:
+        self.card_labels = dict(labels)
+        for index, panel in self._panels.items():
+            panel.card_label = labels.get(index)
+
+    def _apply_compact(self) -> None:
+        compact = len(self._panels) >= COMPACT_MIN_GPUS or self.size.height < COMPACT_BELOW_ROWS
+        self.set_class(compact, "compact")
+        for panel in self._panels.values():
+            panel.set_compact(compact)
+
+    def on_resize(self) -> None:
+        self._apply_compact()
+
+    # -- process table interaction ------------------------------------------------------------
+
+    def _show_details(self, proc: GpuProcess | None) -> None:
+        self.query_one("#details", Static).update(process_details(proc))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_details(self.query_one(ProcessTable).selected)
+
+    def open_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("shown")
+        box.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.query_one(ProcessTable).set_filter(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            if not event.value:
+                event.input.remove_class("shown")
+            self.query_one(ProcessTable).focus()
+
+    def key_escape(self) -> None:
+        box = self.query_one("#filter", Input)
+        if box.has_focus or box.has_class("shown"):
+            box.value = ""
+            box.remove_class("shown")
+            self.query_one(ProcessTable).set_filter("")
+            self.query_one(ProcessTable).focus()

@@ -1,0 +1,67 @@
+"""Confirm before signalling a process: it names the PID, the user and the command."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static
+
+from gputui.telemetry.snapshot import GpuProcess
+from gputui.tui import formatting as fmt
+
+
+class KillScreen(ModalScreen[int | None]):
+    """Dismisses with the signal number to send, or None to cancel."""
+
+    CSS_PATH = Path(__file__).with_name("kill.tcss")
+    BINDINGS = [
+        Binding("escape,n", "dismiss_none", "Cancel"),
+        Binding("t", "term", "SIGTERM"),
+        Binding("K", "kill", "SIGKILL"),
+    ]
+
+    def __init__(self, proc: GpuProcess) -> None:
+        super().__init__()
+        self.proc = proc
+
+    def compose(self) -> ComposeResult:
+        p = self.proc
+        with Vertical(id="kill-dialog"):
+            yield Label(f"Signal PID {p.pid}?", id="kill-title")
+            details = Text()
+            details.append(f"user     {p.user or fmt.NA}\n")
+            details.append(f"GPU      {p.gpu_index} ({p.type}, {fmt.size(p.gpu_memory)})\n")
+            details.append(f"command  {p.command or fmt.NA}")
+            yield Static(details, id="kill-details")
+            with Horizontal(id="kill-buttons"):
+                yield Button("SIGTERM (t)", id="term", variant="warning")
+                yield Button("SIGKILL (K)", id="kill", variant="error")
+                yield Button("Cancel (esc)", id="cancel", variant="default")
+
+    def on_mount(self) -> None:
+        # Focus lands on SIGTERM: Enter sends the gentle signal, never SIGKILL by accident.
+        self.query_one("#term", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "term":
+            self.dismiss(int(signal.SIGTERM))
+        elif event.button.id == "kill":
+            self.dismiss(int(signal.SIGKILL))
+        else:
+            self.dismiss(None)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+    def action_term(self) -> None:
+        self.dismiss(int(signal.SIGTERM))
+
+    def action_kill(self) -> None:
+        self.dismiss(int(signal.SIGKILL))

@@ -1,0 +1,56 @@
+"""The top line (host, versions, interval, clock, source) and the simulated-data banner.
+
+Textual's Header reads the wall clock itself; ours takes an injected clock so
+snapshot tests and screenshots are byte-for-byte reproducible.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import Static
+
+from gputui.tui import formatting as fmt
+
+
+@dataclass(frozen=True)
+class HeaderFacts:
+    hostname: str
+    driver: str | None
+    cuda: str | None
+    nvml: str | None
+    interval_s: float
+    clock: str
+    source: str
+    paused: bool = False
+
+
+def header_text(f: HeaderFacts) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(" gputui ", style="bold reverse")
+    text.append(f" {f.hostname}", style="bold")
+    # Most-wanted first: a narrow terminal cuts the versions, not the clock or the source.
+    text.append(f"  {f.clock}  every {f.interval_s:g} s")
+    if f.paused:
+        text.append("  PAUSED", style="bold reverse")
+    text.append(
+        f"  {f.source}  driver {fmt.na(f.driver)}  CUDA {fmt.na(f.cuda)}  NVML {fmt.na(f.nvml)}"
+    )
+    return text
+
+
+def banner_text(source: str, fallback_reason: str | None) -> str | None:
+    if source == "nvml":
+        return None
+    if fallback_reason:
+        return f"SIMULATED GPUs, not yours: NVML is unusable ({fallback_reason})"
+    return "SIMULATED GPUs, not yours (--demo)"
+
+
+class InfoBar(Static):
+    pass
+
+
+class Banner(Static):
+    pass

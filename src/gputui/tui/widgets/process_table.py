@@ -1,0 +1,224 @@
+"""The GPU process table, updated in place and keyed by (GPU, PID).
+
+Rebuilding a DataTable every tick loses the cursor and costs a full relayout;
+diffing rows (add / update_cell / remove) keeps the selected process under the
+cursor while others come and go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual.coordinate import Coordinate
+from textual.widgets import DataTable
+from textual.widgets.data_table import RowDoesNotExist, RowKey
+
+from gputui.telemetry.snapshot import GpuProcess
+from gputui.tui import formatting as fmt
+
+COMMAND_WIDTH = 40
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    cell: Callable[[GpuProcess], str]
+    sort_value: Callable[[GpuProcess], Any]
+    right: bool = False
+
+
+def _short_type(t: str) -> str:
+    return {"compute": "C", "graphics": "G", "compute+graphics": "C+G", "mps": "MPS"}.get(t, t)
+
+
+def _command(p: GpuProcess) -> str:
+    cmd = p.command
+    if cmd is None:
+        return fmt.NA
+    return cmd if len(cmd) <= COMMAND_WIDTH else cmd[: COMMAND_WIDTH - 1] + "…"
+
+
+def _pct(v: float | int | None) -> str:
+    return fmt.NA if v is None else f"{v:.0f}"
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("gpu", "GPU", lambda p: str(p.gpu_index), lambda p: p.gpu_index, right=True),
+    Column("pid", "PID", lambda p: str(p.pid), lambda p: p.pid, right=True),
+    Column("container", "Container", lambda p: p.container or "", lambda p: p.container),
+    Column("user", "User", lambda p: p.user or fmt.NA, lambda p: p.user),
+    Column("type", "Type", lambda p: _short_type(p.type), lambda p: p.type),
+    Column("gpu_mem", "GPU mem", lambda p: fmt.size(p.gpu_memory), lambda p: p.gpu_memory, True),
+    Column("sm", "SM%", lambda p: _pct(p.sm_util), lambda p: p.sm_util, right=True),
+    Column("cpu", "CPU%", lambda p: _pct(p.cpu_percent), lambda p: p.cpu_percent, right=True),
+    Column("host_mem", "Host mem", lambda p: fmt.size(p.rss), lambda p: p.rss, right=True),
+    Column("time", "Time", lambda p: fmt.duration(p.running_s), lambda p: p.running_s, True),
+    Column("command", "Command", _command, lambda p: p.command),
+)
+COLUMN_KEYS = tuple(c.key for c in COLUMNS)
+_BY_KEY = {c.key: c for c in COLUMNS}
+
+
+def row_key(p: GpuProcess) -> str:
+    """A PID can hold contexts on several GPUs: one row per (GPU, PID)."""
+    return f"{p.gpu_index}:{p.pid}"
+
+
+def matches(p: GpuProcess, needle: str) -> bool:
+    """Case-insensitive substring match over what the user can see in the row."""
+    if not needle:
+        return True
+    hay = " ".join(
+        x
+        for x in (
+            str(p.pid),
+            f"gpu{p.gpu_index}",
+            p.user or "",
+            p.type,
+            p.container or "",
+            p.command or "",
+        )
+    )
+    return needle.lower() in hay.lower()
+
+
+def sort_key(column: str, reverse: bool) -> Callable[[GpuProcess], tuple[int, Any, int, int]]:
+    """Missing values sort last whichever the direction; ties break on (GPU, PID)."""
+    get = _BY_KEY[column].sort_value
+
+    def key(p: GpuProcess) -> tuple[int, Any, int, int]:
+        v = get(p)
+        if v is None:
+            return (0 if reverse else 1, 0, p.gpu_index, p.pid)
+        return (1 if reverse else 0, v, p.gpu_index, p.pid)
+
+    return key
+
+
+class ProcessTable(DataTable[Any]):
+    """Rows are cell strings; the GpuProcess behind each row is kept in `processes`."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        self.processes: dict[str, GpuProcess] = {}
+        self._all: Sequence[GpuProcess] = ()
+        self.sort_column = "gpu_mem"
+        self.sort_reverse = True
+        self.filter_text = ""
+
+    def on_mount(self) -> None:
+        for c in COLUMNS:
+            label = Text(c.label, justify="right" if c.right else "left")
+            self.add_column(label, key=c.key)
+        self._refresh_header_labels()
+
+    # -- public API -----------------------------------------------------------------------
+
+    @property
+    def selected(self) -> GpuProcess | None:
+        if not self.row_count:
+            return None
+        try:
+            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
+        except Exception:  # cursor outside the table while rows are being replaced
+            return None
+        return self.processes.get(str(key.value))
+
+    def set_processes(self, processes: Sequence[GpuProcess]) -> None:
+        self._all = processes
+        self._apply()
+
+    def set_filter(self, text: str) -> None:
+        self.filter_text = text
+        self._apply()
+
+    def set_sort(self, column: str, reverse: bool | None = None) -> None:
+        if column not in _BY_KEY:
+            raise ValueError(f"unknown column {column!r}")
+        if reverse is None:
+            # Clicking the current column flips it; a new column starts largest-first for numbers.
+            reverse = not self.sort_reverse if column == self.sort_column else column not in (
+                "gpu",
+                "pid",
+                "container",
+                "user",
+                "type",
+                "command",
+            )
+        self.sort_column, self.sort_reverse = column, reverse
+        self._refresh_header_labels()
+        self._apply()
+
+    def cycle_sort(self) -> None:
+        i = COLUMN_KEYS.index(self.sort_column)
+        self.set_sort(COLUMN_KEYS[(i + 1) % len(COLUMN_KEYS)])
+
+    def visible_keys(self) -> list[str]:
+        """Row keys in display order (for tests and the details line)."""
+        return [str(self.coordinate_to_cell_key(Coordinate(i, 0)).row_key.value) for i in range(self.row_count)]
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _refresh_header_labels(self) -> None:
+        if not self.columns:
+            return
+        for c in COLUMNS:
+            arrow = (" ▼" if self.sort_reverse else " ▲") if c.key == self.sort_column else ""
+            col = self.columns[self._column_key(c.key)]
+            col.label = Text(c.label + arrow, justify="right" if c.right else "left")
+        self._require_update_dimensions = True
+        self.refresh()
+
+    def _column_key(self, key: str) -> Any:
+        for ck in self.columns:
+            if ck.value == key:
+                return ck
+        raise KeyError(key)
+
+    def _apply(self) -> None:
+        if not self.columns:
+            return
+        selected = self.selected
+        selected_key = row_key(selected) if selected is not None else None
+        wanted = {row_key(p): p for p in self._all if matches(p, self.filter_text)}
+
+        for key in [k for k in self.processes if k not in wanted]:
+            del self.processes[key]
+            self.remove_row(key)
+        for key, proc in wanted.items():
+            old = self.processes.get(key)
+            cells = [c.cell(proc) for c in COLUMNS]
+            if old is None:
+                self.add_row(*cells, key=key)
+            elif old != proc:
+                old_cells = [c.cell(old) for c in COLUMNS]
+                for c, new, prev in zip(COLUMNS, cells, old_cells, strict=True):
+                    if new != prev:
+                        self.update_cell(key, c.key, new, update_width=True)
+            self.processes[key] = proc
+
+        procs = self.processes
+        skey = sort_key(self.sort_column, self.sort_reverse)
+        order = sorted(procs, key=lambda k: skey(procs[k]), reverse=self.sort_reverse)
+        if order != self.visible_keys():
+            rank = {k: i for i, k in enumerate(order)}
+            self.sort("gpu", "pid", key=lambda gp: rank[f"{gp[0]}:{gp[1]}"])
+
+        if selected_key is not None and selected_key in self.processes:
+            self._move_to(selected_key)
+
+    def _move_to(self, key: str) -> None:
+        try:
+            index = self.get_row_index(RowKey(key))
+        except RowDoesNotExist:
+            return
+        if index != self.cursor_row:
+            self.move_cursor(row=index, animate=False, scroll=False)
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        event.stop()
+        self.set_sort(str(event.column_key.value))
