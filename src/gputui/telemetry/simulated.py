@@ -251,7 +251,7 @@ class _SimGpu:
             power = limit * (0.97 + 0.03 * _noise(self.power_key, t, 1.0))
             clock_factor = (limit / demand) ** 0.6
         else:
-            power = demand * (0.96 + 0.08 * _noise(self.power_key, t, 1.0))
+            power = min(limit, demand * (0.96 + 0.08 * _noise(self.power_key, t, 1.0)))
             clock_factor = 1.0
         heat = (self.lagged_power_w(t) - s.idle_power_w) / max(limit - s.idle_power_w, 1.0)
         temp = s.temp_idle_c + (s.temp_at_limit_c - s.temp_idle_c) * heat
