@@ -1,0 +1,380 @@
+"""A fake NVML at the pynvml module boundary: a table of GPUs, pynvml's own structs, real error codes.
+
+`fake_nvml` replaces the `pynvml` functions NvmlSource calls with fakes that
+read a mutable table (`FakeGpu` per device), count every call per (function,
+GPU index), and raise `pynvml.NVMLError(code)` exactly as the binding does. A
+function name put in `missing` raises FunctionNotFound, like a driver that
+lacks the symbol. pynvml's real library is never loaded: any call the fake does
+not cover raises Uninitialized, which the source treats as a hard failure, so a
+forgotten fake shows up as a failed device in the tests.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import pynvml
+import pytest
+
+MiB = 1024 * 1024
+GiB = 1024 * MiB
+
+
+@dataclass
+class FakeGpu:
+    index: int
+    name: str = "NVIDIA GeForce RTX 3090"
+    uuid: str = "GPU-00000000-0000-0000-0000-000000000000"
+    pci_bus_id: str = "00000000:01:00.0"
+    memory_total: int = 24 * GiB
+    memory_used: int = 10 * GiB
+    memory_reserved: int = 300 * MiB
+    cc: tuple[int, int] = (8, 6)
+    arch: int = pynvml.NVML_DEVICE_ARCH_AMPERE
+    power_management_limit_mw: int = 350_000
+    enforced_limit_mw: int = 340_000
+    max_clocks: dict[int, int] = field(
+        default_factory=lambda: {pynvml.NVML_CLOCK_SM: 2100, pynvml.NVML_CLOCK_MEM: 9751}
+    )
+    mig: int = pynvml.NVML_DEVICE_MIG_DISABLE
+    util_gpu: int = 71
+    util_mem: int = 33
+    temperature: int = 64
+    fan: int = 55
+    power_mw: int = 251_500
+    clocks: dict[int, int] = field(
+        default_factory=lambda: {pynvml.NVML_CLOCK_SM: 1800, pynvml.NVML_CLOCK_MEM: 9501}
+    )
+    pstate: int = 2
+    pcie_rx: int = 123_456
+    pcie_tx: int = 7_890
+    encoder: int = 12
+    decoder: int = 3
+    reasons: int = 0x4 | 0x20  # sw_power_cap + sw_thermal
+    ecc_uncorrected: int = 5
+    compute: list[tuple[int, int]] = field(default_factory=list)  # (pid, bytes)
+    graphics: list[tuple[int, int]] = field(default_factory=list)
+    mps: list[tuple[int, int]] = field(default_factory=list)
+    # (pid, timeStamp us, smUtil, memUtil) returned by GetProcessUtilization when newer than asked
+    util_samples: list[tuple[int, int, int, int]] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)  # function name -> NVML error code
+    lost: bool = False  # every query raises GPU_IS_LOST
+    handle_error: int | None = None  # nvmlDeviceGetHandleByIndex raises this
+
+
+class FakeNvml:
+    def __init__(self, gpus: list[FakeGpu]) -> None:
+        self.gpus = gpus
+        self.calls: Counter[tuple[str, int | None]] = Counter()
+        self.missing: set[str] = set()
+        self.init_error: int | None = None
+        self.count_error: int | None = None
+        self.driver_version = "550.54.15"
+        self.cuda_version = 12040
+        self.nvml_version = "12.550.54.15"
+        self.initialized = 0
+        self.shutdowns = 0
+        self.util_asked: list[tuple[int, int]] = []  # (gpu index, lastSeenTimeStamp asked with)
+        self.pcie_hook: Any = None  # called as hook(gpu, counter) before a PCIe answer
+
+    def n(self, fn: str, index: int | None = None) -> int:
+        """How many times `fn` was called (for one GPU, or in total)."""
+        if index is not None:
+            return self.calls[(fn, index)]
+        return sum(v for (name, _), v in self.calls.items() if name == fn)
+
+    # -- plumbing ------------------------------------------------------------
+    def _enter(self, fn: str, gpu: FakeGpu | None) -> None:
+        self.calls[(fn, None if gpu is None else gpu.index)] += 1
+        if fn in self.missing:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_FUNCTION_NOT_FOUND)
+        if gpu is not None:
+            if gpu.lost:
+                raise pynvml.NVMLError(pynvml.NVML_ERROR_GPU_IS_LOST)
+            if fn in gpu.errors:
+                raise pynvml.NVMLError(gpu.errors[fn])
+
+    def install(self, mp: pytest.MonkeyPatch) -> None:
+        for name in dir(self):
+            if name.startswith("nvml") and callable(getattr(self, name)):
+                mp.setattr(pynvml, name, getattr(self, name))
+        mp.setattr(pynvml, "_nvmlGetFunctionPointer", self._function_pointer)
+
+    # -- system --------------------------------------------------------------
+    def nvmlInit(self) -> None:
+        self._enter("nvmlInit", None)
+        if self.init_error is not None:
+            raise pynvml.NVMLError(self.init_error)
+        self.initialized += 1
+
+    def nvmlShutdown(self) -> None:
+        self._enter("nvmlShutdown", None)
+        self.shutdowns += 1
+
+    def nvmlDeviceGetCount(self) -> int:
+        self._enter("nvmlDeviceGetCount", None)
+        if self.count_error is not None:
+            raise pynvml.NVMLError(self.count_error)
+        return len(self.gpus)
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> FakeGpu:
+        gpu = self.gpus[index]
+        self._enter("nvmlDeviceGetHandleByIndex", None)
+        if gpu.handle_error is not None:
+            raise pynvml.NVMLError(gpu.handle_error)
+        return gpu
+
+    def nvmlSystemGetDriverVersion(self) -> str:
+        self._enter("nvmlSystemGetDriverVersion", None)
+        return self.driver_version
+
+    def nvmlSystemGetCudaDriverVersion(self) -> int:
+        self._enter("nvmlSystemGetCudaDriverVersion", None)
+        return self.cuda_version
+
+    def nvmlSystemGetNVMLVersion(self) -> str:
+        self._enter("nvmlSystemGetNVMLVersion", None)
+        return self.nvml_version
+
+    # -- static --------------------------------------------------------------
+    def nvmlDeviceGetName(self, g: FakeGpu) -> str:
+        self._enter("nvmlDeviceGetName", g)
+        return g.name
+
+    def nvmlDeviceGetUUID(self, g: FakeGpu) -> str:
+        self._enter("nvmlDeviceGetUUID", g)
+        return g.uuid
+
+    def nvmlDeviceGetPciInfo(self, g: FakeGpu) -> Any:
+        self._enter("nvmlDeviceGetPciInfo", g)
+        info = pynvml.nvmlPciInfo_t()
+        info.busId = g.pci_bus_id.encode()
+        info.busIdLegacy = g.pci_bus_id[4:].encode()
+        return info
+
+    def nvmlDeviceGetCudaComputeCapability(self, g: FakeGpu) -> tuple[int, int]:
+        self._enter("nvmlDeviceGetCudaComputeCapability", g)
+        return g.cc
+
+    def nvmlDeviceGetArchitecture(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetArchitecture", g)
+        return g.arch
+
+    def nvmlDeviceGetPowerManagementLimit(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetPowerManagementLimit", g)
+        return g.power_management_limit_mw
+
+    def nvmlDeviceGetMaxClockInfo(self, g: FakeGpu, kind: int) -> int:
+        self._enter("nvmlDeviceGetMaxClockInfo", g)
+        return g.max_clocks[kind]
+
+    def nvmlDeviceGetMigMode(self, g: FakeGpu) -> list[int]:
+        self._enter("nvmlDeviceGetMigMode", g)
+        return [g.mig, g.mig]
+
+    # -- per poll ------------------------------------------------------------
+    def nvmlDeviceGetMemoryInfo(self, g: FakeGpu, version: int | None = None) -> Any:
+        if version:
+            self._enter("nvmlDeviceGetMemoryInfo_v2", g)
+            assert version == pynvml.nvmlMemory_v2
+            m2 = pynvml.c_nvmlMemory_v2_t()
+            m2.version = version
+            m2.total = g.memory_total
+            m2.reserved = g.memory_reserved
+            m2.used = g.memory_used
+            m2.free = g.memory_total - g.memory_reserved - g.memory_used
+            return m2
+        self._enter("nvmlDeviceGetMemoryInfo", g)
+        m = pynvml.c_nvmlMemory_t()
+        m.total = g.memory_total
+        m.used = g.memory_used + g.memory_reserved  # v1 counts reserved as used
+        m.free = g.memory_total - m.used
+        return m
+
+    def nvmlDeviceGetUtilizationRates(self, g: FakeGpu) -> Any:
+        self._enter("nvmlDeviceGetUtilizationRates", g)
+        u = pynvml.c_nvmlUtilization_t()
+        u.gpu, u.memory = g.util_gpu, g.util_mem
+        return u
+
+    def nvmlDeviceGetTemperatureV(self, g: FakeGpu, sensor: int) -> int:
+        self._enter("nvmlDeviceGetTemperatureV", g)
+        assert sensor == pynvml.NVML_TEMPERATURE_GPU
+        return g.temperature
+
+    def nvmlDeviceGetTemperature(self, g: FakeGpu, sensor: int) -> int:
+        self._enter("nvmlDeviceGetTemperature", g)
+        assert sensor == pynvml.NVML_TEMPERATURE_GPU
+        return g.temperature
+
+    def nvmlDeviceGetFanSpeed(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetFanSpeed", g)
+        return g.fan
+
+    def nvmlDeviceGetPowerUsage(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetPowerUsage", g)
+        return g.power_mw
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetEnforcedPowerLimit", g)
+        return g.enforced_limit_mw
+
+    def nvmlDeviceGetClockInfo(self, g: FakeGpu, kind: int) -> int:
+        self._enter("nvmlDeviceGetClockInfo", g)
+        return g.clocks[kind]
+
+    def nvmlDeviceGetPerformanceState(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetPerformanceState", g)
+        return g.pstate
+
+    def nvmlDeviceGetEncoderUtilization(self, g: FakeGpu) -> list[int]:
+        self._enter("nvmlDeviceGetEncoderUtilization", g)
+        return [g.encoder, 167000]
+
+    def nvmlDeviceGetDecoderUtilization(self, g: FakeGpu) -> list[int]:
+        self._enter("nvmlDeviceGetDecoderUtilization", g)
+        return [g.decoder, 167000]
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetCurrentClocksEventReasons", g)
+        return g.reasons
+
+    def nvmlDeviceGetCurrentClocksThrottleReasons(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetCurrentClocksThrottleReasons", g)
+        return g.reasons
+
+    def nvmlDeviceGetTotalEccErrors(self, g: FakeGpu, error_type: int, counter: int) -> int:
+        self._enter("nvmlDeviceGetTotalEccErrors", g)
+        assert error_type == pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+        assert counter == pynvml.NVML_VOLATILE_ECC
+        return g.ecc_uncorrected
+
+    def nvmlDeviceGetPcieThroughput(self, g: FakeGpu, counter: int) -> int:
+        self._enter("nvmlDeviceGetPcieThroughput", g)
+        if self.pcie_hook is not None:
+            self.pcie_hook(g, counter)
+        return g.pcie_rx if counter == pynvml.NVML_PCIE_UTIL_RX_BYTES else g.pcie_tx
+
+    # -- processes -----------------------------------------------------------
+    def _procs(self, fn: str, g: FakeGpu, entries: list[tuple[int, int]]) -> list[Any]:
+        self._enter(fn, g)
+        out = []
+        for pid, mem in entries:
+            p = pynvml.c_nvmlProcessInfo_v3_t()
+            p.pid = pid
+            p.usedGpuMemory = mem
+            p.gpuInstanceId = p.computeInstanceId = 0xFFFFFFFF
+            out.append(p)
+        return out
+
+    def nvmlDeviceGetComputeRunningProcesses_v3(self, g: FakeGpu) -> list[Any]:
+        return self._procs("nvmlDeviceGetComputeRunningProcesses_v3", g, g.compute)
+
+    def nvmlDeviceGetComputeRunningProcesses_v2(self, g: FakeGpu) -> list[Any]:
+        return self._procs("nvmlDeviceGetComputeRunningProcesses_v2", g, g.compute)
+
+    def nvmlDeviceGetGraphicsRunningProcesses_v3(self, g: FakeGpu) -> list[Any]:
+        return self._procs("nvmlDeviceGetGraphicsRunningProcesses_v3", g, g.graphics)
+
+    def nvmlDeviceGetGraphicsRunningProcesses_v2(self, g: FakeGpu) -> list[Any]:
+        return self._procs("nvmlDeviceGetGraphicsRunningProcesses_v2", g, g.graphics)
+
+    def nvmlDeviceGetMPSComputeRunningProcesses_v3(self, g: FakeGpu) -> list[Any]:
+        return self._procs("nvmlDeviceGetMPSComputeRunningProcesses_v3", g, g.mps)
+
+    def nvmlDeviceGetMPSComputeRunningProcesses_v2(self, g: FakeGpu) -> list[Any]:
+        return self._procs("nvmlDeviceGetMPSComputeRunningProcesses_v2", g, g.mps)
+
+    def nvmlDeviceGetProcessUtilization(self, g: FakeGpu, last_seen: int) -> list[Any]:
+        self._enter("nvmlDeviceGetProcessUtilization", g)
+        self.util_asked.append((g.index, last_seen))
+        out = []
+        for pid, ts, sm, mem in g.util_samples:
+            if ts > last_seen:
+                s = pynvml.c_nvmlProcessUtilizationSample_t()
+                s.pid, s.timeStamp, s.smUtil, s.memUtil = pid, ts, sm, mem
+                out.append(s)
+        if not out:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_FOUND)
+        return out
+
+    def _function_pointer(self, symbol: str) -> Any:
+        """The C entry points NvmlSource reaches without a pynvml wrapper: the v1 process lists."""
+        lists = {
+            "nvmlDeviceGetComputeRunningProcesses": "compute",
+            "nvmlDeviceGetGraphicsRunningProcesses": "graphics",
+            "nvmlDeviceGetMPSComputeRunningProcesses": "mps",
+        }
+        if symbol not in lists:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_UNINITIALIZED)
+        if symbol in self.missing:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_FUNCTION_NOT_FOUND)
+        attr = lists[symbol]
+
+        def c_function(g: FakeGpu, count_ref: Any, records: Any) -> int:
+            """Behaves like the C symbol: fills 16-byte v1 records, returns an NVML code."""
+            self.calls[(symbol, g.index)] += 1
+            if g.lost:
+                return pynvml.NVML_ERROR_GPU_IS_LOST
+            entries: list[tuple[int, int]] = getattr(g, attr)
+            count = count_ref._obj
+            if records is None or count.value < len(entries):
+                count.value = len(entries)
+                return pynvml.NVML_ERROR_INSUFFICIENT_SIZE if entries else pynvml.NVML_SUCCESS
+            assert ctypes.sizeof(records._type_) == 16, "v1 records are 16 bytes"
+            for i, (pid, mem) in enumerate(entries):
+                records[i].pid = pid
+                records[i].usedGpuMemory = mem
+            count.value = len(entries)
+            return pynvml.NVML_SUCCESS
+
+        return c_function
+
+
+def two_gpus() -> list[FakeGpu]:
+    """A workstation: an RTX 3090 with a desktop and a training job, an A100 with one job."""
+    g0 = FakeGpu(
+        index=0,
+        compute=[(1001, 8 * GiB), (1003, 96 * MiB)],
+        graphics=[(1002, 312 * MiB), (1003, 96 * MiB)],
+        util_samples=[(1001, 5_000_000, 60, 20), (1003, 5_000_000, 2, 1)],
+    )
+    g1 = FakeGpu(
+        index=1,
+        name="NVIDIA A100-SXM4-80GB",
+        uuid="GPU-a1b2c3d4-e5f6-4789-8abc-def012345678",
+        pci_bus_id="00000000:41:00.0",
+        memory_total=80 * GiB,
+        memory_used=62 * GiB,
+        memory_reserved=512 * MiB,
+        cc=(8, 0),
+        power_management_limit_mw=400_000,
+        enforced_limit_mw=400_000,
+        max_clocks={pynvml.NVML_CLOCK_SM: 1410, pynvml.NVML_CLOCK_MEM: 1593},
+        util_gpu=98,
+        util_mem=80,
+        temperature=58,
+        power_mw=385_250,
+        clocks={pynvml.NVML_CLOCK_SM: 1410, pynvml.NVML_CLOCK_MEM: 1593},
+        pstate=0,
+        reasons=0,
+        ecc_uncorrected=0,
+        compute=[(2001, 30 * GiB)],
+        util_samples=[(2001, 6_000_000, 91, 55)],
+    )
+    return [g0, g1]
+
+
+@pytest.fixture
+def fake_nvml(monkeypatch: pytest.MonkeyPatch) -> FakeNvml:
+    fake = FakeNvml(two_gpus())
+    fake.install(monkeypatch)
+    return fake
+
+
+@pytest.fixture
+def make_gpu() -> type[FakeGpu]:
+    return FakeGpu
