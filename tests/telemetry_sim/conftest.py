@@ -70,3 +70,8 @@ def write_scenario(tmp_path: Path) -> Callable[[str, str], Path]:
 @pytest.fixture
 def timeline(write_scenario: Callable[[str, str], Path]) -> Path:
     return write_scenario(TIMELINE, "timeline.toml")
+
+
+@pytest.fixture
+def timeline_text() -> str:
+    return TIMELINE
