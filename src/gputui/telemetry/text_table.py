@@ -185,6 +185,6 @@ def _process_lines(procs: Iterable[GpuProcess], st: _Style, width: int | None) -
         if width is not None:
             room = width - len(head) - len(tail)
             if len(command) > room:
-                command = command[: max(room - 3, 8)] + "..."
+                command = command[: room - 3] + "..." if room > 3 else ""
         out.append(head + (st(command, _DIM) if not p.host_visible else command) + (st(tail, _CYAN) if tail else ""))
     return out

@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from gputui.resources import scenarios_dir
+from gputui.telemetry import schema
+from gputui.telemetry.jsonout import SCHEMA_VERSION, snapshot_to_dict
+from gputui.telemetry.simulated import SimulatedSource
+from gputui.telemetry.snapshot import (
+    DeviceInfo,
+    DeviceSample,
+    DeviceSnapshot,
+    GpuProcess,
+    HostSnapshot,
+    Snapshot,
+)
+
+
+def _dict(name: str = "demo.toml", t: float = 60.0) -> dict[str, object]:
+    src = SimulatedSource.from_scenario(scenarios_dir() / name, clock=lambda: t)
+    return snapshot_to_dict(src.poll())
+
+
+@pytest.mark.parametrize(
+    ("dataclass", "model", "extra"),
+    [
+        (DeviceInfo, schema.DeviceInfoModel, set()),
+        (DeviceSample, schema.DeviceSampleModel, set()),
+        (DeviceSnapshot, schema.DeviceModel, set()),
+        (HostSnapshot, schema.HostModel, set()),
+        (GpuProcess, schema.ProcessModel, {"command"}),
+        (Snapshot, schema.SnapshotModel, {"schema_version"}),
+    ],
+)
+def test_schema_mirrors_every_dataclass_field(
+    dataclass: type, model: type[BaseModel], extra: set[str]
+) -> None:
+    assert set(model.model_fields) == {f.name for f in fields(dataclass)} | extra
+
+
+@pytest.mark.parametrize("name", ["demo.toml", "demo-8gpu.toml", "faults.toml"])
+@pytest.mark.parametrize("t", [0.0, 45.0])
+def test_json_round_trips_through_the_schema(name: str, t: float) -> None:
+    data = _dict(name, t)
+    text = json.dumps(data)
+    model = schema.SnapshotModel.model_validate_json(text)
+    assert model.model_dump(mode="json") == json.loads(text)
+
+
+def test_shape_and_conversions() -> None:
+    data = _dict("faults.toml", 40.0)
+    assert data["schema_version"] == SCHEMA_VERSION == 1
+    assert data["source"] == "simulated"
+    devices = data["devices"]
+    assert isinstance(devices, list)
+    gtx, lost = devices[0], devices[1]
+    # frozensets become sorted lists
+    assert gtx["unsupported"] == sorted(gtx["unsupported"]) and "fan_pct" not in gtx["unsupported"]
+    assert "power_w" in gtx["unsupported"] and gtx["sample"]["power_w"] is None
+    assert lost["sample"] is None and lost["failed"] == "GPU is lost"
+    host = data["host"]
+    assert isinstance(host, dict)
+    assert isinstance(host["per_cpu_percent"], list) and isinstance(host["load_average"], list)
+    for proc in data["processes"]:  # type: ignore[attr-defined]
+        assert proc["cmdline"] is None or isinstance(proc["cmdline"], list)
+        assert proc["command"] == (" ".join(proc["cmdline"]) if proc["cmdline"] else proc["name"])
+
+
+def test_tuples_inside_samples_become_lists() -> None:
+    data = _dict("demo-8gpu.toml", 0.0)
+    reasons = [d["sample"]["throttle_reasons"] for d in data["devices"]]  # type: ignore[attr-defined]
+    assert all(isinstance(r, list) for r in reasons)
+    assert ["sw_power_cap"] in reasons
+
+
+def test_schema_rejects_extra_and_wrong_fields() -> None:
+    data = _dict()
+    data["surprise"] = 1
+    with pytest.raises(ValidationError):
+        schema.SnapshotModel.model_validate(data)
+    data = _dict()
+    data["devices"][0]["sample"]["memory_used"] = "lots"  # type: ignore[index]
+    with pytest.raises(ValidationError):
+        schema.SnapshotModel.model_validate(data)
+
+
+def test_json_schema_documents_units() -> None:
+    js = schema.json_schema()
+    assert js["title"] == "gputui snapshot"
+    text = json.dumps(js)
+    for word in ("bytes", "KiB/s", "percent", "watts"):
+        assert word in text
+    assert js["additionalProperties"] is False
+
+
+def test_jsonout_does_not_import_pydantic() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, gputui.telemetry.jsonout, gputui.telemetry.simulated;"
+        "print('pydantic' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
