@@ -275,7 +275,7 @@ def _compare(catalog: Catalog, names: list[str], as_json: bool) -> int:
     for r in rows:
         cells = [fmt(r.values[0])]
         cells += [
-            f"{fmt(v)} ({fmt_ratio(q)})" if v is not None else "-"
+            f"{fmt(v)} ({fmt_ratio(q)})" if v is not None and q is not None else fmt(v)
             for v, q in zip(r.values[1:], r.ratios[1:], strict=True)
         ]
         table_rows.append([r.label, *cells])

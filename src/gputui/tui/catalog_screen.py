@@ -178,7 +178,10 @@ class CatalogScreen(Screen[None]):
         for row in compare(cards):
             cells = [fmt(row.values[0])]
             for value, ratio in zip(row.values[1:], row.ratios[1:], strict=True):
-                cells.append("-" if value is None else f"{fmt(value)} {fmt_ratio(ratio)}")
+                if value is None or ratio is None:
+                    cells.append(fmt(value))
+                else:
+                    cells.append(f"{fmt(value)} {fmt_ratio(ratio)}")
             table.add_row(row.label, *cells)
         return table
 
