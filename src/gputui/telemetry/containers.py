@@ -20,9 +20,9 @@ _POD = re.compile(
 # Runtime-specific leaf names; conmon scopes (podman's and cri-o's monitors) are not containers.
 _RUNTIMES = (
     re.compile(r"docker-" + _HEX64 + r"\.scope"),
-    re.compile(r"/docker/" + _HEX64 + r"(?:/|$)"),
+    re.compile(r"/docker/" + _HEX64 + r"(?=/|$)"),
     re.compile(r"cri-containerd-" + _HEX64 + r"\.scope"),
-    re.compile(r"crio-" + _HEX64 + r"(?:\.scope)?(?:/|$)"),
+    re.compile(r"crio-" + _HEX64 + r"(?:\.scope)?(?=/|$)"),
     re.compile(r"libpod-" + _HEX64 + r"\.scope"),
     re.compile(r"/libpod_parent/libpod-" + _HEX64),
 )
