@@ -263,12 +263,8 @@ class _SimGpu:
         else:
             sm_clock = s.idle_sm_clock_mhz
             mem_clock = s.idle_mem_clock_mhz if not busy else s.max_mem_clock_mhz
-        if capped:
-            throttle: tuple[str, ...] = ("sw_power_cap",)
-        elif not busy and util < 3.0:
-            throttle = ("gpu_idle",)
-        else:
-            throttle = ()
+        # Same names as NvmlSource; an idle GPU is resting, not throttled: ().
+        throttle: tuple[str, ...] = ("sw_power_cap",) if capped else ()
         used = sum(a.memory for _, a in acts)
         reserved = s.memory_reserved
         used_b = int(min(used, s.memory_total - reserved)) >> 20 << 20
