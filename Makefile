@@ -33,5 +33,9 @@ lint: $(STAMP_TEST)
 typecheck: $(STAMP_TEST)
 	$(BIN)/mypy
 
+# The NVML source end to end against the simulated NVML library in ../shared/fakenvml (needs gcc).
+nvml-check: $(STAMP_RUN)
+	scripts/nvml-check.sh
+
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""Poll NvmlSource and print the last snapshot as JSON (the shape of `gputui snapshot --json`).
+
+Used by nvml_check.py where one poll is not enough (a GPU lost after N seconds)
+and as a stand-in while `gputui snapshot --json` is unusable.
+
+    nvml_snapshot.py [--polls N] [--interval S] [--no-host]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from gputui.telemetry.jsonout import snapshot_to_dict
+from gputui.telemetry.nvml import NvmlSource
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--polls", type=int, default=1)
+    ap.add_argument("--interval", type=float, default=0.0)
+    ap.add_argument("--no-host", action="store_true")
+    args = ap.parse_args()
+    source = NvmlSource.open(with_host=not args.no_host)
+    try:
+        snap = source.poll()
+        for _ in range(args.polls - 1):
+            time.sleep(args.interval)
+            snap = source.poll()
+    finally:
+        source.close()
+    print(json.dumps(snapshot_to_dict(snap), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
