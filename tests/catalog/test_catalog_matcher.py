@@ -3,11 +3,16 @@ resolve to the wrong card."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 
 from gputui.catalog import Card, Catalog, load_catalog
 from gputui.catalog.matcher import name_key
 from gputui.errors import UserError
+
+from .conftest import GOOD_CARD
 
 
 def _reported_mib(card: Card) -> int:
@@ -174,3 +179,24 @@ def test_name_key_compares_tokens_not_substrings() -> None:
 def test_find_unknown_lists_nothing_and_says_so(catalog: Catalog) -> None:
     with pytest.raises(UserError, match="no card named 'Voodoo 5'"):
         catalog.find("Voodoo 5")
+
+
+def test_one_nvml_name_on_two_cards_is_split_by_memory(
+    scratch_catalog: Callable[[str], Path],
+) -> None:
+    small = GOOD_CARD.replace('"NVIDIA Test Card"', '"Tesla X100-PCIE"')
+    big = small.replace('name = "Test Card"', 'name = "Test Card 48"').replace(
+        "memory_gib = 24", "memory_gib = 48"
+    )
+    catalog = load_catalog(scratch_catalog(small + "\n" + big))
+    assert _match_name(catalog, "Tesla X100-PCIE", 24 * 1024 - 300) == "Test Card"
+    assert _match_name(catalog, "Tesla X100-PCIE", 48 * 1024 - 500) == "Test Card 48"
+    unsized = catalog.match("Tesla X100-PCIE")
+    assert unsized.status == "ambiguous"
+    assert unsized.candidates == ["Test Card", "Test Card 48"]
+    assert unsized.architecture is not None and unsized.architecture.key == "ampere"
+    # 36 GB is neither: not claimed, but the architecture is still known from the name
+    between = catalog.match("Tesla X100-PCIE", 36 * 1024)
+    assert between.status == "architecture" and between.card is None
+    with pytest.raises(UserError, match="could be any of"):
+        catalog.find("Tesla X100-PCIE")
