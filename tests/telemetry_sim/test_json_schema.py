@@ -107,3 +107,14 @@ def test_jsonout_does_not_import_pydantic() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_docs_describe_every_field() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "snapshot-json.md").read_text()
+    names = {f"`{f.name}`" for cls in (DeviceInfo, DeviceSample, DeviceSnapshot, HostSnapshot,
+                                       GpuProcess, Snapshot) for f in fields(cls)}
+    names |= {"`command`", "`schema_version`"}
+    missing = sorted(n for n in names if f"| {n} |" not in doc)
+    assert not missing, f"docs/snapshot-json.md lacks rows for {missing}"
