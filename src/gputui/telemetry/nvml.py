@@ -331,6 +331,10 @@ def _read_info(index: int, q: DeviceQuery, archs: dict[int, str], partial: list[
     return DeviceInfo(index=index, **dict(partial))
 
 
+# Reads a ctypes field without pynvml's Python-level __getattribute__ (3x faster; see nvml_procs).
+_field = object.__getattribute__
+
+
 def _read_sample(q: DeviceQuery, pcie: tuple[int | None, int | None]) -> DeviceSample:
     get = q.get
     mem = get("memory", MEMORY)
@@ -340,11 +344,11 @@ def _read_sample(q: DeviceQuery, pcie: tuple[int | None, int | None]) -> DeviceS
     pstate = get("performance_state", PSTATE)
     reasons = get("throttle_reasons", THROTTLE)
     return DeviceSample(
-        utilization_gpu=None if util is None else int(util.gpu),
-        utilization_memory=None if util is None else int(util.memory),
-        memory_used=None if mem is None else int(mem.used),
-        memory_free=None if mem is None else int(mem.free),
-        memory_total=None if mem is None else int(mem.total),
+        utilization_gpu=None if util is None else _field(util, "gpu"),
+        utilization_memory=None if util is None else _field(util, "memory"),
+        memory_used=None if mem is None else _field(mem, "used"),
+        memory_free=None if mem is None else _field(mem, "free"),
+        memory_total=None if mem is None else _field(mem, "total"),
         memory_reserved=None if mem is None else _reserved(mem, q),
         temperature_c=get("temperature_c", TEMPERATURE),
         fan_pct=get("fan_pct", FAN),

@@ -25,6 +25,9 @@ from gputui.telemetry.nvml_query import Call, DeviceQuery
 from gputui.telemetry.snapshot import GpuProcess
 
 _NOT_AVAILABLE = (1 << 64) - 1  # NVML_VALUE_NOT_AVAILABLE as an unsigned long long
+# pynvml's structs override __getattribute__ in Python (~0.85 us a field); the plain slot
+# reads the same ctypes field in ~0.25 us. It matters for 50 processes x 4 fields a poll.
+_field = object.__getattribute__
 
 
 class ProcessInfoV1(ctypes.Structure):
@@ -128,8 +131,8 @@ class ProcessReader:
             if not entries:
                 continue
             for entry in entries:
-                pid = int(entry.pid)
-                mem = _memory(entry.usedGpuMemory)
+                pid = int(_field(entry, "pid"))
+                mem = _memory(_field(entry, "usedGpuMemory"))
                 if pid in found:
                     kinds, old = found[pid]
                     kinds.add(kind)
@@ -170,11 +173,11 @@ class ProcessReader:
         util = self._util
         last = self.last_seen
         for s in samples:
-            pid = int(s.pid)
-            ts = int(s.timeStamp)
+            pid = _field(s, "pid")
+            ts = _field(s, "timeStamp")
             if ts >= newest.get(pid, -1):
                 newest[pid] = ts
-                util[pid] = (int(s.smUtil), int(s.memUtil))
+                util[pid] = (_field(s, "smUtil"), _field(s, "memUtil"))
             if ts > last:
                 last = ts
         self.last_seen = last
