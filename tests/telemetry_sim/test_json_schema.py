@@ -118,3 +118,17 @@ def test_docs_describe_every_field() -> None:
     names |= {"`command`", "`schema_version`"}
     missing = sorted(n for n in names if f"| {n} |" not in doc)
     assert not missing, f"docs/snapshot-json.md lacks rows for {missing}"
+
+
+@pytest.mark.parametrize(
+    ("kind", "ok"),
+    [("compute", True), ("compute+graphics", True), ("graphics+mps", True), ("mps", True),
+     ("cuda", False), ("compute+", False), ("", False)],
+)
+def test_process_type_values(kind: str, ok: bool) -> None:
+    proc = {"gpu_index": 0, "pid": 1, "type": kind, "command": None}
+    if ok:
+        schema.ProcessModel.model_validate(proc)
+    else:
+        with pytest.raises(ValidationError):
+            schema.ProcessModel.model_validate(proc)

@@ -77,7 +77,10 @@ class HostModel(_Strict):
 class ProcessModel(_Strict):
     gpu_index: int
     pid: int = Field(description="host PID, as NVML reports it")
-    type: Literal["compute", "graphics", "compute+graphics", "mps"]
+    type: str = Field(
+        pattern=r"^(compute|graphics|mps)(\+(compute|graphics|mps))*$",
+        description='"compute", "graphics", "mps", or several joined by "+", e.g. "compute+graphics"',
+    )
     gpu_memory: int | None = Field(None, description="bytes")
     sm_util: int | None = None
     mem_util: int | None = None

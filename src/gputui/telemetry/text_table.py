@@ -24,7 +24,7 @@ _YELLOW = "\x1b[33m"
 _CYAN = "\x1b[36m"
 _MARKER = "\x1b[1;30;43m"  # black on yellow: the simulated-data marker must not be missed
 
-_TYPE_SHORT = {"compute": "C", "graphics": "G", "compute+graphics": "C+G", "mps": "MPS"}
+_TYPE_SHORT = {"compute": "C", "graphics": "G", "mps": "MPS"}
 
 
 class _Style:
@@ -167,7 +167,7 @@ def _device_line(dev: DeviceSnapshot, name_width: int, st: _Style) -> str:
 def _process_lines(procs: Iterable[GpuProcess], st: _Style, width: int | None) -> list[str]:
     out = []
     for p in procs:
-        kind = _TYPE_SHORT.get(p.type, p.type)
+        kind = "+".join(_TYPE_SHORT.get(part, part) for part in p.type.split("+"))
         user = p.user or ("?" if not p.host_visible else NA)
         cpu = _num(p.cpu_percent, "{:.0f}", "%")
         head = (
