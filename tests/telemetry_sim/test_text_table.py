@@ -46,10 +46,10 @@ def test_demo_table_at_a_fixed_clock() -> None:
 
 
 def test_finished_and_not_yet_started_processes_are_absent() -> None:
-    early = _render("demo.toml", 0.0)
-    late = _render("demo.toml", 200.0)
-    assert " 88412 " not in early and " 88412 " in late  # starts at 25 s
-    assert " 72950 " in early and " 72950 " not in late  # ends at 90 s
+    early, mid, late = (_render("demo.toml", t) for t in (0.0, 60.0, 200.0))
+    # demo.toml: pid 73518 runs from 45 s to 165 s, pid 72950 ends at 90 s.
+    assert " 73518 " not in early and " 73518 " in mid and " 73518 " not in late
+    assert " 72950 " in early and " 72950 " in mid and " 72950 " not in late
 
 
 def test_lost_gpu_and_unsupported_fields() -> None:
