@@ -148,3 +148,9 @@ def test_default_hostname() -> None:
     import socket
 
     assert HostSampler().sample().hostname == socket.gethostname()
+
+
+@pytest.mark.parametrize("pid", [-1, 2**31 - 1])
+def test_odd_pids_never_raise(pid: int) -> None:
+    (p,) = HostSampler().enrich([GpuProcess(0, pid, "compute")])
+    assert not p.host_visible and p.pid == pid

@@ -175,7 +175,9 @@ class HostSampler:
                 cpu = _or_none(lambda: proc.cpu_percent(interval=None))
                 mem = _or_none(proc.memory_info)
                 created = _or_none(proc.create_time)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):  # ZombieProcess is a NoSuchProcess
+        except (psutil.Error, OSError, ValueError):
+            # Gone, zombie (a NoSuchProcess), denied outright, or a PID psutil rejects
+            # (NVML can report 0): listed without host fields, never an exception.
             self._procs.pop(pid, None)
             return None
         if user is None and name is None and cmdline is None and mem is None:
