@@ -21,7 +21,9 @@ from gputui.telemetry.snapshot import (
 GIB = 1024**3
 
 
-def make_device(index: int, *, util: int | None = 50, used_gib: float | None = 4.0, **sample: Any) -> DeviceSnapshot:
+def make_device(
+    index: int, *, util: int | None = 50, used_gib: float | None = 4.0, **sample: Any
+) -> DeviceSnapshot:
     info = DeviceInfo(
         index=index,
         name="NVIDIA GeForce RTX 3090" if index % 2 == 0 else "NVIDIA A100-SXM4-80GB",
@@ -69,12 +71,18 @@ def make_process(gpu: int, pid: int, **kw: Any) -> GpuProcess:
     return GpuProcess(gpu_index=gpu, pid=pid, **base)
 
 
-def make_snapshot(n_gpus: int = 2, processes: tuple[GpuProcess, ...] | None = None, **kw: Any) -> Snapshot:
+def make_snapshot(
+    n_gpus: int = 2, processes: tuple[GpuProcess, ...] | None = None, **kw: Any
+) -> Snapshot:
     if processes is None:
         processes = (
             make_process(0, 1001, gpu_memory=8 * GIB, user="alice"),
-            make_process(0, 1002, gpu_memory=2 * GIB, user="bob", type="graphics", name="Xorg", cmdline=None),
-            make_process(n_gpus - 1, 1003, gpu_memory=5 * GIB, user="carol", container="3f2a9c1d7e0b"),
+            make_process(
+                0, 1002, gpu_memory=2 * GIB, user="bob", type="graphics", name="Xorg", cmdline=None
+            ),
+            make_process(
+                n_gpus - 1, 1003, gpu_memory=5 * GIB, user="carol", container="3f2a9c1d7e0b"
+            ),
         )
     base: dict[str, Any] = dict(
         timestamp=1_700_000_000.0,

@@ -21,6 +21,7 @@ from typing import Any
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
 
@@ -135,7 +136,8 @@ class GpuTuiApp(App[int]):
     def _arm(self, delay: float) -> None:
         if self._poll_timer is not None:
             self._poll_timer.stop()
-        self._poll_timer = self.set_timer(max(0.0, delay), self._start_poll, name="poll")
+        # Textual's Timer divides by its delay: never arm with 0 (a poll slower than the interval).
+        self._poll_timer = self.set_timer(max(0.01, delay), self._start_poll, name="poll")
 
     def _start_poll(self) -> None:
         self._poll_timer = None
@@ -158,10 +160,19 @@ class GpuTuiApp(App[int]):
         else:
             self.post_message(SnapshotReady(snap, time.perf_counter() - started))
 
+    def _shutting_down(self) -> bool:
+        """A poll that finishes while the app exits has no widgets left to fill."""
+        return self._exit or self._closing or not self.dashboard.is_attached
+
     async def on_snapshot_ready(self, message: SnapshotReady) -> None:
         self.poll_in_flight = False
         self.last_poll_s = message.elapsed_s
-        await self.apply_snapshot(message.snapshot)
+        if self._shutting_down():
+            return
+        try:
+            await self.apply_snapshot(message.snapshot)
+        except NoMatches:  # the app began tearing the screen down meanwhile
+            return
         if self.last_error is not None:
             self.last_error = None
             self.dashboard.show_status(None)
@@ -171,6 +182,8 @@ class GpuTuiApp(App[int]):
     def on_poll_failed(self, message: PollFailed) -> None:
         self.poll_in_flight = False
         self.last_poll_s = message.elapsed_s
+        if self._shutting_down():
+            return
         first = self.last_error is None
         self.last_error = message.error
         self.dashboard.show_status(
@@ -218,6 +231,8 @@ class GpuTuiApp(App[int]):
         self.post_message(CardsMatched(labels))
 
     def on_cards_matched(self, message: CardsMatched) -> None:
+        if self._shutting_down():
+            return
         self.dashboard.set_card_labels(message.labels)
         if self.latest_snapshot is not None:
             self.dashboard.update_snapshot(self.latest_snapshot, self.history.series)
@@ -330,14 +345,24 @@ class GpuTuiApp(App[int]):
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Pause / resume polling", "Stop or restart reading the GPUs", self.action_toggle_pause)
+        yield SystemCommand(
+            "Pause / resume polling", "Stop or restart reading the GPUs", self.action_toggle_pause
+        )
         yield SystemCommand("Poll faster", "Shorter refresh interval", self.action_faster)
         yield SystemCommand("Poll slower", "Longer refresh interval", self.action_slower)
-        yield SystemCommand("Cycle sort column", "Sort the process table by the next column", self.action_cycle_sort)
-        yield SystemCommand("Reverse sort", "Flip the process table order", self.action_reverse_sort)
-        yield SystemCommand("Filter processes", "Show only processes matching a text", self.action_filter)
+        yield SystemCommand(
+            "Cycle sort column", "Sort the process table by the next column", self.action_cycle_sort
+        )
+        yield SystemCommand(
+            "Reverse sort", "Flip the process table order", self.action_reverse_sort
+        )
+        yield SystemCommand(
+            "Filter processes", "Show only processes matching a text", self.action_filter
+        )
         if not self.readonly:
-            yield SystemCommand("Kill process", "Signal the selected process (asks first)", self.action_kill)
+            yield SystemCommand(
+                "Kill process", "Signal the selected process (asks first)", self.action_kill
+            )
         yield SystemCommand("GPU catalog", "Known cards and architectures", self.action_catalog)
         yield SystemCommand("Will my model fit?", "The fit checker", self.action_fit)
         yield SystemCommand("Help", "All keys", self.action_help)

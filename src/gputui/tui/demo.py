@@ -24,7 +24,9 @@ def frozen_source(scenario: Path | None, t: float = DEMO_T) -> SimulatedSource:
     return SimulatedSource.from_scenario(scenario, clock=lambda: t)
 
 
-def prefilled_history(source: SimulatedSource, t: float = DEMO_T, seconds: int = HISTORY_S) -> History:
+def prefilled_history(
+    source: SimulatedSource, t: float = DEMO_T, seconds: int = HISTORY_S
+) -> History:
     history = History(maxlen=300)
     for k in range(seconds, 0, -1):
         history.add(source.snapshot_at(t - k))

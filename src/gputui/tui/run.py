@@ -13,7 +13,7 @@ import contextlib
 import signal
 import threading
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from gputui.telemetry.source import Source
@@ -21,8 +21,11 @@ from gputui.telemetry.source import Source
 T = TypeVar("T")
 
 
-class DaemonThreadExecutor(Executor):
-    """One daemon thread per job; polls are at most one at a time, so no pool is needed."""
+class DaemonThreadExecutor(ThreadPoolExecutor):
+    """One daemon thread per job; polls are at most one at a time, so no pool is needed.
+
+    Subclasses ThreadPoolExecutor only because asyncio insists on that type.
+    """
 
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
         future: Future[T] = Future()

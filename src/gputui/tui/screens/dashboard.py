@@ -62,7 +62,6 @@ CSS_PATHS: list[str | PurePath] = [
 
 
 class DashboardScreen(Screen[None]):
-
     def __init__(self, initial_source: str, fallback_reason: str | None) -> None:
         super().__init__(id="dashboard")
         self._source_name = initial_source

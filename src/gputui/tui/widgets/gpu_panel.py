@@ -114,7 +114,9 @@ class GpuPanel(Vertical):
         self._util = Metric("UTIL", classes="util")
         self._mem = Metric("MEM", classes="mem")
         self._stats = Static("", classes="gpu-stats")
-        self._last: tuple[DeviceSnapshot, Sequence[float | None], Sequence[float | None]] | None = None
+        self._last: tuple[DeviceSnapshot, Sequence[float | None], Sequence[float | None]] | None = (
+            None
+        )
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="metrics"):
@@ -136,7 +138,9 @@ class GpuPanel(Vertical):
         label = title(dev, self.card_label)
         self.border_title = label
         name = self._gpu_name
-        name.update(Text(f"{dev.index} {short_name(dev.info.name)}", no_wrap=True, overflow="ellipsis"))
+        name.update(
+            Text(f"{dev.index} {short_name(dev.info.name)}", no_wrap=True, overflow="ellipsis")
+        )
         name.tooltip = label
         s = dev.sample
         util = None if s is None or failed else s.utilization_gpu

@@ -18,7 +18,10 @@ def cores_line(per_cpu: tuple[float, ...], width: int) -> str:
     values = list(per_cpu)
     if len(values) > width:
         step = len(values) / width
-        values = [max(values[int(i * step) : max(int((i + 1) * step), int(i * step) + 1)]) for i in range(width)]
+        values = [
+            max(values[int(i * step) : max(int((i + 1) * step), int(i * step) + 1)])
+            for i in range(width)
+        ]
     return fmt.spark(values, len(values)).rstrip()
 
 

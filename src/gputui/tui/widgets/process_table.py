@@ -141,13 +141,18 @@ class ProcessTable(DataTable[Any]):
             raise ValueError(f"unknown column {column!r}")
         if reverse is None:
             # Clicking the current column flips it; a new column starts largest-first for numbers.
-            reverse = not self.sort_reverse if column == self.sort_column else column not in (
-                "gpu",
-                "pid",
-                "container",
-                "user",
-                "type",
-                "command",
+            reverse = (
+                not self.sort_reverse
+                if column == self.sort_column
+                else column
+                not in (
+                    "gpu",
+                    "pid",
+                    "container",
+                    "user",
+                    "type",
+                    "command",
+                )
             )
         self.sort_column, self.sort_reverse = column, reverse
         self._refresh_header_labels()
@@ -159,7 +164,10 @@ class ProcessTable(DataTable[Any]):
 
     def visible_keys(self) -> list[str]:
         """Row keys in display order (for tests and the details line)."""
-        return [str(self.coordinate_to_cell_key(Coordinate(i, 0)).row_key.value) for i in range(self.row_count)]
+        return [
+            str(self.coordinate_to_cell_key(Coordinate(i, 0)).row_key.value)
+            for i in range(self.row_count)
+        ]
 
     # -- internals ------------------------------------------------------------------------
 
