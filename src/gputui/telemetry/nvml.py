@@ -34,8 +34,8 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import pynvml
 
@@ -47,20 +47,24 @@ from gputui.telemetry.snapshot import (
     DeviceSample,
     DeviceSnapshot,
     GpuProcess,
-    HostSnapshot,
     Snapshot,
 )
 from gputui.telemetry.source import SourceUnavailable
 
+if TYPE_CHECKING:  # typing only: a Protocol class costs import time on the `snapshot` path
+    from collections.abc import Sequence
+    from typing import Protocol
 
-class HostSampler(Protocol):
-    """What NvmlSource needs of telemetry/host.py's HostSampler (imported only when used)."""
+    from gputui.telemetry.snapshot import HostSnapshot
 
-    def sample(self) -> HostSnapshot: ...
+    class HostSampler(Protocol):
+        """What NvmlSource needs of telemetry/host.py's HostSampler (imported only when used)."""
 
-    def enrich(self, processes: Sequence[GpuProcess]) -> tuple[GpuProcess, ...]: ...
+        def sample(self) -> HostSnapshot: ...
 
-    def notices(self) -> tuple[str, ...]: ...
+        def enrich(self, processes: Sequence[GpuProcess]) -> tuple[GpuProcess, ...]: ...
+
+        def notices(self) -> tuple[str, ...]: ...
 
 
 _TEMPERATURE_GPU = pynvml.NVML_TEMPERATURE_GPU
