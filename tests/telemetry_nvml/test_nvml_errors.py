@@ -263,3 +263,15 @@ def test_open_source_auto_falls_back_with_the_reason(fake_nvml):
     src, reason = open_source("auto", with_host=False)
     assert src.name != "nvml"
     assert reason is not None and "libnvidia-ml.so.1" in reason
+
+
+def test_open_failing_after_init_shuts_nvml_down(fake_nvml, monkeypatch):
+    import gputui.telemetry.nvml as nvml_module
+
+    def broken() -> None:
+        raise OSError("psutil exploded")
+
+    monkeypatch.setattr(nvml_module, "_open_host_sampler", broken)
+    with pytest.raises(OSError):
+        NvmlSource.open(with_host=True)
+    assert fake_nvml.initialized == 1 and fake_nvml.shutdowns == 1

@@ -421,17 +421,21 @@ class NvmlSource:
         if count == 0:
             _shutdown_quietly()
             raise SourceUnavailable("NVML is working but reports no NVIDIA GPU")
-        system = DeviceQuery(None)
-        versions = (
-            _optional_text(system, "driver_version", (_driver_version,)),
-            _optional_cuda(system),
-            _optional_text(system, "nvml_version", (_nvml_version,)),
-        )
-        archs = _arch_names()
-        devices = [_open_device(i, archs) for i in range(count)]
-        host: HostSampler | None = None
-        if with_host:
-            host = _open_host_sampler()
+        try:
+            system = DeviceQuery(None)
+            versions = (
+                _optional_text(system, "driver_version", (_driver_version,)),
+                _optional_cuda(system),
+                _optional_text(system, "nvml_version", (_nvml_version,)),
+            )
+            archs = _arch_names()
+            devices = [_open_device(i, archs) for i in range(count)]
+            host: HostSampler | None = None
+            if with_host:
+                host = _open_host_sampler()
+        except BaseException:
+            _shutdown_quietly()  # do not leave NVML initialized behind a failed open
+            raise
         return cls(devices, versions, host, PcieSampler(pcie_interval_s, clock))
 
     def poll(self) -> Snapshot:
