@@ -288,7 +288,7 @@ async def test_process_values_update_in_place(
         snap = scripted_source.next_snapshot
         changed = replace(snap.processes[0], cpu_percent=99.0)
         scripted_source.next_snapshot = replace(snap, processes=(changed, *snap.processes[1:]))
-        await wait_for(pilot, lambda: table.get_cell("0:1001", "cpu") == "99")
+        await wait_for(pilot, lambda: str(table.get_cell("0:1001", "cpu")) == "99")
 
 
 # -- polling controls -------------------------------------------------------------------------

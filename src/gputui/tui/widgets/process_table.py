@@ -63,6 +63,11 @@ COLUMN_KEYS = tuple(c.key for c in COLUMNS)
 _BY_KEY = {c.key: c for c in COLUMNS}
 
 
+def _styled(column: Column, value: str) -> Text:
+    """Numbers right-aligned so magnitudes line up; markup in commands stays literal."""
+    return Text(value, justify="right" if column.right else "left", no_wrap=True, end="")
+
+
 def row_key(p: GpuProcess) -> str:
     """A PID can hold contexts on several GPUs: one row per (GPU, PID)."""
     return f"{p.gpu_index}:{p.pid}"
@@ -201,12 +206,12 @@ class ProcessTable(DataTable[Any]):
             old = self.processes.get(key)
             cells = [c.cell(proc) for c in COLUMNS]
             if old is None:
-                self.add_row(*cells, key=key)
+                self.add_row(*(_styled(c, v) for c, v in zip(COLUMNS, cells, strict=True)), key=key)
             elif old != proc:
                 old_cells = [c.cell(old) for c in COLUMNS]
                 for c, new, prev in zip(COLUMNS, cells, old_cells, strict=True):
                     if new != prev:
-                        self.update_cell(key, c.key, new, update_width=True)
+                        self.update_cell(key, c.key, _styled(c, new), update_width=True)
             self.processes[key] = proc
 
         procs = self.processes

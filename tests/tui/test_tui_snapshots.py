@@ -1,0 +1,73 @@
+"""SVG snapshot tests of the dashboard, from the frozen simulated scenario.
+
+Baselines live in tests/tui/__snapshots__/; regenerate with
+`pytest tests/tui/test_tui_snapshots.py --snapshot-update` and look at them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from textual.pilot import Pilot
+
+from gputui.resources import scenarios_dir
+from gputui.telemetry.snapshot import DeviceInfo
+from gputui.tui.app import GpuTuiApp
+from gputui.tui.demo import demo_app
+from gputui.tui.kill import KillPolicy
+from gputui.tui.screens.kill import KillScreen
+
+
+def fixed_cards(devices: Sequence[DeviceInfo]) -> dict[int, str]:
+    """A stand-in for the catalog so catalog data edits do not churn these pictures."""
+    return {d.index: f"{(d.architecture or 'unknown').capitalize()} · catalog: {d.name.split()[-1]}" for d in devices}
+
+
+def app_for(scenario: str | None = None, **kw: Any) -> GpuTuiApp:
+    path = scenarios_dir() / scenario if scenario else None
+    return demo_app(path, card_lookup=fixed_cards, kill_policy=KillPolicy(is_root=lambda: True), **kw)
+
+
+async def ready(pilot: Pilot[Any]) -> None:
+    app = pilot.app
+    assert isinstance(app, GpuTuiApp)
+    for _ in range(250):
+        if app.latest_snapshot is not None and app.dashboard.card_labels:
+            break
+        await pilot.pause(0.02)
+    assert app.latest_snapshot is not None
+    await pilot.pause(0.1)
+
+
+def test_dashboard_120x40(snap_compare: Any) -> None:
+    assert snap_compare(app_for(), terminal_size=(120, 40), run_before=ready)
+
+
+def test_dashboard_80x24(snap_compare: Any) -> None:
+    assert snap_compare(app_for(), terminal_size=(80, 24), run_before=ready)
+
+
+def test_dashboard_fallback_banner_60x20(snap_compare: Any) -> None:
+    app = app_for(fallback_reason="NVML Shared Library Not Found")
+    assert snap_compare(app, terminal_size=(60, 20), run_before=ready)
+
+
+def test_compact_8gpu_120x40(snap_compare: Any) -> None:
+    assert snap_compare(app_for("demo-8gpu.toml"), terminal_size=(120, 40), run_before=ready)
+
+
+def test_kill_dialog(snap_compare: Any) -> None:
+    async def open_dialog(pilot: Pilot[Any]) -> None:
+        await ready(pilot)
+        await pilot.press("k")
+        app = pilot.app
+        for _ in range(250):  # a busy machine may take a while to mount and focus the dialog
+            focused = app.screen.focused
+            if isinstance(app.screen, KillScreen) and focused is not None and focused.id == "term":
+                break
+            await pilot.pause(0.02)
+        assert isinstance(app.screen, KillScreen)
+        await pilot.pause(0.1)
+
+    assert snap_compare(app_for(), terminal_size=(120, 40), run_before=open_dialog)
