@@ -207,7 +207,7 @@ def main() -> int:
     print(f"median us per poll ({args.polls} polls after 20 warm-up, {args.procs} processes{cost})")
     head = (
         f"{'GPUs':>4}  {'nvml':>8} {'/GPU':>6} {'p90':>7}  {'nvml+host':>9}  {'calls/poll':>10}"
-        f"  {'simulated':>9} {'/GPU':>6}  {'sim+host':>8}  {'nvml open ms':>12}"
+        f"  {'simulated':>9} {'/GPU':>6}  {'sim+host':>8}  {'open+import ms':>14}"
     )
     print(head)
     for n, nv, nvh, sim, simh, per_poll in rows:
@@ -215,7 +215,7 @@ def main() -> int:
             f"{n:>4}  {nv['median_us']:>8.0f} {nv['median_us'] / n:>6.0f} {nv['p90_us']:>7.0f}"
             f"  {nvh['median_us']:>9.0f}  {per_poll:>10.0f}"
             f"  {sim['median_us']:>9.0f} {sim['median_us'] / n:>6.0f}  {simh['median_us']:>8.0f}"
-            f"  {nv['open_ms']:>12.1f}"
+            f"  {nv['open_ms']:>14.1f}"
         )
     return 0
 
