@@ -33,6 +33,10 @@ lint: $(STAMP_TEST)
 typecheck: $(STAMP_TEST)
 	$(BIN)/mypy
 
+# screenshots/*.svg (+ dashboard.png when rsvg-convert is installed) from the simulated GPUs.
+screenshots: $(STAMP_RUN)
+	$(BIN)/python scripts/export_screenshots.py
+
 # The NVML source end to end against the simulated NVML library in ../shared/fakenvml (needs gcc).
 nvml-check: $(STAMP_RUN)
 	scripts/nvml-check.sh

@@ -33,7 +33,7 @@ async def ready(pilot: Pilot[Any]) -> None:
     app = pilot.app
     assert isinstance(app, GpuTuiApp)
     for _ in range(250):
-        if app.latest_snapshot is not None and app.dashboard.card_labels:
+        if app.latest_snapshot is not None and app.cards_matched:
             break
         await pilot.pause(0.02)
     assert app.latest_snapshot is not None

@@ -118,6 +118,7 @@ class GpuTuiApp(App[int]):
         self.last_error: str | None = None
         self._poll_timer: Timer | None = None
         self._cards_requested = False
+        self.cards_matched = card_lookup is None
         self._seen_notices: set[str] = set()
         self.dashboard = DashboardScreen(getattr(source, "name", "nvml"), fallback_reason)
 
@@ -200,9 +201,12 @@ class GpuTuiApp(App[int]):
     async def apply_snapshot(self, snap: Snapshot) -> None:
         """Render one snapshot (the UI-thread half of a poll; also used by the benchmark)."""
         await self.dashboard.ensure_panels(snap)
+        previous = self.latest_snapshot
         self.latest_snapshot = snap
         self.poll_count += 1
-        self.history.add(snap)
+        # A source frozen in time (screenshots, tests) repeats its timestamp: no new history point.
+        if previous is None or snap.timestamp != previous.timestamp:
+            self.history.add(snap)
         self._show_header()
         self.dashboard.show_banner(snap.source, self.fallback_reason)
         self.dashboard.update_snapshot(snap, self.history.series)
@@ -226,11 +230,12 @@ class GpuTuiApp(App[int]):
             return
         try:
             labels = lookup([d.info for d in snap.devices])
-        except Exception:
-            return
+        except Exception:  # no catalog labels is a cosmetic loss, not an error
+            labels = {}
         self.post_message(CardsMatched(labels))
 
     def on_cards_matched(self, message: CardsMatched) -> None:
+        self.cards_matched = True
         if self._shutting_down():
             return
         self.dashboard.set_card_labels(message.labels)

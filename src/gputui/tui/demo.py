@@ -41,9 +41,9 @@ def demo_app(
     card_lookup: CardLookup | None = None,
     readonly: bool = False,
     kill_policy: KillPolicy | None = None,
-    interval: float = 3600.0,
+    interval: float = 1.0,
 ) -> GpuTuiApp:
-    """The long default interval means one poll only: later polls would add history points."""
+    """Polls repeat the same frozen snapshot, which the app does not add to history twice."""
     source = frozen_source(scenario, t)
     return GpuTuiApp(
         source,

@@ -1,0 +1,118 @@
+"""Regenerate screenshots/*.svg from the simulated scenarios (`make screenshots`).
+
+Every picture comes from a frozen simulated clock, a pre-filled history, a
+fixed header clock and host name, so re-running it changes nothing unless the
+dashboard itself changed. When `rsvg-convert` is installed, dashboard.svg is
+also rendered to dashboard.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from gputui.resources import scenarios_dir
+from gputui.tui.app import GpuTuiApp
+from gputui.tui.cards import catalog_labels
+from gputui.tui.demo import demo_app
+from gputui.tui.kill import KillPolicy
+from gputui.tui.screens.help import HelpScreen
+from gputui.tui.screens.kill import KillScreen
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Scene:
+    name: str
+    size: tuple[int, int]
+    scenario: str | None = None
+    fallback_reason: str | None = None
+    keys: tuple[str, ...] = ()
+    wait_for_screen: type | None = None
+
+
+SCENES = (
+    Scene("dashboard", (120, 40)),
+    Scene("dashboard-80x24", (80, 24)),
+    Scene("dashboard-8gpu", (120, 40), scenario="demo-8gpu.toml"),
+    Scene("dashboard-faults", (120, 40), scenario="faults.toml"),
+    Scene("nvml-fallback", (100, 30), fallback_reason="NVML Shared Library Not Found"),
+    Scene("kill-dialog", (120, 40), keys=("k",), wait_for_screen=KillScreen),
+    Scene("help", (120, 40), keys=("question_mark",), wait_for_screen=HelpScreen),
+)
+
+
+async def _until(pilot: Pilot[Any], cond: Callable[[], bool], what: str) -> None:
+    for _ in range(500):
+        if cond():
+            return
+        await pilot.pause(0.02)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+async def shoot(scene: Scene, out: Path) -> None:
+    path = scenarios_dir() / scene.scenario if scene.scenario else None
+    app: GpuTuiApp = demo_app(
+        path,
+        fallback_reason=scene.fallback_reason,
+        card_lookup=catalog_labels,
+        kill_policy=KillPolicy(is_root=lambda: True),
+    )
+    async with app.run_test(size=scene.size) as pilot:
+        await _until(pilot, lambda: app.latest_snapshot is not None, "the first poll")
+        await _until(pilot, lambda: app.cards_matched, "catalog labels")
+        await pilot.pause(0.1)
+        for key in scene.keys:
+            await pilot.press(key)
+        if scene.wait_for_screen is not None:
+            kind = scene.wait_for_screen
+            await _until(pilot, lambda: isinstance(app.screen, kind), kind.__name__)
+        await pilot.pause(0.2)
+        await pilot.wait_for_scheduled_animations()
+        app.save_screenshot(filename=out.name, path=str(out.parent))
+
+
+def to_png(svg: Path, png: Path) -> bool:
+    """rsvg collapses runs of spaces unless told to preserve them; Textual's SVG relies on them."""
+    rsvg = shutil.which("rsvg-convert")
+    if rsvg is None:
+        return False
+    text = svg.read_text(encoding="utf-8").replace("<svg ", '<svg xml:space="preserve" ', 1)
+    subprocess.run([rsvg, "-w", "1600", "-o", str(png)], input=text.encode(), check=True)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "screenshots")
+    parser.add_argument("--only", nargs="*", help="scene names to render (default: all)")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    wanted = set(args.only or [s.name for s in SCENES])
+    for scene in SCENES:
+        if scene.name not in wanted:
+            continue
+        target = args.out / f"{scene.name}.svg"
+        asyncio.run(shoot(scene, target))
+        print(f"wrote {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}")
+    if "dashboard" in wanted:
+        png = args.out / "dashboard.png"
+        if to_png(args.out / "dashboard.svg", png):
+            print(f"wrote {png.relative_to(ROOT) if png.is_relative_to(ROOT) else png}")
+        else:
+            print("rsvg-convert not found: skipped dashboard.png", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
