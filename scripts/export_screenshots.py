@@ -27,6 +27,7 @@ from gputui.tui.demo import demo_app
 from gputui.tui.kill import KillPolicy
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.kill import KillScreen
+from gputui.tui.widgets.process_table import ProcessTable
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -71,6 +72,9 @@ async def shoot(scene: Scene, out: Path) -> None:
     async with app.run_test(size=scene.size) as pilot:
         await _until(pilot, lambda: app.latest_snapshot is not None, "the first poll")
         await _until(pilot, lambda: app.cards_matched, "catalog labels")
+        table = app.dashboard.query_one(ProcessTable)
+        await pilot.pause(0.05)
+        await _until(pilot, lambda: table.settled, "process table column widths")
         await pilot.pause(0.1)
         for key in scene.keys:
             await pilot.press(key)

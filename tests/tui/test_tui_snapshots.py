@@ -17,6 +17,7 @@ from gputui.tui.app import GpuTuiApp
 from gputui.tui.demo import demo_app
 from gputui.tui.kill import KillPolicy
 from gputui.tui.screens.kill import KillScreen
+from gputui.tui.widgets.process_table import ProcessTable
 
 
 def fixed_cards(devices: Sequence[DeviceInfo]) -> dict[int, str]:
@@ -37,6 +38,11 @@ async def ready(pilot: Pilot[Any]) -> None:
             break
         await pilot.pause(0.02)
     assert app.latest_snapshot is not None
+    table = app.dashboard.query_one(ProcessTable)
+    for _ in range(250):
+        await pilot.pause(0.02)
+        if table.settled:
+            break
     await pilot.pause(0.1)
 
 

@@ -167,6 +167,11 @@ class ProcessTable(DataTable[Any]):
         i = COLUMN_KEYS.index(self.sort_column)
         self.set_sort(COLUMN_KEYS[(i + 1) % len(COLUMN_KEYS)])
 
+    @property
+    def settled(self) -> bool:
+        """DataTable measures new rows when idle; screenshots wait for that to happen."""
+        return not self._require_update_dimensions and not self._updated_cells
+
     def visible_keys(self) -> list[str]:
         """Row keys in display order (for tests and the details line)."""
         return [
