@@ -604,3 +604,25 @@ async def test_notices_are_shown_once(scripted_source: Any, snapshot_factory: An
         await wait_for(pilot, lambda: scripted_source.polls >= 3)
         await pilot.pause()
         assert sum("other containers" in n.message for n in app._notifications) == 1
+
+
+async def test_repeated_timestamp_adds_no_history_point(scripted_source: Any, snapshot_factory: Any) -> None:
+    app = make_app(scripted_source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: scripted_source.polls >= 3 and not app.poll_in_flight)
+        assert len(app.history.series(0, "utilization")) == 1
+        scripted_source.next_snapshot = snapshot_factory(timestamp=1_700_000_001.0)
+        await wait_for(pilot, lambda: len(app.history.series(0, "utilization")) == 2)
+
+
+async def test_command_text_with_brackets_is_shown_literally(
+    scripted_source: Any, snapshot_factory: Any, process_factory: Any
+) -> None:
+    odd = process_factory(0, 555, cmdline=("python", "-c", "print('[bold]x[/bold]')"))
+    scripted_source.next_snapshot = snapshot_factory(processes=(odd,))
+    app = make_app(scripted_source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = app.dashboard.query_one(ProcessTable)
+        await wait_for(pilot, lambda: table.row_count == 1)
+        assert "[bold]x[/bold]" in str(table.get_cell("0:555", "command"))
+        assert "[bold]x[/bold]" in plain(app.dashboard.query_one("#details", Static))
