@@ -13,7 +13,8 @@ from typing import Literal
 
 # "act": activation dtype; "mask": dropout mask (1 byte on CUDA, activation dtype on CPU);
 # "index": int64 max-pool indices; "stat": fp32 per-position statistics (LayerNorm mean/rstd).
-SavedKind = Literal["act", "mask", "index", "stat"]
+# "cpu_only": activation dtype, kept only by a CPU kernel (oneDNN's LSTM workspace).
+SavedKind = Literal["act", "mask", "index", "stat", "cpu_only"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,11 @@ class LayerStats:
     backward_param_transient: int = 0  # parameter-sized buffers during its backward (RNNs)
     param_tensors: tuple[int, ...] = ()  # element count of each weight tensor
     matmul_params: int = 0  # weights autocast copies to 16 bit (conv, dense, recurrent)
+    # an activation fused into the layer (Dense/Conv `activation=`): which tensor its
+    # backward keeps ("output", "input" = the pre-activation, "none" = linear/absent).
+    # Its backward runs first and frees its gradient and saved tensor before the
+    # layer's main backward starts.
+    fused_activation: str = "none"
     notes: tuple[str, ...] = field(default=())
 
     @property
