@@ -150,6 +150,9 @@ def _conv(raw: Mapping[str, Any], shape: Shape, rank: int) -> LayerStats:
     if max(strides) > 1 and max(dilation) > 1:
         raise LayerArgError("strides", "strides > 1 cannot be combined with dilation_rate > 1")
     cin = shape[-1]
+    # PyTorch's Conv1d wants (batch, channels, steps): Keras' (steps, channels) input
+    # is transposed, and the convolution makes a contiguous copy, forward and backward
+    transposed_copy = _prod(shape) if rank == 1 else 0
     if cin % groups or filters % groups:
         raise LayerArgError(
             "groups", f"{groups} must divide both the input channels ({cin}) and filters"
@@ -170,7 +173,7 @@ def _conv(raw: Mapping[str, Any], shape: Shape, rank: int) -> LayerStats:
         param_tensors=(kernel_params, bias) if bias else (kernel_params,),
         matmul_params=kernel_params + bias,
         backward_param_transient=kernel_params,
-        **_conv_workspace(_prod(shape), out_el, _fold_activation(act, out_el)),
+        **_conv_workspace(_prod(shape) + transposed_copy, out_el, _fold_activation(act, out_el)),
     )
 
 
@@ -301,8 +304,13 @@ def separable_conv2d(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     folded = _fold_activation(act, out_el)
     # the depthwise result is the pointwise convolution's input: kept for backward
     folded["internal_saved"] = (Saved(mid_el), *folded.get("internal_saved", ()))
-    folded["backward_transient"] = mid_el  # its gradient
-    folded = _conv_workspace(_prod(shape) + mid_el, mid_el + out_el, folded)
+    in_el = _prod(shape)
+    folded = _conv_workspace(in_el, mid_el, folded)
+    # backward runs pointwise (gradients of output and mid, scratch mid + out), then
+    # depthwise (gradients of mid and input, scratch input + mid); the layer's phase
+    # already counts the output and input gradients
+    peak = max(2 * out_el + 2 * mid_el, 2 * in_el + 2 * mid_el)
+    folded["backward_transient"] = max(peak - out_el - in_el, 0)
     folded["backward_param_transient"] = depthwise + pointwise
     return LayerStats(
         index=0,
