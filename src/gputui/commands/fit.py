@@ -1,16 +1,217 @@
-"""`gputui fit` (placeholder until its issue lands)."""
+"""`gputui fit`: will each model of a models file fit on a GPU, at what batch size, in which precision."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
+
+# Kept here (not imported) so the parser stays import-light; a test checks it
+# matches gputui.fit.precision.PRECISIONS.
+PRECISION_CHOICES = ("fp32", "tf32", "amp_fp16", "amp_bf16", "bf16", "fp16", "int8", "fp8")
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("fit", help="fit (not yet implemented)")
+    p = sub.add_parser(
+        "fit",
+        help="will a model fit on a GPU: peak memory, largest batch, precision",
+        description=(
+            "Estimate the peak GPU memory of each model in MODELS.toml (Keras-style layer "
+            "lists), the largest batch that fits and the precision to use. Default models "
+            "file: ./gputui.toml, else the user config dir's models.toml, else the shipped "
+            "examples. Exit 0 when every model fits, 1 when one does not, 2 on bad input."
+        ),
+    )
+    p.add_argument("models", nargs="?", type=Path, metavar="MODELS.toml")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--gpu", metavar="NAME", help="check against a catalog card (e.g. 'RTX 3090')"
+    )
+    where.add_argument(
+        "--index", type=int, metavar="N", help="only the installed GPU with NVML index N"
+    )
+    where.add_argument(
+        "--all-cards", action="store_true", help="rank every catalog card for each model"
+    )
+    p.add_argument("--batch-size", type=int, metavar="N", help="override each model's batch_size")
+    p.add_argument("--precision", choices=PRECISION_CHOICES, help="only this precision")
+    p.add_argument("--model", action="append", metavar="NAME", help="only this model (repeatable)")
+    p.add_argument("--layers", action="store_true", help="also print the per-layer table")
+    p.add_argument("--json", action="store_true", help="print JSON (schema in docs/fit.md)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    print("gputui fit: not implemented yet")
-    return 2
+    import json
+
+    from gputui.errors import UserError
+    from gputui.fit.config import load_models, shown
+    from gputui.fit.paths import resolve_models_path
+    from gputui.fit.report import SCHEMA_VERSION
+
+    if args.batch_size is not None and args.batch_size < 1:
+        raise UserError(f"--batch-size: must be a positive integer, got {args.batch_size}")
+    path, origin = resolve_models_path(args.models)
+    models = load_models(path)
+    if args.model:
+        missing = [n for n in args.model if n not in {m.name for m in models}]
+        if missing:
+            known = ", ".join(m.name for m in models)
+            raise UserError(f"{shown(path)}: no model named {missing[0]!r} (models: {known})")
+        models = tuple(m for m in models if m.name in args.model)
+    if args.precision in ("int8", "fp8"):
+        training = [m.name for m in models if m.mode == "train"]
+        if training:
+            raise UserError(
+                f"--precision {args.precision}: inference only, but model {training[0]!r} "
+                'has mode = "train"'
+            )
+    header: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "models_file": str(path),
+        "models_file_origin": origin,
+    }
+    if args.all_cards:
+        return _all_cards(args, models, header, path, origin)
+    targets = _targets(args)
+    from gputui.fit.estimate import check
+    from gputui.fit.report import check_dict, render_check
+
+    results = [
+        check(m, t, batch_size=args.batch_size, precision=args.precision)
+        for t in targets
+        for m in models
+    ]
+    ok = all(_fits_now(r.estimate_for(r.recommended) or r.chosen) for r in results)
+    if args.json:
+        payload = {
+            **header,
+            "gpus": [_target_json(t) for t in targets],
+            "all_fit": ok,
+            "models": [check_dict(r) for r in results],
+        }
+        print(json.dumps(payload, indent=2))
+        return 0 if ok else 1
+    print(f"models: {shown(path)} ({origin})")
+    for t in targets:
+        print()
+        print(_target_line(t))
+        for r in results:
+            if r.target is t:
+                print()
+                print("\n".join(render_check(r, show_layers=args.layers)))
+    return 0 if ok else 1
+
+
+def _fits_now(e: Any) -> bool:
+    verdict = e.verdict_free if e.verdict_free is not None else e.verdict
+    return bool(verdict != "does not fit")
+
+
+def _target_json(t: Any) -> dict[str, Any]:
+    from gputui.fit.report import target_dict
+
+    return target_dict(t)
+
+
+def _target_line(t: Any) -> str:
+    from gputui.fit.report import gib
+
+    arch = t.architecture.name if t.architecture else "unknown architecture"
+    if t.index is None:
+        return f"GPU: {t.name} (catalog card, {gib(t.memory_total)}, {arch})"
+    card = f", catalog: {t.card.name}" if t.card and t.card.name != t.name else ""
+    free = f"{gib(t.memory_free)} free of " if t.memory_free is not None else ""
+    return f"GPU {t.index}: {t.name} ({free}{gib(t.memory_total)}, {arch}{card})"
+
+
+def _targets(args: argparse.Namespace) -> list[Any]:
+    from gputui.catalog import load_catalog
+    from gputui.errors import UserError
+    from gputui.fit.estimate import Target
+
+    catalog = load_catalog()
+    if args.gpu:
+        card = catalog.find(args.gpu)
+        arch = catalog.architectures.get(card.architecture)
+        return [Target(card.name, card.memory_bytes, arch, card, card.compute_capability)]
+    from gputui.telemetry.source import SourceUnavailable, open_source
+
+    try:
+        source, _ = open_source("nvml", with_host=False)
+    except SourceUnavailable as exc:
+        raise UserError(
+            f"no GPU to check against ({exc.reason}); pass --gpu NAME to use a catalog card, "
+            "or --all-cards"
+        ) from None
+    try:
+        snapshot = source.poll()
+    finally:
+        source.close()
+    devices = list(snapshot.devices)
+    if args.index is not None:
+        devices = [d for d in devices if d.index == args.index]
+        if not devices:
+            have = ", ".join(str(d.index) for d in snapshot.devices) or "none"
+            raise UserError(f"--index {args.index}: no such GPU (NVML indices: {have})")
+    if not devices:
+        raise UserError(
+            "NVML reports no GPU; pass --gpu NAME to use a catalog card, or --all-cards"
+        )
+    targets = []
+    for d in devices:
+        sample = d.sample
+        total = (sample.memory_total if sample else None) or d.info.memory_total
+        if total is None:
+            raise UserError(f"GPU {d.index} ({d.info.name}): NVML does not report its memory")
+        cc = d.info.compute_capability
+        match = catalog.match(d.info.name, total // 2**20, cc)
+        arch = match.architecture or (catalog.architecture_for_cc(cc) if cc else None)
+        targets.append(
+            Target(
+                d.info.name,
+                total,
+                arch,
+                match.card,
+                cc,
+                memory_free=sample.memory_free if sample else None,
+                index=d.index,
+            )
+        )
+    return targets
+
+
+def _all_cards(
+    args: argparse.Namespace, models: Any, header: dict[str, Any], path: Path, origin: str
+) -> int:
+    import json
+
+    from gputui.catalog import load_catalog
+    from gputui.fit.config import shown
+    from gputui.fit.estimate import rank_cards
+    from gputui.fit.report import ranking_dict, render_ranking
+
+    catalog = load_catalog()
+    rankings = [
+        (
+            m,
+            rank_cards(
+                m,
+                catalog.cards,
+                catalog.architectures,
+                batch_size=args.batch_size,
+                precision=args.precision,
+            ),
+        )
+        for m in models
+    ]
+    ok = all(any(r.estimate.fits for r in ranked) for _, ranked in rankings)
+    if args.json:
+        payload = {**header, "all_fit": ok, "rankings": [ranking_dict(m, r) for m, r in rankings]}
+        print(json.dumps(payload, indent=2))
+        return 0 if ok else 1
+    print(f"models: {shown(path)} ({origin})")
+    for m, ranked in rankings:
+        print()
+        print("\n".join(render_ranking(m, ranked, args.batch_size or m.batch_size)))
+    return 0 if ok else 1

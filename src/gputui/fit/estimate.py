@@ -1,0 +1,353 @@
+"""From a model and a GPU to numbers: peak memory, largest batch, verdict, rough speed.
+
+The memory model (memory.py) gives tensor bytes; this adds what a CUDA process
+pays on top (the context, the cuBLAS workspace, the caching allocator's slack),
+decides fits / tight / does not fit, solves the largest batch exactly, and turns
+FLOPs into an explicitly rough step time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from gputui.catalog.models import Architecture, Card
+from gputui.fit.config import ModelSpec
+from gputui.fit.memory import Backend, Parts, Phase, model_phases
+from gputui.fit.precision import (
+    PRECISIONS,
+    PrecisionOption,
+    policy,
+    precision_options,
+    recommend,
+)
+
+Verdict = Literal["fits", "tight", "does not fit"]
+TIGHT_MARGIN = 0.10  # within 10 % of the limit is "tight"
+ALLOCATOR_SLACK = 0.05  # PyTorch's caching allocator rounds blocks up and fragments
+# Fraction of the datasheet peak a training/inference step reaches. Dense and conv
+# layers in frameworks typically reach 30-60 %; recurrent and small layers less.
+EFFICIENCY = 0.4
+# Each layer costs at least a few kernel launches per pass whatever its size:
+# this keeps tiny models from being credited millions of samples per second.
+LAUNCH_OVERHEAD_S = 10e-6  # per layer per pass (forward; training counts 3 passes)
+MAX_BATCH_CAP = 1 << 24
+
+
+def cuda_context_bytes(cc: str | None) -> int:
+    """A CUDA context with PyTorch's kernels loaded lazily (CUDA >= 11.7 default).
+
+    Typical figures reported by nvidia-smi for a fresh `torch.cuda.init()`; Hopper
+    and newer load more module code.
+    """
+    major = _major(cc)
+    if major is not None and major >= 9:
+        return 512 * 2**20
+    if major is not None and major < 7:
+        return 300 * 2**20
+    return 400 * 2**20
+
+
+def library_workspace_bytes(cc: str | None) -> int:
+    """cuBLAS workspace PyTorch allocates through its allocator (32 MiB on Hopper+)."""
+    major = _major(cc)
+    return (32 if major is not None and major >= 9 else 8) * 2**20
+
+
+def _major(cc: str | None) -> int | None:
+    try:
+        return int(str(cc).split(".")[0]) if cc else None
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Breakdown:
+    weights: int
+    gradients: int
+    optimizer_state: int
+    activations: int
+    workspace: int
+    cuda_context: int
+    allocator: int
+
+    @property
+    def tensor_bytes(self) -> int:
+        return (
+            self.weights + self.gradients + self.optimizer_state + self.activations + self.workspace
+        )
+
+    @property
+    def total(self) -> int:
+        return self.tensor_bytes + self.cuda_context + self.allocator
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "weights": self.weights,
+            "gradients": self.gradients,
+            "optimizer_state": self.optimizer_state,
+            "activations": self.activations,
+            "workspace": self.workspace,
+            "cuda_context": self.cuda_context,
+            "allocator": self.allocator,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryModel:
+    """A model's phases in one precision, plus the per-process overheads."""
+
+    phases: tuple[Phase, ...]
+    cuda_context: int
+    allocator_slack: float
+
+    def breakdown(self, batch: int) -> tuple[str, Breakdown]:
+        best: tuple[str, Breakdown] | None = None
+        for phase in self.phases:
+            parts = phase.at(batch)
+            b = self._wrap(parts)
+            if best is None or b.total > best[1].total:
+                best = (phase.name, b)
+        assert best is not None
+        return best
+
+    def _wrap(self, parts: Parts) -> Breakdown:
+        return Breakdown(
+            parts.weights,
+            parts.gradients,
+            parts.optimizer_state,
+            parts.activations,
+            parts.workspace,
+            self.cuda_context,
+            int(parts.total * self.allocator_slack),
+        )
+
+    def peak_bytes(self, batch: int) -> int:
+        return self.breakdown(batch)[1].total
+
+    def max_batch(self, limit: int) -> int:
+        """The largest batch whose peak is within `limit` bytes (0 if none)."""
+        scale = 1 + self.allocator_slack
+        best = MAX_BATCH_CAP
+        for phase in self.phases:
+            fixed = phase.fixed.total * scale + self.cuda_context
+            per = phase.per_sample.total * scale
+            if fixed > limit:
+                return 0
+            if per > 0:
+                best = min(best, int((limit - fixed) // per))
+        # integer rounding of the slack can move the answer by one either way
+        while best > 0 and self.peak_bytes(best) > limit:
+            best -= 1
+        while best < MAX_BATCH_CAP and self.peak_bytes(best + 1) <= limit:
+            best += 1
+        return best
+
+
+def memory_model(
+    model: ModelSpec, precision: str, cc: str | None = None, backend: Backend = "cuda"
+) -> MemoryModel:
+    p = policy(precision)
+    phases = model_phases(model, p, backend)
+    if backend == "cuda":
+        lib = Parts(workspace=library_workspace_bytes(cc))
+        phases = [Phase(ph.name, ph.fixed + lib, ph.per_sample) for ph in phases]
+        return MemoryModel(tuple(phases), cuda_context_bytes(cc), ALLOCATOR_SLACK)
+    return MemoryModel(tuple(phases), 0, 0.0)
+
+
+def verdict(peak: int, limit: int) -> Verdict:
+    if peak > limit:
+        return "does not fit"
+    if peak > limit * (1 - TIGHT_MARGIN):
+        return "tight"
+    return "fits"
+
+
+def pow2_floor(n: int) -> int:
+    return 0 if n < 1 else 1 << (n.bit_length() - 1)
+
+
+def step_flops(model: ModelSpec, mode: str) -> int:
+    """FLOPs of one step per sample: training is about 3x forward (backward is 2x)."""
+    if mode != "train":
+        gen = model.generator
+        return gen.flops if gen is not None else model.flops
+    if model.generator is not None and model.discriminator is not None:
+        g, d = model.generator.flops, model.discriminator.flops
+        # D: fakes (G forward), real and fake passes (3x D each); G: through D and G
+        return 4 * g + 8 * d
+    return 3 * model.flops
+
+
+@dataclass(frozen=True, slots=True)
+class Speed:
+    peak_tflops: float  # datasheet figure used
+    step_time_s: float
+    samples_per_s: float
+
+
+def speed(model: ModelSpec, card: Card, precision: str, batch: int, mode: str) -> Speed | None:
+    """Rough: FLOPs / (datasheet peak x EFFICIENCY) + launch overhead. None without a figure."""
+    p = policy(precision)
+    tflops = card.tensor_tflops(p.tensor_key) if p.tensor_key else None
+    if tflops is None:
+        tflops = card.fp32_tflops
+    if not tflops:
+        return None
+    flops = step_flops(model, mode) * batch
+    layers = sum(len(n.layers) for n in model.networks)
+    passes = 3 if mode == "train" else 1
+    seconds = flops / (tflops * 1e12 * EFFICIENCY) + layers * passes * LAUNCH_OVERHEAD_S
+    return Speed(tflops, seconds, batch / seconds if seconds > 0 else math.inf)
+
+
+@dataclass(frozen=True, slots=True)
+class PrecisionEstimate:
+    precision: str
+    offered: bool
+    reason: str
+    batch_size: int
+    peak_phase: str
+    breakdown: Breakdown
+    limit_bytes: int
+    verdict: Verdict
+    max_batch_size: int
+    free_bytes: int | None = None
+    verdict_free: Verdict | None = None
+    max_batch_size_free: int | None = None
+    speed: Speed | None = None
+
+    @property
+    def peak_bytes(self) -> int:
+        return self.breakdown.total
+
+    @property
+    def fits(self) -> bool:
+        return self.verdict != "does not fit"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """The GPU a model is checked against: a catalog card, or what NVML saw."""
+
+    name: str
+    memory_total: int
+    architecture: Architecture | None = None
+    card: Card | None = None
+    compute_capability: str | None = None
+    memory_free: int | None = None  # right now, other processes included (installed GPUs)
+    index: int | None = None  # NVML index for installed GPUs
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCheck:
+    model: ModelSpec
+    target: Target
+    mode: str
+    batch_size: int
+    recommended: str
+    recommended_reason: str
+    estimates: tuple[PrecisionEstimate, ...] = field(default=())
+
+    def estimate_for(self, precision: str) -> PrecisionEstimate | None:
+        return next((e for e in self.estimates if e.precision == precision), None)
+
+    @property
+    def chosen(self) -> PrecisionEstimate:
+        """The recommended precision's estimate (or the only one when one was asked for)."""
+        found = self.estimate_for(self.recommended)
+        return found if found is not None else self.estimates[0]
+
+
+def check(
+    model: ModelSpec,
+    target: Target,
+    *,
+    batch_size: int | None = None,
+    precision: str | None = None,
+    backend: Backend = "cuda",
+) -> ModelCheck:
+    """Every precision that applies (or just `precision`) for `model` on `target`."""
+    mode = model.mode
+    batch = batch_size or model.batch_size
+    arch = target.architecture
+    cc = target.compute_capability or (target.card.compute_capability if target.card else None)
+    options: dict[str, PrecisionOption] = {o.name: o for o in precision_options(arch, mode)}
+    rec_name, why = recommend(arch, mode)
+    rec: str = rec_name
+    wanted = (
+        [precision]
+        if precision
+        else [n for n in PRECISIONS if policy(n).training or mode != "train"]
+    )
+    estimates = []
+    for name in wanted:
+        option = options[name]
+        mm = memory_model(model, name, cc, backend)
+        phase, breakdown = mm.breakdown(batch)
+        limit = target.memory_total
+        est = PrecisionEstimate(
+            precision=name,
+            offered=option.offered,
+            reason=option.reason,
+            batch_size=batch,
+            peak_phase=phase,
+            breakdown=breakdown,
+            limit_bytes=limit,
+            verdict=verdict(breakdown.total, limit),
+            max_batch_size=mm.max_batch(limit),
+            speed=speed(model, target.card, name, batch, mode) if target.card else None,
+        )
+        if target.memory_free is not None:
+            free = target.memory_free
+            est = _with_free(est, free, verdict(breakdown.total, free), mm.max_batch(free))
+        estimates.append(est)
+    if precision:
+        rec, why = precision, options[precision].reason
+    return ModelCheck(model, target, mode, batch, rec, why, tuple(estimates))
+
+
+def _with_free(est: PrecisionEstimate, free: int, v: Verdict, max_b: int) -> PrecisionEstimate:
+    return replace(est, free_bytes=free, verdict_free=v, max_batch_size_free=max_b)
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    card: Card
+    precision: str
+    estimate: PrecisionEstimate
+
+    @property
+    def samples_per_s(self) -> float | None:
+        return self.estimate.speed.samples_per_s if self.estimate.speed else None
+
+    @property
+    def samples_per_s_per_dollar(self) -> float | None:
+        s = self.samples_per_s
+        price = self.card.launch_price_usd
+        return s / price if s is not None and price else None
+
+
+def rank_cards(
+    model: ModelSpec,
+    cards: tuple[Card, ...],
+    architectures: dict[str, Architecture],
+    *,
+    batch_size: int | None = None,
+    precision: str | None = None,
+) -> list[Ranked]:
+    """The model on every card in its recommended precision: fitting cards first, fastest first."""
+    out = []
+    for card in cards:
+        arch = architectures.get(card.architecture)
+        target = Target(card.name, card.memory_bytes, arch, card, card.compute_capability)
+        name = precision or recommend(arch, model.mode)[0]
+        result = check(model, target, batch_size=batch_size, precision=name)
+        out.append(Ranked(card, name, result.estimates[0]))
+
+    def key(r: Ranked) -> tuple[int, float, int]:
+        return (0 if r.estimate.fits else 1, -(r.samples_per_s or 0.0), -r.estimate.max_batch_size)
+
+    return sorted(out, key=key)

@@ -1,0 +1,285 @@
+"""Plain-text and JSON renderings of fit results, shared by the CLI and the TUI.
+
+JSON field names and meanings are documented in docs/fit.md; bump
+`SCHEMA_VERSION` when one changes meaning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gputui.fit.config import ModelSpec, Network
+from gputui.fit.estimate import (
+    EFFICIENCY,
+    ModelCheck,
+    PrecisionEstimate,
+    Ranked,
+    Target,
+    pow2_floor,
+)
+from gputui.fit.stats import LayerStats
+
+SCHEMA_VERSION = 1
+
+
+def gib(n: int | float) -> str:
+    if abs(n) >= 2**30:
+        return f"{n / 2**30:.2f} GiB"
+    if abs(n) >= 2**20:
+        return f"{n / 2**20:.1f} MiB"
+    if abs(n) >= 2**10:
+        return f"{n / 2**10:.1f} KiB"
+    return f"{int(n)} B"
+
+
+def flops_text(n: float) -> str:
+    for unit, scale in (("TFLOPs", 1e12), ("GFLOPs", 1e9), ("MFLOPs", 1e6), ("kFLOPs", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n:.0f} FLOPs"
+
+
+def layer_saved_elements(layer: LayerStats) -> int:
+    """Elements per sample this layer itself makes autograd keep (shared tensors counted here too)."""
+    kept = sum(s.elements for s in layer.internal_saved if s.kind != "cpu_only")
+    if layer.saves_output:
+        kept += layer.output_elements
+    return kept
+
+
+def layer_dict(layer: LayerStats, input_shape: tuple[int, ...]) -> dict[str, Any]:
+    saved = layer_saved_elements(layer)
+    if layer.saves_input or layer.saves_input_if_trainable:
+        n = 1
+        for d in input_shape:
+            n *= d
+        saved += n
+    return {
+        "index": layer.index,
+        "type": layer.type,
+        "output_shape": list(layer.output_shape),
+        "params": layer.params,
+        "trainable_params": layer.trainable_params,
+        "non_trainable_params": layer.non_trainable_params,
+        "flops": layer.flops,
+        "saved_elements_per_sample": saved,
+    }
+
+
+def network_layers(net: Network) -> list[dict[str, Any]]:
+    out = []
+    shape = net.input_shape
+    for layer in net.layers:
+        out.append(layer_dict(layer, shape))
+        shape = layer.output_shape
+    return out
+
+
+def target_dict(t: Target) -> dict[str, Any]:
+    return {
+        "name": t.name,
+        "index": t.index,
+        "catalog_card": t.card.name if t.card else None,
+        "architecture": t.architecture.name if t.architecture else None,
+        "compute_capability": t.compute_capability,
+        "memory_total_bytes": t.memory_total,
+        "memory_free_bytes": t.memory_free,
+    }
+
+
+def estimate_dict(e: PrecisionEstimate) -> dict[str, Any]:
+    return {
+        "precision": e.precision,
+        "offered": e.offered,
+        "reason": e.reason,
+        "batch_size": e.batch_size,
+        "peak_bytes": e.peak_bytes,
+        "tensor_bytes": e.breakdown.tensor_bytes,
+        "peak_phase": e.peak_phase,
+        "limit_bytes": e.limit_bytes,
+        "fits": e.fits,
+        "verdict": e.verdict,
+        "max_batch_size": e.max_batch_size,
+        "max_batch_size_pow2": pow2_floor(e.max_batch_size),
+        "free_bytes": e.free_bytes,
+        "verdict_free": e.verdict_free,
+        "max_batch_size_free": e.max_batch_size_free,
+        "max_batch_size_free_pow2": (
+            pow2_floor(e.max_batch_size_free) if e.max_batch_size_free is not None else None
+        ),
+        "breakdown": e.breakdown.as_dict(),
+        "step_time_s": e.speed.step_time_s if e.speed else None,
+        "samples_per_s": e.speed.samples_per_s if e.speed else None,
+        "peak_tflops_used": e.speed.peak_tflops if e.speed else None,
+    }
+
+
+def model_summary(model: ModelSpec) -> dict[str, Any]:
+    layers: dict[str, Any]
+    if model.network is not None:
+        layers = {"layers": network_layers(model.network)}
+    else:
+        assert model.generator is not None and model.discriminator is not None
+        layers = {
+            "generator_layers": network_layers(model.generator),
+            "discriminator_layers": network_layers(model.discriminator),
+        }
+    return {
+        "name": model.name,
+        "kind": model.kind,
+        "mode": model.mode,
+        "optimizer": model.optimizer,
+        "params": model.params,
+        "trainable_params": model.trainable_params,
+        "non_trainable_params": model.params - model.trainable_params,
+        "flops_per_sample": model.flops,
+        **layers,
+    }
+
+
+def check_dict(c: ModelCheck, include_layers: bool = True) -> dict[str, Any]:
+    summary = model_summary(c.model)
+    if not include_layers:
+        for key in ("layers", "generator_layers", "discriminator_layers"):
+            summary.pop(key, None)
+    return {
+        **summary,
+        "batch_size": c.batch_size,
+        "gpu": target_dict(c.target),
+        "recommended_precision": c.recommended,
+        "recommendation_reason": c.recommended_reason,
+        "estimates": [estimate_dict(e) for e in c.estimates],
+    }
+
+
+def ranking_dict(model: ModelSpec, ranked: list[Ranked]) -> dict[str, Any]:
+    return {
+        "model": model.name,
+        "efficiency_assumed": EFFICIENCY,
+        "cards": [
+            {
+                "rank": i + 1,
+                "card": r.card.name,
+                "precision": r.precision,
+                "peak_bytes": r.estimate.peak_bytes,
+                "memory_bytes": r.card.memory_bytes,
+                "verdict": r.estimate.verdict,
+                "fits": r.estimate.fits,
+                "max_batch_size": r.estimate.max_batch_size,
+                "samples_per_s": r.samples_per_s,
+                "launch_price_usd": r.card.launch_price_usd,
+                "samples_per_s_per_1000_usd": (
+                    r.samples_per_s_per_dollar * 1000 if r.samples_per_s_per_dollar else None
+                ),
+            }
+            for i, r in enumerate(ranked)
+        ],
+    }
+
+
+# ---------------------------------------------------------------- text
+
+
+def _batch_text(n: int | None) -> str:
+    if n is None:
+        return "-"
+    if n >= 1 << 24:
+        return "unbounded"
+    if n == 0:
+        return "0"
+    return f"{n:,} ({pow2_floor(n):,})"
+
+
+def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
+    m = c.model
+    lines = [
+        f"{m.name}: {m.kind}, {c.mode}, {m.optimizer}, batch {c.batch_size}; "
+        f"{m.params:,} params ({m.trainable_params:,} trainable), "
+        f"{flops_text(m.flops)}/sample forward",
+        f"  recommended: {c.recommended} - {c.recommended_reason}",
+    ]
+    free = c.target.memory_free is not None
+    head = f"  {'precision':<9} {'peak':>10}  {'verdict':<12} {'max batch (pow2)':>18}"
+    if free:
+        head += f"  {'now: verdict':<12} {'max batch now':>16}"
+    head += f"  {'samples/s (est.)':>16}"
+    lines.append(head)
+    for e in c.estimates:
+        mark = "*" if e.precision == c.recommended else (" " if e.offered else "-")
+        row = (
+            f" {mark}{e.precision:<9} {gib(e.peak_bytes):>10}  {e.verdict:<12} "
+            f"{_batch_text(e.max_batch_size):>18}"
+        )
+        if free:
+            row += f"  {e.verdict_free or '-':<12} {_batch_text(e.max_batch_size_free):>16}"
+        sps = f"{e.speed.samples_per_s:,.0f}" if e.speed else "-"
+        row += f"  {sps:>16}"
+        lines.append(row)
+    lines.append("  (* recommended, - not offered on this GPU: " + _not_offered(c) + ")")
+    e = c.chosen
+    b = e.breakdown
+    lines.append(
+        f"  {e.precision} at batch {e.batch_size}: peak {gib(b.total)} during {e.peak_phase}"
+    )
+    lines.append(
+        f"    weights {gib(b.weights)} | gradients {gib(b.gradients)} | optimizer state "
+        f"{gib(b.optimizer_state)} | activations {gib(b.activations)} | workspace "
+        f"{gib(b.workspace)} | CUDA context {gib(b.cuda_context)} | allocator {gib(b.allocator)}"
+    )
+    if e.speed:
+        lines.append(
+            f"    step time ~{e.speed.step_time_s * 1000:.2f} ms (rough estimate: FLOPs at "
+            f"{EFFICIENCY:.0%} of the card's {e.speed.peak_tflops:g} TFLOPS {e.precision} peak "
+            "plus launch overhead)"
+        )
+    if show_layers:
+        lines.extend(render_layers(m))
+    return lines
+
+
+def _not_offered(c: ModelCheck) -> str:
+    names = [e.precision for e in c.estimates if not e.offered]
+    return ", ".join(names) if names else "none"
+
+
+def render_layers(m: ModelSpec) -> list[str]:
+    lines = []
+    for label, net in (
+        (("", m.network),)
+        if m.network is not None
+        else (("generator ", m.generator), ("discriminator ", m.discriminator))
+    ):
+        assert net is not None
+        lines.append(
+            f"    {label}{'#':>3} {'layer':<22} {'output shape':<18} {'params':>12} "
+            f"{'FLOPs':>12} {'kept/sample':>12}"
+        )
+        shape = net.input_shape
+        for layer in net.layers:
+            d = layer_dict(layer, shape)
+            shape = layer.output_shape
+            lines.append(
+                f"    {' ' * len(label)}{layer.index:>3} {layer.type:<22} "
+                f"{str(tuple(layer.output_shape)):<18} {layer.params:>12,} "
+                f"{flops_text(layer.flops):>12} {gib(d['saved_elements_per_sample'] * 4):>12}"
+            )
+    return lines
+
+
+def render_ranking(model: ModelSpec, ranked: list[Ranked], batch: int) -> list[str]:
+    lines = [
+        f"{model.name} on every catalog card (recommended precision per card, batch {batch}; "
+        f"speed is a rough estimate at {EFFICIENCY:.0%} of peak):",
+        f"  {'#':>2} {'card':<34} {'precision':<9} {'memory':>10} {'peak':>10} {'verdict':<12} "
+        f"{'max batch':>10} {'samples/s':>11} {'per $1000':>10}",
+    ]
+    for i, r in enumerate(ranked):
+        sps = f"{r.samples_per_s:,.0f}" if r.samples_per_s is not None else "-"
+        per = r.samples_per_s_per_dollar
+        lines.append(
+            f"  {i + 1:>2} {r.card.name:<34} {r.precision:<9} {gib(r.card.memory_bytes):>10} "
+            f"{gib(r.estimate.peak_bytes):>10} {r.estimate.verdict:<12} "
+            f"{r.estimate.max_batch_size:>10,} {sps:>11} "
+            f"{(f'{per * 1000:,.1f}' if per is not None else '-'):>10}"
+        )
+    return lines
