@@ -161,6 +161,23 @@ def train_phases(
             )
         )
     total_grads = sum(grads)
+    if n and requires:
+        # the loss's backward: everything saved is alive, plus the output's gradient
+        phases.append(
+            Phase(
+                f"{prefix}loss backward",
+                base
+                + Parts(
+                    weights=sum(copies), gradients=total_grads if grads_already_allocated else 0
+                ),
+                base_per_sample
+                + batch
+                + Parts(
+                    activations=sum(size[t] for t in first_user) + sum(internal),
+                    workspace=size[ids_out[-1]] if ids_out[-1] != 0 else 0,
+                ),
+            )
+        )
     for i in range(n - 1, -1, -1):
         layer = layers[i]
         if not active[i]:

@@ -1,0 +1,121 @@
+"""`gputui fit` end to end: catalog card, all cards, JSON schema, exit codes, defaults."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gputui.cli import main
+from gputui.fit import paths
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = str(ROOT / "examples" / "models.toml")
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["fit", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_rtx_3090_text(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, EXAMPLES, "--gpu", "RTX 3090")
+    assert code == 0
+    assert "GeForce RTX 3090" in out
+    assert "recommended: amp_bf16" in out  # Ampere
+    for name in ("mnist-cnn", "vgg16", "mnist-gan", "bilstm-tagger"):
+        assert f"{name}:" in out
+
+
+def test_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, EXAMPLES, "--gpu", "RTX 3090", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["schema_version"] == 1
+    assert data["all_fit"] is True
+    names = [m["name"] for m in data["models"]]
+    assert "vgg16" in names
+    vgg = data["models"][names.index("vgg16")]
+    assert vgg["params"] == 138_357_544 and vgg["trainable_params"] == 138_357_544
+    assert vgg["mode"] == "train" and vgg["batch_size"] == 32
+    assert vgg["recommended_precision"] == "amp_bf16"
+    assert len(vgg["layers"]) == 22
+    for e in vgg["estimates"]:
+        assert set(e["breakdown"]) >= {
+            "weights",
+            "gradients",
+            "optimizer_state",
+            "activations",
+            "workspace",
+            "cuda_context",
+        }
+        assert e["peak_bytes"] == sum(e["breakdown"].values())
+        assert isinstance(e["fits"], bool) and e["max_batch_size"] >= 0
+    precisions = {e["precision"] for e in vgg["estimates"]}
+    assert precisions == {"fp32", "tf32", "amp_fp16", "amp_bf16", "bf16", "fp16"}
+
+
+def test_does_not_fit_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, EXAMPLES, "--gpu", "Tesla T4", "--model", "vgg16", "--batch-size", "4096"
+    )
+    assert code == 1
+    assert "does not fit" in out
+
+
+def test_all_cards_ranks_fitting_cards_first(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, EXAMPLES, "--all-cards", "--model", "vgg16", "--json")
+    assert code == 0
+    (ranking,) = json.loads(out)["rankings"]
+    cards = ranking["cards"]
+    assert len(cards) > 10
+    fits = [c["fits"] for c in cards]
+    assert fits == sorted(fits, reverse=True)
+    speeds = [c["samples_per_s"] or 0 for c in cards if c["fits"]]
+    assert speeds == sorted(speeds, reverse=True)
+
+
+def test_no_gpu_without_card_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gputui.telemetry import source
+
+    def unavailable(*_a: object, **_k: object) -> None:
+        raise source.SourceUnavailable("NVML library not found")
+
+    monkeypatch.setattr(source, "open_source", unavailable)
+    code, _, err = run(capsys, EXAMPLES)
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "--gpu NAME" in err and "--all-cards" in err
+
+
+def test_inference_precision_rejected_for_training_models(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = run(capsys, EXAMPLES, "--gpu", "H100 SXM", "--precision", "fp8")
+    assert code == 2 and "inference only" in err
+
+
+def test_default_models_file_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    user = tmp_path / "config" / "models.toml"
+    monkeypatch.setattr(paths, "user_models_file", lambda: user)
+    path, origin = paths.resolve_models_path(None, cwd=tmp_path)
+    assert origin == "shipped examples" and path == paths.shipped_examples()
+    user.parent.mkdir()
+    user.write_text("")
+    assert paths.resolve_models_path(None, cwd=tmp_path) == (user, "user config")
+    (tmp_path / "gputui.toml").write_text("")
+    assert paths.resolve_models_path(None, cwd=tmp_path)[1] == "./gputui.toml"
+
+
+def test_shipped_examples_are_labelled(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(paths, "user_models_file", lambda: tmp_path / "none.toml")
+    code, out, _ = run(capsys, "--gpu", "A100 SXM4 80 GB", "--model", "mnist-cnn")
+    assert code == 0
+    assert "(shipped examples)" in out.splitlines()[0]
