@@ -75,7 +75,9 @@ def _same_pads(length: int, k: int, s: int, d: int) -> tuple[int, int]:
 class Layer(nn.Module):
     """One Keras layer in PyTorch; tensors stay in PyTorch's layout (N, C, H, W) / (N, T, F)."""
 
-    def __init__(self, raw: Mapping[str, Any], in_shape: tuple[int, ...], out_shape: tuple[int, ...]):
+    def __init__(
+        self, raw: Mapping[str, Any], in_shape: tuple[int, ...], out_shape: tuple[int, ...]
+    ):
         super().__init__()
         self.raw = dict(raw)
         self.kind = str(raw["type"])
@@ -86,10 +88,18 @@ class Layer(nn.Module):
         bias = bool(raw.get("use_bias", True))
         if k in ("Conv2D", "Conv1D"):
             rank = 2 if k == "Conv2D" else 1
-            ks, st, dl = (_pair(raw.get(n, 1), rank) for n in ("kernel_size", "strides", "dilation_rate"))
+            ks, st, dl = (
+                _pair(raw.get(n, 1), rank) for n in ("kernel_size", "strides", "dilation_rate")
+            )
             cls = nn.Conv2d if rank == 2 else nn.Conv1d
             self.mod: nn.Module = cls(
-                in_shape[-1], raw["filters"], ks, st, dilation=dl, groups=raw.get("groups", 1), bias=bias
+                in_shape[-1],
+                raw["filters"],
+                ks,
+                st,
+                dilation=dl,
+                groups=raw.get("groups", 1),
+                bias=bias,
             )
             self.pads = self._pads(raw, in_shape[:-1], ks, st, dl)
             if self.pads is not None and len(self.pads) == rank:
@@ -104,21 +114,36 @@ class Layer(nn.Module):
                 pads.append(p)
                 ops.append(extra + 2 * p)
             self.mod = nn.ConvTranspose2d(
-                in_shape[-1], raw["filters"], ks, st, tuple(pads), tuple(ops), bias=bias, dilation=dl
+                in_shape[-1],
+                raw["filters"],
+                ks,
+                st,
+                tuple(pads),
+                tuple(ops),
+                bias=bias,
+                dilation=dl,
             )
         elif k in ("DepthwiseConv2D", "SeparableConv2D"):
             ks, st, dl = (_pair(raw.get(n, 1)) for n in ("kernel_size", "strides", "dilation_rate"))
             c = in_shape[-1]
             m = raw.get("depth_multiplier", 1)
-            self.mod = nn.Conv2d(c, c * m, ks, st, dilation=dl, groups=c, bias=bias and k == "DepthwiseConv2D")
+            self.mod = nn.Conv2d(
+                c, c * m, ks, st, dilation=dl, groups=c, bias=bias and k == "DepthwiseConv2D"
+            )
             self.pads = self._pads(raw, in_shape[:-1], ks, st, dl)
             if self.pads is not None and len(self.pads) == 2:
                 self.mod.padding, self.pads = tuple(self.pads), None
-            self.point = nn.Conv2d(c * m, raw["filters"], 1, bias=bias) if k == "SeparableConv2D" else None
+            self.point = (
+                nn.Conv2d(c * m, raw["filters"], 1, bias=bias) if k == "SeparableConv2D" else None
+            )
         elif k == "Dense":
             self.mod = nn.Linear(in_shape[-1], raw["units"], bias=bias)
         elif k == "BatchNormalization":
-            self.mod = nn.BatchNorm1d(out_shape[-1], eps=1e-3) if len(in_shape) < 3 else nn.BatchNorm2d(out_shape[-1], eps=1e-3)
+            self.mod = (
+                nn.BatchNorm1d(out_shape[-1], eps=1e-3)
+                if len(in_shape) < 3
+                else nn.BatchNorm2d(out_shape[-1], eps=1e-3)
+            )
         elif k == "LayerNormalization":
             self.mod = nn.LayerNorm(in_shape[-1], eps=1e-3)
         elif k == "Embedding":
@@ -126,14 +151,18 @@ class Layer(nn.Module):
         elif k in ("SimpleRNN", "LSTM", "GRU", "Bidirectional"):
             inner = raw["layer"] if k == "Bidirectional" else raw
             cls = {"SimpleRNN": nn.RNN, "LSTM": nn.LSTM, "GRU": nn.GRU}[inner["type"]]
-            self.mod = cls(in_shape[-1], inner["units"], batch_first=True, bidirectional=k == "Bidirectional")
+            self.mod = cls(
+                in_shape[-1], inner["units"], batch_first=True, bidirectional=k == "Bidirectional"
+            )
             self.seq = bool(inner.get("return_sequences", False))
             self.merge = raw.get("merge_mode", "concat")
         elif k == "Dropout":
             self.mod = nn.Dropout(raw["rate"])
 
     @staticmethod
-    def _pads(raw: Mapping[str, Any], spatial: tuple[int, ...], ks: Any, st: Any, dl: Any) -> list[int] | None:
+    def _pads(
+        raw: Mapping[str, Any], spatial: tuple[int, ...], ks: Any, st: Any, dl: Any
+    ) -> list[int] | None:
         padding = raw.get("padding", "valid")
         if padding == "valid":
             return None
@@ -195,8 +224,10 @@ class Layer(nn.Module):
                     pads += list(_same_pads(L, p, s, 1))
                 x = F.pad(x, pads, value=-math.inf if k.startswith("Max") else 0.0)
             fn: Any = {
-                "MaxPooling2D": F.max_pool2d, "AveragePooling2D": F.avg_pool2d,
-                "MaxPooling1D": F.max_pool1d, "AveragePooling1D": F.avg_pool1d,
+                "MaxPooling2D": F.max_pool2d,
+                "AveragePooling2D": F.avg_pool2d,
+                "MaxPooling1D": F.max_pool1d,
+                "AveragePooling1D": F.avg_pool1d,
             }[k]
             y = fn(x, ps, st)
             return y.transpose(1, 2) if rank == 1 else y
@@ -282,6 +313,13 @@ def _optimizer(params: Any, name: str) -> torch.optim.Optimizer:
 
 def run_steps(model: ModelSpec, batch: int, device: str, steps: int) -> None:
     torch.manual_seed(0)
+    if model.mode == "inference":
+        infer = build(model.network or model.generator).to(device).eval()  # type: ignore[arg-type]
+        x = make_input(model.network or model.generator, batch, device)  # type: ignore[arg-type]
+        with torch.no_grad():
+            for _ in range(steps):
+                infer(x)
+        return
     if model.network is not None:
         net = build(model.network).to(device).train()
         opt = _optimizer(net.parameters(), model.optimizer)
@@ -325,7 +363,9 @@ def measure_cpu(model: ModelSpec, batch: int, steps: int = 3) -> int:
     while stack:
         e = stack.pop()
         if e.tag == _EventType.Allocation:
-            events.append((e.start_time_ns, e.extra_fields.total_allocated, e.extra_fields.alloc_size))
+            events.append(
+                (e.start_time_ns, e.extra_fields.total_allocated, e.extra_fields.alloc_size)
+            )
         stack.extend(e.children)
     events.sort()
     start = events[0][1] - events[0][2] + 4 * 0
@@ -342,13 +382,15 @@ def measure_cuda(model: ModelSpec, batch: int, steps: int = 3) -> int:
 
 
 def estimate(model: ModelSpec, batch: int, backend: str) -> tuple[int, str]:
-    phases = model_phases(model, policy("fp32"), "cpu" if backend == "cpu" else "cuda", "train")
+    phases = model_phases(model, policy("fp32"), "cpu" if backend == "cpu" else "cuda")
     phase, parts = peak(phases, batch)
     return parts.total, phase.name
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("models", nargs="?", type=Path, default=ROOT / "examples" / "models.toml")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--model", action="append", help="only these models (repeatable)")
@@ -359,16 +401,20 @@ def main(argv: list[str] | None = None) -> int:
     models = [m for m in load_models(args.models) if not args.model or m.name in args.model]
     rows = []
     for m in models:
-        if m.mode != "train":
-            continue
         big = m.flops * 3 > 5e9
-        batches = [int(b) for b in args.batch.split(",")] if args.batch else ([1, 2, 4] if big else [8, 32, 128])
+        batches = (
+            [int(b) for b in args.batch.split(",")]
+            if args.batch
+            else ([1, 2, 4] if big else [8, 32, 128])
+        )
         for b in batches:
             t0 = time.perf_counter()
             measured = measure_cpu(m, b) if args.device == "cpu" else measure_cuda(m, b)
             est, phase = estimate(m, b, args.device)
             err = (est - measured) / measured * 100
-            rows.append((m.name, m.optimizer, b, est, measured, err, phase, time.perf_counter() - t0))
+            rows.append(
+                (m.name, m.optimizer, b, est, measured, err, phase, time.perf_counter() - t0)
+            )
             print(
                 f"{m.name:22} {m.optimizer:8} b={b:<4} est {est / 2**20:9.2f} MiB  "
                 f"measured {measured / 2**20:9.2f} MiB  {err:+6.1f} %  peak at {phase}",
@@ -376,13 +422,20 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
     if args.markdown:
-        print(f"| model | optimizer | batch | estimate MiB | measured MiB | error | estimated peak at |")
+        print(
+            "| model | optimizer | batch | estimate MiB | measured MiB | error | estimated peak at |"
+        )
         print("|---|---|---:|---:|---:|---:|---|")
         for name, opt, b, est, meas, err, phase, _ in rows:
-            print(f"| {name} | {opt} | {b} | {est / 2**20:.2f} | {meas / 2**20:.2f} | {err:+.1f} % | {phase} |")
+            print(
+                f"| {name} | {opt} | {b} | {est / 2**20:.2f} | {meas / 2**20:.2f} | {err:+.1f} % | {phase} |"
+            )
     worst_over = max((r[5] for r in rows), default=0.0)
     worst_under = min((r[5] for r in rows), default=0.0)
-    print(f"\nworst over-estimate {worst_over:+.1f} %, worst under-estimate {worst_under:+.1f} %", file=sys.stderr)
+    print(
+        f"\nworst over-estimate {worst_over:+.1f} %, worst under-estimate {worst_under:+.1f} %",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -679,8 +679,13 @@ def _recurrent(kind: str, raw: Mapping[str, Any], shape: Shape, directions: int)
         forward_transient=steps * gates * units * directions
         + sequence_out
         + (_prod(out) if directions > 1 else 0),
+        # without autograd: the time-major input copy next to the input projection,
+        # then the projection next to the step states and the stacked output
+        inference_transient=max(
+            steps * features + steps * gates * units * directions - _prod(out),
+            steps * gates * units * directions + steps * units * directions + sequence_out,
+        ),
         backward_transient=steps * gates * units * directions,
-        backward_param_transient=params * directions,
         param_tensors=tuple(p for p in (kernel, recurrent, bias) for _ in range(directions) if p),
         matmul_params=params * directions,
     )

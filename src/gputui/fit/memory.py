@@ -237,7 +237,10 @@ def inference_phases(
     for i, layer in enumerate(layers_of(net)):
         out = 0 if layer.output_is_view else layer.output_elements * p.act_bytes
         copies = layer.matmul_params * p.low_copy_bytes
-        acts = batch + prev + out + layer.forward_transient * p.act_bytes
+        transient = layer.forward_transient
+        if layer.inference_transient is not None:
+            transient = layer.inference_transient
+        acts = batch + prev + out + transient * p.act_bytes
         phases.append(
             Phase(
                 f"{prefix}forward {layer.type} (layers[{i}])",

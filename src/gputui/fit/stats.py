@@ -49,6 +49,9 @@ class LayerStats:
     # Its backward runs first and frees its gradient and saved tensor before the
     # layer's main backward starts.
     fused_activation: str = "none"
+    # elements alive while the layer runs without autograd, when that differs from
+    # forward_transient (recurrent layers: step states are no longer saved, but exist)
+    inference_transient: int | None = None
     notes: tuple[str, ...] = field(default=())
 
     @property
