@@ -119,3 +119,53 @@ def test_shipped_examples_are_labelled(
     code, out, _ = run(capsys, "--gpu", "A100 SXM4 80 GB", "--model", "mnist-cnn")
     assert code == 0
     assert "(shipped examples)" in out.splitlines()[0]
+
+
+class FakeSource:
+    name = "nvml"
+
+    def __init__(self, free: int) -> None:
+        self.free = free
+
+    def poll(self):  # type: ignore[no-untyped-def]
+        from gputui.telemetry.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
+
+        total = 24 * 2**30
+        info = DeviceInfo(
+            0, "NVIDIA GeForce RTX 3090", memory_total=total, compute_capability="8.6"
+        )
+        sample = DeviceSample(
+            memory_total=total, memory_free=self.free, memory_used=total - self.free
+        )
+        return Snapshot(0.0, "nvml", (DeviceSnapshot(info, sample),))
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("free_gib", "code"), [(20, 0), (1, 1)])
+def test_installed_gpu_uses_free_memory(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, free_gib: int, code: int
+) -> None:
+    from gputui.telemetry import source
+
+    monkeypatch.setattr(source, "open_source", lambda *a, **k: (FakeSource(free_gib * 2**30), None))
+    rc, out, _ = run(capsys, EXAMPLES, "--model", "vgg16", "--json")
+    assert rc == code
+    (entry,) = json.loads(out)["models"]
+    assert entry["gpu"]["catalog_card"] == "GeForce RTX 3090"
+    assert entry["gpu"]["memory_free_bytes"] == free_gib * 2**30
+    chosen = next(e for e in entry["estimates"] if e["precision"] == entry["recommended_precision"])
+    assert chosen["verdict"] == "fits"  # 24 GiB in total
+    assert (chosen["verdict_free"] == "does not fit") == (free_gib == 1)
+    assert chosen["max_batch_size_free"] < chosen["max_batch_size"]
+
+
+def test_index_out_of_range(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gputui.telemetry import source
+
+    monkeypatch.setattr(source, "open_source", lambda *a, **k: (FakeSource(2**30), None))
+    rc, _, err = run(capsys, EXAMPLES, "--index", "3")
+    assert rc == 2 and "--index 3: no such GPU" in err

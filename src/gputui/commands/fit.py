@@ -148,35 +148,18 @@ def _targets(args: argparse.Namespace) -> list[Any]:
         snapshot = source.poll()
     finally:
         source.close()
-    devices = list(snapshot.devices)
+    if args.index is not None and not any(d.index == args.index for d in snapshot.devices):
+        have = ", ".join(str(d.index) for d in snapshot.devices) or "none"
+        raise UserError(f"--index {args.index}: no such GPU (NVML indices: {have})")
+    from gputui.fit.targets import targets_from_snapshot
+
+    targets = targets_from_snapshot(snapshot, catalog)
     if args.index is not None:
-        devices = [d for d in devices if d.index == args.index]
-        if not devices:
-            have = ", ".join(str(d.index) for d in snapshot.devices) or "none"
-            raise UserError(f"--index {args.index}: no such GPU (NVML indices: {have})")
-    if not devices:
+        targets = [t for t in targets if t.index == args.index]
+    if not targets:
         raise UserError(
-            "NVML reports no GPU; pass --gpu NAME to use a catalog card, or --all-cards"
-        )
-    targets = []
-    for d in devices:
-        sample = d.sample
-        total = (sample.memory_total if sample else None) or d.info.memory_total
-        if total is None:
-            raise UserError(f"GPU {d.index} ({d.info.name}): NVML does not report its memory")
-        cc = d.info.compute_capability
-        match = catalog.match(d.info.name, total // 2**20, cc)
-        arch = match.architecture or (catalog.architecture_for_cc(cc) if cc else None)
-        targets.append(
-            Target(
-                d.info.name,
-                total,
-                arch,
-                match.card,
-                cc,
-                memory_free=sample.memory_free if sample else None,
-                index=d.index,
-            )
+            "NVML reports no GPU with readable memory; pass --gpu NAME to use a catalog card, "
+            "or --all-cards"
         )
     return targets
 
