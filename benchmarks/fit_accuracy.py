@@ -423,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
             )
     if args.markdown:
         print(
-            "| model | optimizer | batch | estimate MiB | measured MiB | error | estimated peak at |"
+            "| model | optimizer (or inference) | batch | estimate MiB | measured MiB | error | estimated peak at |"
         )
         print("|---|---|---:|---:|---:|---:|---|")
         for name, opt, b, est, meas, err, phase, _ in rows:
