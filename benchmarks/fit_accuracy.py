@@ -413,7 +413,16 @@ def main(argv: list[str] | None = None) -> int:
             est, phase = estimate(m, b, args.device)
             err = (est - measured) / measured * 100
             rows.append(
-                (m.name, m.optimizer, b, est, measured, err, phase, time.perf_counter() - t0)
+                (
+                    m.name,
+                    m.optimizer if m.mode == "train" else "inference",
+                    b,
+                    est,
+                    measured,
+                    err,
+                    phase,
+                    time.perf_counter() - t0,
+                )
             )
             print(
                 f"{m.name:22} {m.optimizer:8} b={b:<4} est {est / 2**20:9.2f} MiB  "
