@@ -180,7 +180,7 @@ def ranking_dict(model: ModelSpec, ranked: list[Ranked]) -> dict[str, Any]:
 # ---------------------------------------------------------------- text
 
 
-def _batch_text(n: int | None) -> str:
+def batch_text(n: int | None) -> str:
     if n is None:
         return "-"
     if n >= 1 << 24:
@@ -208,10 +208,10 @@ def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
         mark = "*" if e.precision == c.recommended else (" " if e.offered else "-")
         row = (
             f" {mark}{e.precision:<9} {gib(e.peak_bytes):>10}  {e.verdict:<12} "
-            f"{_batch_text(e.max_batch_size):>18}"
+            f"{batch_text(e.max_batch_size):>18}"
         )
         if free:
-            row += f"  {e.verdict_free or '-':<12} {_batch_text(e.max_batch_size_free):>16}"
+            row += f"  {e.verdict_free or '-':<12} {batch_text(e.max_batch_size_free):>16}"
         sps = f"{e.speed.samples_per_s:,.0f}" if e.speed else "-"
         row += f"  {sps:>16}"
         lines.append(row)

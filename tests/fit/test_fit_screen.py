@@ -1,0 +1,91 @@
+"""FitScreen: rows per model and GPU, live free memory, reload on edit, bad files shown."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from textual.app import App
+from textual.widgets import DataTable, Static
+
+from gputui.telemetry.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
+from gputui.tui.fit_screen import FitScreen, memory_bar
+
+ROOT = Path(__file__).resolve().parents[2]
+GIB = 2**30
+
+
+def snapshot(free_gib: float, gpus: int = 1) -> Snapshot:
+    devices = []
+    for i in range(gpus):
+        info = DeviceInfo(
+            i, "NVIDIA GeForce RTX 3090", memory_total=24 * GIB, compute_capability="8.6"
+        )
+        free = int(free_gib * GIB)
+        sample = DeviceSample(memory_total=24 * GIB, memory_free=free, memory_used=24 * GIB - free)
+        devices.append(DeviceSnapshot(info, sample))
+    return Snapshot(0.0, "nvml", tuple(devices))
+
+
+class Host(App[None]):
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+    def on_mount(self) -> None:
+        self.push_screen(FitScreen(self.path))
+
+
+async def test_rows_follow_models_gpus_and_free_memory(tmp_path: Path) -> None:
+    models = tmp_path / "models.toml"
+    shutil.copy(ROOT / "examples" / "models.toml", models)
+    app = Host(models)
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, FitScreen)
+        screen.update_snapshot(snapshot(free_gib=20, gpus=2))
+        await pilot.pause()
+        table = screen.query_one("#fit-table", DataTable)
+        assert table.row_count == 2 * len(screen.models)
+        vgg = next(c for c in screen.checks if c.model.name == "vgg16")
+        assert vgg.chosen.verdict_free == "fits"
+        # another process takes the memory: the same model no longer fits right now
+        screen.update_snapshot(snapshot(free_gib=1))
+        await pilot.pause()
+        vgg = next(c for c in screen.checks if c.model.name == "vgg16")
+        assert vgg.chosen.verdict_free == "does not fit" and vgg.chosen.verdict == "fits"
+        detail = screen.detail(vgg)
+        assert detail is not None
+
+        # edit the file: it is re-read on the next update (mtime changed)
+        models.write_text(
+            '[[model]]\nname = "tiny"\ninput_shape = [4]\nlayers = [ { type = "Dense", units = 2 } ]\n'
+        )
+        os.utime(models, (1, 1))
+        screen.update_snapshot(snapshot(free_gib=1))
+        await pilot.pause()
+        assert [m.name for m in screen.models] == ["tiny"]
+        assert table.row_count == 1
+
+        # a broken edit is shown, not raised
+        models.write_text(
+            '[[model]]\nname = "x"\ninput_shape = [4]\nlayers = [ { type = "Nope" } ]\n'
+        )
+        os.utime(models, (2, 2))
+        screen.update_snapshot(snapshot(free_gib=1))
+        await pilot.pause()
+        assert screen.error is not None and "layers[0]" in screen.error
+        source = screen.query_one("#fit-source", Static)
+        assert "models file problem" in str(source.render())
+        assert table.row_count == 0
+
+
+def test_memory_bar_marks_overflow() -> None:
+    from gputui.fit.estimate import Target
+
+    target = Target("X", 10 * GIB, memory_free=2 * GIB)
+    fits = memory_bar(target, 1 * GIB, width=10)
+    over = memory_bar(target, 3 * GIB, width=10)
+    assert "▶" not in fits.plain and "▶" in over.plain
+    assert fits.plain.count("█") == 8 + 1  # 8 cells taken by others, 1 by the model
