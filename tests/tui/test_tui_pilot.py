@@ -25,7 +25,7 @@ from gputui.tui.app import GpuTuiApp
 from gputui.tui.kill import KillPolicy
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.kill import KillScreen
-from gputui.tui.widgets.gpu_panel import GpuPanel, Metric
+from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.process_table import ProcessTable
 
 GIB = 1024**3
@@ -54,10 +54,13 @@ def make_app(source: Any, **kw: Any) -> GpuTuiApp:
 
 
 def panel_texts(app: GpuTuiApp, index: int) -> tuple[str, str, str]:
+    """(utilization, memory, stats) as the panel draws them."""
     panel = app.dashboard.query_one(f"#gpu-{index}", GpuPanel)
-    util = plain(panel.query_one(".util", Metric).query_one(".metric-value", Static))
-    mem = plain(panel.query_one(".mem", Metric).query_one(".metric-value", Static))
-    stats = plain(panel.query_one(".gpu-stats", Static))
+    rendered = panel.render().plain
+    util, mem = panel.util_value(), panel.mem_value(panel.has_class("compact"))
+    stats = panel.stats_text()
+    # What the getters return is what is on screen.
+    assert util in rendered and mem in rendered and stats.split("\n")[0][:20] in rendered
     return util, mem, stats
 
 
@@ -606,7 +609,9 @@ async def test_notices_are_shown_once(scripted_source: Any, snapshot_factory: An
         assert sum("other containers" in n.message for n in app._notifications) == 1
 
 
-async def test_repeated_timestamp_adds_no_history_point(scripted_source: Any, snapshot_factory: Any) -> None:
+async def test_repeated_timestamp_adds_no_history_point(
+    scripted_source: Any, snapshot_factory: Any
+) -> None:
     app = make_app(scripted_source)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: scripted_source.polls >= 3 and not app.poll_in_flight)

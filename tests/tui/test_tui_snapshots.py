@@ -22,12 +22,17 @@ from gputui.tui.widgets.process_table import ProcessTable
 
 def fixed_cards(devices: Sequence[DeviceInfo]) -> dict[int, str]:
     """A stand-in for the catalog so catalog data edits do not churn these pictures."""
-    return {d.index: f"{(d.architecture or 'unknown').capitalize()} · catalog: {d.name.split()[-1]}" for d in devices}
+    return {
+        d.index: f"{(d.architecture or 'unknown').capitalize()} · catalog: {d.name.split()[-1]}"
+        for d in devices
+    }
 
 
 def app_for(scenario: str | None = None, **kw: Any) -> GpuTuiApp:
     path = scenarios_dir() / scenario if scenario else None
-    return demo_app(path, card_lookup=fixed_cards, kill_policy=KillPolicy(is_root=lambda: True), **kw)
+    return demo_app(
+        path, card_lookup=fixed_cards, kill_policy=KillPolicy(is_root=lambda: True), **kw
+    )
 
 
 async def ready(pilot: Pilot[Any]) -> None:

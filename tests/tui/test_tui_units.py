@@ -40,7 +40,14 @@ def test_sizes_pick_a_readable_unit(value: int, text: str) -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(0, "0s"), (59.9, "59s"), (61, "1:01"), (3600 + 62, "1:01:02"), (2 * 86400 + 3 * 3600, "2d03h"), (None, "N/A")],
+    [
+        (0, "0s"),
+        (59.9, "59s"),
+        (61, "1:01"),
+        (3600 + 62, "1:01:02"),
+        (2 * 86400 + 3 * 3600, "2d03h"),
+        (None, "N/A"),
+    ],
 )
 def test_durations(seconds: float | None, text: str) -> None:
     assert fmt.duration(seconds) == text
@@ -64,14 +71,18 @@ def test_cores_line_keeps_the_busiest_core_of_each_group() -> None:
 
 
 def _proc(**kw: Any) -> GpuProcess:
-    base: dict[str, Any] = dict(gpu_index=0, pid=10, type="compute", user="alice", cmdline=("python", "x.py"))
+    base: dict[str, Any] = dict(
+        gpu_index=0, pid=10, type="compute", user="alice", cmdline=("python", "x.py")
+    )
     base.update(kw)
     return GpuProcess(**base)
 
 
 def test_filter_matches_pid_user_command_container_case_insensitively() -> None:
     p = _proc(pid=4321, user="Alice", container="k8s:ml/trainer-0")
-    assert matches(p, "4321") and matches(p, "alice") and matches(p, "X.PY") and matches(p, "trainer")
+    assert (
+        matches(p, "4321") and matches(p, "alice") and matches(p, "X.PY") and matches(p, "trainer")
+    )
     assert matches(p, "")
     assert not matches(p, "bob")
 
@@ -104,7 +115,11 @@ def test_kill_policy_refuses_pids_from_another_namespace_even_for_root() -> None
 
 @pytest.mark.parametrize(
     ("error", "words"),
-    [(ProcessLookupError(), "already exited"), (PermissionError(), "permission denied"), (OSError(5, "I/O error"), "I/O error")],
+    [
+        (ProcessLookupError(), "already exited"),
+        (PermissionError(), "permission denied"),
+        (OSError(5, "I/O error"), "I/O error"),
+    ],
 )
 def test_kill_failures_are_reported_not_raised(error: OSError, words: str) -> None:
     def send(pid: int, sig: int) -> None:
@@ -116,14 +131,20 @@ def test_kill_failures_are_reported_not_raised(error: OSError, words: str) -> No
 
 def test_kill_sends_the_chosen_signal() -> None:
     got: list[tuple[int, int]] = []
-    sent, message = KillPolicy(send_signal=lambda p, s: got.append((p, s))).kill(_proc(pid=78), signal.SIGKILL)
+    sent, message = KillPolicy(send_signal=lambda p, s: got.append((p, s))).kill(
+        _proc(pid=78), signal.SIGKILL
+    )
     assert sent and got == [(78, signal.SIGKILL)] and "SIGKILL" in message
 
 
 def _gputui(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "gputui", *args], capture_output=True, text=True, timeout=60, env=full_env
+        [sys.executable, "-m", "gputui", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=full_env,
     )
 
 
@@ -142,7 +163,10 @@ def test_source_nvml_without_nvml_is_one_line_and_exit_2() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "words"),
-    [(["--demo", "--interval", "0"], "--interval"), (["--demo", "--scenario", "/nonexistent.toml"], "nonexistent")],
+    [
+        (["--demo", "--interval", "0"], "--interval"),
+        (["--demo", "--scenario", "/nonexistent.toml"], "nonexistent"),
+    ],
 )
 def test_bad_options_are_one_line_errors(args: list[str], words: str) -> None:
     result = _gputui(*args)

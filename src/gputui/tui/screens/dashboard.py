@@ -13,11 +13,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Footer, Input
 
 from gputui.telemetry.snapshot import GpuProcess, Snapshot
 from gputui.tui import formatting as fmt
 from gputui.tui.messages import DashboardReady
+from gputui.tui.widgets.field import Field
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.host_panel import HostPanel
 from gputui.tui.widgets.info_bar import Banner, HeaderFacts, InfoBar, banner_text, header_text
@@ -77,8 +78,8 @@ class DashboardScreen(Screen[None]):
         yield HostPanel()
         yield Input(placeholder="filter processes (enter: keep, escape: clear)", id="filter")
         yield ProcessTable(id="procs")
-        yield Static(process_details(None), id="details")
-        yield Static("", id="status", classes="hidden")
+        yield Field(process_details(None), id="details")
+        yield Field("", id="status", classes="hidden")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -87,19 +88,19 @@ class DashboardScreen(Screen[None]):
     # -- updates from the app ---------------------------------------------------------------
 
     def show_header(self, facts: HeaderFacts) -> None:
-        self.query_one("#info", InfoBar).update(header_text(facts))
+        self.query_one("#info", InfoBar).show(header_text(facts))
 
     def show_banner(self, source: str, reason: str | None) -> None:
         text = banner_text(source, reason)
         banner = self.query_one("#banner", Banner)
         banner.set_class(text is None, "hidden")
         if text is not None:
-            banner.update(text)
+            banner.show(text, layout=True)
 
     def show_status(self, text: str | None) -> None:
-        status = self.query_one("#status", Static)
+        status = self.query_one("#status", Field)
         status.set_class(text is None, "hidden")
-        status.update(text or "")
+        status.show(text or "")
 
     async def ensure_panels(self, snap: Snapshot) -> None:
         """Mount one panel per device, once (again only if the device list changes)."""
@@ -144,7 +145,7 @@ class DashboardScreen(Screen[None]):
     # -- process table interaction ------------------------------------------------------------
 
     def _show_details(self, proc: GpuProcess | None) -> None:
-        self.query_one("#details", Static).update(process_details(proc))
+        self.query_one("#details", Field).show(process_details(proc))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_details(self.query_one(ProcessTable).selected)

@@ -1,76 +1,62 @@
 """One GPU: utilization and memory bars with history, and the rest in one or two lines.
 
-The same widgets serve both layouts; the `compact` class (4+ GPUs or a short
-terminal) only changes CSS, so switching costs a relayout, not a recompose.
+One widget that renders its lines itself. The first version nested Textual's
+ProgressBar, a value label and a sparkline per metric in containers: 19
+widgets per GPU, and the compositor re-renders every container under a
+changed child, so 8 GPUs cost ~225 widget renders per poll. Drawing the same
+bars here cut the dashboard's steady CPU roughly in half (benchmarks/tui.py).
+Colours still come from the .tcss file, through component classes.
+
+The `compact` class (4+ GPUs or a short terminal) switches to two lines per GPU
+without a border; it is a CSS class, so switching costs a relayout, not a
+recompose.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.style import Style
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Label, ProgressBar, Static
+from textual.widget import Widget
 
 from gputui.telemetry.snapshot import DeviceSnapshot
 from gputui.tui import formatting as fmt
 
 HOT_PERCENT = 90.0
+BAR_MAX_FULL = 40
+BAR_MAX_COMPACT = 24
+NAME_WIDTH = 18
 
 
-class Spark(Static):
-    """Fixed-scale history line, drawn at whatever width layout gave it."""
-
-    def __init__(self, classes: str) -> None:
-        super().__init__("", classes=classes)
-        self.values: Sequence[float | None] = ()
-        self.hi = 100.0
-
-    def show(self, values: Sequence[float | None], hi: float) -> None:
-        self.values, self.hi = values, hi
-        self.refresh()
-
-    def render(self) -> Text:
-        return Text(fmt.spark(self.values, self.size.width, 0.0, self.hi), no_wrap=True, end="")
-
-
-class Metric(Horizontal):
-    """Label, bar, value and a fixed-scale sparkline of the recent past."""
-
-    def __init__(self, label: str, *, classes: str) -> None:
-        super().__init__(classes=f"metric {classes}")
-        self._label = label
-        self._bar = ProgressBar(total=100, show_eta=False, show_percentage=False)
-        self._value = Static("", classes="metric-value")
-        self._spark = Spark(classes="metric-spark")
-
-    def compose(self) -> ComposeResult:
-        yield Label(self._label, classes="metric-label")
-        yield self._bar
-        yield self._value
-        yield self._spark
-
-    def set_value(
-        self, percent: float | None, text: str, history: Sequence[float | None], hi: float = 100.0
-    ) -> None:
-        self._bar.update(progress=percent or 0.0)
-        self._value.update(text)
-        self.set_class(percent is not None and percent >= HOT_PERCENT, "hot")
-        self._spark.show(history, hi)
+def bar(percent: float | None, width: int, fill: Style, back: Style) -> Text:
+    """A thin bar like Textual's ProgressBar: '━' cells, a half cell '╸' for the remainder."""
+    text = Text(no_wrap=True, end="")
+    if width <= 0:
+        return text
+    cells = max(0.0, min(1.0, (percent or 0.0) / 100.0)) * width
+    full = int(cells)
+    half = cells - full >= 0.5 and full < width
+    text.append("━" * full, fill)
+    if half:
+        text.append("╸", fill)
+    text.append("━" * (width - full - (1 if half else 0)), back)
+    return text
 
 
-def stats_line(dev: DeviceSnapshot, compact: bool) -> Text:
+def stats_line(dev: DeviceSnapshot, compact: bool, warn: Style | None = None) -> Text:
     """Everything but utilization and memory; `N/A` wherever the device did not say."""
     s = dev.sample
     if dev.failed is not None or s is None:
-        return Text(f"FAILED: {dev.failed or 'no data'}", style="bold")
+        return Text(
+            f"FAILED: {dev.failed or 'no data'}", style=warn or "bold", no_wrap=True, end=""
+        )
     sep = " " if compact else "  "
-    power = f"{fmt.na(s.power_w, '{:.0f}')}/{fmt.na(s.power_limit_w or dev.info.power_limit_w, '{:.0f}')} W"
+    limit = s.power_limit_w or dev.info.power_limit_w
     parts = [
         f"{fmt.na(s.temperature_c)}°C",
         f"fan {fmt.na(s.fan_pct, '{}%')}",
-        power,
+        f"{fmt.na(s.power_w, '{:.0f}')}/{fmt.na(limit, '{:.0f}')} W",
         f"SM {fmt.na(s.sm_clock_mhz, '{} MHz')}",
         f"MEM {fmt.na(s.mem_clock_mhz, '{} MHz')}",
         fmt.pstate(s.performance_state),
@@ -81,18 +67,18 @@ def stats_line(dev: DeviceSnapshot, compact: bool) -> Text:
         warnings.append("throttle: " + ", ".join(s.throttle_reasons))
     if s.ecc_volatile_uncorrected:
         warnings.append(f"ECC errors: {s.ecc_volatile_uncorrected}")
+    text = Text(no_wrap=True, overflow="ellipsis", end="")
     if compact:
-        # One line that never wraps; warnings first so a narrow terminal still shows them.
-        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        # One line; warnings first so a narrow terminal still shows them.
         if warnings:
-            text.append(sep.join(warnings), style="bold")
+            text.append(sep.join(warnings), warn or "bold")
             text.append(sep)
         text.append(sep.join(parts))
         return text
-    text = Text(sep.join(parts))
+    text.append(sep.join(parts))
     if warnings:
         text.append("\n")
-        text.append(sep.join(warnings), style="bold")
+        text.append(sep.join(warnings), warn or "bold")
     return text
 
 
@@ -105,25 +91,35 @@ def title(dev: DeviceSnapshot, card_label: str | None) -> str:
     return " · ".join(parts)
 
 
-class GpuPanel(Vertical):
+def short_name(name: str) -> str:
+    """'NVIDIA GeForce RTX 3090' -> 'RTX 3090' for the compact layout."""
+    for prefix in ("NVIDIA ", "GeForce ", "Tesla "):
+        if name.startswith(prefix):
+            name = name[len(prefix) :]
+    return name
+
+
+class GpuPanel(Widget):
+    COMPONENT_CLASSES = {
+        "gpu-panel--label",
+        "gpu-panel--name",
+        "gpu-panel--bar",
+        "gpu-panel--bar-hot",
+        "gpu-panel--bar-back",
+        "gpu-panel--spark",
+        "gpu-panel--stats",
+        "gpu-panel--warning",
+    }
+
     def __init__(self, index: int) -> None:
         super().__init__(classes="gpu-panel", id=f"gpu-{index}")
         self.index = index
         self.card_label: str | None = None
-        self._gpu_name = Static("", classes="gpu-name")
-        self._util = Metric("UTIL", classes="util")
-        self._mem = Metric("MEM", classes="mem")
-        self._stats = Static("", classes="gpu-stats")
-        self._last: tuple[DeviceSnapshot, Sequence[float | None], Sequence[float | None]] | None = (
-            None
-        )
+        self.device: DeviceSnapshot | None = None
+        self.util_history: Sequence[float | None] = ()
+        self.mem_history: Sequence[float | None] = ()
 
-    def compose(self) -> ComposeResult:
-        with Horizontal(classes="metrics"):
-            yield self._gpu_name
-            yield self._util
-            yield self._mem
-        yield self._stats
+    # -- data in ----------------------------------------------------------------------------
 
     def update_device(
         self,
@@ -131,43 +127,121 @@ class GpuPanel(Vertical):
         util_history: Sequence[float | None],
         mem_history: Sequence[float | None],
     ) -> None:
-        self._last = (dev, util_history, mem_history)
-        compact = self.has_class("compact")
+        old = self.device
+        self.device, self.util_history, self.mem_history = dev, util_history, mem_history
         failed = dev.failed is not None or dev.sample is None
         self.set_class(failed, "failed")
         label = title(dev, self.card_label)
-        self.border_title = label
-        name = self._gpu_name
-        name.update(
-            Text(f"{dev.index} {short_name(dev.info.name)}", no_wrap=True, overflow="ellipsis")
-        )
-        name.tooltip = label
-        s = dev.sample
-        util = None if s is None or failed else s.utilization_gpu
-        self._util.set_value(
-            None if util is None else float(util), fmt.na(util, "{:>3} %"), util_history
-        )
-        total = None if s is None else (s.memory_total or dev.info.memory_total)
-        used = None if s is None or failed else s.memory_used
-        pct = fmt.percent_of(used, total)
-        if compact:
-            mem_text = f"{fmt.gib(used)}/{fmt.gib(total, 0)}G"
-        else:
-            mem_text = f"{fmt.gib(used)} / {fmt.gib(total)} GiB {fmt.na(None if pct is None else round(pct), '{:>3}%')}"
-        self._mem.set_value(pct, mem_text, mem_history)
-        self._stats.update(stats_line(dev, compact))
+        if self.border_title != label:
+            self.border_title = label
+        # Height changes only when the warning line comes or goes (full layout).
+        self.refresh(layout=old is None or self._line_count(old) != self._line_count(dev))
 
     def set_compact(self, compact: bool) -> None:
-        if compact == self.has_class("compact"):
-            return
-        self.set_class(compact, "compact")
-        if self._last is not None:
-            self.update_device(*self._last)
+        if compact != self.has_class("compact"):
+            self.set_class(compact, "compact")
+            self.refresh(layout=True)
 
+    def _line_count(self, dev: DeviceSnapshot) -> int:
+        if self.has_class("compact"):
+            return 2
+        return 2 + len(stats_line(dev, False).plain.split("\n"))
 
-def short_name(name: str) -> str:
-    """'NVIDIA GeForce RTX 3090' -> 'RTX 3090' for the compact layout."""
-    for prefix in ("NVIDIA ", "GeForce ", "Tesla "):
-        if name.startswith(prefix):
-            name = name[len(prefix) :]
-    return name
+    # -- values, as plain strings (also what the tests read) ----------------------------------
+
+    def util_value(self) -> str:
+        s = self.device.sample if self.device else None
+        util = None if s is None or self.has_class("failed") else s.utilization_gpu
+        return fmt.na(util, "{:>3} %")
+
+    def _memory(self) -> tuple[int | None, int | None, float | None]:
+        dev = self.device
+        s = dev.sample if dev else None
+        total = None if s is None or dev is None else (s.memory_total or dev.info.memory_total)
+        used = None if s is None or self.has_class("failed") else s.memory_used
+        return used, total, fmt.percent_of(used, total)
+
+    def mem_value(self, compact: bool) -> str:
+        used, total, pct = self._memory()
+        if compact:
+            return f"{fmt.gib(used)}/{fmt.gib(total, 0)}G"
+        pct_text = fmt.na(None if pct is None else round(pct), "{:>3}%")
+        return f"{fmt.gib(used)} / {fmt.gib(total)} GiB {pct_text}"
+
+    def stats_text(self) -> str:
+        return (
+            "" if self.device is None else stats_line(self.device, self.has_class("compact")).plain
+        )
+
+    # -- drawing ----------------------------------------------------------------------------
+
+    def _metric(
+        self,
+        label: str,
+        percent: float | None,
+        value: str,
+        history: Sequence[float | None],
+        width: int,
+        bar_max: int,
+        value_width: int,
+    ) -> Text:
+        """label, bar, value, sparkline in `width` cells; bars align when value_width does."""
+        style = self.get_component_rich_style
+        fixed = len(label) + value_width + 2
+        bar_w = max(0, min(bar_max, (width - fixed) // 2))
+        spark_w = max(0, width - fixed - bar_w)
+        hot = percent is not None and percent >= HOT_PERCENT
+        fill = style("gpu-panel--bar-hot" if hot else "gpu-panel--bar")
+        text = Text(no_wrap=True, end="")
+        text.append(label, style("gpu-panel--label"))
+        text.append_text(bar(percent, bar_w, fill, style("gpu-panel--bar-back")))
+        text.append(f" {value.ljust(value_width)} ")
+        text.append(fmt.spark(history, spark_w), style("gpu-panel--spark"))
+        return text
+
+    def render(self) -> Text:
+        dev = self.device
+        if dev is None:
+            return Text("")
+        width = self.content_size.width
+        compact = self.has_class("compact")
+        s = dev.sample
+        util = None if s is None or self.has_class("failed") else s.utilization_gpu
+        util_pct = None if util is None else float(util)
+        _, _, mem_pct = self._memory()
+        stats = stats_line(dev, compact, self.get_component_rich_style("gpu-panel--warning"))
+        stats.stylize(self.get_component_rich_style("gpu-panel--stats"))
+        out = Text(no_wrap=True, end="")
+        if compact:
+            name = f"{dev.index} {short_name(dev.info.name)}"[: NAME_WIDTH - 1].ljust(NAME_WIDTH)
+            out.append(name, self.get_component_rich_style("gpu-panel--name"))
+            half = max(0, (width - NAME_WIDTH) // 2)
+            rest = max(0, width - NAME_WIDTH - half)
+            util_line = self._metric(
+                "UTIL ", util_pct, self.util_value(), self.util_history, half, BAR_MAX_COMPACT, 5
+            )
+            mem_line = self._metric(
+                " MEM ",
+                mem_pct,
+                self.mem_value(True).rjust(10),
+                self.mem_history,
+                rest,
+                BAR_MAX_COMPACT,
+                10,
+            )
+            out.append_text(util_line)
+            out.append_text(mem_line)
+            out.append("\n  ")
+            out.append_text(stats)
+            return out
+        util_value, mem_value = self.util_value(), self.mem_value(False)
+        out.append_text(
+            self._metric("UTIL ", util_pct, util_value, self.util_history, width, BAR_MAX_FULL, 20)
+        )
+        out.append("\n")
+        out.append_text(
+            self._metric("MEM  ", mem_pct, mem_value, self.mem_history, width, BAR_MAX_FULL, 20)
+        )
+        out.append("\n")
+        out.append_text(stats)
+        return out

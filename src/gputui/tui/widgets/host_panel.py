@@ -1,14 +1,19 @@
-"""The host under the GPUs: CPU (total and per core), load, RAM and swap."""
+"""The host under the GPUs: CPU (total and per core), load, RAM and swap, in two lines.
+
+Drawn by one widget for the same reason as GpuPanel: nested containers made
+the compositor re-render far more than what changed.
+"""
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Label, ProgressBar, Static
+from textual.widget import Widget
 
 from gputui.telemetry.snapshot import HostSnapshot
 from gputui.tui import formatting as fmt
+from gputui.tui.widgets.gpu_panel import bar
+
+BAR_WIDTH = 30
 
 
 def cores_line(per_cpu: tuple[float, ...], width: int) -> str:
@@ -25,50 +30,51 @@ def cores_line(per_cpu: tuple[float, ...], width: int) -> str:
     return fmt.spark(values, len(values)).rstrip()
 
 
-class CoreBars(Static):
-    def __init__(self) -> None:
-        super().__init__("", id="cpu-cores")
-        self.per_cpu: tuple[float, ...] = ()
+class HostPanel(Widget):
+    COMPONENT_CLASSES = {
+        "host-panel--label",
+        "host-panel--bar",
+        "host-panel--bar-back",
+        "host-panel--cores",
+    }
 
-    def show(self, per_cpu: tuple[float, ...]) -> None:
-        self.per_cpu = per_cpu
-        self.refresh()
-
-    def render(self) -> Text:
-        n = len(self.per_cpu)
-        label = f"{n} cores " if n else ""
-        bars = cores_line(self.per_cpu, max(0, self.size.width - len(label)))
-        return Text(label + bars, no_wrap=True, end="")
-
-
-class HostPanel(Vertical):
     def __init__(self) -> None:
         super().__init__(id="host")
-
-    def compose(self) -> ComposeResult:
-        with Horizontal(classes="host-row"):
-            yield Label("CPU", classes="metric-label")
-            yield ProgressBar(total=100, show_eta=False, show_percentage=False, id="cpu-bar")
-            yield Static("", classes="metric-value", id="cpu-value")
-            yield CoreBars()
-        with Horizontal(classes="host-row"):
-            yield Label("RAM", classes="metric-label")
-            yield ProgressBar(total=100, show_eta=False, show_percentage=False, id="ram-bar")
-            yield Static("", id="ram-value")
+        self.host: HostSnapshot | None = None
 
     def update_host(self, host: HostSnapshot | None) -> None:
-        h = host or HostSnapshot(hostname="")
-        self.query_one("#cpu-bar", ProgressBar).update(progress=h.cpu_percent or 0.0)
-        self.query_one("#cpu-value", Static).update(fmt.na(h.cpu_percent, "{:>3.0f} %"))
-        self.query_one(CoreBars).show(h.per_cpu_percent)
-        ram_pct = fmt.percent_of(h.memory_used, h.memory_total)
-        self.query_one("#ram-bar", ProgressBar).update(progress=ram_pct or 0.0)
+        if host != self.host:
+            self.host = host
+            self.refresh()
+
+    def cpu_text(self) -> str:
+        h = self.host
+        return fmt.na(None if h is None else h.cpu_percent, "{:>3.0f} %")
+
+    def ram_text(self) -> str:
+        h = self.host or HostSnapshot(hostname="")
         load = fmt.NA if h.load_average is None else " ".join(f"{x:.2f}" for x in h.load_average)
-        text = Text(
+        return (
             f"{fmt.gib(h.memory_used)} / {fmt.gib(h.memory_total)} GiB"
-            f"  swap {fmt.gib(h.swap_used)} / {fmt.gib(h.swap_total)} GiB"
-            f"  load {load}",
-            no_wrap=True,
-            overflow="ellipsis",
+            f"  swap {fmt.gib(h.swap_used)} / {fmt.gib(h.swap_total)} GiB  load {load}"
         )
-        self.query_one("#ram-value", Static).update(text)
+
+    def render(self) -> Text:
+        h = self.host or HostSnapshot(hostname="")
+        style = self.get_component_rich_style
+        width = self.content_size.width
+        bar_w = max(0, min(BAR_WIDTH, (width - 14) // 3))
+        fill, back = style("host-panel--bar"), style("host-panel--bar-back")
+        out = Text(no_wrap=True, overflow="ellipsis", end="")
+        out.append("CPU ", style("host-panel--label"))
+        out.append_text(bar(h.cpu_percent, bar_w, fill, back))
+        n = len(h.per_cpu_percent)
+        cores_label = f" {self.cpu_text()}  {n} cores " if n else f" {self.cpu_text()}"
+        out.append(cores_label)
+        used = 4 + bar_w + len(cores_label)
+        out.append(cores_line(h.per_cpu_percent, max(0, width - used)), style("host-panel--cores"))
+        out.append("\n")
+        out.append("RAM ", style("host-panel--label"))
+        out.append_text(bar(fmt.percent_of(h.memory_used, h.memory_total), bar_w, fill, back))
+        out.append(" " + self.ram_text())
+        return out

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual.widgets import Static
 
 from gputui.tui import formatting as fmt
+from gputui.tui.widgets.field import Field
 
 
 @dataclass(frozen=True)
@@ -48,9 +48,9 @@ def banner_text(source: str, fallback_reason: str | None) -> str | None:
     return "SIMULATED GPUs, not yours (--demo)"
 
 
-class InfoBar(Static):
+class InfoBar(Field):
     pass
 
 
-class Banner(Static):
+class Banner(Field):
     pass

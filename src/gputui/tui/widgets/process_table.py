@@ -19,7 +19,8 @@ from textual.widgets.data_table import RowDoesNotExist, RowKey
 from gputui.telemetry.snapshot import GpuProcess
 from gputui.tui import formatting as fmt
 
-COMMAND_WIDTH = 40
+COMMAND_WIDTH = 40  # before the first resize; then whatever the terminal leaves
+_CMD_MAX = 400
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class Column:
     cell: Callable[[GpuProcess], str]
     sort_value: Callable[[GpuProcess], Any]
     right: bool = False
+    width: int = 0  # 0: the command column, which takes what is left
 
 
 def _short_type(t: str) -> str:
@@ -39,7 +41,7 @@ def _command(p: GpuProcess) -> str:
     cmd = p.command
     if cmd is None:
         return fmt.NA
-    return cmd if len(cmd) <= COMMAND_WIDTH else cmd[: COMMAND_WIDTH - 1] + "…"
+    return cmd if len(cmd) <= _CMD_MAX else cmd[: _CMD_MAX - 1] + "…"
 
 
 def _pct(v: float | int | None) -> str:
@@ -47,16 +49,18 @@ def _pct(v: float | int | None) -> str:
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("gpu", "GPU", lambda p: str(p.gpu_index), lambda p: p.gpu_index, right=True),
-    Column("pid", "PID", lambda p: str(p.pid), lambda p: p.pid, right=True),
-    Column("container", "Container", lambda p: p.container or "", lambda p: p.container),
-    Column("user", "User", lambda p: p.user or fmt.NA, lambda p: p.user),
-    Column("type", "Type", lambda p: _short_type(p.type), lambda p: p.type),
-    Column("gpu_mem", "GPU mem", lambda p: fmt.size(p.gpu_memory), lambda p: p.gpu_memory, True),
-    Column("sm", "SM%", lambda p: _pct(p.sm_util), lambda p: p.sm_util, right=True),
-    Column("cpu", "CPU%", lambda p: _pct(p.cpu_percent), lambda p: p.cpu_percent, right=True),
-    Column("host_mem", "Host mem", lambda p: fmt.size(p.rss), lambda p: p.rss, right=True),
-    Column("time", "Time", lambda p: fmt.duration(p.running_s), lambda p: p.running_s, True),
+    Column("gpu", "GPU", lambda p: str(p.gpu_index), lambda p: p.gpu_index, right=True, width=3),
+    Column("pid", "PID", lambda p: str(p.pid), lambda p: p.pid, right=True, width=7),
+    Column("container", "Container", lambda p: p.container or "", lambda p: p.container, width=14),
+    Column("user", "User", lambda p: p.user or fmt.NA, lambda p: p.user, width=10),
+    Column("type", "Type", lambda p: _short_type(p.type), lambda p: p.type, width=4),
+    Column("gpu_mem", "GPU mem", lambda p: fmt.size(p.gpu_memory), lambda p: p.gpu_memory, True, 9),
+    Column("sm", "SM%", lambda p: _pct(p.sm_util), lambda p: p.sm_util, right=True, width=4),
+    Column(
+        "cpu", "CPU%", lambda p: _pct(p.cpu_percent), lambda p: p.cpu_percent, right=True, width=5
+    ),
+    Column("host_mem", "Host mem", lambda p: fmt.size(p.rss), lambda p: p.rss, right=True, width=9),
+    Column("time", "Time", lambda p: fmt.duration(p.running_s), lambda p: p.running_s, True, 8),
     Column("command", "Command", _command, lambda p: p.command),
 )
 COLUMN_KEYS = tuple(c.key for c in COLUMNS)
@@ -65,7 +69,13 @@ _BY_KEY = {c.key: c for c in COLUMNS}
 
 def _styled(column: Column, value: str) -> Text:
     """Numbers right-aligned so magnitudes line up; markup in commands stays literal."""
-    return Text(value, justify="right" if column.right else "left", no_wrap=True, end="")
+    return Text(
+        value,
+        justify="right" if column.right else "left",
+        no_wrap=True,
+        overflow="ellipsis",
+        end="",
+    )
 
 
 def row_key(p: GpuProcess) -> str:
@@ -116,10 +126,27 @@ class ProcessTable(DataTable[Any]):
         self.filter_text = ""
 
     def on_mount(self) -> None:
+        # Fixed widths: DataTable re-measures every cell of a column after each update_cell
+        # when widths are automatic, which cost more than everything else in a refresh.
         for c in COLUMNS:
             label = Text(c.label, justify="right" if c.right else "left")
-            self.add_column(label, key=c.key)
+            self.add_column(label, key=c.key, width=c.width or COMMAND_WIDTH)
         self._refresh_header_labels()
+        self._fit_command_column()
+
+    def on_resize(self) -> None:
+        self._fit_command_column()
+
+    def _fit_command_column(self) -> None:
+        if not self.columns:
+            return
+        fixed = sum(c.width for c in COLUMNS) + 2 * self.cell_padding * len(COLUMNS)
+        width = max(COMMAND_WIDTH // 2, self.size.width - fixed - 1)
+        column = self.columns[self._column_key("command")]
+        if column.width != width:
+            column.width = width
+            self._require_update_dimensions = True
+            self.refresh()
 
     # -- public API -----------------------------------------------------------------------
 
@@ -216,7 +243,7 @@ class ProcessTable(DataTable[Any]):
                 old_cells = [c.cell(old) for c in COLUMNS]
                 for c, new, prev in zip(COLUMNS, cells, old_cells, strict=True):
                     if new != prev:
-                        self.update_cell(key, c.key, _styled(c, new), update_width=True)
+                        self.update_cell(key, c.key, _styled(c, new))
             self.processes[key] = proc
 
         procs = self.processes

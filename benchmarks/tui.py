@@ -1,0 +1,230 @@
+"""What one dashboard refresh costs, and what the dashboard costs over time.
+
+Prints figures; asserts nothing (timings on a shared 2-core box are noise for tests).
+
+1. refresh: median wall and CPU time from handing the app a new Snapshot to the
+   frame being rendered (apply_snapshot, let Textual settle layout and idle
+   work, then render the full frame through the compositor), for 1, 8 and 16
+   GPUs with 50 processes whose values change every tick.
+2. idle cost: the real `gputui --demo` (8 GPUs) in a tmux pane at the default
+   1 s interval: CPU % of one core and CPU seconds per minute over a window,
+   from /proc via psutil, plus resident memory. Falls back to a headless run
+   when tmux is missing.
+3. startup: wall time from spawning `gputui --demo` in tmux to the first frame
+   that shows a GPU panel.
+
+Run: .venv/bin/python benchmarks/tui.py [--window 20] [--ticks 40] [--skip-tmux]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import psutil
+
+from gputui.resources import scenarios_dir
+from gputui.telemetry.simulated import SimulatedSource
+from gputui.telemetry.snapshot import DeviceSnapshot, GpuProcess, Snapshot
+from gputui.tui.app import GpuTuiApp
+
+ROOT = Path(__file__).resolve().parent.parent
+GPUTUI = ROOT / ".venv" / "bin" / "gputui"
+
+
+class FrozenSource:
+    """Hands out whatever the benchmark last set; the app's own polls then change nothing."""
+
+    name = "simulated"
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.snap = snap
+
+    def poll(self) -> Snapshot:
+        return self.snap
+
+    def close(self) -> None:
+        pass
+
+
+def synthetic(base: Snapshot, n_gpus: int, n_procs: int, tick: int) -> Snapshot:
+    """`n_gpus` devices cloned from the 8-GPU scenario and `n_procs` processes, values moving per tick."""
+    devices: list[DeviceSnapshot] = []
+    for i in range(n_gpus):
+        src = base.devices[i % len(base.devices)]
+        sample = src.sample
+        if sample is not None:
+            sample = replace(
+                sample,
+                utilization_gpu=(tick * 7 + i * 13) % 101,
+                temperature_c=40 + (tick + i) % 40,
+            )
+        devices.append(replace(src, info=replace(src.info, index=i), sample=sample))
+    templates = base.processes or (GpuProcess(gpu_index=0, pid=1, type="compute"),)
+    procs = []
+    for k in range(n_procs):
+        t = templates[k % len(templates)]
+        procs.append(
+            replace(
+                t,
+                gpu_index=k % n_gpus,
+                pid=100_000 + k,
+                sm_util=(tick + k) % 100,
+                cpu_percent=float((tick * 3 + k) % 200),
+                running_s=(t.running_s or 0.0) + tick,
+            )
+        )
+    return replace(
+        base, devices=tuple(devices), processes=tuple(procs), timestamp=base.timestamp + tick
+    )
+
+
+async def refresh_cost(n_gpus: int, n_procs: int, ticks: int) -> tuple[float, float]:
+    base = SimulatedSource.from_scenario(
+        scenarios_dir() / "demo-8gpu.toml", clock=lambda: 600.0
+    ).poll()
+    first = synthetic(base, n_gpus, n_procs, 0)
+    source = FrozenSource(first)
+    app = GpuTuiApp(
+        source, interval=3600.0, clock=lambda: "12:00:00", hostname="bench", card_lookup=None
+    )
+    walls: list[float] = []
+    cpus: list[float] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        while app.latest_snapshot is None:
+            await pilot.pause(0.01)
+        await pilot.pause(0.1)
+        for tick in range(1, ticks + 1):
+            snap = synthetic(base, n_gpus, n_procs, tick)
+            source.snap = snap
+            w0, c0 = time.perf_counter(), time.process_time()
+            await app.apply_snapshot(snap)
+            await pilot.pause()  # messages, idle work (table column widths), layout
+            screen = app.screen
+            screen._refresh_layout(app.size)  # noqa: SLF001 - force the frame now, not at the next 60 Hz tick
+            screen._compositor.render_update(full=True)  # noqa: SLF001
+            walls.append(time.perf_counter() - w0)
+            cpus.append(time.process_time() - c0)
+    return statistics.median(walls) * 1000, statistics.median(cpus) * 1000
+
+
+def _tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
+
+
+def _app_pid(session: str) -> int | None:
+    out = _tmux("display", "-p", "-t", session, "#{pane_pid}").strip()
+    return int(out) if out.isdigit() else None
+
+
+def tmux_run(window_s: float, scenario: str, interval: float) -> dict[str, float]:
+    session = f"gputui-bench-{os.getpid()}"
+    cmd = f"exec {GPUTUI} --demo --scenario {scenarios_dir() / scenario} --interval {interval}"
+    _tmux("kill-session", "-t", session)
+    t0 = time.perf_counter()
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40", cmd], check=True
+    )
+    try:
+        first_frame = None
+        deadline = t0 + 30
+        while time.perf_counter() < deadline:
+            if "UTIL" in _tmux("capture-pane", "-p", "-t", session):
+                first_frame = time.perf_counter() - t0
+                break
+            time.sleep(0.01)
+        pid = _app_pid(session)
+        if pid is None or first_frame is None:
+            raise RuntimeError("gputui did not start in tmux")
+        proc = psutil.Process(pid)
+        time.sleep(3)  # warm-up: first polls, catalog lookup
+        c0 = sum(proc.cpu_times()[:2])
+        w0 = time.perf_counter()
+        time.sleep(window_s)
+        cpu = sum(proc.cpu_times()[:2]) - c0
+        wall = time.perf_counter() - w0
+        rss = proc.memory_info().rss / 2**20
+        threads = proc.num_threads()
+        _tmux("send-keys", "-t", session, "q")
+        for _ in range(100):
+            if not proc.is_running() or proc.status() == psutil.STATUS_ZOMBIE:
+                break
+            time.sleep(0.05)
+        return {
+            "first_frame_s": first_frame,
+            "cpu_pct": 100 * cpu / wall,
+            "cpu_s_per_min": 60 * cpu / wall,
+            "rss_mib": rss,
+            "threads": threads,
+        }
+    finally:
+        _tmux("kill-session", "-t", session)
+
+
+async def headless_cpu(window_s: float) -> dict[str, float]:
+    source = SimulatedSource.from_scenario(scenarios_dir() / "demo-8gpu.toml")
+    app = GpuTuiApp(source, interval=1.0, card_lookup=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(3)
+        c0 = time.process_time()
+        w0 = time.perf_counter()
+        await pilot.pause(window_s)
+        cpu = time.process_time() - c0
+        wall = time.perf_counter() - w0
+    return {
+        "cpu_pct": 100 * cpu / wall,
+        "cpu_s_per_min": 60 * cpu / wall,
+        "polls": float(app.poll_count),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="gputui dashboard benchmark")
+    parser.add_argument(
+        "--ticks", type=int, default=40, help="refreshes per GPU count (default 40)"
+    )
+    parser.add_argument(
+        "--window", type=float, default=20.0, help="seconds of steady running (default 20)"
+    )
+    parser.add_argument("--skip-tmux", action="store_true", help="no tmux run: headless CPU only")
+    args = parser.parse_args(argv)
+
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, textual {__import__('textual').__version__}"
+    )
+    print("\n1. one refresh (apply snapshot + settle + full frame), 120x40, 50 processes")
+    print("   GPUs  median wall ms  median CPU ms")
+    for n in (1, 8, 16):
+        wall, cpu = asyncio.run(refresh_cost(n, 50, args.ticks))
+        print(f"   {n:>4}  {wall:>14.1f}  {cpu:>13.1f}")
+
+    print("\n2. steady state at the default 1 s interval, 8 simulated GPUs")
+    if not args.skip_tmux and shutil.which("tmux") and GPUTUI.exists():
+        r = tmux_run(args.window, "demo-8gpu.toml", 1.0)
+        print(
+            f"   real terminal (tmux 120x40, {args.window:g} s): CPU {r['cpu_pct']:.2f} % of a core"
+            f" = {r['cpu_s_per_min']:.2f} CPU s/min; RSS {r['rss_mib']:.1f} MiB; {r['threads']:.0f} threads"
+        )
+        print(
+            f"\n3. startup: first frame with GPU panels after {r['first_frame_s'] * 1000:.0f} ms"
+            " (spawn to tmux capture)"
+        )
+    h = asyncio.run(headless_cpu(args.window))
+    print(
+        f"   headless ({args.window:g} s, {h['polls']:.0f} polls): CPU {h['cpu_pct']:.2f} % of a core"
+        f" = {h['cpu_s_per_min']:.2f} CPU s/min"
+    )
+    print(f"   this benchmark process RSS: {psutil.Process().memory_info().rss / 2**20:.1f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
