@@ -166,3 +166,14 @@ def test_check_reports_free_memory_verdict_separately() -> None:
     assert e.verdict_free == "does not fit"  # the CUDA context alone takes 400 MiB
     assert e.max_batch_size_free == 0
     assert e.speed is not None and e.speed.peak_tflops == 10.0
+
+
+def test_autocast_keeps_layer_norm_in_fp32() -> None:
+    # Under AMP, layer_norm runs in fp32: its output is 4 bytes and it keeps an fp32
+    # copy of its input; pure bf16 keeps 2-byte tensors throughout.
+    m = model('{ type = "Dense", units = 1000 }, { type = "LayerNormalization" }', "[1000]")
+    b = 10_000  # activations dominate the peak
+    amp = peak(model_phases(m, policy("amp_bf16"), "cuda"), b)[1].activations
+    bf16 = peak(model_phases(m, policy("bf16"), "cuda"), b)[1].activations
+    # fp32 output (+2 B) and fp32 input copy (+4 B) per element, fp32 data batch (+2 B)
+    assert amp - bf16 >= 8 * 1000 * b

@@ -60,9 +60,21 @@ def _activation(raw: Mapping[str, Any], name: str = "activation") -> str:
     return value.lower()
 
 
+# Ops PyTorch's autocast runs in fp32 whatever their input (its "fp32 list").
+AUTOCAST_FP32 = frozenset({"softmax", "log_softmax", "exponential", "softplus"})
+
+
 def _fold_activation(act: str, out_elements: int) -> dict[str, Any]:
     """The autograd cost of an activation fused into a Dense/Conv layer."""
     keeps = ACTIVATIONS[act]
+    if act in AUTOCAST_FP32:
+        return {
+            "saves_output": keeps == "output",
+            "internal_saved": (Saved(out_elements),) if keeps == "input" else (),
+            "forward_transient": out_elements,
+            "fused_activation": keeps,
+            "autocast_fp32": True,
+        }
     if keeps == "output":
         # the pre-activation lives only while the activation runs
         return {"saves_output": True, "forward_transient": out_elements, "fused_activation": keeps}
@@ -506,7 +518,8 @@ def layer_normalization(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
         0,
         8 * el,
         saves_input=True,
-        internal_saved=(Saved(positions, "stat"), Saved(positions, "stat")),
+        internal_saved=(Saved(positions, "stat"), Saved(positions, "stat"), Saved(el, "amp_copy")),
+        autocast_fp32=True,
         param_tensors=tuple(normalized for _ in range(count)),
     )
 
@@ -517,7 +530,15 @@ def _activation_layer(act: str, shape: Shape) -> LayerStats:
     if keeps == "none":
         return LayerStats(0, "", shape, 0, 0, 0, output_is_view=True)
     return LayerStats(
-        0, "", shape, 0, 0, 4 * el, saves_input=keeps == "input", saves_output=keeps == "output"
+        0,
+        "",
+        shape,
+        0,
+        0,
+        4 * el,
+        saves_input=keeps == "input",
+        saves_output=keeps == "output",
+        autocast_fp32=act in AUTOCAST_FP32,
     )
 
 

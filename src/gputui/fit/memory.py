@@ -66,8 +66,13 @@ def _saved_bytes(layer: LayerStats, p: Precision, backend: Backend) -> int:
         "index": 8,
         "stat": 4,
         "cpu_only": p.act_bytes if backend == "cpu" else 0,
+        "amp_copy": 4 if p.amp else 0,
     }
     return sum(s.elements * size[s.kind] for s in layer.internal_saved)
+
+
+def _out_bytes(layer: LayerStats, p: Precision) -> int:
+    return 4 if p.amp and layer.autocast_fp32 else p.act_bytes
 
 
 def optimizer_temp(
@@ -107,7 +112,7 @@ def train_phases(
         ids_in.append(current)
         if not layer.output_is_view:
             current = i + 1
-            size[current] = layer.output_elements * p.act_bytes
+            size[current] = layer.output_elements * _out_bytes(layer, p)
         ids_out.append(current)
     # which layers record autograd, and which tensors they keep
     requires = False
@@ -235,7 +240,7 @@ def inference_phases(
     phases = []
     prev = 0  # bytes per sample of the current input when it is not the batch itself
     for i, layer in enumerate(layers_of(net)):
-        out = 0 if layer.output_is_view else layer.output_elements * p.act_bytes
+        out = 0 if layer.output_is_view else layer.output_elements * _out_bytes(layer, p)
         copies = layer.matmul_params * p.low_copy_bytes
         transient = layer.forward_transient
         if layer.inference_transient is not None:

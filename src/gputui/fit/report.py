@@ -47,13 +47,21 @@ def layer_saved_elements(layer: LayerStats) -> int:
     return kept
 
 
+# bytes per element of what a layer keeps, training in fp32 on CUDA
+_KEPT_BYTES = {"act": 4, "mask": 1, "index": 8, "stat": 4, "cpu_only": 0, "amp_copy": 0}
+
+
 def layer_dict(layer: LayerStats, input_shape: tuple[int, ...]) -> dict[str, Any]:
     saved = layer_saved_elements(layer)
+    kept_bytes = sum(s.elements * _KEPT_BYTES[s.kind] for s in layer.internal_saved)
+    if layer.saves_output:
+        kept_bytes += layer.output_elements * 4
     if layer.saves_input or layer.saves_input_if_trainable:
         n = 1
         for d in input_shape:
             n *= d
         saved += n
+        kept_bytes += n * 4
     return {
         "index": layer.index,
         "type": layer.type,
@@ -63,6 +71,7 @@ def layer_dict(layer: LayerStats, input_shape: tuple[int, ...]) -> dict[str, Any
         "non_trainable_params": layer.non_trainable_params,
         "flops": layer.flops,
         "saved_elements_per_sample": saved,
+        "saved_bytes_per_sample_fp32": kept_bytes,
     }
 
 
@@ -261,7 +270,7 @@ def render_layers(m: ModelSpec) -> list[str]:
             lines.append(
                 f"    {' ' * len(label)}{layer.index:>3} {layer.type:<22} "
                 f"{str(tuple(layer.output_shape)):<18} {layer.params:>12,} "
-                f"{flops_text(layer.flops):>12} {gib(d['saved_elements_per_sample'] * 4):>12}"
+                f"{flops_text(layer.flops):>12} {gib(d['saved_bytes_per_sample_fp32']):>12}"
             )
     return lines
 

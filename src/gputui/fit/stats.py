@@ -14,7 +14,8 @@ from typing import Literal
 # "act": activation dtype; "mask": dropout mask (1 byte on CUDA, activation dtype on CPU);
 # "index": int64 max-pool indices; "stat": fp32 per-position statistics (LayerNorm mean/rstd).
 # "cpu_only": activation dtype, kept only by a CPU kernel (oneDNN's LSTM workspace).
-SavedKind = Literal["act", "mask", "index", "stat", "cpu_only"]
+# "amp_copy": fp32 copy of a 16-bit input that autocast makes for an fp32-only op.
+SavedKind = Literal["act", "mask", "index", "stat", "cpu_only", "amp_copy"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,9 @@ class LayerStats:
     # elements alive while the layer runs without autograd, when that differs from
     # forward_transient (recurrent layers: step states are no longer saved, but exist)
     inference_transient: int | None = None
+    # autocast runs this op in fp32 (layer_norm, softmax, exp, softplus): under AMP
+    # its output is 4 bytes per element, not 2
+    autocast_fp32: bool = False
     notes: tuple[str, ...] = field(default=())
 
     @property

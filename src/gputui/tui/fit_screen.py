@@ -294,7 +294,7 @@ class FitScreen(Screen[None]):
                     str(tuple(layer.output_shape)),
                     f"{layer.params:,}",
                     flops_text(layer.flops),
-                    gib(d["saved_elements_per_sample"] * 4),
+                    gib(d["saved_bytes_per_sample_fp32"]),
                 )
         return t
 
