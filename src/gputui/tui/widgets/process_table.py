@@ -11,7 +11,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rich.style import Style
 from rich.text import Text
+from textual.cache import LRUCache
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowDoesNotExist, RowKey
@@ -124,6 +126,48 @@ class ProcessTable(DataTable[Any]):
         self.sort_column = "gpu_mem"
         self.sort_reverse = True
         self.filter_text = ""
+        self._content_cell_cache: LRUCache[tuple[Any, ...], Any] = LRUCache(4000)
+
+    def _render_cell(
+        self,
+        row_index: int,
+        column_index: int,
+        base_style: Style,
+        width: int,
+        cursor: bool = False,
+        hover: bool = False,
+    ) -> Any:
+        """DataTable's own cell cache is keyed on a table-wide update counter, so one
+        update_cell re-renders every visible cell. Most cells keep their text from one
+        poll to the next (PID, user, command...): cache them by what they show.
+        Overrides a private method; textual is pinned to an exact version for that reason.
+        """
+        if row_index < 0 or column_index < 0:
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        row_key = self._row_locations.get_key(row_index)
+        column_key = self._column_locations.get_key(column_index)
+        if row_key is None or column_key is None:
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        value = self._data[row_key][column_key]
+        key = (
+            row_index,
+            column_index,
+            row_key,
+            column_key,
+            str(value),
+            base_style,
+            width,
+            cursor,
+            hover,
+            self._show_hover_cursor,
+            self.show_cursor,
+            self._pseudo_class_state,
+        )
+        lines = self._content_cell_cache.get(key)
+        if lines is None:
+            lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+            self._content_cell_cache[key] = lines
+        return lines
 
     def on_mount(self) -> None:
         # Fixed widths: DataTable re-measures every cell of a column after each update_cell
