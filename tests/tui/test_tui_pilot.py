@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
@@ -292,6 +293,14 @@ async def test_process_values_update_in_place(
         changed = replace(snap.processes[0], cpu_percent=99.0)
         scripted_source.next_snapshot = replace(snap, processes=(changed, *snap.processes[1:]))
         await wait_for(pilot, lambda: str(table.get_cell("0:1001", "cpu")) == "99")
+
+        def drawn_row(pid: str) -> str:
+            await_lines = table.render_lines(Region(0, 0, table.size.width, table.size.height))
+            return next(strip.text for strip in await_lines if f" {pid} " in strip.text)
+
+        # What is drawn follows the data: the cell cache is keyed by cell text.
+        await wait_for(pilot, lambda: drawn_row("1001").split()[7] == "99")
+        assert drawn_row("1002").split()[7] == "12"
 
 
 # -- polling controls -------------------------------------------------------------------------
