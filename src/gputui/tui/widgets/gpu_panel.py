@@ -30,7 +30,7 @@ NAME_WIDTH = 18
 
 
 def bar(percent: float | None, width: int, fill: Style, back: Style) -> Text:
-    """A thin bar like Textual's ProgressBar: '━' cells, a half cell '╸' for the remainder."""
+    """A bar like Textual's ProgressBar: heavy '━' cells, a half cell '╸', thin '─' for the rest."""
     text = Text(no_wrap=True, end="")
     if width <= 0:
         return text
@@ -40,7 +40,8 @@ def bar(percent: float | None, width: int, fill: Style, back: Style) -> Text:
     text.append("━" * full, fill)
     if half:
         text.append("╸", fill)
-    text.append("━" * (width - full - (1 if half else 0)), back)
+    # A thin line for the rest: the bar still reads without colour (NO_COLOR, monochrome).
+    text.append("─" * (width - full - (1 if half else 0)), back)
     return text
 
 
