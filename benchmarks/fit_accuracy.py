@@ -19,6 +19,8 @@ Run:  .venv/bin/python benchmarks/fit_accuracy.py [examples/models.toml] [--devi
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import math
 import sys
 import time
@@ -311,53 +313,86 @@ def _optimizer(params: Any, name: str) -> torch.optim.Optimizer:
     return torch.optim.Adam(params, lr=1e-3)
 
 
-def run_steps(model: ModelSpec, batch: int, device: str, steps: int) -> None:
+def _cast(t: torch.Tensor | nn.Module, precision: str) -> Any:
+    """Pure 16-bit precisions store parameters and float data in 16 bits."""
+    if precision in ("bf16", "fp16") and not (
+        isinstance(t, torch.Tensor) and not t.is_floating_point()
+    ):
+        return t.to(torch.bfloat16 if precision == "bf16" else torch.float16)
+    return t
+
+
+def _autocast(device: str, precision: str) -> Any:
+    if precision.startswith("amp_"):
+        dtype = torch.bfloat16 if precision == "amp_bf16" else torch.float16
+        return torch.autocast(device_type=device, dtype=dtype)
+    return contextlib.nullcontext()
+
+
+def run_steps(
+    model: ModelSpec, batch: int, device: str, steps: int, precision: str = "fp32"
+) -> None:
     torch.manual_seed(0)
+    amp = functools.partial(_autocast, device, precision)
     if model.mode == "inference":
-        infer = build(model.network or model.generator).to(device).eval()  # type: ignore[arg-type]
-        x = make_input(model.network or model.generator, batch, device)  # type: ignore[arg-type]
+        net_spec = model.network or model.generator
+        assert net_spec is not None
+        infer = _cast(build(net_spec).to(device).eval(), precision)
+        x = _cast(make_input(net_spec, batch, device), precision)
         with torch.no_grad():
             for _ in range(steps):
-                infer(x)
+                with amp():
+                    infer(x)
         return
     if model.network is not None:
-        net = build(model.network).to(device).train()
+        net = _cast(build(model.network).to(device).train(), precision)
         opt = _optimizer(net.parameters(), model.optimizer)
-        x = make_input(model.network, batch, device)
+        x = _cast(make_input(model.network, batch, device), precision)
         for _ in range(steps):
             opt.zero_grad(set_to_none=True)
-            _loss(net(x)).backward()
+            with amp():
+                loss = _loss(net(x))
+            loss.backward()
+            del loss
             opt.step()
         return
     assert model.generator is not None and model.discriminator is not None
-    gen = build(model.generator).to(device).train()
-    disc = build(model.discriminator).to(device).train()
+    gen = _cast(build(model.generator).to(device).train(), precision)
+    disc = _cast(build(model.discriminator).to(device).train(), precision)
     opt_g = _optimizer(gen.parameters(), model.optimizer)
     opt_d = _optimizer(disc.parameters(), model.optimizer)
-    real = make_input(model.discriminator, batch, device)
+    real = _cast(make_input(model.discriminator, batch, device), precision)
     for _ in range(steps):
-        z = make_input(model.generator, batch, device)
-        with torch.no_grad():
+        z = _cast(make_input(model.generator, batch, device), precision)
+        with torch.no_grad(), amp():
             fake = gen(z)
         opt_d.zero_grad(set_to_none=True)
-        _loss(disc(real)).backward()
-        _loss(disc(fake)).backward()
+        with amp():
+            loss = _loss(disc(real))
+        loss.backward()
+        with amp():
+            loss = _loss(disc(fake))
+        loss.backward()
+        del loss
         opt_d.step()
         del fake
         disc.requires_grad_(False)
         opt_g.zero_grad(set_to_none=True)
-        _loss(disc(gen(z))).backward()
+        with amp():
+            loss = _loss(disc(gen(z)))
+        loss.backward()
+        del loss
         opt_g.step()
         disc.requires_grad_(True)
 
 
-def measure_cpu(model: ModelSpec, batch: int, steps: int = 3) -> int:
+def measure_cpu(model: ModelSpec, batch: int, steps: int = 3, precision: str = "fp32") -> int:
     from torch._C._profiler import _EventType
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         torch.empty(1)  # marks the allocator total before the model exists
-        run_steps(model, batch, "cpu", steps)
+        run_steps(model, batch, "cpu", steps, precision)
     events = []
     stack = list(prof.profiler.kineto_results.experimental_event_tree())  # type: ignore[union-attr]
     while stack:
@@ -368,21 +403,24 @@ def measure_cpu(model: ModelSpec, batch: int, steps: int = 3) -> int:
             )
         stack.extend(e.children)
     events.sort()
-    start = events[0][1] - events[0][2] + 4 * 0
-    return max(total for _, total, _ in events) - start - 4
+    # the first event is the 4-byte marker: the total before it is the baseline
+    baseline = events[0][1] - events[0][2]
+    return max(total for _, total, _ in events) - baseline - 4
 
 
-def measure_cuda(model: ModelSpec, batch: int, steps: int = 3) -> int:
+def measure_cuda(model: ModelSpec, batch: int, steps: int = 3, precision: str = "fp32") -> int:
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     before = torch.cuda.memory_allocated()
-    run_steps(model, batch, "cuda", steps)
+    run_steps(model, batch, "cuda", steps, precision)
     torch.cuda.synchronize()
     return torch.cuda.max_memory_allocated() - before
 
 
-def estimate(model: ModelSpec, batch: int, backend: str) -> tuple[int, str]:
-    phases = model_phases(model, policy("fp32"), "cpu" if backend == "cpu" else "cuda")
+def estimate(
+    model: ModelSpec, batch: int, backend: str, precision: str = "fp32"
+) -> tuple[int, str]:
+    phases = model_phases(model, policy(precision), "cpu" if backend == "cpu" else "cuda")
     phase, parts = peak(phases, batch)
     return parts.total, phase.name
 
@@ -393,6 +431,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("models", nargs="?", type=Path, default=ROOT / "examples" / "models.toml")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument(
+        "--precision",
+        choices=["fp32", "bf16", "amp_bf16", "fp16", "amp_fp16"],
+        default="fp32",
+        help="fp16/amp_fp16 need CUDA",
+    )
     ap.add_argument("--model", action="append", help="only these models (repeatable)")
     ap.add_argument("--batch", help="comma-separated batch sizes (default: per model)")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
@@ -409,8 +453,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         for b in batches:
             t0 = time.perf_counter()
-            measured = measure_cpu(m, b) if args.device == "cpu" else measure_cuda(m, b)
-            est, phase = estimate(m, b, args.device)
+            measure = measure_cpu if args.device == "cpu" else measure_cuda
+            measured = measure(m, b, precision=args.precision)
+            est, phase = estimate(m, b, args.device, args.precision)
             err = (est - measured) / measured * 100
             rows.append(
                 (
