@@ -21,7 +21,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from gputui.telemetry.simulated import SimulatedSource
-from gputui.telemetry.snapshot import DeviceSnapshot, Snapshot
+from gputui.telemetry.snapshot import DeviceSnapshot, GpuProcess, Snapshot
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.kill import KillPolicy
 from gputui.tui.screens.help import HelpScreen
@@ -640,3 +640,31 @@ async def test_command_text_with_brackets_is_shown_literally(
         await wait_for(pilot, lambda: table.row_count == 1)
         assert "[bold]x[/bold]" in str(table.get_cell("0:555", "command"))
         assert "[bold]x[/bold]" in plain(app.dashboard.query_one("#details", Static))
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("enter", signal.SIGTERM),
+        ("t", signal.SIGTERM),
+        ("K", signal.SIGKILL),
+        ("escape", None),
+        ("n", None),
+    ],
+)
+async def test_kill_dialog_keys(key: str, expected: int | None) -> None:
+    from textual.app import App
+
+    results: list[int | None] = []
+
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(
+                KillScreen(GpuProcess(gpu_index=0, pid=5, type="compute")), results.append
+            )
+
+    async with Host().run_test() as pilot:
+        await pilot.pause()
+        await pilot.press(key)
+        await pilot.pause()
+    assert results == [expected]

@@ -59,7 +59,6 @@ class GpuTuiApp(App[int]):
         Binding("r", "reverse_sort", "Reverse", show=False),
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("k", "kill", "Kill"),
-        Binding("tab", "app.focus_next", "Panel"),
         Binding("c", "catalog", "Catalog", show=False),
         Binding("f", "fit", "Fit", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),

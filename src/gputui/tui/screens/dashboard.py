@@ -11,6 +11,7 @@ from pathlib import Path, PurePath
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input
@@ -63,6 +64,8 @@ CSS_PATHS: list[str | PurePath] = [
 
 
 class DashboardScreen(Screen[None]):
+    # Screen's own tab binding is hidden; this one puts it in the footer.
+    BINDINGS = [Binding("tab", "app.focus_next", "Panel")]
     def __init__(self, initial_source: str, fallback_reason: str | None) -> None:
         super().__init__(id="dashboard")
         self._source_name = initial_source
@@ -80,7 +83,7 @@ class DashboardScreen(Screen[None]):
         yield ProcessTable(id="procs")
         yield Field(process_details(None), id="details")
         yield Field("", id="status", classes="hidden")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.app.post_message(DashboardReady())
