@@ -12,6 +12,7 @@ user of psutil.cpu_percent() in the same program cannot disturb them.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import socket
 import time
 from collections.abc import Callable, Sequence
@@ -69,6 +70,7 @@ class HostSampler:
         self._root = root
         self._hostname = hostname or socket.gethostname()
         self._procs: dict[int, psutil.Process] = {}
+        self._static: dict[int, tuple[float | None, dict[str, Any]]] = {}
         self._notices: list[str] = []
         self._in_container: bool | None = None
         self._last_times: tuple[Any, list[Any]] | None = None
@@ -93,7 +95,8 @@ class HostSampler:
                 cpu = _percent(previous[0], self._last_times[0])
                 if len(previous[1]) == len(self._last_times[1]):
                     per_cpu = tuple(
-                        _percent(a, b) for a, b in zip(previous[1], self._last_times[1], strict=True)
+                        _percent(a, b)
+                        for a, b in zip(previous[1], self._last_times[1], strict=True)
                     )
         load: tuple[float, float, float] | None
         try:
@@ -132,7 +135,7 @@ class HostSampler:
                 found[p.pid] = self._read(p.pid, now)
         for pid in list(self._procs):
             if pid not in found:
-                del self._procs[pid]
+                self._forget(pid)
         # Every PID missing from our /proc (not just one that exited meanwhile) means we
         # live in another PID namespace; a container marker says why.
         if (
@@ -161,41 +164,73 @@ class HostSampler:
         return tuple(self._notices)
 
     def _read(self, pid: int, now: float) -> dict[str, Any] | None:
-        proc = self._procs.get(pid)
-        fresh = False
-        try:
-            if proc is None or not proc.is_running():  # is_running() also catches a reused PID
-                proc = psutil.Process(pid)
-                self._procs[pid] = proc
-                fresh = True
-            with proc.oneshot():
-                user = _or_none(proc.username)
-                name = _or_none(proc.name)
-                cmdline = _or_none(proc.cmdline)
-                cpu = _or_none(lambda: proc.cpu_percent(interval=None))
-                mem = _or_none(proc.memory_info)
-                created = _or_none(proc.create_time)
-        except (psutil.Error, OSError, ValueError):
-            # Gone, zombie (a NoSuchProcess), denied outright, or a PID psutil rejects
-            # (NVML can report 0): listed without host fields, never an exception.
-            self._procs.pop(pid, None)
-            return None
-        if user is None and name is None and cmdline is None and mem is None:
-            return None  # nothing readable: as good as invisible
+        """Per poll only CPU and RSS are read; identity fields are cached per PID.
+
+        `Process.is_running()` builds a second Process to compare, and user,
+        command line and cgroup never change for a live process, so re-reading
+        them on every poll would be most of the host cost. A reused PID is
+        caught by its create time, which `oneshot()` reads from the same
+        /proc/PID/stat as the CPU times.
+        """
+        cached = self._procs.get(pid)
+        for attempt in (0, 1):
+            proc = cached if attempt == 0 and cached is not None else None
+            fresh = proc is None
+            try:
+                if proc is None:
+                    proc = psutil.Process(pid)
+                with proc.oneshot():
+                    created = _or_none(proc.create_time)
+                    static = self._static.get(pid)
+                    if not fresh and (static is None or static[0] != created):
+                        continue  # the PID was reused: start over with a new Process
+                    cpu = _or_none(functools.partial(proc.cpu_percent, interval=None))
+                    mem = _or_none(proc.memory_info)
+                    if static is None or static[0] != created:
+                        static = (created, self._identity(proc))
+            except (psutil.Error, OSError, ValueError):
+                # Gone, zombie (a NoSuchProcess), denied outright, or a PID psutil rejects
+                # (NVML can report 0): listed without host fields, never an exception.
+                self._forget(pid)
+                return None
+            ident = static[1]
+            if (
+                ident["user"] is None
+                and ident["name"] is None
+                and ident["cmdline"] is None
+                and mem is None
+            ):
+                self._forget(pid)
+                return None  # nothing readable: as good as invisible
+            self._procs[pid] = proc
+            self._static[pid] = static
+            return {
+                **ident,
+                "cpu_percent": None if fresh or cpu is None else round(cpu, 1),
+                "rss": mem.rss if mem is not None else None,
+                "running_s": max(0.0, now - created) if created is not None else None,
+                "host_visible": True,
+            }
+        self._forget(pid)
+        return None
+
+    def _identity(self, proc: psutil.Process) -> dict[str, Any]:
+        pid = proc.pid
+        cmdline = _or_none(proc.cmdline)
         container = containers.container_of(pid, self._proc_root)
         return {
-            "user": user,
-            "name": name,
+            "user": _or_none(proc.username),
+            "name": _or_none(proc.name),
             "cmdline": tuple(cmdline) if cmdline else None,
-            "cpu_percent": None if fresh or cpu is None else round(cpu, 1),
-            "rss": mem.rss if mem is not None else None,
-            "running_s": max(0.0, now - created) if created is not None else None,
             "container": container,
             "container_pid": (
                 containers.namespace_pid(pid, self._proc_root) if container else None
             ),
-            "host_visible": True,
         }
+
+    def _forget(self, pid: int) -> None:
+        self._procs.pop(pid, None)
+        self._static.pop(pid, None)
 
 
 _INVISIBLE: dict[str, Any] = {

@@ -1,0 +1,48 @@
+"""Identity fields are read once per process; a reused PID is read again."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from gputui.telemetry import containers, host
+from gputui.telemetry.snapshot import GpuProcess
+
+
+@pytest.fixture
+def child() -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "marker-arg"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def test_identity_read_once_then_again_after_pid_reuse(
+    child: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+    real = containers.container_of
+
+    def counting(pid: int, proc_root: object = containers.PROC) -> str | None:
+        calls.append(pid)
+        return real(pid, proc_root)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(host.containers, "container_of", counting)
+    sampler = host.HostSampler()
+    gp = GpuProcess(gpu_index=0, pid=child.pid, type="compute")
+    for _ in range(3):
+        (out,) = sampler.enrich([gp])
+        assert out.cmdline is not None and out.cmdline[-1] == "marker-arg"
+        assert out.rss is not None and out.rss > 0
+    assert calls == [child.pid]
+
+    # Pretend the PID now belongs to a process started at another time.
+    created, ident = sampler._static[child.pid]
+    assert created is not None
+    sampler._static[child.pid] = (created - 100.0, ident)
+    (out,) = sampler.enrich([gp])
+    assert calls == [child.pid, child.pid]
+    assert out.cpu_percent is None  # a new process has no previous CPU sample yet
