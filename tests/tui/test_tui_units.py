@@ -173,3 +173,10 @@ def test_bad_options_are_one_line_errors(args: list[str], words: str) -> None:
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0] and "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_without_a_terminal_the_dashboard_refuses_instead_of_spinning() -> None:
+    result = _gputui("--demo")  # stdin/stdout are pipes here
+    assert result.returncode == 2
+    assert "needs a terminal" in result.stderr and "Traceback" not in result.stderr

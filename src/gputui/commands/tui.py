@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 
@@ -39,6 +40,14 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"NVML is not usable: {exc.reason}") from None
     except (OSError, ValueError) as exc:  # a scenario file the simulator could not read
         raise UserError(str(exc)) from None
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        # Textual reads keys from stdin: at end-of-file its input thread would spin.
+        source.close()
+        raise UserError(
+            "the dashboard needs a terminal on stdin and stdout; "
+            "for a one-shot listing use `gputui snapshot`"
+        )
 
     from gputui.tui.run import run_dashboard
 

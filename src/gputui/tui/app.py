@@ -13,6 +13,7 @@ import os
 import select
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -93,6 +94,7 @@ class GpuTuiApp(App[int]):
         card_lookup: CardLookup | None = catalog_labels,
         models_path: Path | None = None,
         watch_terminal: bool = False,
+        exit_watchdog_s: float | None = None,
     ) -> None:
         super().__init__()
         if interval <= 0:
@@ -108,6 +110,7 @@ class GpuTuiApp(App[int]):
         self.card_lookup = card_lookup
         self.models_path = models_path
         self.watch_terminal = watch_terminal
+        self.exit_watchdog_s = exit_watchdog_s
 
         self.latest_snapshot: Snapshot | None = None
         self.paused = False
@@ -144,7 +147,7 @@ class GpuTuiApp(App[int]):
         if self.paused or self.poll_in_flight:
             return
         if self.watch_terminal and _terminal_gone():
-            self.exit(0)
+            self.hang_up()
             return
         self.poll_in_flight = True
         self._poll_worker()
@@ -159,6 +162,19 @@ class GpuTuiApp(App[int]):
             self.post_message(PollFailed(error, time.perf_counter() - started))
         else:
             self.post_message(SnapshotReady(snap, time.perf_counter() - started))
+
+    def hang_up(self) -> None:
+        """Exit for a signal or a vanished terminal, and make sure the process does end.
+
+        Textual's shutdown joins its output thread; with the terminal gone that join
+        can block for good (seen after the pty master closed). With a watchdog set,
+        the process ends that many seconds later whatever Textual is doing.
+        """
+        self.exit(0)
+        if self.exit_watchdog_s is not None:
+            watchdog = threading.Timer(self.exit_watchdog_s, os._exit, args=(0,))
+            watchdog.daemon = True
+            watchdog.start()
 
     def _shutting_down(self) -> bool:
         """A poll that finishes while the app exits has no widgets left to fill."""

@@ -1,7 +1,8 @@
 """Running the dashboard in a real terminal: signals, hang-ups and a clean exit.
 
 - SIGTERM and SIGHUP (tmux kill-session, a dropped SSH connection) call
-  `app.exit`, so Textual restores the terminal instead of dying mid-frame.
+  `app.hang_up`: Textual exits and restores the terminal instead of dying
+  mid-frame, with a watchdog in case its shutdown blocks on a dead terminal.
 - Thread workers run on daemon threads: a poll stuck inside a driver call
   must not keep the process alive after the user quit.
 """
@@ -19,6 +20,10 @@ from typing import Any, TypeVar
 from gputui.telemetry.source import Source
 
 T = TypeVar("T")
+
+# After SIGTERM/SIGHUP or a hang-up, the process ends within this many seconds even
+# if Textual's shutdown blocks on a terminal that is gone.
+EXIT_WATCHDOG_S = 3.0
 
 
 class DaemonThreadExecutor(ThreadPoolExecutor):
@@ -57,11 +62,12 @@ def run_dashboard(
         interval=interval,
         readonly=readonly,
         watch_terminal=True,
+        exit_watchdog_s=EXIT_WATCHDOG_S,
     )
     loop = asyncio.new_event_loop()
     loop.set_default_executor(DaemonThreadExecutor())
     for sig in (signal.SIGTERM, signal.SIGHUP):
-        loop.add_signal_handler(sig, app.exit)
+        loop.add_signal_handler(sig, app.hang_up)
     try:
         result = app.run(loop=loop)
     finally:
