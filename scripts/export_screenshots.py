@@ -27,6 +27,7 @@ from gputui.tui.demo import demo_app
 from gputui.tui.kill import KillPolicy
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.kill import KillScreen
+from gputui.tui.screens.process import ProcessScreen
 from gputui.tui.widgets.process_table import ProcessTable
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,6 +51,7 @@ SCENES = (
     Scene("nvml-fallback", (100, 30), fallback_reason="NVML Shared Library Not Found"),
     Scene("kill-dialog", (120, 40), keys=("k",), wait_for_screen=KillScreen),
     Scene("help", (120, 40), keys=("question_mark",), wait_for_screen=HelpScreen),
+    Scene("process-details", (120, 40), keys=("enter",), wait_for_screen=ProcessScreen),
 )
 
 

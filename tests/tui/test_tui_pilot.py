@@ -668,3 +668,23 @@ async def test_kill_dialog_keys(key: str, expected: int | None) -> None:
         await pilot.press(key)
         await pilot.pause()
     assert results == [expected]
+
+
+async def test_enter_shows_the_full_command_line(
+    scripted_source: Any, snapshot_factory: Any, process_factory: Any
+) -> None:
+    from gputui.tui.screens.process import ProcessScreen
+
+    long_cmd = ("python", "train.py", *(f"--option-{i}=value-{i}" for i in range(30)))
+    scripted_source.next_snapshot = snapshot_factory(
+        processes=(process_factory(0, 777, cmdline=long_cmd),)
+    )
+    app = make_app(scripted_source)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _select_pid(pilot, app, 777)
+        await pilot.press("enter")
+        assert isinstance(app.screen, ProcessScreen)
+        shown = plain(app.screen.query_one("#process-command", Static))
+        assert shown == " ".join(long_cmd)  # unabridged, although far wider than the screen
+        await pilot.press("escape")
+        assert app.screen is app.dashboard

@@ -25,6 +25,7 @@ from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.widgets import DataTable
 
 from gputui.telemetry.history import History
 from gputui.telemetry.snapshot import Snapshot
@@ -35,6 +36,7 @@ from gputui.tui.messages import CardsMatched, DashboardReady, PollFailed, Snapsh
 from gputui.tui.screens.dashboard import CSS_PATHS, DashboardScreen
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.kill import KillScreen
+from gputui.tui.screens.process import ProcessScreen
 from gputui.tui.widgets.info_bar import HeaderFacts
 from gputui.tui.widgets.process_table import ProcessTable
 
@@ -73,6 +75,7 @@ class GpuTuiApp(App[int]):
         ("s", "cycle the sort column"),
         ("r", "reverse the sort order"),
         ("/", "filter processes by text"),
+        ("enter", "all details of the selected process"),
         ("k", "kill the selected process (asks first)"),
         ("tab / shift+tab", "move between panels"),
         ("c", "GPU catalog"),
@@ -342,6 +345,14 @@ class GpuTuiApp(App[int]):
             self.notify(message, severity="information" if sent else "error", timeout=5)
 
         self.push_screen(KillScreen(proc), done)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter or a click on a process row: its full details."""
+        if self.screen is not self.dashboard:
+            return
+        proc = self.dashboard.query_one(ProcessTable).processes.get(str(event.row_key.value))
+        if proc is not None:
+            self.push_screen(ProcessScreen(proc))
 
     def action_catalog(self) -> None:
         screen_class = _optional_screen("gputui.tui.catalog_screen", "CatalogScreen")
