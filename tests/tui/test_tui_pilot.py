@@ -569,6 +569,29 @@ async def test_active_screen_receives_each_snapshot(scripted_source: Any) -> Non
         assert follower.seen[-1] is app.latest_snapshot
 
 
+async def test_covered_dashboard_is_not_redrawn_and_catches_up_on_return(
+    scripted_source: Any,
+) -> None:
+    from textual.screen import Screen
+
+    app = make_app(scripted_source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.latest_snapshot is not None)
+        await wait_for(pilot, lambda: panel_texts(app, 0)[0].strip().startswith("50"))
+        await app.push_screen(Screen())
+        snap = scripted_source.next_snapshot
+        dev0 = snap.devices[0]
+        assert dev0.sample is not None
+        busier = replace(dev0, sample=replace(dev0.sample, utilization_gpu=87))
+        scripted_source.next_snapshot = replace(snap, devices=(busier, *snap.devices[1:]))
+        polls = app.poll_count
+        await wait_for(pilot, lambda: app.poll_count >= polls + 3)
+        # Covered by a full screen: the panel still shows the old value.
+        assert panel_texts(app, 0)[0].strip().startswith("50")
+        app.pop_screen()
+        await wait_for(pilot, lambda: panel_texts(app, 0)[0].strip().startswith("87"))
+
+
 async def test_resize_down_to_60x20_and_back(scripted_source: Any, snapshot_factory: Any) -> None:
     scripted_source.next_snapshot = snapshot_factory(n_gpus=8)
     app = make_app(scripted_source)

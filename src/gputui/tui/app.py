@@ -23,7 +23,7 @@ from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import DataTable
 
@@ -116,6 +116,7 @@ class GpuTuiApp(App[int]):
         self.exit_watchdog_s = exit_watchdog_s
 
         self.latest_snapshot: Snapshot | None = None
+        self._dashboard_stale = False
         self.paused = False
         self.poll_in_flight = False
         self.poll_count = 0
@@ -225,9 +226,13 @@ class GpuTuiApp(App[int]):
         # A source frozen in time (screenshots, tests) repeats its timestamp: no new history point.
         if previous is None or snap.timestamp != previous.timestamp:
             self.history.add(snap)
-        self._show_header()
-        self.dashboard.show_banner(snap.source, self.fallback_reason)
-        self.dashboard.update_snapshot(snap, self.history.series)
+        if self._dashboard_visible():
+            self._render_dashboard(snap)
+        else:
+            # A full screen (catalog, fit) covers the dashboard: drawing its widgets now
+            # is wasted work and Textual lets their updates bleed through onto the top
+            # screen. Catch up once it is shown again (DashboardScreen.on_screen_resume).
+            self._dashboard_stale = True
         active = self.screen
         if active is not self.dashboard:
             update = getattr(active, "update_snapshot", None)
@@ -240,6 +245,25 @@ class GpuTuiApp(App[int]):
         if not self._cards_requested and self.card_lookup is not None and snap.devices:
             self._cards_requested = True
             self._match_cards(snap)
+
+    def _dashboard_visible(self) -> bool:
+        """True when the dashboard is on top, or only modal dialogs lie over it."""
+        for screen in reversed(self.screen_stack):
+            if screen is self.dashboard:
+                return True
+            if not isinstance(screen, ModalScreen):
+                return False
+        return False
+
+    def _render_dashboard(self, snap: Snapshot) -> None:
+        self._dashboard_stale = False
+        self._show_header()
+        self.dashboard.show_banner(snap.source, self.fallback_reason)
+        self.dashboard.update_snapshot(snap, self.history.series)
+
+    def dashboard_resumed(self) -> None:
+        if self._dashboard_stale and self.latest_snapshot is not None:
+            self._render_dashboard(self.latest_snapshot)
 
     @work(thread=True, exit_on_error=False, group="cards")
     def _match_cards(self, snap: Snapshot) -> None:

@@ -88,6 +88,12 @@ class DashboardScreen(Screen[None]):
     def on_mount(self) -> None:
         self.app.post_message(DashboardReady())
 
+    def on_screen_resume(self) -> None:
+        # Snapshots that arrived while another full screen covered us were not drawn.
+        resumed = getattr(self.app, "dashboard_resumed", None)
+        if callable(resumed):
+            resumed()
+
     # -- updates from the app ---------------------------------------------------------------
 
     def show_header(self, facts: HeaderFacts) -> None:
