@@ -230,8 +230,7 @@ class GpuTuiApp(App[int]):
             self._render_dashboard(snap)
         else:
             # A full screen (catalog, fit) covers the dashboard: drawing its widgets now
-            # is wasted work and Textual lets their updates bleed through onto the top
-            # screen. Catch up once it is shown again (DashboardScreen.on_screen_resume).
+            # is wasted work. Catch up once it is shown again (on_screen_resume).
             self._dashboard_stale = True
         active = self.screen
         if active is not self.dashboard:
