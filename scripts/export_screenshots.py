@@ -69,7 +69,9 @@ async def shoot(scene: Scene, out: Path) -> None:
         path,
         fallback_reason=scene.fallback_reason,
         card_lookup=catalog_labels,
-        kill_policy=KillPolicy(is_root=lambda: True),
+        kill_policy=KillPolicy(
+            is_root=lambda: True, allow_simulated=True, send_signal=lambda pid, sig: None
+        ),
     )
     async with app.run_test(size=scene.size) as pilot:
         await _until(pilot, lambda: app.latest_snapshot is not None, "the first poll")

@@ -418,7 +418,7 @@ async def test_kill_confirmed_sends_sigterm_to_the_selected_process(
 ) -> None:
     me = _me()
     target = process_factory(0, sleeper.pid, user=me, cmdline=("python", "-c", "sleep"))
-    scripted_source.next_snapshot = snapshot_factory(processes=(target, process_factory(1, 1003)))
+    scripted_source.next_snapshot = snapshot_factory(source="nvml", processes=(target, process_factory(1, 1003)))
     app = make_app(scripted_source)
     async with app.run_test(size=(120, 40)) as pilot:
         await _select_pid(pilot, app, sleeper.pid)
@@ -436,7 +436,7 @@ async def test_kill_sigkill_is_an_explicit_choice(
     scripted_source: Any, snapshot_factory: Any, process_factory: Any, sleeper: Any
 ) -> None:
     target = process_factory(0, sleeper.pid, user=_me())
-    scripted_source.next_snapshot = snapshot_factory(processes=(target,))
+    scripted_source.next_snapshot = snapshot_factory(source="nvml", processes=(target,))
     app = make_app(scripted_source)
     async with app.run_test(size=(120, 40)) as pilot:
         await _select_pid(pilot, app, sleeper.pid)
@@ -449,7 +449,7 @@ async def test_kill_cancel_leaves_the_process_alone(
     scripted_source: Any, snapshot_factory: Any, process_factory: Any, sleeper: Any
 ) -> None:
     target = process_factory(0, sleeper.pid, user=_me())
-    scripted_source.next_snapshot = snapshot_factory(processes=(target,))
+    scripted_source.next_snapshot = snapshot_factory(source="nvml", processes=(target,))
     app = make_app(scripted_source)
     async with app.run_test(size=(120, 40)) as pilot:
         await _select_pid(pilot, app, sleeper.pid)
@@ -471,6 +471,7 @@ async def test_kill_of_another_users_process_is_refused_unless_root(
         send_signal=lambda p, s: sent.append((p, s)),
     )
     scripted_source.next_snapshot = snapshot_factory(
+        source="nvml",
         processes=(process_factory(0, 4242, user="bob"),)
     )
     app = make_app(scripted_source, kill_policy=policy)
@@ -492,6 +493,7 @@ async def test_kill_of_a_process_that_already_exited_is_reported(
 
     policy = KillPolicy(is_root=lambda: True, send_signal=gone)
     scripted_source.next_snapshot = snapshot_factory(
+        source="nvml",
         processes=(process_factory(0, 4243, user="bob"),)
     )
     app = make_app(scripted_source, kill_policy=policy)
@@ -501,6 +503,25 @@ async def test_kill_of_a_process_that_already_exited_is_reported(
         await pilot.pause()
         assert app.is_running
         assert any("already exited" in n.message for n in app._notifications)
+
+
+async def test_simulated_processes_are_never_signalled(
+    scripted_source: Any, snapshot_factory: Any, process_factory: Any
+) -> None:
+    # Demo PIDs are made up; the same number may be a real process on this machine.
+    sent: list[tuple[int, int]] = []
+    policy = KillPolicy(is_root=lambda: True, send_signal=lambda p, s: sent.append((p, s)))
+    scripted_source.next_snapshot = snapshot_factory(
+        source="simulated", processes=(process_factory(0, 4244, user="root"),)
+    )
+    app = make_app(scripted_source, kill_policy=policy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _select_pid(pilot, app, 4244)
+        await pilot.press("k", "enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, KillScreen)
+        assert any("simulated" in n.message for n in app._notifications)
+        assert sent == []
 
 
 async def test_readonly_hides_and_disables_kill(

@@ -31,7 +31,12 @@ def fixed_cards(devices: Sequence[DeviceInfo]) -> dict[int, str]:
 def app_for(scenario: str | None = None, **kw: Any) -> GpuTuiApp:
     path = scenarios_dir() / scenario if scenario else None
     return demo_app(
-        path, card_lookup=fixed_cards, kill_policy=KillPolicy(is_root=lambda: True), **kw
+        path,
+        card_lookup=fixed_cards,
+        kill_policy=KillPolicy(
+            is_root=lambda: True, allow_simulated=True, send_signal=lambda pid, sig: None
+        ),
+        **kw,
     )
 
 

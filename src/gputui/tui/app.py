@@ -356,7 +356,8 @@ class GpuTuiApp(App[int]):
         if proc is None:
             self.notify("select a process first", severity="warning")
             return
-        refusal = self.kill_policy.refusal(proc)
+        snap = self.latest_snapshot
+        refusal = self.kill_policy.refusal(proc, simulated=snap is None or snap.simulated)
         if refusal is not None:
             self.notify(refusal, title="kill refused", severity="error", timeout=6)
             return

@@ -32,9 +32,17 @@ class KillPolicy:
     is_root: Callable[[], bool] = field(default=_is_root)
     current_user: Callable[[], str] = field(default=_current_user)
     send_signal: Callable[[int, int], None] = field(default=os.kill)
+    # Simulated processes carry made-up PIDs that may name a real, unrelated process
+    # here: they are never signalled, unless a screenshot or test says otherwise.
+    allow_simulated: bool = False
 
-    def refusal(self, proc: GpuProcess) -> str | None:
+    def refusal(self, proc: GpuProcess, *, simulated: bool = False) -> str | None:
         """Why `proc` may not be signalled from here, or None when it may."""
+        if simulated and not self.allow_simulated:
+            return (
+                f"PID {proc.pid} is a simulated process (demo data); "
+                "no signal is sent to whatever real process has that number"
+            )
         if not proc.host_visible:
             return (
                 f"PID {proc.pid} is not visible from this PID namespace; "
