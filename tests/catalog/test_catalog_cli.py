@@ -140,6 +140,13 @@ def test_match_architecture_only_exit_1(capsys: Capsys) -> None:
     }
 
 
+def test_match_architecture_only_text_names_the_precisions(capsys: Capsys) -> None:
+    assert main(["catalog", "match", "NVIDIA GeForce RTX 3050", "--cc", "7.5"]) == 1
+    out = capsys.readouterr().out
+    assert "card not in catalog; architecture Turing" in out
+    assert "fp16" in out and "int8" in out and "bf16" not in out
+
+
 def test_match_ambiguous_and_unknown_exit_1(capsys: Capsys) -> None:
     data = _json(capsys, ["catalog", "match", "Tesla V100-SXM2", "--json"], 1)
     assert isinstance(data, dict) and data["status"] == "ambiguous"

@@ -239,7 +239,10 @@ def _match(
         if memory_mib is None:
             print("  (give --memory-mib to tell them apart)")
     elif result.status == "architecture" and result.architecture is not None:
-        print(f"card not in catalog; architecture {result.architecture.name}")
+        arch = result.architecture
+        print(f"card not in catalog; architecture {arch.name}")
+        precisions = ", ".join(arch.tensor_precisions) or "none (no tensor cores)"
+        print(f"  tensor cores accelerate: {precisions}")
         if result.candidates:
             print(f"  (same name, other memory size: {'; '.join(result.candidates)})")
     else:
