@@ -74,3 +74,59 @@ async def test_every_cell_changed_in_one_poll_is_drawn(scripted_source: Any) -> 
             return True
 
         await _wait(pilot, rows_show_new_values)
+
+
+async def test_fast_cell_drawing_matches_datatables_own(scripted_source: Any) -> None:
+    """Changed cells skip Rich's general renderer; what they draw must be segment-for-segment
+    what DataTable itself draws for the same text, style and width."""
+    import random
+
+    from textual.widgets import DataTable
+
+    from gputui.tui.widgets.process_table import _BY_KEY, _styled
+
+    rnd = random.Random(7)
+    printable = [chr(c) for c in range(32, 127)]
+    values = ["", " ", "a", "abc  ", "  abc", "x" * 7, "x" * 8, "x" * 9, "[bold]x[/bold]"]
+    values += ["ünïcode", "wide 漢字 chars", "tab\there", "line\nbreak", "ctrl\x1bcode"]
+    values += [
+        "".join(rnd.choice(printable) for _ in range(rnd.randint(0, 40))) for _ in range(150)
+    ]
+    app = _app(scripted_source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = app.dashboard.query_one(ProcessTable)
+        await _wait(pilot, lambda: table.row_count == 3)
+        row_key = table._row_locations.get_key(1)
+        fast = 0
+        for name in ("user", "cpu", "command", "time"):
+            column_index = [c.key.value for c in table.ordered_columns].index(name)
+            column_key = table._column_locations.get_key(column_index)
+            width = table.ordered_columns[column_index].get_render_width(table)
+            for cursor in (False, True):
+                style = table._get_row_style(1, table.rich_style)
+                for value in values:
+                    table._data[row_key][column_key] = _styled(_BY_KEY[name], value)
+                    table._update_count += 1
+                    ours = table._render_cell(1, column_index, style, width, cursor=cursor)
+                    table._update_count += 1
+                    theirs = DataTable._render_cell(table, 1, column_index, style, width, cursor)
+                    assert ours == theirs, (name, value)
+                    fast += (
+                        table._cell_styles.get(
+                            (
+                                1,
+                                column_index,
+                                column_key,
+                                style,
+                                width,
+                                cursor,
+                                False,
+                                table._show_hover_cursor,
+                                table.show_cursor,
+                                table._pseudo_class_state,
+                            )
+                        )
+                        is not None
+                    )
+        # The fast path was taken for most values, not skipped.
+        assert fast > len(values) * 4
