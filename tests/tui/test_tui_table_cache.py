@@ -130,3 +130,27 @@ async def test_fast_cell_drawing_matches_datatables_own(scripted_source: Any) ->
                     )
         # The fast path was taken for most values, not skipped.
         assert fast > len(values) * 4
+
+
+async def test_cells_follow_a_theme_change(scripted_source: Any) -> None:
+    from textual.widgets import DataTable
+
+    app = _app(scripted_source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = app.dashboard.query_one(ProcessTable)
+        await _wait(pilot, lambda: table.row_count == 3)
+        column_index = [c.key.value for c in table.ordered_columns].index("user")
+        width = table.ordered_columns[column_index].get_render_width(table)
+
+        def ours_and_theirs() -> tuple[Any, Any]:
+            style = table._get_row_style(0, table.rich_style)
+            ours = table._render_cell(0, column_index, style, width, cursor=True)
+            table._update_count += 1
+            return ours, DataTable._render_cell(table, 0, column_index, style, width, True)
+
+        before, _ = ours_and_theirs()
+        app.theme = "textual-light"
+        await pilot.pause(0.1)
+        after, theirs = ours_and_theirs()
+        assert after == theirs
+        assert after != before  # the light theme does draw the cursor row differently

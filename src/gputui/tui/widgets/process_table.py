@@ -204,8 +204,16 @@ class ProcessTable(DataTable[Any]):
             self._content_cell_cache[key] = lines
         return lines
 
+    def notify_style_update(self) -> None:
+        # A theme or focus change can alter cell styles without changing any cache key.
+        super().notify_style_update()
+        self._clear_own_caches()
+
     def _clear_caches(self) -> None:
         super()._clear_caches()
+        self._clear_own_caches()
+
+    def _clear_own_caches(self) -> None:
         # DataTable calls this from its own __init__, before these exist.
         for cache in (
             getattr(self, "_content_cell_cache", None),
