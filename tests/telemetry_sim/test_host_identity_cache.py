@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
+import psutil
 import pytest
 
 from gputui.telemetry import containers, host
@@ -15,6 +17,14 @@ from gputui.telemetry.snapshot import GpuProcess
 @pytest.fixture
 def child() -> Iterator[subprocess.Popen[bytes]]:
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "marker-arg"])
+    deadline = time.monotonic() + 10  # wait for the exec: a GPU process is long past it
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(proc.pid).cmdline()[-1:] == ["marker-arg"]:
+                break
+        except (psutil.Error, IndexError):
+            pass
+        time.sleep(0.01)
     yield proc
     proc.kill()
     proc.wait()
