@@ -90,9 +90,13 @@ async def test_enter_compares_with_the_installed_card() -> None:
         await pilot.press("slash", *"H100 SXM", "enter")
         await pilot.pause()
         assert _rows(screen) == ["H100 SXM5 80GB"]
+        detail = screen.query_one("#catalog-detail", Static)
+        assert not detail.display  # the table has the full width until a card is picked
         await pilot.press("enter")
         await pilot.pause()
         assert screen.selected is not None and screen.selected.name == "H100 SXM5 80GB"
+        assert detail.display
+        assert "x3.17" in _plain(detail.content)
         text = _plain(screen.comparison(screen.selected))
         assert "A100 SXM4 80 GB" in text and "(installed)" in text
         # BF16: 989.4 / 312 = 3.17; bandwidth 3350 / 2039 = 1.64
