@@ -1,0 +1,46 @@
+"""The one sanitiser every outside string passes through before a terminal sees it."""
+
+from __future__ import annotations
+
+import pytest
+from rich.markup import escape, render
+
+from gputui.textsafe import is_visible, markup_safe, visible
+
+CONTROLS = [chr(c) for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))]
+BIDI = ["\u2028", "\u2029", *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A))]
+
+
+@pytest.mark.parametrize("ch", CONTROLS + BIDI + ["\ufeff"])
+def test_every_control_character_is_shown_not_passed(ch: str) -> None:
+    out = visible(f"a{ch}b")
+    assert ch not in out
+    assert is_visible(out)
+    assert out.startswith("a") and out.endswith("b") and len(out) > 3
+
+
+def test_escape_sequences_become_caret_notation() -> None:
+    assert visible("x\x1b]0;pwned\x07y") == "x^[]0;pwned^Gy"
+    assert visible("\x1b[2J") == "^[[2J"
+    assert visible("\x9b") == "\\x9b"
+    assert visible("\u202e") == "\\u202e"
+
+
+def test_plain_text_and_unicode_pass_unchanged() -> None:
+    for text in ("python train.py --lr 3e-4", "ユーザー", "naïve émoji 🚀", ""):
+        assert visible(text) == text
+
+
+@pytest.mark.parametrize(
+    "text", ["[red]x", "[/]", "a\\", "\\[bold]y[/bold]", "[link=http://x]y", "[@click=quit]z"]
+)
+def test_markup_safe_matches_rich_and_renders_literally(text: str) -> None:
+    assert markup_safe(text) == escape(text)
+    assert render(markup_safe(text)).plain == render(escape(text)).plain
+    assert not render(markup_safe(text)).spans
+
+
+def test_markup_safe_also_neutralises_controls() -> None:
+    out = markup_safe("[red]\x1b[2J")
+    assert "\x1b" not in out
+    assert render(out).plain == "[red]^[[2J"
