@@ -33,6 +33,10 @@ def register(sub: Any) -> None:
     where.add_argument(
         "--all-cards", action="store_true", help="rank every catalog card for each model"
     )
+    where.add_argument(
+        "--prometheus", metavar="URL", help="rank the cluster's GPUs (free memory from Prometheus)"
+    )
+    p.add_argument("--match", metavar="SELECTOR", help="with --prometheus: only these series")
     p.add_argument("--batch-size", type=int, metavar="N", help="override each model's batch_size")
     p.add_argument("--precision", choices=PRECISION_CHOICES, help="only this precision")
     p.add_argument("--model", action="append", metavar="NAME", help="only this model (repeatable)")
@@ -71,6 +75,10 @@ def run(args: argparse.Namespace) -> int:
         "models_file": str(path),
         "models_file_origin": origin,
     }
+    if getattr(args, "prometheus", None):  # the cluster: telemetry/prometheus_fit.py
+        from gputui.telemetry.prometheus_fit import run_fit
+
+        return run_fit(args, models, header)
     if args.all_cards:
         return _all_cards(args, models, header, path, origin)
     targets = _targets(args)

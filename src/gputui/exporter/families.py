@@ -269,23 +269,40 @@ def _fit_family(fit: Sequence[FitAnswer], labels_of: Mapping[int, dict[str, str]
 
 
 def exporter_families(
-    *, last_poll: float | None, poll_seconds: float | None, errors: int, source: str
+    *,
+    last_poll: float | None,
+    poll_seconds: float | None,
+    interval: float,
+    errors: int,
+    source: str,
+    hostname: str | None,
 ) -> list[Metric]:
-    """The exporter's own health: a stale timestamp means the poller is stuck."""
+    """The exporter's own health: a last poll older than two intervals means a stuck poller.
+
+    `source` says "nvml" or "simulated", so a reader can mark demo data as such.
+    """
+    host = (("Hostname", visible(hostname)),) if hostname else ()
+    names = tuple(k for k, _ in host)
+    values = tuple(v for _, v in host)
     out: list[Metric] = []
     if last_poll is not None:
         ts = GaugeMetricFamily(
             "gputui_exporter_last_poll_timestamp_seconds",
             "Unix time of the poll these values come from.",
-            labels=("source",),
+            labels=("source", *names),
         )
-        ts.add_metric((source,), last_poll)
+        ts.add_metric((source, *values), last_poll)
         out.append(ts)
+    every = GaugeMetricFamily(
+        "gputui_exporter_poll_interval_seconds", "Seconds between polls.", labels=names
+    )
+    every.add_metric(values, interval)
+    out.append(every)
     if poll_seconds is not None:
         dur = GaugeMetricFamily(
-            "gputui_exporter_poll_duration_seconds", "How long the last poll took.", labels=()
+            "gputui_exporter_poll_duration_seconds", "How long the last poll took.", labels=names
         )
-        dur.add_metric((), poll_seconds)
+        dur.add_metric(values, poll_seconds)
         out.append(dur)
     err = Metric("gputui_exporter_poll_errors", "Polls that raised, since start.", "counter")
     err.add_sample("gputui_exporter_poll_errors_total", {}, float(errors))

@@ -60,6 +60,7 @@ class Poller(Collector):
         self._families: list[Metric] = []
         self._last_poll: float | None = None
         self._poll_seconds: float | None = None
+        self._hostname: str | None = hostname
         self._cards: dict[tuple[int, str | None], CardName] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -106,6 +107,7 @@ class Poller(Collector):
 
     def _families_for(self, snap: Snapshot) -> list[Metric]:
         hostname = self.hostname or (snap.host.hostname if snap.host else None) or _hostname()
+        self._hostname = hostname
         energy = self.energy.read(snap) if self.energy is not None else {}
         cards: dict[int, CardName] = {}
         fit = []
@@ -142,7 +144,12 @@ class Poller(Collector):
             last, seconds = self._last_poll, self._poll_seconds
         yield from families
         yield from exporter_families(
-            last_poll=last, poll_seconds=seconds, errors=self.errors, source=self.source.name
+            last_poll=last,
+            poll_seconds=seconds,
+            interval=self.interval,
+            errors=self.errors,
+            source=self.source.name,
+            hostname=self._hostname,
         )
 
 
