@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -115,6 +116,19 @@ class ExporterProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+@pytest.fixture(scope="session")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One real Prometheus and fleet for every read-only test (starting one takes seconds)."""
+    from .fleet import start_fleet
+    from .harness import PROMETHEUS
+
+    if PROMETHEUS is None:
+        pytest.skip("needs the prometheus binary (apt install prometheus)")
+    f = start_fleet(tmp_path_factory.mktemp("fleet"))
+    yield f
+    f.stop()
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 Hosts (1 s scrapes):
 - node-a, node-b: `gputui exporter` processes on simulated GPUs (Hostname label);
-  node-a is also scraped through a dcgm-exporter page (a mix on one host).
+  node-a's GPU 0 is also scraped through a dcgm-exporter page (a mix on one host).
 - dgx-1: a dcgm-exporter 4.x page (lowercase `hostname` and the old `uuid`).
 - dgx-2: a dcgm page with NaN temperatures, no power metric at all, and a
   duplicated series for GPU 0.
@@ -59,14 +59,14 @@ def start_fleet(folder: Path) -> Fleet:
             )
         )
         static["node-a-dcgm"] = StaticEndpoint(
-            dcgm_text("node-a", 2, model="NVIDIA A100-SXM4-80GB", total_mib=81920)
+            dcgm_text("node-a", 1, model="NVIDIA A100-SXM4-80GB", total_mib=81920)
         )
         targets = [e.address for e in exporters.values()] + [s.address for s in static.values()]
         prom = PrometheusServer(folder / "prometheus", targets).start()
         fleet = Fleet(prom, exporters, static, folder)
         prom.wait_targets_up()
         # every series of every target has been ingested at least once
-        prom.wait_for("DCGM_FI_DEV_FB_FREE", 2 + 2 + 4 + 2 + 2)
+        prom.wait_for("DCGM_FI_DEV_FB_FREE", 2 + 2 + 4 + 2 + 1)
         prom.wait_for("gputui_process_gpu_memory_bytes", 4)
         return fleet
     except BaseException:

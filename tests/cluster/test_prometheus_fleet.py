@@ -1,7 +1,7 @@
 """The Prometheus reader, `snapshot --prometheus` and `fit --prometheus` against a real Prometheus.
 
 Needs Debian's `prometheus` binary (CI installs it in .ci/run); skipped with the
-reason when it is missing. One Prometheus per module: starting one takes seconds.
+reason when it is missing. The fleet is shared by the session (conftest.py).
 """
 
 from __future__ import annotations
@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from gputui.telemetry.prometheus import PrometheusSource
 
-from .fleet import Fleet, start_fleet
+from .fleet import Fleet
 from .harness import PROMETHEUS
 
 pytestmark = [
@@ -24,12 +23,6 @@ pytestmark = [
     pytest.mark.skipif(PROMETHEUS is None, reason="needs the prometheus binary (apt install prometheus)"),
 ]
 
-
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    f = start_fleet(tmp_path_factory.mktemp("fleet"))
-    yield f
-    f.stop()
 
 
 def gputui(*args: str) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,8 @@ Labels: `Hostname` (dcgm-exporter before 4.x, gputui) and `hostname` (4.x);
 `UUID` and the old lowercase `uuid`. A series with neither host label is
 named by its scrape `instance`. A host exporting through both dcgm-exporter
 and gputui (a mix) is one host; its GPUs are merged by (host, gpu index),
-the first non-NaN value winning.
+gputui's values first (the same poll for every field), dcgm-exporter's
+filling what gputui lacks.
 
 States: a host is `stale` when its newest sample is older than two scrape
 intervals (or a gputui exporter's last poll is), `down` when its target's
@@ -374,12 +375,22 @@ class PrometheusSource:
     ) -> tuple[ClusterHost, ...]:
         gpus: dict[tuple[str, int], _GpuBuilder] = {}
         host_instances: dict[str, set[str]] = {}
-        gputui_instances: set[str] = set()
         simulated: set[str] = set()
         procs: dict[tuple[str, int, int], dict[str, object]] = {}
         last_poll: dict[str, float] = {}
         poll_interval: dict[str, float] = {}
-        for s in sorted(values, key=lambda s: s.labels.get("instance", "")):
+        gputui_instances = {
+            s.labels.get("instance", "")
+            for s in values
+            if s.labels.get("__name__", "").startswith("gputui_")
+        }
+
+        def order(s: Sample) -> tuple[bool, str]:
+            """A GPU seen through gputui and dcgm-exporter takes gputui's values first."""
+            instance = s.labels.get("instance", "")
+            return (instance not in gputui_instances, instance)
+
+        for s in sorted(values, key=order):
             name = s.labels.get("__name__", "")
             host = host_of(s.labels)
             instance = s.labels.get("instance")
@@ -399,8 +410,6 @@ class PrometheusSource:
                 continue
             if instance:
                 host_instances.setdefault(host, set()).add(instance)
-                if name.startswith("gputui_"):
-                    gputui_instances.add(instance)
             if name in (PROC_MEMORY, PROC_SM):
                 self._add_process(procs, host, index, name, s)
                 continue
