@@ -69,8 +69,10 @@ def test_query_count_does_not_grow_with_hosts(fleet: Fleet) -> None:
     first_all, first_one = everyone.poll_cluster(), one.poll_cluster()
     assert {h.name for h in first_one.hosts} == {"node-b"}
     assert len(first_all.hosts) == 4
-    assert first_all.requests == first_one.requests  # targets API + 3 queries
-    assert everyone.poll_cluster().requests == one.poll_cluster().requests == 3
+    # one query per metric + identity/freshness + labelled extras + up (+ the targets API once)
+    per_refresh = len(everyone.metrics) + 1 + 3
+    assert first_all.requests == first_one.requests == per_refresh + 1
+    assert everyone.poll_cluster().requests == one.poll_cluster().requests == per_refresh
 
 
 def test_snapshot_text_table(fleet: Fleet) -> None:

@@ -45,11 +45,16 @@ def test_credentials_in_the_url_become_a_header_not_part_of_the_address() -> Non
 
 def test_queries_carry_the_selector_on_every_metric() -> None:
     source = PrometheusSource("http://127.0.0.1:9", match='{cluster="a"}')
-    assert source.values_query().endswith(', cluster="a"}')
-    assert source.freshness_query() == (
-        'timestamp({__name__="DCGM_FI_DEV_FB_USED", cluster="a"}) '
-        'or timestamp({__name__="gputui_gpu_up", cluster="a"})'
+    assert source.labelled_query().endswith(', cluster="a"}')
+    assert source.metric_query("DCGM_FI_DEV_GPU_UTIL") == (
+        'max by (Hostname, hostname, instance, gpu) ({__name__="DCGM_FI_DEV_GPU_UTIL", cluster="a"})'
     )
+    assert 'timestamp({__name__="DCGM_FI_DEV_FB_USED", cluster="a"}) or ' in source.freshness_query()
+
+
+def test_only_gpu_field_metrics_can_be_asked_for() -> None:
+    with pytest.raises(ValueError, match="not a GPU field metric"):
+        PrometheusSource("http://127.0.0.1:9", metrics=["up"])
 
 
 def test_unreachable_is_a_retryable_error_with_the_reason() -> None:

@@ -5,11 +5,13 @@ or from `gputui exporter`) and gputui's own extras (processes, memory total,
 power limit, the catalog card, liveness of each GPU and of the exporter).
 
 How: a fixed number of requests per refresh, whatever the number of hosts:
-one instant query for all value metrics (`{__name__=~"A|B|..."}` with the
-user's matchers), one for the sample timestamps (staleness), one for `up`
-(which scrape targets are down), plus /api/v1/targets (scrape intervals)
-once a minute and the range queries of the sparklines when asked. Never one
-query per host.
+one query per GPU metric for the whole fleet (`max by (Hostname, hostname,
+instance, gpu) (M{matchers})`: values without their repeated labels), one for
+every GPU's identity labels and newest sample time (staleness), one for
+gputui's labelled extras (processes, card, throttle reasons, exporter
+health), one for `up` (which scrape targets are down), plus /api/v1/targets
+(scrape intervals) once a minute and the sparklines' range query when asked.
+Never one query per host.
 
 Labels: `Hostname` (dcgm-exporter before 4.x, gputui) and `hostname` (4.x);
 `UUID` and the old lowercase `uuid`. A series with neither host label is
@@ -82,16 +84,24 @@ PROC_MEMORY = "gputui_process_gpu_memory_bytes"
 PROC_SM = "gputui_process_sm_util_percent"
 LAST_POLL = "gputui_exporter_last_poll_timestamp_seconds"
 POLL_INTERVAL = "gputui_exporter_poll_interval_seconds"
-VALUE_METRICS: tuple[str, ...] = (
-    *SAMPLE_METRICS,
-    GPU_UP,
-    CARD_INFO,
-    THROTTLE,
-    PROC_MEMORY,
-    PROC_SM,
-    LAST_POLL,
-    POLL_INTERVAL,
+# Labelled extras, read with all their labels in one query (only gputui exporters have them).
+LABELLED_METRICS: tuple[str, ...] = (CARD_INFO, THROTTLE, PROC_MEMORY, PROC_SM, LAST_POLL, POLL_INTERVAL)
+# What the cluster view draws; one-shot commands (snapshot, fit) read every SAMPLE_METRICS field.
+VIEW_METRICS: tuple[str, ...] = (
+    "DCGM_FI_DEV_GPU_UTIL",
+    "DCGM_FI_DEV_FB_USED",
+    "DCGM_FI_DEV_FB_FREE",
+    "DCGM_FI_DEV_FB_RESERVED",
+    "DCGM_FI_DEV_GPU_TEMP",
+    "DCGM_FI_DEV_POWER_USAGE",
+    "gputui_gpu_memory_total_bytes",
+    "gputui_gpu_power_limit_watts",
 )
+VALUE_METRICS: tuple[str, ...] = (*SAMPLE_METRICS, GPU_UP, *LABELLED_METRICS)
+# A value query keeps only what joins it to its GPU: the rest of the labels come once, from
+# the identity query, instead of once per metric (at 512 GPUs that is most of the bytes).
+JOIN_LABELS = "Hostname, hostname, instance, gpu"
+IDENTITY_LABELS = f"{JOIN_LABELS}, modelName, UUID, uuid, pci_bus_id"
 
 
 def parse_selector(text: str | None) -> str:
@@ -297,6 +307,7 @@ class PrometheusSource:
         url: str,
         *,
         match: str | None = None,
+        metrics: Sequence[str] | None = None,
         timeout: float = 5.0,
         clock: Callable[[], float] = time.time,
         client: PrometheusClient | None = None,
@@ -304,6 +315,10 @@ class PrometheusSource:
         self.client = client or PrometheusClient(url, timeout=timeout)
         self.url = self.client.url
         self.matchers = parse_selector(match)
+        self.metrics = tuple(metrics) if metrics is not None else tuple(SAMPLE_METRICS)
+        unknown = [m for m in self.metrics if m not in SAMPLE_METRICS]
+        if unknown:
+            raise ValueError(f"not a GPU field metric: {unknown[0]}")
         self.clock = clock
         self._intervals: dict[str, float] = {}
         self._intervals_at: float | None = None
@@ -316,15 +331,25 @@ class PrometheusSource:
             parts.append(self.matchers)
         return "{" + ", ".join(parts) + "}"
 
-    def values_query(self) -> str:
-        names = "|".join(VALUE_METRICS)
+    def metric_query(self, name: str) -> str:
+        """One metric for the whole fleet, one series per GPU and scrape target."""
+        return f"max by ({JOIN_LABELS}) ({self.selector(name)})"
+
+    def labelled_query(self) -> str:
+        names = "|".join(LABELLED_METRICS)
         inner = f'__name__=~"{names}"' + (f", {self.matchers}" if self.matchers else "")
         return "{" + inner + "}"
 
     def freshness_query(self) -> str:
+        """Every GPU's identity labels and its newest sample's time, in one query.
+
+        FB_USED is a dcgm-exporter default counter and gputui exports it too;
+        gputui_gpu_up covers a lost GPU, which exports nothing else. `or` keeps
+        one of the two where both exist, so no label set repeats.
+        """
         return (
-            f"timestamp({self.selector('DCGM_FI_DEV_FB_USED')}) "
-            f"or timestamp({self.selector(GPU_UP)})"
+            f"max by ({IDENTITY_LABELS}) (timestamp({self.selector('DCGM_FI_DEV_FB_USED')}) "
+            f"or timestamp({self.selector(GPU_UP)}))"
         )
 
     def check(self) -> None:
@@ -347,8 +372,13 @@ class PrometheusSource:
             except PrometheusRequestError:
                 self._intervals = {}  # an API without /targets (e.g. a proxy): use the default
             self._intervals_at = now
-        values = self.client.query(self.values_query(), at=now)
         fresh = self.client.query(self.freshness_query(), at=now)
+        values: list[Sample] = []
+        for name in (*self.metrics, GPU_UP):
+            for sample in self.client.query(self.metric_query(name), at=now):
+                sample.labels["__name__"] = name
+                values.append(sample)
+        values += self.client.query(self.labelled_query(), at=now)
         up = self.client.query("up", at=now)
         hosts = self._assemble(values, fresh, up, now)
         return ClusterSnapshot(now, self.url, hosts, self.client.requests - before)
@@ -390,6 +420,17 @@ class PrometheusSource:
             instance = s.labels.get("instance", "")
             return (instance not in gputui_instances, instance)
 
+        for s in sorted(fresh, key=order):
+            index = _gpu_index(s.labels)
+            if index is None:
+                continue
+            host = host_of(s.labels)
+            b = gpus.get((host, index))
+            if b is None:
+                b = gpus[(host, index)] = _GpuBuilder(host, index)
+            b.labels(s.labels)
+            if s.labels.get("instance"):
+                host_instances.setdefault(host, set()).add(s.labels["instance"])
         for s in sorted(values, key=order):
             name = s.labels.get("__name__", "")
             host = host_of(s.labels)

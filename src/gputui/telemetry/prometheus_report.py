@@ -156,14 +156,14 @@ def cluster_to_dict(cluster: ClusterSnapshot) -> dict[str, Any]:
     }
 
 
-def open_cluster_source(url: str, match: str | None) -> Any:
+def open_cluster_source(url: str, match: str | None, metrics: Any = None) -> Any:
     """A checked PrometheusSource, or UserError: 2 for a bad URL/selector, 1 unreachable."""
     from gputui.errors import UserError
     from gputui.telemetry.prometheus import PrometheusSource
     from gputui.telemetry.prometheus_api import PrometheusRequestError, PrometheusUnreachable
 
     try:
-        source = PrometheusSource(url, match=match)
+        source = PrometheusSource(url, match=match, metrics=metrics)
         source.check()
     except PrometheusRequestError as exc:
         raise UserError(exc.reason) from None

@@ -222,9 +222,10 @@ def run_cluster(args: Any, interval: float) -> int:
     import sys
 
     from gputui.errors import UserError
+    from gputui.telemetry.prometheus import VIEW_METRICS
     from gputui.telemetry.prometheus_report import open_cluster_source
 
-    source = open_cluster_source(args.prometheus, getattr(args, "match", None))
+    source = open_cluster_source(args.prometheus, getattr(args, "match", None), VIEW_METRICS)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UserError(
             "the cluster view needs a terminal on stdin and stdout; for a one-shot listing use "

@@ -36,6 +36,8 @@ class SortedTable(DataTable[Any]):
         self.sort_reverse = False
         self.filter_text = ""
         self.keys: list[str] = []
+        self._shown: dict[str, list[str]] = {}
+        self._sort_shown: tuple[str, bool] | None = None
 
     def on_mount(self) -> None:
         for c in self.spec:
@@ -49,21 +51,44 @@ class SortedTable(DataTable[Any]):
         self.sort_column = keys[(keys.index(self.sort_column) + 1) % len(keys)]
 
     def fill(self, items: list[tuple[str, Any]]) -> None:
-        """`items` are (key, row) already sorted and filtered."""
-        selected = self.keys[self.cursor_row] if 0 <= self.cursor_row < len(self.keys) else None
-        self.clear()
-        self.keys = []
-        for key, row in items:
-            cells = [
-                Text(c.cell(row), justify="right" if c.right else "left") for c in self.spec
-            ]
-            self.add_row(*cells, key=key)
-            self.keys.append(key)
-        for c in self.spec:  # the sorted column says so in its header
-            mark = (" ▼" if self.sort_reverse else " ▲") if c.key == self.sort_column else ""
-            self.columns[c.key].label = Text(c.label + mark)  # type: ignore[index]
-        if selected in self.keys:
-            self.move_cursor(row=self.keys.index(selected), animate=False)
+        """`items` are (key, row) already sorted and filtered.
+
+        Same rows in the same order (the usual refresh): only the cells whose
+        text changed are updated, so the cursor and scroll stay put and a 512-GPU
+        table is not rebuilt every second. Anything else: the table is refilled,
+        and the cursor follows the row it was on.
+        """
+        texts = [[c.cell(row) for c in self.spec] for _, row in items]
+        keys = [key for key, _ in items]
+        if keys == self.keys and self.row_count == len(keys):
+            for key, cells in zip(keys, texts, strict=True):
+                shown = self._shown.get(key)
+                old: list[str | None] = list(shown) if shown else [None] * len(cells)
+                for c, text, before in zip(self.spec, cells, old, strict=True):
+                    if text != before:
+                        self.update_cell(key, c.key, self._text(c, text))
+                self._shown[key] = cells
+        else:
+            selected = self.selected_key()
+            self.clear()
+            self.keys = keys
+            self._shown = {}
+            for key, cells in zip(keys, texts, strict=True):
+                self.add_row(*(self._text(c, t) for c, t in zip(self.spec, cells, strict=True)), key=key)
+                self._shown[key] = cells
+            if selected in self.keys:
+                self.move_cursor(row=self.keys.index(selected), animate=False)
+        sort = (self.sort_column, self.sort_reverse)
+        if sort != self._sort_shown:
+            self._sort_shown = sort
+            for c in self.spec:  # the sorted column says so in its header
+                mark = (" ▼" if self.sort_reverse else " ▲") if c.key == self.sort_column else ""
+                self.columns[c.key].label = Text(c.label + mark)  # type: ignore[index]
+            self.refresh()
+
+    @staticmethod
+    def _text(c: Column, text: str) -> Text:
+        return Text(text, justify="right" if c.right else "left")
 
     def selected_key(self) -> str | None:
         if 0 <= self.cursor_row < len(self.keys):
