@@ -39,6 +39,7 @@ from typing import Any, Literal
 from gputui.telemetry.prometheus_api import (
     PrometheusClient,
     PrometheusRequestError,
+    RangeSeries,
     Sample,
 )
 from gputui.telemetry.snapshot import (
@@ -323,6 +324,7 @@ class PrometheusSource:
         self._intervals: dict[str, float] = {}
         self._intervals_at: float | None = None
         self._known: dict[str, ClusterHost] = {}
+        self._gputui_instances: set[str] = set()
 
     # --- queries ------------------------------------------------------------------
     def selector(self, name: str | None = None) -> str:
@@ -414,6 +416,8 @@ class PrometheusSource:
             for s in values
             if s.labels.get("__name__", "").startswith("gputui_")
         }
+
+        self._gputui_instances = gputui_instances
 
         def order(s: Sample) -> tuple[bool, str]:
             """A GPU seen through gputui and dcgm-exporter takes gputui's values first."""
@@ -587,7 +591,13 @@ class PrometheusSource:
         step = max(1.0, seconds / points)
         series = self.client.query_range(self.selector(metric), end - seconds, end, step)
         out: dict[tuple[str, int], list[float]] = {}
-        for s in sorted(series, key=lambda s: s.labels.get("instance", "")):
+        gputui = self._gputui_instances  # as in poll_cluster: a mixed host's gputui series first
+
+        def order(s: RangeSeries) -> tuple[bool, str]:
+            instance = s.labels.get("instance", "")
+            return (instance not in gputui, instance)
+
+        for s in sorted(series, key=order):
             index = _gpu_index(s.labels)
             if index is None:
                 continue
