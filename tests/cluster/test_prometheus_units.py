@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from gputui.telemetry.prometheus import Backoff, PrometheusSource, parse_selector
@@ -74,3 +77,27 @@ def test_backoff_doubles_to_a_cap_and_resets() -> None:
     assert [b.failure() for _ in range(4)] == [4.0, 8.0, 10.0, 10.0]
     b.success()
     assert b.delay() == 2.0
+
+
+def _gputui(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gputui", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["snapshot", "--match", 'job="gpu"'], "--match: only with --prometheus URL"),
+        (["snapshot", "--prometheus", "http://127.0.0.1:9", "--demo"], "--demo: not with --prometheus"),
+        (["--prometheus", "http://127.0.0.1:9", "--source", "nvml"], "--source: not with --prometheus"),
+        (["--match", 'job="gpu"'], "--match: only with --prometheus URL"),
+        (["fit", "--match", 'job="gpu"'], "--match: only with --prometheus URL"),
+        (["fit", "--prometheus", "http://x:9090", "--gpu", "RTX 3090"], "not allowed with argument"),
+        (["snapshot", "--prometheus", "prometheus:9090"], "expected an http:// or https:// URL"),
+    ],
+)
+def test_cluster_arguments_are_checked(args: list[str], needle: str) -> None:
+    result = _gputui(*args)
+    assert result.returncode == 2, result.stderr
+    assert needle in result.stderr and "Traceback" not in result.stderr

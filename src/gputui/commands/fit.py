@@ -75,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
         "models_file": str(path),
         "models_file_origin": origin,
     }
-    if getattr(args, "prometheus", None):  # the cluster: telemetry/prometheus_fit.py
+    # the cluster: telemetry/prometheus_fit.py
+    if getattr(args, "prometheus", None) or getattr(args, "match", None):
         from gputui.telemetry.prometheus_fit import run_fit
 
         return run_fit(args, models, header)

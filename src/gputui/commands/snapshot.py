@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(json_schema(), indent=2))
         return 0
 
-    if getattr(args, "prometheus", None):  # the cluster: telemetry/prometheus_report.py
+    # the cluster: telemetry/prometheus_report.py
+    if getattr(args, "prometheus", None) or getattr(args, "match", None):
         from gputui.telemetry.prometheus_report import run_snapshot
 
         return run_snapshot(args)

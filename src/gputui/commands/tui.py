@@ -37,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
     interval = float(args.interval)
     if not 0.1 <= interval <= 3600:
         raise UserError(f"--interval: {interval:g} s is out of range (0.1 to 3600)")
-    if getattr(args, "prometheus", None):  # the cluster view: tui/cluster_app.py
+    # the cluster view: tui/cluster_app.py
+    if getattr(args, "prometheus", None) or getattr(args, "match", None):
         from gputui.tui.cluster_app import run_cluster
 
         return run_cluster(args, interval)

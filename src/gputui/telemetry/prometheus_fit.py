@@ -70,8 +70,13 @@ def run_fit(args: Any, models: Any, header: dict[str, Any]) -> int:
     import json
 
     from gputui.catalog import load_catalog
-    from gputui.telemetry.prometheus_report import open_cluster_source, poll_or_fail
+    from gputui.telemetry.prometheus_report import (
+        check_cluster_args,
+        open_cluster_source,
+        poll_or_fail,
+    )
 
+    check_cluster_args(args, {})
     source = open_cluster_source(args.prometheus, getattr(args, "match", None))
     cluster = poll_or_fail(source)
     catalog = load_catalog()

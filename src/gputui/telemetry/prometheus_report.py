@@ -185,11 +185,24 @@ def poll_or_fail(source: Any) -> ClusterSnapshot:
     return cluster
 
 
+def check_cluster_args(args: Any, conflicts: dict[str, str]) -> None:
+    """--match only with --prometheus; options that pick a local source do not mix with it."""
+    from gputui.errors import UserError
+
+    if not getattr(args, "prometheus", None):
+        raise UserError("--match: only with --prometheus URL")
+    for attr, flag in conflicts.items():
+        value = getattr(args, attr, None)
+        if value not in (None, False, "auto"):
+            raise UserError(f"{flag}: not with --prometheus (the cluster comes from Prometheus)")
+
+
 def run_snapshot(args: Any) -> int:
     """`gputui snapshot --prometheus URL [--match SELECTOR] [--json]`."""
     import json
     import sys
 
+    check_cluster_args(args, {"demo": "--demo", "scenario": "--scenario"})
     source = open_cluster_source(args.prometheus, getattr(args, "match", None))
     cluster = poll_or_fail(source)
     if getattr(args, "json", False):

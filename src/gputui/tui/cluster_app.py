@@ -223,8 +223,11 @@ def run_cluster(args: Any, interval: float) -> int:
 
     from gputui.errors import UserError
     from gputui.telemetry.prometheus import VIEW_METRICS
-    from gputui.telemetry.prometheus_report import open_cluster_source
+    from gputui.telemetry.prometheus_report import check_cluster_args, open_cluster_source
 
+    check_cluster_args(
+        args, {"demo": "--demo", "scenario": "--scenario", "source": "--source"}
+    )
     source = open_cluster_source(args.prometheus, getattr(args, "match", None), VIEW_METRICS)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UserError(
