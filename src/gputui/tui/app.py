@@ -357,15 +357,26 @@ class GpuTuiApp(App[int]):
             self.notify("select a process first", severity="warning")
             return
         snap = self.latest_snapshot
-        refusal = self.kill_policy.refusal(proc, simulated=snap is None or snap.simulated)
-        if refusal is not None:
-            self.notify(refusal, title="kill refused", severity="error", timeout=6)
+        ident, refusal = self.kill_policy.check(
+            proc,
+            simulated=snap is None or snap.simulated,
+            listed_at=snap.timestamp if snap is not None else None,
+        )
+        if ident is None:
+            self.notify(
+                refusal or "cannot signal this process",
+                title="kill refused",
+                severity="error",
+                timeout=6,
+            )
             return
 
         def done(sig: int | None) -> None:
             if sig is None:
                 return
-            sent, message = self.kill_policy.kill(proc, sig)
+            # Re-checked at the moment of signalling: the dialog may have stayed open
+            # while the process exited and its PID went to someone else.
+            sent, message = self.kill_policy.kill(ident, sig)
             self.notify(message, severity="information" if sent else "error", timeout=5)
 
         self.push_screen(KillScreen(proc), done)
