@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import psutil
 
 from gputui.telemetry.snapshot import GpuProcess
+from gputui.textsafe import visible
 
 # psutil's create time has clock-tick resolution and the listing's running time was taken
 # a moment before the snapshot's timestamp; a reused PID starts later than that by far.
@@ -62,7 +63,7 @@ def read_identity(pid: int) -> Identity | None:
 def user_name(uid: int) -> str:
     """The password database's name for `uid`, or the number where it has none (containers)."""
     try:
-        return pwd.getpwuid(uid).pw_name
+        return visible(pwd.getpwuid(uid).pw_name)
     except (KeyError, OSError):
         return str(uid)
 
