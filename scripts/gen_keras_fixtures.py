@@ -316,6 +316,7 @@ EXAMPLES: dict[str, Callable[[], keras.Model]] = {
 INPUT_SHAPES: dict[str, dict[str, list[int]]] = {
     "seq2seq_lstm": {"encoder_inputs": [40, 71], "decoder_inputs": [50, 93]},
     "bidirectional_lstm_imdb": {"tokens": [200]},
+    "mobilenetv3small": {"input_layer": [224, 224, 3]},  # Keras leaves it (None, None, 3)
 }
 # The one fixture also written as a .keras archive (weights included, so keep it small).
 ARCHIVES = ("mnist_convnet",)
