@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP_RUN  := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 
-.PHONY: run test lint typecheck nvml-check screenshots bench clean
+.PHONY: run test lint typecheck nvml-check screenshots bench fuzz clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ screenshots: $(STAMP_RUN)
 # The NVML source end to end against the simulated NVML library in ../shared/fakenvml (needs gcc).
 nvml-check: $(STAMP_RUN)
 	scripts/nvml-check.sh
+
+# A long fuzz campaign over scenario, models and catalog files (60 s per family by default);
+# prints cases, tracebacks, hangs and wrong accepts per family. E.g. FUZZ_ARGS="--seconds 600".
+fuzz: $(STAMP_TEST)
+	$(BIN)/python benchmarks/fuzz.py $(FUZZ_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
