@@ -12,6 +12,13 @@ Run it in a virtual environment of its own, outside the repository:
     /work/venv-keras/bin/pip install torch==2.13.0 keras
     KERAS_BACKEND=torch /work/venv-keras/bin/python scripts/gen_keras_fixtures.py
 
+`--tf-keras` writes the tf.keras 2 fixtures (the older `inbound_nodes` format) into
+tests/fixtures/keras/tf2/ with Keras 2 itself (the `tf-keras` package on TensorFlow):
+
+    python3.11 -m venv /work/venv-tfkeras
+    /work/venv-tfkeras/bin/pip install tensorflow-cpu==2.21.0 tf-keras==2.21.0
+    /work/venv-tfkeras/bin/python scripts/gen_keras_fixtures.py --tf-keras
+
 `--only NAME` regenerates one fixture; `--list` prints the names.
 """
 
@@ -25,12 +32,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("KERAS_BACKEND", "torch")
-
-import keras  # noqa: E402  (the backend must be chosen before the import)
-from keras import layers  # noqa: E402
+LEGACY = "--tf-keras" in sys.argv[1:]
+if LEGACY:
+    import tf_keras as keras
+    from tf_keras import layers
+else:
+    os.environ.setdefault("KERAS_BACKEND", "torch")  # chosen before the import
+    import keras
+    from keras import layers
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "keras"
+if LEGACY:
+    OUT = OUT / "tf2"
 
 
 # --- keras.applications, weights=None (nothing downloaded) ---------------------------------
@@ -321,6 +334,17 @@ INPUT_SHAPES: dict[str, dict[str, list[int]]] = {
 # The one fixture also written as a .keras archive (weights included, so keep it small).
 ARCHIVES = ("mnist_convnet",)
 CUSTOM_CLASSES = ("TransformerBlock", "TokenAndPositionEmbedding")
+# The tf.keras 2 set: one of each way its older format records a graph.
+TF_KERAS_FIXTURES = (
+    "resnet50",
+    "mnist_convnet",
+    "seq2seq_lstm",
+    "siamese_shared",
+    "frozen_backbone_finetune",
+    "transformer_builtin",
+    "vae_two_outputs",
+    "mixed_float16_cnn",
+)
 
 
 def _count(weights: list[Any]) -> int:
@@ -337,7 +361,7 @@ def _custom_params(model: keras.Model) -> dict[str, int]:
 
 
 def write_fixture(name: str, build: Callable[[], keras.Model]) -> None:
-    keras.utils.clear_session()
+    keras.backend.clear_session()
     model = build()
     (OUT / f"{name}.json").write_text(model.to_json(), encoding="utf-8")
     counts: dict[str, Any] = {
@@ -353,7 +377,7 @@ def write_fixture(name: str, build: Callable[[], keras.Model]) -> None:
     if custom:
         counts["custom_layer_params"] = custom
     (OUT / f"{name}.counts.json").write_text(json.dumps(counts, indent=2) + "\n", encoding="utf-8")
-    if name in ARCHIVES:
+    if name in ARCHIVES and not LEGACY:
         model.save(OUT / f"{name}.keras")  # weights of a small model: about 150 kB
     print(f"{name}: total {counts['total']:,} trainable {counts['trainable']:,}")
 
@@ -362,8 +386,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", help="regenerate only this fixture")
     parser.add_argument("--list", action="store_true", help="print the fixture names")
+    parser.add_argument(
+        "--tf-keras", action="store_true", help="write tf.keras 2 fixtures (run with tf-keras)"
+    )
     args = parser.parse_args(argv)
     builders = {**APPLICATIONS, **EXAMPLES}
+    if args.tf_keras:
+        builders = {name: builders[name] for name in TF_KERAS_FIXTURES}
     if args.list:
         print("\n".join(builders))
         return 0

@@ -35,16 +35,22 @@ from typing import Any, Literal
 
 from gputui.errors import UserError
 from gputui.fit.importers.detect import detect_kind, read_archive_config, read_json
+from gputui.fit.importers.keras_classes import KERAS_LAYER_CLASSES
 from gputui.textsafe import visible
 
 SourceFormat = Literal["keras3", "tf.keras2"]
 
 MODEL_CLASSES = frozenset({"Functional", "Model", "Sequential"})
+# keras_hub (formerly keras_nlp) layers the fit checker knows (learned positions).
+KERAS_HUB_LAYERS = frozenset({"PositionEmbedding", "TokenAndPositionEmbedding"})
+_HUB_PACKAGES = frozenset({"keras_hub", "keras_nlp"})
 # Built-in Keras classes whose behaviour is user code: unknown like a custom layer.
 USER_CODE_CLASSES = frozenset({"Lambda", "TFOpLambda", "SlicingOpLambda", "TorchModuleWrapper"})
 # Keys of a layer config that change numerics, not shapes, parameter counts or memory.
 _DROPPED_KEYS = frozenset({"name", "trainable", "dtype", "seed", "build_config"})
 _DROPPED_SUFFIXES = ("_initializer", "_regularizer", "_constraint")
+# Shapes tf.keras 2 writes into a layer's config once built: not arguments.
+_BUILD_KEYS = {"MultiHeadAttention": frozenset({"query_shape", "key_shape", "value_shape"})}
 # Keys that only declare the model input (tf.keras 2 lets any first layer do it).
 _INPUT_KEYS = frozenset({"batch_input_shape", "batch_shape", "input_shape", "batch_size"})
 # Call-time keyword arguments holding input tensors, in the order the layer takes them.
@@ -450,8 +456,14 @@ class _Writer:
     unknown: list[tuple[str, str, str]] = field(default_factory=list)  # (layer, class, why)
 
     def graph(
-        self, graph: _Graph, input_shapes: Mapping[str, Sequence[int]] | None
+        self,
+        graph: _Graph,
+        input_shapes: Mapping[str, Sequence[int]] | None,
+        frozen: bool = False,
     ) -> dict[str, Any]:
+        """The graph's table; `frozen`: inside a block Keras froze (trainable = False)."""
+        if frozen:
+            graph.trainable = False
         by_name = {layer.name: layer for layer in graph.layers}
         if len(by_name) != len(graph.layers):
             dup = next(n for n, c in Counter(lay.name for lay in graph.layers).items() if c > 1)
@@ -481,6 +493,17 @@ class _Writer:
             if self._skipped(layer, node, call, resolved, alias, recorded, by_name, stand_ins):
                 continue
             layers_out.append(self._entry(layer, node, call, call_names, resolved, graph, by_name))
+        for tensor in graph.outputs:
+            source = by_name.get(tensor[0])
+            if (
+                source is not None
+                and source.class_name != "InputLayer"
+                and tensor[1] >= len(source.calls)
+            ):
+                raise UserError(
+                    f"{self.where}: model {graph.name!r}: output_layers takes call "
+                    f"{tensor[1]} of {tensor[0]!r}, which is called {len(source.calls)} time(s)"
+                )
         outputs = [
             self._ref(self._resolve(t, alias, by_name, graph), call_names, by_name)
             for t in graph.outputs
@@ -597,13 +620,18 @@ class _Writer:
                 op = layer.module.removeprefix("keras.src.") + "." + layer.class_name
                 return f"Keras operation {op} is not supported"
             return None
+        package = _package(layer)
+        if package in _HUB_PACKAGES:
+            if layer.class_name in KERAS_HUB_LAYERS:
+                return None
+            return f"{package} layer class {layer.class_name!r} is not supported"
         if layer.registered is not None and ">" in layer.registered:
             return f"custom layer class {layer.class_name!r} (registered as {layer.registered!r})"
         if layer.module is not None and not layer.module.startswith("keras"):
             return f"custom layer class {layer.class_name!r} (from {visible(layer.module)})"
         if layer.class_name in USER_CODE_CLASSES:
             return f"layer class {layer.class_name!r} runs user code"
-        if layer.module is None and layer.registered is None and not _known_to_engine(layer):
+        if layer.class_name not in KERAS_LAYER_CLASSES:
             return f"unknown layer class {layer.class_name!r} (a custom layer?)"
         return None
 
@@ -702,7 +730,7 @@ class _Writer:
         entry: dict[str, Any] = {"name": name}
         trainable = graph.trainable and layer.config.get("trainable", True) is not False
         if layer.sub is not None:
-            entry["block"] = self._block(layer, call)
+            entry["block"] = self._block(layer, call, frozen=not trainable)
         elif layer.module is not None and layer.module.startswith("keras.src.ops"):
             op = _op_layer(layer, call)
             assert op is not None  # _unknown_reason let it through
@@ -719,12 +747,12 @@ class _Writer:
             entry["trainable"] = False
         return entry
 
-    def _block(self, layer: _Layer, call: _Call) -> str:
+    def _block(self, layer: _Layer, call: _Call, frozen: bool) -> str:
         """A nested model as a block (every block at the model's top level)."""
         assert layer.sub is not None
         name = _unique(layer.sub.name, set(self.blocks))
         self.blocks[name] = {}  # reserve the name before nested blocks take theirs
-        block = self.graph(layer.sub, None)
+        block = self.graph(layer.sub, None, frozen)
         # Block inputs without a fixed shape take it from the call, where Keras wrote one.
         for spec, shape in zip(block["inputs"], call.shapes, strict=False):
             if (
@@ -827,11 +855,11 @@ def _policy_name(dtype: Any) -> str | None:
     return None
 
 
-def _known_to_engine(layer: _Layer) -> bool:
-    """For files that do not say which classes are Keras' own (old tf.keras 2)."""
-    from gputui.fit.layers import LAYERS  # the engine's vocabulary, read lazily
-
-    return layer.class_name in LAYERS
+def _package(layer: _Layer) -> str | None:
+    """The package a layer class comes from: "my_pkg" of "my_pkg>Scale", else its module's."""
+    if layer.registered is not None and ">" in layer.registered:
+        return layer.registered.partition(">")[0]
+    return layer.module.partition(".")[0] if layer.module is not None else None
 
 
 def _op_layer(layer: _Layer, call: _Call) -> dict[str, Any] | None:
@@ -867,8 +895,11 @@ def _arguments(
     with a note, so the layer falls back to Keras' default for it.
     """
     out: dict[str, Any] = {}
+    build_keys = _BUILD_KEYS.get(class_name, frozenset())
     for key, value in config.items():
-        if key in _DROPPED_KEYS or key in _INPUT_KEYS or key.endswith(_DROPPED_SUFFIXES):
+        if key in _DROPPED_KEYS or key in _INPUT_KEYS or key in build_keys:
+            continue
+        if key.endswith(_DROPPED_SUFFIXES):
             continue
         converted = _value(value)
         if converted is None:
@@ -962,7 +993,12 @@ def keras_table(
     if writer.blocks:
         table["blocks"] = writer.blocks
     precision = writer.precision()
-    fmt: SourceFormat = "tf.keras2" if reader.saw_keras2 or not reader.saw_keras3 else "keras3"
+    # tf.keras 2 writes its version at the top; Keras 3 does not, but writes `module`.
+    version = data.get("keras_version") if isinstance(data, dict) else None
+    legacy = reader.saw_keras2 or not reader.saw_keras3
+    if isinstance(version, str):
+        legacy = version.startswith(("1.", "2."))
+    fmt: SourceFormat = "tf.keras2" if legacy else "keras3"
     return KerasModel(table, precision, tuple(writer.warnings), fmt)
 
 
