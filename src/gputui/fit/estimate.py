@@ -14,7 +14,7 @@ from typing import Literal
 
 from gputui.catalog.models import Architecture, Card
 from gputui.fit.config import ModelSpec
-from gputui.fit.memory import Backend, Parts, Phase, model_phases
+from gputui.fit.memory import Backend, LiveTensor, Parts, Phase, live_at_peak, model_phases
 from gputui.fit.precision import (
     PRECISIONS,
     PrecisionOption,
@@ -250,6 +250,9 @@ class ModelCheck:
     recommended: str
     recommended_reason: str
     estimates: tuple[PrecisionEstimate, ...] = field(default=())
+    backend: Backend = "cuda"
+    # the activation tensors alive at the recommended precision's peak, by layer
+    peak_tensors: tuple[LiveTensor, ...] = field(default=())
 
     def estimate_for(self, precision: str) -> PrecisionEstimate | None:
         return next((e for e in self.estimates if e.precision == precision), None)
@@ -268,6 +271,7 @@ def check(
     batch_size: int | None = None,
     precision: str | None = None,
     backend: Backend = "cuda",
+    with_peak_tensors: bool = False,
 ) -> ModelCheck:
     """Every precision that applies (or just `precision`) for `model` on `target`."""
     mode = model.mode
@@ -306,7 +310,10 @@ def check(
         estimates.append(est)
     if precision:
         rec, why = precision, options[precision].reason
-    return ModelCheck(model, target, mode, batch, rec, why, tuple(estimates))
+    live: tuple[LiveTensor, ...] = ()
+    if with_peak_tensors:
+        live = tuple(live_at_peak(model, policy(rec), backend, batch)[1])
+    return ModelCheck(model, target, mode, batch, rec, why, tuple(estimates), backend, live)
 
 
 def _with_free(est: PrecisionEstimate, free: int, v: Verdict, max_b: int) -> PrecisionEstimate:
