@@ -272,9 +272,27 @@ def _expected(fixture: Fixture) -> tuple[int, int]:
     return fixture.counts["total"] - skipped, fixture.counts["trainable"] - skipped
 
 
+# Fixtures the engine cannot parse yet, and why (strict: the mark must go once it can).
+_SE_BROADCAST = (
+    "engine gap: Multiply does not broadcast a squeeze-excite (1, 1, C) gate over (H, W, C), "
+    "as Keras' merge layers do"
+)
+ENGINE_GAPS = {
+    "efficientnetb0.json": _SE_BROADCAST,
+    "efficientnetv2b0.json": _SE_BROADCAST,
+    "mobilenetv3small.json": _SE_BROADCAST,
+}
+
+
+def _count_case(fixture: Fixture) -> Any:
+    gap = ENGINE_GAPS.get(fixture.id)
+    marks = [pytest.mark.xfail(reason=gap, raises=UserError, strict=True)] if gap else []
+    return pytest.param(fixture, id=fixture.id, marks=marks)
+
+
 @pytest.mark.skipif(
     _parse_table is None, reason="the graph engine (parse_model_table) is not merged"
 )
-@pytest.mark.parametrize("fixture", FIXTURE_LIST, ids=lambda f: f.id)
+@pytest.mark.parametrize("fixture", [_count_case(f) for f in FIXTURE_LIST])
 def test_parameter_counts_equal_keras(fixture: Fixture) -> None:
     assert _engine_counts(fixture) == _expected(fixture)

@@ -670,3 +670,40 @@ def test_keras_hub_position_embedding_is_known_other_hub_layers_are_not() -> Non
     }
     other = functional([inp("x", 8, 4), hub("RotaryEmbedding")], ["x"], ["pos", 0, 0])
     assert "keras_hub layer class 'RotaryEmbedding' is not supported" in error(other)
+
+
+def test_arguments_at_inert_defaults_are_left_out_others_kept() -> None:
+    def bn(renorm: bool, axis: Any) -> dict[str, Any]:
+        return layer(
+            "BatchNormalization",
+            "bn",
+            [node(t("x"))],
+            axis=axis,
+            renorm=renorm,
+            renorm_momentum=0.99,
+            renorm_clipping=None,
+        )
+
+    off = table(functional([inp("x", 4, 4, 2), bn(False, [3])], ["x"], ["bn", 0, 0]))["layers"][0]
+    assert off == {"name": "bn", "type": "BatchNormalization", "axis": 3, "inputs": ["x"]}
+    on = table(functional([inp("x", 4, 4, 2), bn(True, -1)], ["x"], ["bn", 0, 0]))["layers"][0]
+    assert (on["renorm"], on["renorm_momentum"], on["axis"]) == (True, 0.99, -1)
+
+
+@pytest.mark.parametrize(
+    ("query", "axes", "kept"), [([None, 5, 8], [1], False), ([None, 4, 5, 8], [1], True)]
+)
+def test_default_attention_axes_are_left_out(query: list[Any], axes: list[int], kept: bool) -> None:
+    mha = layer(
+        "MultiHeadAttention",
+        "mha",
+        [node(t("q", shape=query), t("q", shape=query))],
+        num_heads=1,
+        key_dim=2,
+        attention_axes=axes,
+        use_gate=False,
+    )
+    model = functional([inp("q", *query[1:]), mha], ["q"], ["mha", 0, 0])
+    entry = table(model)["layers"][0]
+    assert ("attention_axes" in entry) is kept
+    assert "use_gate" not in entry

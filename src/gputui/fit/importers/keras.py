@@ -51,6 +51,23 @@ _DROPPED_KEYS = frozenset({"name", "trainable", "dtype", "seed", "build_config"}
 _DROPPED_SUFFIXES = ("_initializer", "_regularizer", "_constraint")
 # Shapes tf.keras 2 writes into a layer's config once built: not arguments.
 _BUILD_KEYS = {"MultiHeadAttention": frozenset({"query_shape", "key_shape", "value_shape"})}
+# Arguments Keras writes into every config that, at these values, change nothing the
+# fit checker models: the same as leaving them out (Keras' default). Other values pass
+# through, so a renorm=True BatchNormalization is reported rather than mis-estimated.
+_INERT_ARGUMENTS: dict[str, dict[str, Any]] = {
+    "BatchNormalization": {"renorm": False},
+    "MultiHeadAttention": {"use_gate": False, "softmax_robust_masking": False},
+    "DepthwiseConv1D": {"groups": 1},
+    "DepthwiseConv2D": {"groups": 1},
+    "Conv1DTranspose": {"groups": 1},
+    "Conv2DTranspose": {"groups": 1},
+    "Conv3DTranspose": {"groups": 1},
+}
+# With renorm off, Keras still writes its renorm settings; they are never used.
+_UNUSED_WITHOUT = {"BatchNormalization": ("renorm", ("renorm_momentum", "renorm_clipping"))}
+# tf.keras 2's RNN `implementation` picks how the gates are batched into matmuls in
+# TensorFlow: numerics and speed, not the tensors PyTorch keeps.
+_LAYOUT_ONLY = {"LSTM": {"implementation"}, "GRU": {"implementation"}, "SimpleRNN": set()}
 # Keys that only declare the model input (tf.keras 2 lets any first layer do it).
 _INPUT_KEYS = frozenset({"batch_input_shape", "batch_shape", "input_shape", "batch_size"})
 # Call-time keyword arguments holding input tensors, in the order the layer takes them.
@@ -740,6 +757,7 @@ class _Writer:
             entry["type"] = layer.class_name
             notes: list[str] = []
             entry.update(_arguments(layer.class_name, layer.config, notes))
+            _default_attention_axes(entry, layer.config, call)
             self.warnings.extend(f"layer {name!r} ({layer.class_name}): {n}" for n in notes)
             entry.update(call.options)
         entry["inputs"] = inputs
@@ -909,6 +927,19 @@ def _arguments(
                 notes.append(f"argument {key} = {_show_shape(value)} holds None; left out")
             continue
         out[key] = converted
+    for key, inert in _INERT_ARGUMENTS.get(class_name, {}).items():
+        if key in out and out[key] == inert and type(out[key]) is type(inert):
+            del out[key]
+    if class_name in _UNUSED_WITHOUT:
+        switch, unused = _UNUSED_WITHOUT[class_name]
+        if not config.get(switch, False):
+            for key in unused:
+                out.pop(key, None)
+    for key in _LAYOUT_ONLY.get(class_name, set()):
+        out.pop(key, None)
+    axis = out.get("axis")
+    if class_name == "BatchNormalization" and isinstance(axis, list) and len(axis) == 1:
+        out["axis"] = axis[0]  # tf.keras 2 writes BatchNormalization(axis=3) as [3]
     if class_name == "Bidirectional" and _mirrors(out.get("layer"), out.get("backward_layer")):
         del out["backward_layer"]  # Keras writes the automatic mirror out in full
     return out
@@ -931,6 +962,19 @@ def _value(value: Any) -> Any:
     if isinstance(value, str):
         return visible(value)
     return value
+
+
+def _default_attention_axes(entry: dict[str, Any], config: Mapping[str, Any], call: _Call) -> None:
+    """Keras writes MultiHeadAttention's resolved attention_axes; at the default (every
+    axis between batch and features: [1] for a (batch, steps, features) query) it is the
+    same as leaving it out."""
+    if entry.get("type") != "MultiHeadAttention" or "attention_axes" not in entry:
+        return
+    query = call.shapes[0] if call.shapes else None
+    if query is None and isinstance(config.get("query_shape"), list):
+        query = config["query_shape"]  # tf.keras 2 writes the built shapes into the config
+    if query is not None and entry["attention_axes"] == list(range(1, len(query) - 1)):
+        del entry["attention_axes"]
 
 
 def _holds_none(value: Any) -> bool:
