@@ -72,10 +72,9 @@ _LAYOUT_ONLY = {"LSTM": {"implementation"}, "GRU": {"implementation"}, "SimpleRN
 _INPUT_KEYS = frozenset({"batch_input_shape", "batch_shape", "input_shape", "batch_size"})
 # Call-time keyword arguments holding input tensors, in the order the layer takes them.
 _TENSOR_KWARGS = ("query", "value", "key", "initial_state")
-# Call-time keyword arguments that are really layer options.
+# Call-time keyword arguments that are really layer options. Other call-time tensors
+# (masks) are left out with a warning; other values (training=False) change nothing here.
 _OPTION_KWARGS = frozenset({"use_causal_mask", "return_attention_scores"})
-# Call-time keyword arguments with no bearing on memory (tensor masks are small and dropped).
-_IGNORED_KWARGS = frozenset({"training", "mask", "attention_mask", "constants"})
 # Dtype policies and the precision (gputui.fit.precision) each means on PyTorch.
 _POLICIES = {
     "mixed_float16": "amp_fp16",
@@ -139,7 +138,6 @@ class _Graph:
     inputs: list[Tensor]
     outputs: list[Tensor]
     trainable: bool
-    sequential: bool
 
 
 class _Reader:
@@ -245,7 +243,6 @@ class _Reader:
             inputs=[(first_input.name, 0, 0)],
             outputs=[previous],
             trainable=config.get("trainable", True) is not False,
-            sequential=True,
         )
 
     def functional(self, config: dict[str, Any], what: str) -> _Graph:
@@ -267,7 +264,6 @@ class _Reader:
             inputs=self._endpoints(config.get("input_layers"), f"model {name!r}: input_layers"),
             outputs=self._endpoints(config.get("output_layers"), f"model {name!r}: output_layers"),
             trainable=config.get("trainable", True) is not False,
-            sequential=False,
         )
         legacy = any(
             isinstance(n, list) for raw in raw_layers for n in raw.get("inbound_nodes", [])
@@ -502,7 +498,8 @@ class _Writer:
             for t, shape in zip(call.inputs, call.shapes, strict=True)
             if shape is not None
         }
-        stand_ins: list[str] = []
+        # Only the model itself can take new inputs: a block's callers pass what it declares.
+        stand_ins: list[str] | None = [] if input_shapes is not None else None
         layers_out: list[dict[str, Any]] = []
         for layer, node in self._order(graph, by_name):
             call = layer.calls[node]
@@ -534,7 +531,8 @@ class _Writer:
                 self.warnings.append(f"input {name!r} feeds only skipped layers; left out")
         table: dict[str, Any] = {
             "inputs": [
-                self._input(by_name[n], graph, input_shapes) for n in input_names + stand_ins
+                self._input(by_name[n], graph, input_shapes)
+                for n in input_names + (stand_ins or [])
             ],
             "outputs": outputs,
             "layers": layers_out,
@@ -661,7 +659,7 @@ class _Writer:
         alias: dict[tuple[str, int], Tensor],
         recorded: Mapping[Tensor, list[int | None]],
         by_name: dict[str, _Layer],
-        stand_ins: list[str],
+        stand_ins: list[str] | None,
     ) -> bool:
         why = self._unknown_reason(layer, call)
         if why is None:
@@ -682,7 +680,8 @@ class _Writer:
         before = call.shapes[0] if call.shapes else None
         after = recorded.get((layer.name, node, 0))
         if (
-            before is not None
+            stand_ins is not None
+            and before is not None
             and after is not None
             and before[1:] != after[1:]
             and all(isinstance(d, int) for d in after[1:])
