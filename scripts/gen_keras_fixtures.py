@@ -192,6 +192,27 @@ def frozen_backbone_finetune() -> keras.Model:
     return keras.Model(inputs, outputs, name="frozen_backbone_finetune")
 
 
+def sequential_finetune() -> keras.Model:
+    """The other common fine-tune spelling: a frozen functional base inside a Sequential."""
+    image = keras.Input(shape=(64, 64, 3), name="base_input")
+    x = layers.Conv2D(16, 3, strides=2, padding="same", use_bias=False)(image)
+    x = layers.BatchNormalization()(x)
+    x = layers.ReLU(6.0)(x)
+    y = layers.DepthwiseConv2D(3, padding="same")(x)
+    x = layers.Add()([x, layers.Conv2D(16, 1)(y)])
+    base = keras.Model(image, x, name="small_base")
+    base.trainable = False
+    return keras.Sequential(
+        [
+            keras.Input(shape=(64, 64, 3)),
+            base,
+            layers.GlobalAveragePooling2D(),
+            layers.Dense(5, activation="softmax"),
+        ],
+        name="sequential_finetune",
+    )
+
+
 def siamese_shared() -> keras.Model:
     """A Siamese net: one nested tower called on both images, plus a shared Dense."""
     tower = keras.Sequential(
@@ -321,6 +342,7 @@ EXAMPLES: dict[str, Callable[[], keras.Model]] = {
     "vae_two_outputs": vae_two_outputs,
     "frozen_backbone_finetune": frozen_backbone_finetune,
     "siamese_shared": siamese_shared,
+    "sequential_finetune": sequential_finetune,
     "transformer_builtin": transformer_builtin,
     "text_transformer_custom": text_transformer_custom,
     "mixed_float16_cnn": mixed_float16_cnn,
@@ -340,6 +362,7 @@ TF_KERAS_FIXTURES = (
     "mnist_convnet",
     "seq2seq_lstm",
     "siamese_shared",
+    "sequential_finetune",
     "frozen_backbone_finetune",
     "transformer_builtin",
     "vae_two_outputs",
@@ -382,6 +405,44 @@ def write_fixture(name: str, build: Callable[[], keras.Model]) -> None:
     print(f"{name}: total {counts['total']:,} trainable {counts['trainable']:,}")
 
 
+README_HEAD = """# Keras fixtures
+
+Written by real Keras with `scripts/gen_keras_fixtures.py` (see its docstring for the
+two virtual environments): Keras 3 on the torch backend for the top folder, tf.keras 2
+(the `tf-keras` package on TensorFlow) for `tf2/`. Each model file has a
+`NAME.counts.json` beside it with Keras' own `count_params()` (total), the trainable
+and non-trainable totals, the input shapes the tests give for dimensions Keras leaves
+`None`, and, for the custom-layer fixture, the parameters its custom layers hold (what
+`--skip-unknown` leaves out). Nothing here is edited by hand (this table included);
+rerun the script instead.
+
+| file | Keras | count_params() | trainable | notes |
+|---|---|---:|---:|---|
+"""
+
+
+def write_readme() -> None:
+    """tests/fixtures/keras/README.md: every fixture with the counts Keras printed."""
+    root = OUT.parent if LEGACY else OUT
+    rows = []
+    for path in sorted([*root.glob("*.counts.json"), *root.glob("tf2/*.counts.json")]):
+        counts = json.loads(path.read_text(encoding="utf-8"))
+        name = str(path.relative_to(root)).removesuffix(".counts.json")
+        files = [f for f in (f"{name}.json", f"{name}.keras") if (root / f).exists()]
+        notes = []
+        if "input_shapes" in counts:
+            shapes = ", ".join(f"{k}={v}" for k, v in counts["input_shapes"].items())
+            notes.append(f"input_shapes {shapes}")
+        if "custom_layer_params" in counts:
+            custom = ", ".join(f"{k} {v:,}" for k, v in counts["custom_layer_params"].items())
+            notes.append(f"custom layers {custom}")
+        rows.append(
+            f"| {' + '.join(files)} | {counts['keras_version']} | {counts['total']:,} "
+            f"| {counts['trainable']:,} | {'; '.join(notes)} |"
+        )
+    (root / "README.md").write_text(README_HEAD + "\n".join(rows) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", help="regenerate only this fixture")
@@ -404,6 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     for name in wanted:
         write_fixture(name, builders[name])
+    write_readme()
     return 0
 
 
