@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,6 +37,7 @@ __all__ = [
     "OPTIMIZER_STATES",
     "ModelSpec",
     "Network",
+    "load_keras_model",
     "load_models",
     "parse_model_table",
     "parse_models",
@@ -71,6 +72,9 @@ class ModelSpec:
     generator: Network | None = None  # gan
     discriminator: Network | None = None  # gan
     attention: str = "auto"
+    # the precision the source asks for (a Keras mixed-precision policy), if any
+    precision: str | None = None
+    source_warnings: tuple[str, ...] = ()
 
     @property
     def networks(self) -> tuple[Network, ...]:
@@ -94,7 +98,7 @@ class ModelSpec:
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        return tuple(w for n in self.networks for w in n.warnings)
+        return self.source_warnings + tuple(w for n in self.networks for w in n.warnings)
 
 
 def shown(path: Path) -> str:
@@ -110,18 +114,21 @@ def load_models(path: Path) -> tuple[ModelSpec, ...]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{shown(path)}: cannot read models file: {visible(str(exc))}") from None
-    return parse_models(text, shown(path))
+    return parse_models(text, shown(path), base=path.parent)
 
 
-def parse_models(text: str, where: str = "<models>") -> tuple[ModelSpec, ...]:
+def parse_models(
+    text: str, where: str = "<models>", base: Path | None = None
+) -> tuple[ModelSpec, ...]:
+    """Every model of a models file; `base` is where a sidecar's `keras = "path"` is relative to."""
     try:
-        return _parse_models(text, where)
+        return _parse_models(text, where, base)
     except UserError as exc:
         # one boundary for everything echoed from the file: names, keys, values
         raise UserError(visible(str(exc)), exc.exit_code) from None
 
 
-def _parse_models(text: str, where: str) -> tuple[ModelSpec, ...]:
+def _parse_models(text: str, where: str, base: Path | None) -> tuple[ModelSpec, ...]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -143,7 +150,10 @@ def _parse_models(text: str, where: str) -> tuple[ModelSpec, ...]:
     for i, raw in enumerate(models):
         if not isinstance(raw, dict):
             raise UserError(f"{where}: model[{i}]: must be a [[model]] table")
-        spec = _model(raw, f"{where}: model[{i}]", where)
+        if "keras" in raw:
+            spec = _sidecar(raw, f"{where}: model[{i}]", where, base or Path.cwd())
+        else:
+            spec = _model(raw, f"{where}: model[{i}]", where)
         if spec.name in names:
             raise UserError(f"{where}: model {spec.name!r}: name is used twice")
         names.add(spec.name)
@@ -163,6 +173,65 @@ def parse_model_table(raw: dict[str, Any], where: str) -> ModelSpec:
         return _model(raw, f"{where}: model", where)
     except UserError as exc:
         raise UserError(visible(str(exc)), exc.exit_code) from None
+
+
+_SIDECAR_KEYS = {"name", "keras", "batch_size", "optimizer", "mode", "attention"} | {
+    "input_shapes",
+    "skip_unknown",
+}
+
+
+def _sidecar(raw: dict[str, Any], fallback: str, where: str, base: Path) -> ModelSpec:
+    """`{ name = "x", keras = "model.json", batch_size = 64 }`: a Keras file plus training settings."""
+    name = raw.get("name")
+    ctx = f"{where}: model {visible(name)!r}" if isinstance(name, str) else fallback
+    for key in raw:
+        if key not in _SIDECAR_KEYS:
+            raise UserError(
+                f"{ctx}: {key}: unknown field (a keras model takes: {', '.join(sorted(_SIDECAR_KEYS))})"
+            )
+    path = raw.get("keras")
+    if not isinstance(path, str) or not path:
+        raise UserError(f"{ctx}: keras: must be the path of a Keras .json or .keras file")
+    shapes = raw.get("input_shapes", {})
+    if not isinstance(shapes, dict):
+        raise UserError(f"{ctx}: input_shapes: must be a table like {{ tokens = [40] }}")
+    for key, value in shapes.items():
+        shape_field(value, ctx, f"input_shapes.{key}")
+    skip = raw.get("skip_unknown", False)
+    if not isinstance(skip, bool):
+        raise UserError(f"{ctx}: skip_unknown: must be true or false, got {skip!r}")
+    keys: tuple[str, ...] = ("batch_size", "optimizer", "mode", "attention")
+    settings: dict[str, Any] = {k: raw[k] for k in keys if k in raw}
+    return load_keras_model(
+        base / path,
+        name=name if isinstance(name, str) else None,
+        input_shapes=shapes,
+        skip_unknown=skip,
+        settings=settings,
+    )
+
+
+def load_keras_model(
+    path: Path,
+    *,
+    name: str | None = None,
+    input_shapes: Mapping[str, Any] | None = None,
+    skip_unknown: bool = False,
+    settings: Mapping[str, Any] | None = None,
+) -> ModelSpec:
+    """A Keras `to_json()` file or `.keras` archive as a ModelSpec (its policy as `precision`)."""
+    from gputui.fit.importers.keras import load_keras
+
+    where = shown(path)
+    if not path.is_file():
+        raise UserError(f"{where}: no such Keras model file")
+    model = load_keras(
+        path, name=name, input_shapes=input_shapes, skip_unknown=skip_unknown, where=where
+    )
+    table = {**model.table, **(settings or {})}
+    spec = parse_model_table(table, where)
+    return replace(spec, precision=model.precision, source_warnings=tuple(model.warnings))
 
 
 def _model(raw: dict[str, Any], fallback: str, where: str) -> ModelSpec:

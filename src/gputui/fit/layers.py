@@ -540,7 +540,8 @@ def noise_elements(a: Args, shape: Shape) -> int | None:
 def batch_normalization(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     a = Args(
         raw,
-        {"axis", "momentum", "epsilon", "center", "scale", "synchronized"},
+        {"axis", "momentum", "epsilon", "center", "scale", "synchronized", "renorm"}
+        | {"renorm_momentum", "renorm_clipping"},
         frozenset(
             {
                 "beta_initializer",
@@ -558,6 +559,11 @@ def batch_normalization(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     a.number("momentum", 0.99, 0.0, 1.0 + 1e-12)
     a.number("epsilon", 1e-3, 1e-300, math.inf)
     a.flag("synchronized", False)
+    if a.flag("renorm", False):
+        raise LayerArgError("renorm", "true (batch renormalization) is not supported")
+    a.number("renorm_momentum", 0.99, 0.0, 1.0 + 1e-12)
+    if a.has("renorm_clipping") and not isinstance(a.get("renorm_clipping"), dict):
+        raise LayerArgError("renorm_clipping", "must be a table of rmax/rmin/dmax")
     channels = shape[axis]
     trainable = channels * (int(a.flag("center", True)) + int(a.flag("scale", True)))
     el = _prod(shape)

@@ -28,14 +28,19 @@ def _at_least(shapes: tuple[Shape, ...], n: int, what: str) -> None:
 
 
 def _same_shapes(shapes: tuple[Shape, ...], kind: str) -> Shape:
+    """The merged shape: equal shapes, or sizes of 1 broadcast (a squeeze-excite's (1, 1, C))."""
     _at_least(shapes, 2, kind)
     first = shapes[0]
+    out = list(first)
     for i, s in enumerate(shapes[1:], 1):
-        if s != first:
+        if len(s) != len(first) or any(
+            a != b and 1 not in (a, b) for a, b in zip(s, out, strict=True)
+        ):
             raise LayerArgError(
                 "inputs", f"shapes do not agree: input 0 is {first}, input {i} is {s}"
             )
-    return first
+        out = [max(a, b) for a, b in zip(out, s, strict=True)]
+    return tuple(out)
 
 
 def _elementwise(kind: str) -> MultiFn:
@@ -68,7 +73,9 @@ def _elementwise(kind: str) -> MultiFn:
         if kind == "Subtract":
             # a - b: the gradient of b is a negated copy
             return LayerStats(0, "", shape, 0, 0, el)
-        # Multiply, Maximum, Minimum keep both operands of every pairwise step
+        # Multiply, Maximum, Minimum keep both operands of every pairwise step; a
+        # broadcast operand's gradient is made full size, then summed down
+        broadcast = any(s != shape for s in shapes)
         return LayerStats(
             0,
             "",
@@ -78,6 +85,7 @@ def _elementwise(kind: str) -> MultiFn:
             (n - 1) * el,
             saves_input=True,
             internal_saved=(Saved(between),) if between else (),
+            backward_transient=el if broadcast else 0,
         )
 
     return analyse
@@ -161,7 +169,7 @@ def _einsum_shapes(
     dims: dict[str, int] = dict(zip(in_spec[1:], in_shape, strict=True))
     full: list[int] = []
     for ch, d in zip(out_spec[1:], out_shape, strict=True):
-        if d is None:
+        if d is None or d == -1:  # Keras' None (TOML has no null): the input's size
             if ch not in dims:
                 raise LayerArgError("output_shape", f"axis {ch!r} needs a size")
             d = dims[ch]
@@ -193,7 +201,8 @@ def einsum_dense(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     if isinstance(out_arg, int) and not isinstance(out_arg, bool):
         out_arg = [out_arg]
     if not isinstance(out_arg, list) or not all(
-        d is None or (isinstance(d, int) and not isinstance(d, bool) and d > 0) for d in out_arg
+        d is None or (isinstance(d, int) and not isinstance(d, bool) and (d > 0 or d == -1))
+        for d in out_arg
     ):
         raise LayerArgError("output_shape", f"must be a list of positive integers, got {out_arg!r}")
     out, kernel = _einsum_shapes(equation, shape, out_arg)
@@ -245,7 +254,7 @@ def multi_head_attention(
     a = Args(
         raw,
         {"num_heads", "key_dim", "value_dim", "dropout", "use_bias", "output_shape"}
-        | {"attention_axes", "use_causal_mask", "flash_attention"},
+        | {"attention_axes", "use_causal_mask", "flash_attention", "use_gate"},
         frozenset(),
     )
     if len(shapes) not in (2, 3):
@@ -268,8 +277,10 @@ def multi_head_attention(
     rate = a.number("dropout", 0.0, 0.0, 1.0)
     use_bias = a.flag("use_bias", True)
     a.flag("use_causal_mask", False)
-    if a.has("attention_axes"):
+    if a.has("attention_axes") and a.get("attention_axes") not in (1, [1], -2, [-2]):
         raise LayerArgError("attention_axes", "only the default (the steps axis) is supported")
+    if a.flag("use_gate", False):
+        raise LayerArgError("use_gate", "true (gated attention) is not supported")
     flash = a.get("flash_attention")
     if flash is not None and not isinstance(flash, bool):
         raise LayerArgError("flash_attention", f"must be true or false, got {flash!r}")

@@ -24,6 +24,7 @@ exactly rather than searched. The walk is linear in the number of nodes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -680,13 +681,17 @@ def peak(phases: list[Phase], batch: int) -> tuple[Phase, Parts]:
 
 
 def live_at_peak(
-    model: ModelSpec, p: Precision, backend: Backend, batch: int
+    model: ModelSpec,
+    p: Precision,
+    backend: Backend,
+    batch: int,
+    phases_of: Callable[[ModelSpec, Precision, Backend], list[Phase]] | None = None,
 ) -> tuple[Phase, list[LiveTensor]]:
     """The peak phase and the activation tensors alive then, by the layer that made them.
 
     For GANs and inference passes only the phase is known (the list stays empty).
     """
-    phases = model_phases(model, p, backend)
+    phases = (phases_of or model_phases)(model, p, backend)
     best = max(range(len(phases)), key=lambda k: phases[k].at(batch).total)
     live: list[LiveTensor] = []
     if model.network is not None and model.mode == "train" and p.training:

@@ -317,8 +317,7 @@ def render_layers(m: ModelSpec) -> list[str]:
             lines.append(
                 f"    {' ' * len(label)}{layer.index:>3} {shown_name:<22} "
                 f"{str(tuple(layer.output_shape)):<18} {layer.params:>12,} "
-                f"{flops_text(layer.flops):>12} {gib(d['saved_bytes_per_sample_fp32']):>12}"
-                + tail
+                f"{flops_text(layer.flops):>12} {gib(d['saved_bytes_per_sample_fp32']):>12}" + tail
             )
     return lines
 
