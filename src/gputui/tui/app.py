@@ -30,6 +30,7 @@ from textual.widgets import DataTable
 from gputui.telemetry.history import History
 from gputui.telemetry.snapshot import Snapshot
 from gputui.telemetry.source import Source
+from gputui.textsafe import visible
 from gputui.tui.cards import CardLookup, catalog_labels
 from gputui.tui.kill import KillPolicy
 from gputui.tui.messages import CardsMatched, DashboardReady, PollFailed, SnapshotReady
@@ -162,7 +163,8 @@ class GpuTuiApp(App[int]):
         try:
             snap = self.source.poll()
         except Exception as exc:  # any source failure is shown, never fatal
-            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            # An exception text may quote NVML strings or file contents: shown, not obeyed.
+            error = f"{type(exc).__name__}: {visible(str(exc))}" if str(exc) else type(exc).__name__
             self.post_message(PollFailed(error, time.perf_counter() - started))
         else:
             self.post_message(SnapshotReady(snap, time.perf_counter() - started))
@@ -210,7 +212,9 @@ class GpuTuiApp(App[int]):
             f"poll failed at {self.clock()}: {message.error} (retrying every {self.interval:g} s)"
         )
         if first:
-            self.notify(message.error, title="poll failed", severity="error", timeout=5)
+            self.notify(
+                message.error, title="poll failed", severity="error", timeout=5, markup=False
+            )
         self._rearm_after(message.elapsed_s)
 
     def _rearm_after(self, elapsed: float) -> None:
@@ -240,7 +244,7 @@ class GpuTuiApp(App[int]):
         for notice in snap.notices:
             if notice not in self._seen_notices:
                 self._seen_notices.add(notice)
-                self.notify(notice, timeout=8)
+                self.notify(notice, timeout=8, markup=False)
         if not self._cards_requested and self.card_lookup is not None and snap.devices:
             self._cards_requested = True
             self._match_cards(snap)
@@ -357,16 +361,30 @@ class GpuTuiApp(App[int]):
             self.notify("select a process first", severity="warning")
             return
         snap = self.latest_snapshot
-        refusal = self.kill_policy.refusal(proc, simulated=snap is None or snap.simulated)
-        if refusal is not None:
-            self.notify(refusal, title="kill refused", severity="error", timeout=6)
+        ident, refusal = self.kill_policy.check(
+            proc,
+            simulated=snap is None or snap.simulated,
+            listed_at=snap.timestamp if snap is not None else None,
+        )
+        if ident is None:
+            self.notify(
+                refusal or "cannot signal this process",
+                title="kill refused",
+                severity="error",
+                timeout=6,
+                markup=False,
+            )
             return
 
         def done(sig: int | None) -> None:
             if sig is None:
                 return
-            sent, message = self.kill_policy.kill(proc, sig)
-            self.notify(message, severity="information" if sent else "error", timeout=5)
+            # Re-checked at the moment of signalling: the dialog may have stayed open
+            # while the process exited and its PID went to someone else.
+            sent, message = self.kill_policy.kill(ident, sig)
+            self.notify(
+                message, severity="information" if sent else "error", timeout=5, markup=False
+            )
 
         self.push_screen(KillScreen(proc), done)
 

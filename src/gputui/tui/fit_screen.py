@@ -28,6 +28,7 @@ from gputui.fit.paths import resolve_models_path
 from gputui.fit.report import batch_text, flops_text, gib, layer_dict
 from gputui.fit.targets import targets_from_snapshot
 from gputui.telemetry.snapshot import Snapshot
+from gputui.textsafe import visible
 
 BAR_WIDTH = 24
 VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}
@@ -167,7 +168,7 @@ class FitScreen(Screen[None]):
 
     def _source_text(self) -> Text:
         if self.error:
-            return Text(f"models file problem: {self.error}", style="bold red")
+            return Text(f"models file problem: {visible(self.error)}", style="bold red")
         where = shown(self.path) if self.path else "?"
         text = Text(f"Models: {where} ({self.origin}), {len(self.models)} model(s). ")
         text.append("Estimates are for PyTorch; speed is rough.", style="dim")
@@ -180,11 +181,16 @@ class FitScreen(Screen[None]):
         for i, c in enumerate(self.checks):
             e = c.chosen
             peak = e.peak_bytes
-            table.add_row(
-                c.model.name,
+            gpu = (
                 f"{c.target.index}: {c.target.name}"
                 if c.target.index is not None
-                else c.target.name,
+                else c.target.name
+            )
+            table.add_row(
+                # Text, not str: DataTable parses str cells as markup. visible(): the models
+                # file is someone else's text (idempotent where fit/ already made it safe).
+                Text(visible(c.model.name)),
+                Text(visible(gpu)),
                 c.recommended,
                 gib(peak),
                 memory_bar(c.target, peak),
@@ -222,7 +228,7 @@ class FitScreen(Screen[None]):
         m = c.model
         e = c.chosen
         head = Text()
-        head.append(f"{m.name}", style="bold")
+        head.append(visible(m.name), style="bold")
         head.append(
             f"  {m.kind}, {c.mode}, {m.optimizer}, batch {c.batch_size}; {m.params:,} params "
             f"({m.trainable_params:,} trainable); {flops_text(m.flops)}/sample forward\n"
@@ -290,7 +296,7 @@ class FitScreen(Screen[None]):
                 t.add_row(
                     label,
                     str(layer.index),
-                    layer.type,
+                    Text(visible(layer.type)),
                     str(tuple(layer.output_shape)),
                     f"{layer.params:,}",
                     flops_text(layer.flops),
@@ -317,7 +323,7 @@ class FitScreen(Screen[None]):
         for i, r in enumerate(self._rankings.get(m.name, [])[:top]):
             t.add_row(
                 str(i + 1),
-                r.card.name,
+                Text(r.card.name),
                 r.precision,
                 gib(r.card.memory_bytes),
                 verdict_text(r.estimate.verdict),
