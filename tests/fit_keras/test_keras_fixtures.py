@@ -272,16 +272,9 @@ def _expected(fixture: Fixture) -> tuple[int, int]:
     return fixture.counts["total"] - skipped, fixture.counts["trainable"] - skipped
 
 
-# Fixtures the engine cannot parse yet, and why (strict: the mark must go once it can).
-_SE_BROADCAST = (
-    "engine gap: Multiply does not broadcast a squeeze-excite (1, 1, C) gate over (H, W, C), "
-    "as Keras' merge layers do"
-)
-ENGINE_GAPS = {
-    "efficientnetb0.json": _SE_BROADCAST,
-    "efficientnetv2b0.json": _SE_BROADCAST,
-    "mobilenetv3small.json": _SE_BROADCAST,
-}
+# Fixtures the engine cannot parse yet, with why; strict, so each mark must go once it can.
+# (Empty since the engine broadcasts Multiply's squeeze-excite gate, as Keras does.)
+ENGINE_GAPS: dict[str, str] = {}
 
 
 def _count_case(fixture: Fixture) -> Any:

@@ -10,7 +10,6 @@ optimizer and mode and parses it like any other table.
 
 from gputui.fit.importers.detect import FILE_KINDS, FileKind, detect_kind
 from gputui.fit.importers.keras import KerasModel, keras_table, load_keras
-from gputui.fit.importers.shapes import parse_input_shape_flags, parse_input_shapes_table
 
 __all__ = [
     "FILE_KINDS",
@@ -19,6 +18,4 @@ __all__ = [
     "detect_kind",
     "keras_table",
     "load_keras",
-    "parse_input_shape_flags",
-    "parse_input_shapes_table",
 ]
