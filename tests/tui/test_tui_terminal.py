@@ -21,11 +21,28 @@ pytestmark = pytest.mark.slow
 ALT_SCREEN_OFF = b"\x1b[?1049l"
 
 
-def _spawn() -> tuple[int, int]:
+# The dashboard with every fit estimate stuck (what a huge or hostile models file did).
+STUCK_ESTIMATES = """
+import sys, time
+import gputui.tui.fit_screen as fit_screen
+def stuck(model, target):
+    time.sleep(3600)
+fit_screen.check = stuck
+from gputui.cli import main
+sys.exit(main(["--demo"]))
+"""
+
+
+def _spawn(code: str | None = None, stderr_to: str | None = None) -> tuple[int, int]:
     pid, fd = pty.fork()
     if pid == 0:  # child: becomes session leader with the pty as controlling terminal
         os.environ.update(TERM="xterm-256color", COLUMNS="120", LINES="40")
-        os.execv(sys.executable, [sys.executable, "-m", "gputui", "--demo"])
+        if stderr_to is not None:
+            log = os.open(stderr_to, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(log, 2)
+        if code is None:
+            os.execv(sys.executable, [sys.executable, "-m", "gputui", "--demo"])
+        os.execv(sys.executable, [sys.executable, "-c", code])
     return pid, fd
 
 
@@ -86,3 +103,27 @@ def test_closed_terminal_ends_the_process() -> None:
         os.kill(pid, signal.SIGKILL)
         _wait(pid, 5)
     assert status is not None, "gputui kept running after its terminal went away"
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGHUP", "q"])
+def test_quitting_is_prompt_while_a_fit_estimate_runs(how: str) -> None:
+    pid, fd = _spawn(STUCK_ESTIMATES)
+    status: int | None = None
+    try:
+        assert b"UTIL" in _read_until(fd, b"UTIL", 30), "no frame drawn"
+        os.write(fd, b"f")
+        assert b"Estimating" in _read_until(fd, b"Estimating", 15), "the Fit screen did not draw"
+        if how == "q":
+            os.write(fd, b"q")
+        else:
+            os.kill(pid, getattr(signal, how))
+        tail = _read_until(fd, ALT_SCREEN_OFF, 10)
+        status = _wait(pid, 10)
+        assert status is not None, f"still running 10 s after {how} with an estimate running"
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        assert ALT_SCREEN_OFF in tail
+    finally:
+        if status is None:
+            os.kill(pid, signal.SIGKILL)
+            _wait(pid, 5)
+        os.close(fd)

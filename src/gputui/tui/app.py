@@ -53,18 +53,12 @@ class GpuTuiApp(App[int]):
     CSS_PATH = CSS_PATHS
     ENABLE_COMMAND_PALETTE = True
 
+    # Keys that mean the same on every screen. The dashboard's own keys (sort, filter,
+    # kill, pause...) are DashboardScreen.BINDINGS: on the Catalog and Fit screens they
+    # neither act on the hidden dashboard nor show in the footer.
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
-        Binding("p", "toggle_pause", "Pause"),
-        Binding("plus,equals_sign", "faster", "Faster", key_display="+"),
-        Binding("minus", "slower", "Slower", key_display="-"),
-        Binding("s", "cycle_sort", "Sort"),
-        Binding("r", "reverse_sort", "Reverse", show=False),
-        Binding("slash", "filter", "Filter", key_display="/"),
-        Binding("k", "kill", "Kill"),
-        Binding("c", "catalog", "Catalog", show=False),
-        Binding("f", "fit", "Fit", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
     ]
 
