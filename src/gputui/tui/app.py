@@ -163,16 +163,16 @@ class GpuTuiApp(App[int]):
         else:
             self.post_message(SnapshotReady(snap, time.perf_counter() - started))
 
-    def hang_up(self) -> None:
+    def hang_up(self, return_code: int = 0) -> None:
         """Exit for a signal or a vanished terminal, and make sure the process does end.
 
         Textual's shutdown joins its output thread; with the terminal gone that join
         can block for good (seen after the pty master closed). With a watchdog set,
         the process ends that many seconds later whatever Textual is doing.
         """
-        self.exit(0)
+        self.exit(return_code)
         if self.exit_watchdog_s is not None:
-            watchdog = threading.Timer(self.exit_watchdog_s, os._exit, args=(0,))
+            watchdog = threading.Timer(self.exit_watchdog_s, os._exit, args=(return_code,))
             watchdog.daemon = True
             watchdog.start()
 
