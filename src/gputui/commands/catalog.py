@@ -88,7 +88,9 @@ def run(args: argparse.Namespace) -> int:
 def _print_json(data: Any) -> None:
     import json
 
-    print(json.dumps(data, indent=2))
+    # The models refuse NaN and infinity; allow_nan=False keeps the output valid JSON
+    # even if a future field slipped past them (it raises rather than print `NaN`).
+    print(json.dumps(data, indent=2, allow_nan=False))
 
 
 def card_json(card: Card) -> dict[str, Any]:

@@ -8,7 +8,17 @@ from typing import Any
 
 # Kept here (not imported) so the parser stays import-light; a test checks it
 # matches gputui.fit.precision.PRECISIONS.
-PRECISION_CHOICES = ("fp32", "tf32", "amp_fp16", "amp_bf16", "bf16", "fp16", "int8", "fp8")
+PRECISION_CHOICES = (
+    "fp32",
+    "tf32",
+    "amp_fp16",
+    "amp_bf16",
+    "amp_fp8",
+    "bf16",
+    "fp16",
+    "int8",
+    "fp8",
+)
 
 
 def register(sub: Any) -> None:

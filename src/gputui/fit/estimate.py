@@ -186,21 +186,40 @@ class Speed:
     peak_tflops: float  # datasheet figure used
     step_time_s: float
     samples_per_s: float
+    basis: str = "fp32"  # which figure: "bf16 tensor", "fp32 rate (no tf32 tensor cores ...)"
+    derived: bool = False  # that figure is derived in the catalog by an architecture rule
 
 
-def speed(model: ModelSpec, card: Card, precision: str, batch: int, mode: str) -> Speed | None:
-    """Rough: FLOPs / (datasheet peak x EFFICIENCY) + launch overhead. None without a figure."""
-    p = policy(precision)
-    tflops = card.tensor_tflops(p.tensor_key) if p.tensor_key else None
-    if tflops is None:
-        tflops = card.fp32_tflops
-    if not tflops:
+def speed(
+    model: ModelSpec,
+    card: Card,
+    precision: str,
+    batch: int,
+    mode: str,
+    architecture: Architecture | None = None,
+) -> Speed | None:
+    """Rough: FLOPs / (datasheet peak x EFFICIENCY) + launch overhead. None without a figure.
+
+    The peak is the figure the precision really runs at on this card (see
+    fit.throughput.rate): an unknown tensor figure gives None, never a slower
+    precision's rate passed off as this one's.
+    """
+    from gputui.fit.throughput import rate
+
+    found = rate(card, architecture, precision)
+    if found.tflops is None:
         return None
+    return _speed_at(model, found.tflops, batch, mode, found.basis, found.derived)
+
+
+def _speed_at(
+    model: ModelSpec, tflops: float, batch: int, mode: str, basis: str, derived: bool
+) -> Speed:
     flops = step_flops(model, mode) * batch
     layers = sum(len(n.layers) for n in model.networks)
     passes = 3 if mode == "train" else 1
     seconds = flops / (tflops * 1e12 * EFFICIENCY) + layers * passes * LAUNCH_OVERHEAD_S
-    return Speed(tflops, seconds, batch / seconds if seconds > 0 else math.inf)
+    return Speed(tflops, seconds, batch / seconds if seconds > 0 else math.inf, basis, derived)
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,8 +293,10 @@ def check(
     batch = batch_size or model.batch_size
     arch = target.architecture
     cc = target.compute_capability or (target.card.compute_capability if target.card else None)
-    options: dict[str, PrecisionOption] = {o.name: o for o in precision_options(arch, mode)}
-    rec_name, why = recommend(arch, mode)
+    options: dict[str, PrecisionOption] = {
+        o.name: o for o in precision_options(arch, mode, target.card)
+    }
+    rec_name, why = recommend(arch, mode, target.card)
     rec: str = rec_name
     wanted = (
         [precision]
@@ -298,7 +319,7 @@ def check(
             limit_bytes=limit,
             verdict=verdict(breakdown.total, limit),
             max_batch_size=mm.max_batch(limit),
-            speed=speed(model, target.card, name, batch, mode) if target.card else None,
+            speed=speed(model, target.card, name, batch, mode, arch) if target.card else None,
         )
         if target.memory_free is not None:
             free = target.memory_free
@@ -318,6 +339,8 @@ class Ranked:
     card: Card
     precision: str
     estimate: PrecisionEstimate
+    unknown_reason: str | None = None  # why the speed is unknown (the figure it would need)
+    lower_bound: Speed | None = None  # a known floor used to place an unknown card
 
     @property
     def samples_per_s(self) -> float | None:
@@ -325,6 +348,7 @@ class Ranked:
 
     @property
     def samples_per_s_per_dollar(self) -> float | None:
+        """Per launch dollar: only cards with a published USD launch price (MSRP)."""
         s = self.samples_per_s
         price = self.card.launch_price_usd
         return s / price if s is not None and price else None
@@ -338,16 +362,40 @@ def rank_cards(
     batch_size: int | None = None,
     precision: str | None = None,
 ) -> list[Ranked]:
-    """The model on every card in its recommended precision: fitting cards first, fastest first."""
+    """The model on every card in its recommended precision: fitting cards first, fastest first.
+
+    A card whose figure for that precision is unknown keeps speed None (shown as
+    "unknown") and is placed by what is known of it, its FP32 rate as a floor, rather
+    than as zero; with no floor either it goes after the cards of its verdict.
+    """
+    from gputui.fit.precision import recommend as recommend_for_card
+    from gputui.fit.throughput import rate
+
     out = []
     for card in cards:
         arch = architectures.get(card.architecture)
         target = Target(card.name, card.memory_bytes, arch, card, card.compute_capability)
-        name = precision or recommend(arch, model.mode)[0]
+        name = precision or recommend_for_card(arch, model.mode, card)[0]
         result = check(model, target, batch_size=batch_size, precision=name)
-        out.append(Ranked(card, name, result.estimates[0]))
+        est = result.estimates[0]
+        found = rate(card, arch, name)
+        floor = None
+        if found.tflops is None and found.lower_bound_tflops is not None:
+            floor = _speed_at(
+                model, found.lower_bound_tflops, est.batch_size, model.mode, "fp32 floor", False
+            )
+        reason = found.unknown_reason if found.tflops is None else None
+        out.append(Ranked(card, name, est, reason, floor))
 
-    def key(r: Ranked) -> tuple[int, float, int]:
-        return (0 if r.estimate.fits else 1, -(r.samples_per_s or 0.0), -r.estimate.max_batch_size)
+    def key(r: Ranked) -> tuple[int, int, float, int]:
+        known = r.samples_per_s
+        floor = r.lower_bound.samples_per_s if r.lower_bound else None
+        placed = known if known is not None else floor
+        return (
+            0 if r.estimate.fits else 1,
+            0 if placed is not None else 1,
+            -(placed or 0.0),
+            -r.estimate.max_batch_size,
+        )
 
     return sorted(out, key=key)

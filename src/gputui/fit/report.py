@@ -176,6 +176,10 @@ def ranking_dict(model: ModelSpec, ranked: list[Ranked]) -> dict[str, Any]:
                 "fits": r.estimate.fits,
                 "max_batch_size": r.estimate.max_batch_size,
                 "samples_per_s": r.samples_per_s,
+                "speed_basis": r.estimate.speed.basis if r.estimate.speed else None,
+                "speed_figure_derived": r.estimate.speed.derived if r.estimate.speed else None,
+                "speed_unknown_reason": r.unknown_reason,
+                "samples_per_s_floor": r.lower_bound.samples_per_s if r.lower_bound else None,
                 "launch_price_usd": r.card.launch_price_usd,
                 "samples_per_s_per_1000_usd": (
                     r.samples_per_s_per_dollar * 1000 if r.samples_per_s_per_dollar else None
@@ -275,20 +279,54 @@ def render_layers(m: ModelSpec) -> list[str]:
     return lines
 
 
-def render_ranking(model: ModelSpec, ranked: list[Ranked], batch: int) -> list[str]:
+def _speed_cell(r: Ranked) -> str:
+    if r.samples_per_s is None:
+        return "unknown"
+    mark = "~" if r.estimate.speed is not None and r.estimate.speed.derived else ""
+    return f"{mark}{r.samples_per_s:,.0f}"
+
+
+def render_ranking(
+    model: ModelSpec, ranked: list[Ranked], batch: int, top_value: int = 10
+) -> list[str]:
     lines = [
         f"{model.name} on every catalog card (recommended precision per card, batch {batch}; "
         f"speed is a rough estimate at {EFFICIENCY:.0%} of peak):",
         f"  {'#':>2} {'card':<34} {'precision':<9} {'memory':>10} {'peak':>10} {'verdict':<12} "
-        f"{'max batch':>10} {'samples/s':>11} {'per $1000':>10}",
+        f"{'max batch':>10} {'samples/s':>11} {'per $1k launch':>14}",
     ]
     for i, r in enumerate(ranked):
-        sps = f"{r.samples_per_s:,.0f}" if r.samples_per_s is not None else "-"
         per = r.samples_per_s_per_dollar
         lines.append(
             f"  {i + 1:>2} {r.card.name:<34} {r.precision:<9} {gib(r.card.memory_bytes):>10} "
             f"{gib(r.estimate.peak_bytes):>10} {r.estimate.verdict:<12} "
-            f"{r.estimate.max_batch_size:>10,} {sps:>11} "
-            f"{(f'{per * 1000:,.1f}' if per is not None else '-'):>10}"
+            f"{r.estimate.max_batch_size:>10,} {_speed_cell(r):>11} "
+            f"{(f'{per * 1000:,.1f}' if per is not None else '-'):>14}"
         )
+    if any(r.estimate.speed is not None and r.estimate.speed.derived for r in ranked):
+        lines.append(
+            "  ~ the card's figure for that precision is derived from an architecture rule "
+            "(see `gputui catalog show CARD`)"
+        )
+    for r in ranked:
+        if r.unknown_reason is not None:
+            placed = "placed by its fp32 rate as a floor" if r.lower_bound else "placed last"
+            lines.append(f"  unknown: {r.card.name}: {r.unknown_reason} ({placed})")
+    for r in ranked:
+        s = r.estimate.speed
+        if s is not None and s.basis.startswith("fp32 rate"):
+            lines.append(f"  note: {r.card.name} runs {r.precision} at its {s.basis}")
+    priced = [r for r in ranked if r.samples_per_s_per_dollar is not None and r.estimate.fits]
+    priced.sort(key=lambda r: -(r.samples_per_s_per_dollar or 0.0))
+    if priced:
+        lines.append(
+            f"  per launch dollar (USD launch price where NVIDIA published one; "
+            f"{len(ranked) - len(priced)} cards without one, or not fitting, left out):"
+        )
+        for i, r in enumerate(priced[:top_value]):
+            per = (r.samples_per_s_per_dollar or 0.0) * 1000
+            lines.append(
+                f"    {i + 1:>2} {r.card.name:<34} {per:>8,.1f} samples/s per $1k "
+                f"(launch price ${r.card.launch_price_usd:,.0f})"
+            )
     return lines
