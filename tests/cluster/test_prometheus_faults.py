@@ -14,16 +14,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from prometheus_client import CollectorRegistry
 
 from gputui.exporter.poller import Poller
 from gputui.exporter.server import MetricsServer
 from gputui.telemetry.prometheus import PrometheusSource
+from gputui.telemetry.prometheus_api import PrometheusUnreachable
 from gputui.telemetry.scenario import load_scenario
 from gputui.telemetry.simulated import SimulatedSource
 from gputui.telemetry.snapshot import Snapshot
-from gputui.telemetry.prometheus_api import PrometheusUnreachable
 from gputui.tui.cluster_app import ClusterApp
 from gputui.tui.cluster_screen import SortedTable
 
