@@ -126,3 +126,17 @@ def test_cluster_view_prometheus_unreachable(snap_compare: Any) -> None:
         await pilot.pause(0.1)
 
     assert snap_compare(app, terminal_size=(120, 24), run_before=fail)
+
+
+async def test_help_lists_the_cluster_keys_and_no_kill() -> None:
+    from gputui.tui.screens.help import HelpScreen
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, HelpScreen)
+        keys = dict(app.screen.keys)
+        assert "enter" in keys and "filter hosts and GPUs" in keys["/"]
+        assert not any("kill" in what for what in keys.values())
