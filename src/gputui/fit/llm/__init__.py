@@ -1,0 +1,1 @@
+"""Transformers and LLMs from their own config files: parameters, KV cache, memory per workload."""
