@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from gputui.commands import fit_llm
+
 # Kept here (not imported) so the parser stays import-light; a test checks it
 # matches gputui.fit.precision.PRECISIONS.
 PRECISION_CHOICES = ("fp32", "tf32", "amp_fp16", "amp_bf16", "bf16", "fp16", "int8", "fp8")
@@ -38,6 +40,7 @@ def register(sub: Any) -> None:
     p.add_argument("--model", action="append", metavar="NAME", help="only this model (repeatable)")
     p.add_argument("--layers", action="store_true", help="also print the per-layer table")
     p.add_argument("--json", action="store_true", help="print JSON (schema in docs/fit.md)")
+    fit_llm.add_arguments(p)  # transformers / LLMs (docs/fit-llm.md)
     p.set_defaults(run=run)
 
 
@@ -49,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
     from gputui.fit.paths import resolve_models_path
     from gputui.fit.report import SCHEMA_VERSION
 
+    if fit_llm.handles(args):  # HF config/folder, --hf, GGUF: the transformer estimator
+        return fit_llm.run(args)
     if args.batch_size is not None and args.batch_size < 1:
         raise UserError(f"--batch-size: must be a positive integer, got {args.batch_size}")
     path, origin = resolve_models_path(args.models)
