@@ -231,7 +231,9 @@ def main(argv: list[str]) -> int:
         print(f"{name:<26} {cls:<28} {n:>16,}", flush=True)
     counts_path.write_text(
         json.dumps(
-            {"_generated_by": f"scripts/gen_hf_fixtures.py, transformers {transformers.__version__}"}
+            {
+                "_generated_by": f"scripts/gen_hf_fixtures.py, transformers {transformers.__version__}"
+            }
             | {k: v for k, v in sorted(counts.items()) if not k.startswith("_")},
             indent=2,
         )

@@ -23,35 +23,115 @@ LLM_KINDS = ("hf-config", "hf-folder", "gguf")
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("transformers and LLMs (HF config.json / model folder / GGUF)")
-    g.add_argument("--hf", metavar="ORG/NAME", help="a model from the local Hugging Face cache (offline)")
-    g.add_argument("--mode", choices=MODES, help="default: generate (decoders), inference (encoders)")
-    g.add_argument("--method", choices=METHODS, help="train: full fine-tune, LoRA or QLoRA (default: full; lora with --lora-rank)")
-    g.add_argument("--seq-len", type=int, metavar="N", help="tokens per sequence (generate: the prompt); default 2048 or the model's maximum")
-    g.add_argument("--new-tokens", type=int, metavar="N", help="generate: tokens decoded after the prompt (default 256)")
-    g.add_argument("--weights", metavar="FORMAT", help="base weights: fp32 fp16 bf16 fp8 int8 nf4 nf4-dq fp4 gptq awq mxfp4 or a GGUF type (q4_k, q8_0, ...)")
+    g.add_argument(
+        "--hf", metavar="ORG/NAME", help="a model from the local Hugging Face cache (offline)"
+    )
+    g.add_argument(
+        "--mode", choices=MODES, help="default: generate (decoders), inference (encoders)"
+    )
+    g.add_argument(
+        "--method",
+        choices=METHODS,
+        help="train: full fine-tune, LoRA or QLoRA (default: full; lora with --lora-rank)",
+    )
+    g.add_argument(
+        "--seq-len",
+        type=int,
+        metavar="N",
+        help="tokens per sequence (generate: the prompt); default 2048 or the model's maximum",
+    )
+    g.add_argument(
+        "--new-tokens",
+        type=int,
+        metavar="N",
+        help="generate: tokens decoded after the prompt (default 256)",
+    )
+    g.add_argument(
+        "--weights",
+        metavar="FORMAT",
+        help="base weights: fp32 fp16 bf16 fp8 int8 nf4 nf4-dq fp4 gptq awq mxfp4 or a GGUF type (q4_k, q8_0, ...)",
+    )
     g.add_argument("--kv-dtype", choices=KV_DTYPES, help="KV-cache element type (default fp16)")
-    g.add_argument("--paged", nargs="?", const=16, type=int, metavar="BLOCK", help="paged KV cache in blocks of BLOCK tokens (vLLM: 16)")
-    g.add_argument("--mla-cache", choices=("latent", "expanded"), help="DeepSeek MLA: cache the latent (serving engines, default) or expanded K/V (transformers)")
-    g.add_argument("--prefill-chunk", type=int, metavar="N", help="process the prompt N tokens at a time (llama.cpp's n_ubatch; default 512 for GGUF)")
+    g.add_argument(
+        "--paged",
+        nargs="?",
+        const=16,
+        type=int,
+        metavar="BLOCK",
+        help="paged KV cache in blocks of BLOCK tokens (vLLM: 16)",
+    )
+    g.add_argument(
+        "--mla-cache",
+        choices=("latent", "expanded"),
+        help="DeepSeek MLA: cache the latent (serving engines, default) or expanded K/V (transformers)",
+    )
+    g.add_argument(
+        "--prefill-chunk",
+        type=int,
+        metavar="N",
+        help="process the prompt N tokens at a time (llama.cpp's n_ubatch; default 512 for GGUF)",
+    )
     g.add_argument("--lora-rank", type=int, metavar="R", help="LoRA rank (implies --method lora)")
-    g.add_argument("--lora-alpha", type=float, metavar="A", help="LoRA alpha (no memory effect; default 2 x rank)")
-    g.add_argument("--lora-targets", metavar="LIST", help="comma-separated modules (default q,k,v,o; PEFT names work; all-linear)")
-    g.add_argument("--optimizer", choices=OPTIMIZERS, help="train: default adamw (QLoRA: adamw_8bit)")
-    g.add_argument("--grad-checkpointing", action="store_true", help="train: recompute each layer in the backward")
-    g.add_argument("--grad-accum", type=int, metavar="N", help="train: micro-batches per optimizer step (default 1)")
-    g.add_argument("--attention", choices=ATTENTIONS, help="attention implementation (default sdpa)")
+    g.add_argument(
+        "--lora-alpha",
+        type=float,
+        metavar="A",
+        help="LoRA alpha (no memory effect; default 2 x rank)",
+    )
+    g.add_argument(
+        "--lora-targets",
+        metavar="LIST",
+        help="comma-separated modules (default q,k,v,o; PEFT names work; all-linear)",
+    )
+    g.add_argument(
+        "--optimizer", choices=OPTIMIZERS, help="train: default adamw (QLoRA: adamw_8bit)"
+    )
+    g.add_argument(
+        "--grad-checkpointing",
+        action="store_true",
+        help="train: recompute each layer in the backward",
+    )
+    g.add_argument(
+        "--grad-accum",
+        type=int,
+        metavar="N",
+        help="train: micro-batches per optimizer step (default 1)",
+    )
+    g.add_argument(
+        "--attention", choices=ATTENTIONS, help="attention implementation (default sdpa)"
+    )
     g.add_argument("--gpus", type=int, metavar="N", help="GPUs to spread over (default 1)")
-    g.add_argument("--parallel", choices=PARALLELS, help="how: tp/pp (any mode), ddp/zero1/zero2/zero3/fsdp (train)")
-    g.add_argument("--tp", type=int, metavar="N", help="tensor-parallel size (default: all GPUs with --parallel tp)")
-    g.add_argument("--pp", type=int, metavar="N", help="pipeline-parallel size (default: all GPUs with --parallel pp)")
-    g.add_argument("--device", choices=("cuda", "cpu"), help="cpu: tensor bytes only, no CUDA context (as the accuracy benchmark measures)")
+    g.add_argument(
+        "--parallel",
+        choices=PARALLELS,
+        help="how: tp/pp (any mode), ddp/zero1/zero2/zero3/fsdp (train)",
+    )
+    g.add_argument(
+        "--tp",
+        type=int,
+        metavar="N",
+        help="tensor-parallel size (default: all GPUs with --parallel tp)",
+    )
+    g.add_argument(
+        "--pp",
+        type=int,
+        metavar="N",
+        help="pipeline-parallel size (default: all GPUs with --parallel pp)",
+    )
+    g.add_argument(
+        "--device",
+        choices=("cuda", "cpu"),
+        help="cpu: tensor bytes only, no CUDA context (as the accuracy benchmark measures)",
+    )
 
 
 def detect(path: Path) -> str | None:
     """What a `fit` input is, by content: hf-config, hf-folder, gguf, or None (anything else)."""
-    try:
-        from gputui.fit.importers.detect import detect_kind  # type: ignore[import-not-found]
-    except ImportError:
+    import importlib
+
+    try:  # the shared detector (Keras JSON, TOML, ...) when present
+        detect_kind = importlib.import_module("gputui.fit.importers.detect").detect_kind
+    except (ImportError, AttributeError):
         detect_kind = None
     if detect_kind is not None:
         try:
@@ -121,13 +201,28 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
     from gputui.fit.llm.workload import DEFAULT_LORA_TARGETS, Workload
 
     cfg = model.config
-    for name in ("seq_len", "new_tokens", "lora_rank", "grad_accum", "gpus", "tp", "pp", "paged", "prefill_chunk", "batch_size"):
+    for name in (
+        "seq_len",
+        "new_tokens",
+        "lora_rank",
+        "grad_accum",
+        "gpus",
+        "tp",
+        "pp",
+        "paged",
+        "prefill_chunk",
+        "batch_size",
+    ):
         _positive("--" + name.replace("_", "-"), getattr(args, name, None))
     mode = args.mode or ("inference" if cfg.encoder else "generate")
     if cfg.encoder and mode == "generate":
-        raise UserError(f"--mode generate: {model.name} is an encoder ({cfg.model_type}); it does not generate")
+        raise UserError(
+            f"--mode generate: {model.name} is an encoder ({cfg.model_type}); it does not generate"
+        )
     if model.kind == "gguf" and mode == "train":
-        raise UserError("--mode train: GGUF files are llama.cpp inference checkpoints; train from the HF model")
+        raise UserError(
+            "--mode train: GGUF files are llama.cpp inference checkpoints; train from the HF model"
+        )
     train_only = {"--method": args.method, "--lora-rank": args.lora_rank, "--lora-alpha": args.lora_alpha,
                   "--lora-targets": args.lora_targets, "--optimizer": args.optimizer,
                   "--grad-accum": args.grad_accum}  # fmt: skip
@@ -145,7 +240,12 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
                 raise UserError(f"{flag}: only with --mode generate (mode is {mode})")
     max_pos = cfg.max_position_embeddings
     seq = args.seq_len or min(2048, max_pos or 2048)
-    if args.seq_len is None and mode == "generate" and max_pos and seq + (args.new_tokens or 256) > max_pos:
+    if (
+        args.seq_len is None
+        and mode == "generate"
+        and max_pos
+        and seq + (args.new_tokens or 256) > max_pos
+    ):
         seq = max(1, max_pos - (args.new_tokens or 256))
     if cfg.learned_positions and seq > cfg.max_position_embeddings:
         raise UserError(
@@ -154,7 +254,11 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
         )
     method = args.method or ("lora" if args.lora_rank or args.lora_targets else "full")
     weights_name = args.weights
-    if weights_name is None and args.precision in ("bf16", "fp16", "fp32", "int8", "fp8") and mode != "train":
+    if (
+        weights_name is None
+        and args.precision in ("bf16", "fp16", "fp32", "int8", "fp8")
+        and mode != "train"
+    ):
         weights_name = args.precision
     if weights_name is None:
         weights_name = "nf4-dq" if method == "qlora" else model.default_weights
@@ -167,17 +271,23 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
     if method == "lora" and fmt.name in ("nf4", "nf4-dq", "fp4", "fp4-dq"):
         method = "qlora"
     if method == "qlora" and fmt.name not in ("nf4", "nf4-dq", "fp4", "fp4-dq"):
-        raise UserError(f"--weights {weights_name}: QLoRA trains on a 4-bit bitsandbytes base (nf4, nf4-dq, fp4)")
+        raise UserError(
+            f"--weights {weights_name}: QLoRA trains on a 4-bit bitsandbytes base (nf4, nf4-dq, fp4)"
+        )
     if mode == "train" and method == "full" and args.weights is not None:
-        raise UserError("--weights: a full fine-tune keeps its weights in --precision (fp32, amp_bf16, bf16, ...)")
+        raise UserError(
+            "--weights: a full fine-tune keeps its weights in --precision (fp32, amp_bf16, bf16, ...)"
+        )
     if mode == "train" and method == "full" and fmt.quantized:
         fmt = weight_format("bf16")
     precision = precision_default
     if mode == "train" and method == "full" and args.precision is not None:
         if args.precision not in ("fp32", "amp_bf16", "amp_fp16", "bf16", "fp16"):
-            raise UserError(f"--precision {args.precision}: training uses fp32, amp_bf16, amp_fp16, bf16 or fp16")
+            raise UserError(
+                f"--precision {args.precision}: training uses fp32, amp_bf16, amp_fp16, bf16 or fp16"
+            )
         precision = args.precision
-    targets = DEFAULT_LORA_TARGETS
+    targets: tuple[str, ...] = DEFAULT_LORA_TARGETS
     if args.lora_targets is not None:
         try:
             targets = normalize_targets(args.lora_targets.split(","))
@@ -190,7 +300,9 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
     gpus = args.gpus or 1
     parallel = args.parallel or ("none" if gpus == 1 else ("ddp" if mode == "train" else "tp"))
     if parallel in ("ddp", "zero1", "zero2", "zero3", "fsdp") and mode != "train":
-        raise UserError(f"--parallel {parallel}: data parallelism and sharding are for --mode train")
+        raise UserError(
+            f"--parallel {parallel}: data parallelism and sharding are for --mode train"
+        )
     tp = args.tp or (gpus if parallel == "tp" else 1)
     pp = args.pp or (gpus if parallel == "pp" else 1)
     if gpus % (tp * pp):
@@ -198,35 +310,38 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
     if gpus == 1 and parallel != "none":
         raise UserError(f"--parallel {parallel}: needs --gpus 2 or more")
     if cfg.num_heads % tp:
-        raise UserError(f"--tp {tp}: must divide the {cfg.num_heads} attention heads of {model.name}")
+        raise UserError(
+            f"--tp {tp}: must divide the {cfg.num_heads} attention heads of {model.name}"
+        )
     if pp > cfg.num_layers:
         raise UserError(f"--pp {pp}: more stages than the model's {cfg.num_layers} layers")
     attention = args.attention or "sdpa"
     if cfg.mla is None and args.mla_cache is not None:
         raise UserError(f"--mla-cache: {model.name} has no multi-head latent attention")
     wl = Workload(
-        mode=mode,
+        mode=mode,  # type: ignore[arg-type]
         batch_size=args.batch_size or 1,
         seq_len=seq,
         new_tokens=args.new_tokens or 256,
-        method=method,
+        method=method,  # type: ignore[arg-type]
         precision=precision,  # type: ignore[arg-type]
         weights=fmt.name,
-        optimizer=optimizer,
+        optimizer=optimizer,  # type: ignore[arg-type]
         lora_rank=rank,
         lora_alpha=args.lora_alpha or 2.0 * rank,
         lora_targets=targets,
         grad_checkpointing=bool(args.grad_checkpointing),
         grad_accum=args.grad_accum or 1,
-        attention=attention,
+        attention=attention,  # type: ignore[arg-type]
         kv_dtype=args.kv_dtype or "fp16",
         paged_block=args.paged,
         mla_cache=args.mla_cache or "latent",
         gpus=gpus,
-        parallel=parallel,
+        parallel=parallel,  # type: ignore[arg-type]
         tp=tp,
         pp=pp,
-        prefill_chunk=args.prefill_chunk or (512 if model.kind == "gguf" and mode == "generate" else None),
+        prefill_chunk=args.prefill_chunk
+        or (512 if model.kind == "gguf" and mode == "generate" else None),
         backend=args.device or "cuda",
     )
     return replace(wl)
@@ -257,7 +372,9 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "layers", False):
         raise UserError("--layers: the per-layer table is for layer-list models, not transformers")
     if getattr(args, "model", None):
-        raise UserError("--model: picks a model of a models TOML; a transformer file holds one model")
+        raise UserError(
+            "--model: picks a model of a models TOML; a transformer file holds one model"
+        )
     model = load_model(args)
     header: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "kind": "transformer"}
     if args.all_cards:
@@ -268,7 +385,13 @@ def run(args: argparse.Namespace) -> int:
         ranked = rank_cards(model, wl, catalog.cards, dict(catalog.architectures))
         ok = any(r.estimate.fits for r in ranked)
         if args.json:
-            payload = {**header, "model": model_dict(model), "workload": workload_dict(wl, model), "all_fit": ok, "ranking": ranking_dict(ranked)}
+            payload = {
+                **header,
+                "model": model_dict(model),
+                "workload": workload_dict(wl, model),
+                "all_fit": ok,
+                "ranking": ranking_dict(ranked),
+            }
             print(json.dumps(payload, indent=2))
         else:
             print("\n".join(render_ranking(model, wl, ranked)))

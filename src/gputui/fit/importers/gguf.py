@@ -31,7 +31,19 @@ from gputui.textsafe import visible
 
 MAGIC = b"GGUF"
 # value type id -> struct format (8: string, 9: array handled apart)
-SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+SCALARS = {
+    0: "<B",
+    1: "<b",
+    2: "<H",
+    3: "<h",
+    4: "<I",
+    5: "<i",
+    6: "<f",
+    7: "<?",
+    10: "<Q",
+    11: "<q",
+    12: "<d",
+}
 MAX_STRING = 1 << 26
 MAX_COUNT = 1 << 32
 
@@ -181,7 +193,9 @@ def _hf_dict(g: GGUFFile) -> tuple[dict[str, Any], list[str]]:
     model_type = ARCHITECTURES.get(arch)
     if model_type is None:
         model_type = arch
-        warnings.append(f"GGUF architecture {arch!r} is not known: estimated as a Llama-style decoder")
+        warnings.append(
+            f"GGUF architecture {arch!r} is not known: estimated as a Llama-style decoder"
+        )
 
     def get(key: str) -> Any:
         v = meta.get(f"{arch}.{key}")
@@ -215,7 +229,9 @@ def _hf_dict(g: GGUFFile) -> tuple[dict[str, Any], list[str]]:
     if experts:
         raw["num_local_experts"] = raw["num_experts"] = raw["n_routed_experts"] = experts
         raw["num_experts_per_tok"] = get("expert_used_count")
-        raw["moe_intermediate_size"] = get("expert_feed_forward_length") or get("feed_forward_length")
+        raw["moe_intermediate_size"] = get("expert_feed_forward_length") or get(
+            "feed_forward_length"
+        )
         if model_type == "llama":
             raw["model_type"] = "mixtral"
         if get("expert_shared_feed_forward_length"):
@@ -225,18 +241,29 @@ def _hf_dict(g: GGUFFile) -> tuple[dict[str, Any], list[str]]:
             q_lora_rank=get("attention.q_lora_rank") or None,
             kv_lora_rank=get("attention.kv_lora_rank"),
             qk_rope_head_dim=get("rope.dimension_count"),
-            qk_nope_head_dim=(get("attention.key_length") or 0) - (get("rope.dimension_count") or 0),
+            qk_nope_head_dim=(get("attention.key_length") or 0)
+            - (get("rope.dimension_count") or 0),
             v_head_dim=get("attention.value_length"),
             first_k_dense_replace=get("leading_dense_block_count") or 0,
             n_shared_experts=get("expert_shared_count") or 0,
         )
     if model_type in ("gpt2", "gptj"):
-        raw.update(n_embd=raw["hidden_size"], n_layer=raw["num_hidden_layers"], n_head=raw["num_attention_heads"])
+        raw.update(
+            n_embd=raw["hidden_size"],
+            n_layer=raw["num_hidden_layers"],
+            n_head=raw["num_attention_heads"],
+        )
         raw["n_positions"] = raw["max_position_embeddings"]
         raw["n_inner"] = raw["intermediate_size"]
-    missing = [k for k in ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size") if raw.get(k) is None]
+    missing = [
+        k
+        for k in ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
+        if raw.get(k) is None
+    ]
     if missing:
-        raise GGUFError(f"metadata has no {arch}.{missing[0].replace('num_hidden_layers', 'block_count')}")
+        raise GGUFError(
+            f"metadata has no {arch}.{missing[0].replace('num_hidden_layers', 'block_count')}"
+        )
     return {k: v for k, v in raw.items() if v is not None}, warnings
 
 

@@ -33,13 +33,17 @@ def read_json(path: Path) -> object:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UserError(f"{visible(str(path))}: line {exc.lineno}: invalid JSON ({exc.msg})") from None
+        raise UserError(
+            f"{visible(str(path))}: line {exc.lineno}: invalid JSON ({exc.msg})"
+        ) from None
 
 
 def load_config(path: Path, name: str | None = None) -> TransformerModel:
     raw = read_json(path)
     if not isinstance(raw, dict):
-        raise UserError(f"{visible(str(path))}: expected a JSON object (a Hugging Face config.json)")
+        raise UserError(
+            f"{visible(str(path))}: expected a JSON object (a Hugging Face config.json)"
+        )
     try:
         cfg = from_hf_dict(raw)
     except ConfigError as exc:

@@ -50,7 +50,9 @@ def read_header(path: Path) -> list[TensorInfo]:
                 raise SafetensorsError("shorter than the 8-byte header length")
             (n,) = struct.unpack("<Q", head)
             if n > MAX_HEADER:
-                raise SafetensorsError(f"header length {n} is implausible (not a safetensors file?)")
+                raise SafetensorsError(
+                    f"header length {n} is implausible (not a safetensors file?)"
+                )
             raw = f.read(n)
     except OSError as exc:
         raise SafetensorsError(exc.strerror or str(exc)) from None
@@ -95,7 +97,11 @@ def write_header_only(path: Path, tensors: dict[str, tuple[str, tuple[int, ...]]
         for d in shape:
             n *= d
         size = (n * DTYPE_BITS[dtype] + 7) // 8
-        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + size]}
+        header[name] = {
+            "dtype": dtype,
+            "shape": list(shape),
+            "data_offsets": [offset, offset + size],
+        }
         offset += size
     raw = json.dumps(header).encode()
     raw += b" " * (-len(raw) % 8)

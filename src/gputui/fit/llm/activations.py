@@ -95,7 +95,9 @@ def _consumers_saved(width: int, consumers: list[bool], d: Dtypes) -> float:
     return n * d.act * width if d.casts else d.stream * width
 
 
-def layer_acts(cfg: TransformerConfig, wl: Workload, linears: tuple[Linear, ...], moe: bool, tp: int = 1) -> LayerActs:
+def layer_acts(
+    cfg: TransformerConfig, wl: Workload, linears: tuple[Linear, ...], moe: bool, tp: int = 1
+) -> LayerActs:
     d = dtypes(wl)
     a = d.act
     h = cfg.hidden_size
@@ -105,7 +107,9 @@ def layer_acts(cfg: TransformerConfig, wl: Workload, linears: tuple[Linear, ...]
         if full:
             return True
         return any(
-            targeted(lin, wl.lora_targets) for lin in linears if lin.role == role or lin.role.endswith("_" + role)
+            targeted(lin, wl.lora_targets)
+            for lin in linears
+            if lin.role == role or lin.role.endswith("_" + role)
         )
 
     roles = {lin.role for lin in linears}
@@ -119,7 +123,11 @@ def layer_acts(cfg: TransformerConfig, wl: Workload, linears: tuple[Linear, ...]
     saved = 0.0
     # --- attention sub-block
     saved += _norm_saved(cfg, h, d, full) if cfg.norms_per_layer >= 1 else 0
-    qkv_consumers = ["qkv" in roles and active("qkv")] if "qkv" in roles else [active(r) for r in ("q", "k", "v") if r in roles]
+    qkv_consumers = (
+        ["qkv" in roles and active("qkv")]
+        if "qkv" in roles
+        else [active(r) for r in ("q", "k", "v") if r in roles]
+    )
     if cfg.mla is not None:
         qkv_consumers = [active("q") or active("q_a"), active("kv_a")]
     saved += _consumers_saved(h, qkv_consumers, d)
@@ -176,7 +184,15 @@ def _act_saved(cfg: TransformerConfig, a: int, width: float) -> float:
     return a * width
 
 
-def _mlp_saved(cfg: TransformerConfig, wl: Workload, d: Dtypes, roles: set[str], active: object, moe: bool, tp: int) -> tuple[float, float]:
+def _mlp_saved(
+    cfg: TransformerConfig,
+    wl: Workload,
+    d: Dtypes,
+    roles: set[str],
+    active: object,
+    moe: bool,
+    tp: int,
+) -> tuple[float, float]:
     assert callable(active)
     a = d.act
     h = cfg.hidden_size
@@ -184,7 +200,9 @@ def _mlp_saved(cfg: TransformerConfig, wl: Workload, d: Dtypes, roles: set[str],
     inter = cfg.intermediate_size / tp
     if cfg.mlp == "plain":
         saved = _consumers_saved(h, [active("fc_in")], d)
-        saved += a * inter + _act_saved(cfg, a, inter) - (a * inter if cfg.activation == "relu" else 0)
+        saved += (
+            a * inter + _act_saved(cfg, a, inter) - (a * inter if cfg.activation == "relu" else 0)
+        )
         if cfg.activation == "relu":
             saved += a * inter  # relu's output, kept by relu and fc_out alike
         elif not active("fc_out"):
@@ -200,27 +218,46 @@ def _mlp_saved(cfg: TransformerConfig, wl: Workload, d: Dtypes, roles: set[str],
     width = m.expert_intermediate / tp
     saved = _consumers_saved(h, [full or active("router")], d)
     saved += 4 * m.num_experts + a * m.num_experts  # router logits and fp32 softmax
-    per_visit = a * h * (1 if (full or active("gate")) else 0) + 3 * a * width + (a * width if full or active("down") else 0) + a * h
+    per_visit = (
+        a * h * (1 if (full or active("gate")) else 0)
+        + 3 * a * width
+        + (a * width if full or active("down") else 0)
+        + a * h
+    )
     saved += k * per_visit
     if m.shared_intermediate:
         sw = m.shared_intermediate / tp
-        saved += _consumers_saved(h, [active("gate"), active("up")], d) + 3 * a * sw + (a * sw if active("down") else 0)
+        saved += (
+            _consumers_saved(h, [active("gate"), active("up")], d)
+            + 3 * a * sw
+            + (a * sw if active("down") else 0)
+        )
         if m.shared_expert_gate:
             saved += a * h + a
-    return saved, 3 * a * max(width, inter if m.shared_intermediate else 0.0, m.shared_intermediate / tp)
+    return saved, 3 * a * max(
+        width, inter if m.shared_intermediate else 0.0, m.shared_intermediate / tp
+    )
 
 
 def _mlp_forward(cfg: TransformerConfig, a: int, moe: bool, tp: int, inter: float) -> float:
     """The MLP's largest no-grad moment: act(gate), up and their product (plain: in, out)."""
     h = cfg.hidden_size
     if cfg.mlp == "plain":
-        return a * h + 2 * a * inter + (2 * a * inter if cfg.activation in ("gelu_new", "gelu_fast") else 0)
+        return (
+            a * h
+            + 2 * a * inter
+            + (2 * a * inter if cfg.activation in ("gelu_new", "gelu_fast") else 0)
+        )
     if moe and cfg.moe is not None:
         m = cfg.moe
         width = m.expert_intermediate / tp
         # experts run one after another on their share of the tokens; the output accumulates
         share = m.experts_per_token / m.num_experts
-        return a * h * 2 + 3 * a * width * share * 1.0 + a * h * share + 4 * m.num_experts + (
-            3 * a * m.shared_intermediate / tp if m.shared_intermediate else 0
+        return (
+            a * h * 2
+            + 3 * a * width * share * 1.0
+            + a * h * share
+            + 4 * m.num_experts
+            + (3 * a * m.shared_intermediate / tp if m.shared_intermediate else 0)
         )
     return a * h + 3 * a * inter

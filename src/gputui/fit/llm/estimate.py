@@ -149,7 +149,11 @@ def context_cap(model: TransformerModel) -> tuple[int, bool]:
 def speed(model: TransformerModel, wl: Workload, card: Card, batch: int) -> Speed:
     cfg, lay = model.config, model.layout
     fmt = weight_format(wl.weights if not (wl.training and wl.method == "full") else "bf16")
-    tflops = card.tensor_tflops(fmt.tensor_key) or card.tensor_tflops("bf16") or card.tensor_tflops("fp16")
+    tflops = (
+        card.tensor_tflops(fmt.tensor_key)
+        or card.tensor_tflops("bf16")
+        or card.tensor_tflops("fp16")
+    )
     if tflops is None:
         tflops = card.fp32_tflops
     k = cfg.moe.experts_per_token if cfg.moe else 0
@@ -176,10 +180,14 @@ def speed(model: TransformerModel, wl: Workload, card: Card, batch: int) -> Spee
             if b.moe and cfg.moe:
                 e = cfg.moe.num_experts
                 touched = e * (1 - (1 - k / e) ** batch)
-                expert = sum(block_weight_bytes(type(b)(1, (x,), 0), fmt) for x in b.linears if x.expert)
+                expert = sum(
+                    block_weight_bytes(type(b)(1, (x,), 0), fmt) for x in b.linears if x.expert
+                )
                 wb -= expert * (1 - touched / e)
             weights += wb * b.count
-        weights += lay.lm_head * fmt.dense_bytes + (lay.token_embedding * fmt.dense_bytes if cfg.tie_word_embeddings else 0)
+        weights += lay.lm_head * fmt.dense_bytes + (
+            lay.token_embedding * fmt.dense_bytes if cfg.tie_word_embeddings else 0
+        )
         from gputui.fit.llm.kv import kv_cache_bytes
 
         mean_ctx = wl.seq_len + max(1, wl.new_tokens) // 2
@@ -224,7 +232,9 @@ class Estimate:
 
     @property
     def longest_context(self) -> int:
-        return self.longest_seq + (self.workload.new_tokens if self.workload.mode == "generate" and self.longest_seq else 0)
+        return self.longest_seq + (
+            self.workload.new_tokens if self.workload.mode == "generate" and self.longest_seq else 0
+        )
 
 
 def estimate(model: TransformerModel, wl: Workload, target: Target) -> Estimate:
@@ -233,8 +243,11 @@ def estimate(model: TransformerModel, wl: Workload, target: Target) -> Estimate:
     phase, b = mem.breakdown(wl.batch_size, wl.seq_len)
     limit = target.memory_total
     cap, _known = context_cap(model)
-    # never below what was asked: RoPE scaling takes models past their configured maximum
-    cap = max(cap - (wl.new_tokens if wl.mode == "generate" else 0), wl.seq_len, 1)
+    cap = cap - (wl.new_tokens if wl.mode == "generate" else 0)
+    if wl.seq_len > cap and not model.config.learned_positions:
+        # asked beyond the configured maximum (RoPE scaling): memory is the only limit
+        cap, _known = MAX_CONTEXT_CAP, False
+    cap = max(cap, 1)
     longest = mem.longest_seq(limit, wl.batch_size, cap)
     warnings = list(model.warnings)
     if model.config.max_position_embeddings and wl.context > model.config.max_position_embeddings:
@@ -297,7 +310,13 @@ def min_cards(model: TransformerModel, wl: Workload, card: Card) -> tuple[int, s
             continue
         mem = memory(model, swl, card.compute_capability)
         if mem.peak(wl.batch_size, wl.seq_len) <= target.memory_total:
-            how = "1 GPU" if n == 1 else (f"ZeRO-3 over {n}" if swl.parallel == "zero3" else f"TP {swl.tp} x PP {swl.pp}")
+            how = (
+                "1 GPU"
+                if n == 1
+                else (
+                    f"ZeRO-3 over {n}" if swl.parallel == "zero3" else f"TP {swl.tp} x PP {swl.pp}"
+                )
+            )
             return n, how
     return None
 
@@ -314,15 +333,29 @@ class Ranked:
         if s is None:
             return None
         mode = self.estimate.workload.mode
-        return s.train_tokens_per_s if mode == "train" else (s.decode_tokens_per_s if mode == "generate" else s.prefill_tokens_per_s)
+        return (
+            s.train_tokens_per_s
+            if mode == "train"
+            else (s.decode_tokens_per_s if mode == "generate" else s.prefill_tokens_per_s)
+        )
 
 
-def rank_cards(model: TransformerModel, wl: Workload, cards: tuple[Card, ...], architectures: dict[str, object]) -> list[Ranked]:
+def rank_cards(
+    model: TransformerModel, wl: Workload, cards: tuple[Card, ...], architectures: dict[str, object]
+) -> list[Ranked]:
     """Every card: those that fit first, fastest first; then by how few cards would do."""
     out = []
     for card in cards:
         est = estimate(model, wl, card_target(card, architectures))
-        out.append(Ranked(card, est, min_cards(model, wl, card) if not est.fits or wl.gpus == 1 else (wl.gpus, "as asked")))
+        out.append(
+            Ranked(
+                card,
+                est,
+                min_cards(model, wl, card)
+                if not est.fits or wl.gpus == 1
+                else (wl.gpus, "as asked"),
+            )
+        )
 
     def key(r: Ranked) -> tuple[int, int, float]:
         n = r.min_cards[0] if r.min_cards else 1 << 30

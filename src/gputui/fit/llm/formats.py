@@ -89,14 +89,28 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
     "nf4-dq": _q("nf4-dq", 4 + 8 / 64 + 32 / (64 * 256)),
     "fp4": _q("fp4", 4 + 32 / 64),
     "fp4-dq": _q("fp4-dq", 4 + 8 / 64 + 32 / (64 * 256)),
-    "gptq-int4": _q("gptq-int4", 4 + 16 / 128 + 4 / 128, per_input_bytes=4, compute="fp16", tensor_key="fp16"),
-    "gptq-int8": _q("gptq-int8", 8 + 16 / 128 + 8 / 128, per_input_bytes=4, compute="fp16", tensor_key="fp16"),
-    "gptq-int3": _q("gptq-int3", 3 + 16 / 128 + 3 / 128, per_input_bytes=4, compute="fp16", tensor_key="fp16"),
-    "gptq-int2": _q("gptq-int2", 2 + 16 / 128 + 2 / 128, per_input_bytes=4, compute="fp16", tensor_key="fp16"),
+    "gptq-int4": _q(
+        "gptq-int4", 4 + 16 / 128 + 4 / 128, per_input_bytes=4, compute="fp16", tensor_key="fp16"
+    ),
+    "gptq-int8": _q(
+        "gptq-int8", 8 + 16 / 128 + 8 / 128, per_input_bytes=4, compute="fp16", tensor_key="fp16"
+    ),
+    "gptq-int3": _q(
+        "gptq-int3", 3 + 16 / 128 + 3 / 128, per_input_bytes=4, compute="fp16", tensor_key="fp16"
+    ),
+    "gptq-int2": _q(
+        "gptq-int2", 2 + 16 / 128 + 2 / 128, per_input_bytes=4, compute="fp16", tensor_key="fp16"
+    ),
     "awq-int4": _q("awq-int4", 4 + 16 / 128 + 4 / 128, compute="fp16", tensor_key="fp16"),
     "mxfp4": _q("mxfp4", 4 + 8 / 32),
 }
-ALIASES = {"gptq": "gptq-int4", "awq": "awq-int4", "float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
+ALIASES = {
+    "gptq": "gptq-int4",
+    "awq": "awq-int4",
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float32": "fp32",
+}
 for _name, (_block, _size) in GGML_BY_NAME.items():
     if _block > 1:
         WEIGHT_FORMATS[f"gguf-{_name}"] = _q(f"gguf-{_name}", _size * 8 / _block)
@@ -131,4 +145,6 @@ def kv_bits(name: str) -> float:
     try:
         return KV_DTYPES[name.lower()]
     except KeyError:
-        raise ValueError(f"unknown KV-cache dtype {name!r} (known: {', '.join(KV_DTYPES)})") from None
+        raise ValueError(
+            f"unknown KV-cache dtype {name!r} (known: {', '.join(KV_DTYPES)})"
+        ) from None

@@ -47,7 +47,7 @@ class Keys:
     def has(self, key: str) -> bool:
         return self.raw.get(key) is not None
 
-    def int(self, key: str, default: int | None = None, minimum: int = 1) -> int:
+    def integer(self, key: str, default: int | None = None, minimum: int = 1) -> int:
         value = self.raw.get(key, default)
         if value is None:
             value = default
@@ -60,9 +60,9 @@ class Keys:
         return value
 
     def opt_int(self, key: str, minimum: int = 1) -> int | None:
-        return self.int(key, minimum=minimum) if self.has(key) else None
+        return self.integer(key, minimum=minimum) if self.has(key) else None
 
-    def bool(self, key: str, default: bool) -> bool:
+    def flag(self, key: str, default: bool) -> bool:
         value = self.raw.get(key, default)
         if value is None:
             return default
@@ -70,7 +70,7 @@ class Keys:
             raise ConfigError(self._field(key), f"must be true or false, got {value!r}")
         return value
 
-    def float(self, key: str, default: float) -> float:
+    def number(self, key: str, default: float) -> float:
         value = self.raw.get(key, default)
         if value is None:
             return default
@@ -78,7 +78,7 @@ class Keys:
             raise ConfigError(self._field(key), f"must be a number, got {value!r}")
         return float(value)
 
-    def str(self, key: str, default: str | None = None) -> str | None:
+    def text(self, key: str, default: str | None = None) -> str | None:
         value = self.raw.get(key, default)
         if value is None:
             return default
@@ -88,7 +88,7 @@ class Keys:
 
 
 def _heads(k: Keys, hidden: int, heads_key: str) -> tuple[int, int]:
-    heads = k.int(heads_key)
+    heads = k.integer(heads_key)
     if hidden % heads and not k.has("head_dim"):
         raise ConfigError(
             k._field(heads_key), f"{heads} does not divide hidden_size {hidden} (no head_dim given)"
@@ -97,118 +97,118 @@ def _heads(k: Keys, hidden: int, heads_key: str) -> tuple[int, int]:
 
 
 def _dtype(k: Keys) -> str | None:
-    return k.str("torch_dtype") or k.str("dtype")
+    return k.text("torch_dtype") or k.text("dtype")
 
 
 def _gpt2(k: Keys) -> TransformerConfig:
-    h = k.int("n_embd", 768)
+    h = k.integer("n_embd", 768)
     heads, hd = _heads(k, h, "n_head")
     return TransformerConfig(
         "gpt2",
         "gpt2",
         h,
-        k.int("n_layer", 12),
+        k.integer("n_layer", 12),
         heads,
         heads,
         hd,
-        k.int("n_inner") if k.has("n_inner") else 4 * h,
-        k.int("vocab_size", 50257),
-        k.int("n_positions", 1024),
-        tie_word_embeddings=k.bool("tie_word_embeddings", True),
+        k.integer("n_inner") if k.has("n_inner") else 4 * h,
+        k.integer("vocab_size", 50257),
+        k.integer("n_positions", 1024),
+        tie_word_embeddings=k.flag("tie_word_embeddings", True),
         norm="layer",
         mlp="plain",
         qkv_bias=True,
         o_bias=True,
         mlp_bias=True,
-        learned_positions=k.int("n_positions", 1024),
-        attention_dropout=k.float("attn_pdrop", 0.1),
-        hidden_dropout=k.float("resid_pdrop", 0.1),
+        learned_positions=k.integer("n_positions", 1024),
+        attention_dropout=k.number("attn_pdrop", 0.1),
+        hidden_dropout=k.number("resid_pdrop", 0.1),
         torch_dtype=_dtype(k),
         activation="gelu",
     )
 
 
 def _gpt_neox(k: Keys) -> TransformerConfig:
-    h = k.int("hidden_size", 6144)
+    h = k.integer("hidden_size", 6144)
     heads, hd = _heads(k, h, "num_attention_heads")
-    bias = k.bool("attention_bias", True)
+    bias = k.flag("attention_bias", True)
     return TransformerConfig(
         "gpt_neox",
         "gpt_neox",
         h,
-        k.int("num_hidden_layers", 44),
+        k.integer("num_hidden_layers", 44),
         heads,
         heads,
         hd,
-        k.int("intermediate_size", 24576),
-        k.int("vocab_size", 50432),
-        k.int("max_position_embeddings", 2048),
-        tie_word_embeddings=k.bool("tie_word_embeddings", False),
+        k.integer("intermediate_size", 24576),
+        k.integer("vocab_size", 50432),
+        k.integer("max_position_embeddings", 2048),
+        tie_word_embeddings=k.flag("tie_word_embeddings", False),
         norm="layer",
         mlp="plain",
         qkv_bias=bias,
         o_bias=bias,
         mlp_bias=True,
-        attention_dropout=k.float("attention_dropout", 0.0),
-        hidden_dropout=k.float("hidden_dropout", 0.0),
+        attention_dropout=k.number("attention_dropout", 0.0),
+        hidden_dropout=k.number("hidden_dropout", 0.0),
         torch_dtype=_dtype(k),
         activation="gelu",
     )
 
 
 def _gptj(k: Keys) -> TransformerConfig:
-    h = k.int("n_embd", 4096)
+    h = k.integer("n_embd", 4096)
     heads, hd = _heads(k, h, "n_head")
     return TransformerConfig(
         "gptj",
         "gptj",
         h,
-        k.int("n_layer", 28),
+        k.integer("n_layer", 28),
         heads,
         heads,
         hd,
-        k.int("n_inner") if k.has("n_inner") else 4 * h,
-        k.int("vocab_size", 50400),
-        k.int("n_positions", 2048),
-        tie_word_embeddings=k.bool("tie_word_embeddings", False),
+        k.integer("n_inner") if k.has("n_inner") else 4 * h,
+        k.integer("vocab_size", 50400),
+        k.integer("n_positions", 2048),
+        tie_word_embeddings=k.flag("tie_word_embeddings", False),
         norm="layer",
         mlp="plain",
         mlp_bias=True,
         norms_per_layer=1,
-        attention_dropout=k.float("attn_pdrop", 0.0),
-        hidden_dropout=k.float("resid_pdrop", 0.0),
+        attention_dropout=k.number("attn_pdrop", 0.0),
+        hidden_dropout=k.number("resid_pdrop", 0.0),
         torch_dtype=_dtype(k),
         activation="gelu",
     )
 
 
 def _opt(k: Keys) -> TransformerConfig:
-    h = k.int("hidden_size", 768)
+    h = k.integer("hidden_size", 768)
     heads, hd = _heads(k, h, "num_attention_heads")
-    bias = k.bool("enable_bias", True)
-    proj = k.int("word_embed_proj_dim", h)
-    final = k.bool("do_layer_norm_before", True) and not k.bool("_remove_final_layer_norm", False)
+    bias = k.flag("enable_bias", True)
+    proj = k.integer("word_embed_proj_dim", h)
+    final = k.flag("do_layer_norm_before", True) and not k.flag("_remove_final_layer_norm", False)
     return TransformerConfig(
         "opt",
         "opt",
         h,
-        k.int("num_hidden_layers", 12),
+        k.integer("num_hidden_layers", 12),
         heads,
         heads,
         hd,
-        k.int("ffn_dim", 3072),
-        k.int("vocab_size", 50272),
-        k.int("max_position_embeddings", 2048),
-        tie_word_embeddings=k.bool("tie_word_embeddings", True),
-        norm="layer" if k.bool("layer_norm_elementwise_affine", True) else "none",
+        k.integer("ffn_dim", 3072),
+        k.integer("vocab_size", 50272),
+        k.integer("max_position_embeddings", 2048),
+        tie_word_embeddings=k.flag("tie_word_embeddings", True),
+        norm="layer" if k.flag("layer_norm_elementwise_affine", True) else "none",
         mlp="plain",
         qkv_bias=bias,
         o_bias=bias,
         mlp_bias=bias,
         # OPT's position table has two extra rows (its padding offset)
-        learned_positions=k.int("max_position_embeddings", 2048) + 2,
-        attention_dropout=k.float("attention_dropout", 0.0),
-        hidden_dropout=k.float("dropout", 0.1),
+        learned_positions=k.integer("max_position_embeddings", 2048) + 2,
+        attention_dropout=k.number("attention_dropout", 0.0),
+        hidden_dropout=k.number("dropout", 0.1),
         torch_dtype=_dtype(k),
         activation="relu",
         embed_dim=proj,
@@ -217,59 +217,59 @@ def _opt(k: Keys) -> TransformerConfig:
 
 
 def _bert(k: Keys, model_type: str) -> TransformerConfig:
-    h = k.int("hidden_size", 768)
+    h = k.integer("hidden_size", 768)
     heads, hd = _heads(k, h, "num_attention_heads")
     return TransformerConfig(
         model_type,
         "bert",
         h,
-        k.int("num_hidden_layers", 12),
+        k.integer("num_hidden_layers", 12),
         heads,
         heads,
         hd,
-        k.int("intermediate_size", 3072),
-        k.int("vocab_size", 30522 if model_type == "bert" else 50265),
-        k.int("max_position_embeddings", 512),
+        k.integer("intermediate_size", 3072),
+        k.integer("vocab_size", 30522 if model_type == "bert" else 50265),
+        k.integer("max_position_embeddings", 512),
         tie_word_embeddings=True,
         norm="layer",
         mlp="plain",
         qkv_bias=True,
         o_bias=True,
         mlp_bias=True,
-        learned_positions=k.int("max_position_embeddings", 512),
-        token_types=k.int("type_vocab_size", 2, minimum=0),
+        learned_positions=k.integer("max_position_embeddings", 512),
+        token_types=k.integer("type_vocab_size", 2, minimum=0),
         encoder=True,
-        attention_dropout=k.float("attention_probs_dropout_prob", 0.1),
-        hidden_dropout=k.float("hidden_dropout_prob", 0.1),
+        attention_dropout=k.number("attention_probs_dropout_prob", 0.1),
+        hidden_dropout=k.number("hidden_dropout_prob", 0.1),
         torch_dtype=_dtype(k),
         activation="gelu",
     )
 
 
 def _distilbert(k: Keys) -> TransformerConfig:
-    h = k.int("dim", 768)
+    h = k.integer("dim", 768)
     heads, hd = _heads(k, h, "n_heads")
     return TransformerConfig(
         "distilbert",
         "distilbert",
         h,
-        k.int("n_layers", 6),
+        k.integer("n_layers", 6),
         heads,
         heads,
         hd,
-        k.int("hidden_dim", 3072),
-        k.int("vocab_size", 30522),
-        k.int("max_position_embeddings", 512),
+        k.integer("hidden_dim", 3072),
+        k.integer("vocab_size", 30522),
+        k.integer("max_position_embeddings", 512),
         tie_word_embeddings=True,
         norm="layer",
         mlp="plain",
         qkv_bias=True,
         o_bias=True,
         mlp_bias=True,
-        learned_positions=k.int("max_position_embeddings", 512),
+        learned_positions=k.integer("max_position_embeddings", 512),
         encoder=True,
-        attention_dropout=k.float("attention_dropout", 0.1),
-        hidden_dropout=k.float("dropout", 0.1),
+        attention_dropout=k.number("attention_dropout", 0.1),
+        hidden_dropout=k.number("dropout", 0.1),
         torch_dtype=_dtype(k),
         activation="gelu",
     )
@@ -293,25 +293,25 @@ def _layer_types(k: Keys, n: int, default: Callable[[int], str]) -> tuple[str, .
 
 
 def _llama_like(k: Keys, model_type: str, kind: str) -> TransformerConfig:
-    h = k.int("hidden_size")
-    layers = k.int("num_hidden_layers")
-    heads = k.int("num_attention_heads")
-    kv = k.int("num_key_value_heads", heads)
+    h = k.integer("hidden_size")
+    layers = k.integer("num_hidden_layers")
+    heads = k.integer("num_attention_heads")
+    kv = k.integer("num_key_value_heads", heads)
     if heads % kv:
         raise ConfigError(
             k._field("num_key_value_heads"),
             f"{kv} does not divide num_attention_heads {heads}",
         )
     if k.has("head_dim"):
-        hd = k.int("head_dim")
+        hd = k.integer("head_dim")
     else:
         if h % heads:
             raise ConfigError(
                 k._field("num_attention_heads"), f"{heads} does not divide hidden_size {h}"
             )
         hd = h // heads
-    inter = k.int("intermediate_size")
-    vocab = k.int("vocab_size")
+    inter = k.integer("intermediate_size")
+    vocab = k.integer("vocab_size")
     cfg = TransformerConfig(
         model_type,
         "llama",
@@ -323,19 +323,20 @@ def _llama_like(k: Keys, model_type: str, kind: str) -> TransformerConfig:
         inter,
         vocab,
         k.opt_int("max_position_embeddings"),
-        tie_word_embeddings=k.bool("tie_word_embeddings", kind in ("gemma", "gemma2", "gemma3")),
-        qkv_bias=k.bool("attention_bias", kind in ("qwen2", "qwen2_moe", "gpt_oss")),
-        o_bias=k.bool("attention_bias", kind == "gpt_oss"),
-        mlp_bias=k.bool("mlp_bias", False),
-        attention_dropout=k.float("attention_dropout", 0.0),
+        tie_word_embeddings=k.flag("tie_word_embeddings", kind in ("gemma", "gemma2", "gemma3")),
+        qkv_bias=k.flag("attention_bias", kind in ("qwen2", "qwen2_moe", "gpt_oss")),
+        o_bias=k.flag("attention_bias", kind == "gpt_oss"),
+        mlp_bias=k.flag("mlp_bias", False),
+        attention_dropout=k.number("attention_dropout", 0.0),
         torch_dtype=_dtype(k),
-        activation=k.str("hidden_act") or k.str("hidden_activation") or "silu",
+        activation=k.text("hidden_act") or k.text("hidden_activation") or "silu",
     )
     window = k.opt_int("sliding_window", minimum=0) or None
-    if kind == "qwen2" or kind == "qwen2_moe" or kind == "qwen3" or kind == "qwen3_moe":
-        # Qwen ships a sliding_window value but only uses it when use_sliding_window is set
-        if not k.bool("use_sliding_window", False):
-            window = None
+    # Qwen ships a sliding_window value but only uses it when use_sliding_window is set
+    if kind in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe") and not k.flag(
+        "use_sliding_window", False
+    ):
+        window = None
     if kind == "gemma":
         cfg = replace(cfg, family="gemma")
     elif kind == "gemma2":
@@ -348,7 +349,7 @@ def _llama_like(k: Keys, model_type: str, kind: str) -> TransformerConfig:
         )
         window = cfg.sliding_window
     elif kind == "gemma3":
-        pattern = k.int("sliding_window_pattern", 6)
+        pattern = k.integer("sliding_window_pattern", 6)
         cfg = replace(
             cfg,
             family="gemma",
@@ -391,10 +392,10 @@ def _llama_like(k: Keys, model_type: str, kind: str) -> TransformerConfig:
     if kind in ("deepseek_v2", "deepseek_v3"):
         mla = Mla(
             k.opt_int("q_lora_rank"),
-            k.int("kv_lora_rank"),
-            k.int("qk_nope_head_dim"),
-            k.int("qk_rope_head_dim"),
-            k.int("v_head_dim"),
+            k.integer("kv_lora_rank"),
+            k.integer("qk_nope_head_dim"),
+            k.integer("qk_rope_head_dim"),
+            k.integer("v_head_dim"),
         )
         # every head has its own K (nope+rope) and V: the cache of a non-MLA implementation
         cfg = replace(
@@ -411,46 +412,55 @@ def _llama_like(k: Keys, model_type: str, kind: str) -> TransformerConfig:
 
 def _moe(k: Keys, kind: str, layers: int) -> Moe | None:
     if kind == "mixtral":
-        return Moe(k.int("num_local_experts", 8), k.int("num_experts_per_tok", 2), k.int("intermediate_size"))
+        return Moe(
+            k.integer("num_local_experts", 8),
+            k.integer("num_experts_per_tok", 2),
+            k.integer("intermediate_size"),
+        )
     if kind == "gpt_oss":
         return Moe(
-            k.int("num_local_experts"),
-            k.int("num_experts_per_tok", 4) if k.has("num_experts_per_tok") else k.int("experts_per_token", 4),
-            k.int("intermediate_size"),
+            k.integer("num_local_experts"),
+            k.integer("num_experts_per_tok", 4)
+            if k.has("num_experts_per_tok")
+            else k.integer("experts_per_token", 4),
+            k.integer("intermediate_size"),
             router_bias=True,
             expert_bias=True,
         )
     if kind in ("qwen2_moe", "qwen3_moe"):
-        step = k.int("decoder_sparse_step", 1)
+        step = k.integer("decoder_sparse_step", 1)
         only = k.raw.get("mlp_only_layers") or []
         if not isinstance(only, list) or not all(isinstance(i, int) for i in only):
             raise ConfigError(k._field("mlp_only_layers"), "must be a list of layer indices")
         dense = tuple(
-            i for i in range(layers) if i in only or not (k.int("num_experts") > 0 and (i + 1) % step == 0)
+            i
+            for i in range(layers)
+            if i in only or not (k.integer("num_experts") > 0 and (i + 1) % step == 0)
         )
         return Moe(
-            k.int("num_experts"),
-            k.int("num_experts_per_tok"),
-            k.int("moe_intermediate_size"),
-            shared_intermediate=k.int("shared_expert_intermediate_size", 0, minimum=0)
+            k.integer("num_experts"),
+            k.integer("num_experts_per_tok"),
+            k.integer("moe_intermediate_size"),
+            shared_intermediate=k.integer("shared_expert_intermediate_size", 0, minimum=0)
             if kind == "qwen2_moe"
             else 0,
-            shared_expert_gate=kind == "qwen2_moe" and k.int("shared_expert_intermediate_size", 0, minimum=0) > 0,
+            shared_expert_gate=kind == "qwen2_moe"
+            and k.integer("shared_expert_intermediate_size", 0, minimum=0) > 0,
             dense_layers=dense,
         )
     if kind in ("deepseek_v2", "deepseek_v3"):
-        routed = k.int("n_routed_experts", 0, minimum=0)
+        routed = k.integer("n_routed_experts", 0, minimum=0)
         if routed == 0:
             return None
-        first = k.int("first_k_dense_replace", 0, minimum=0)
-        freq = k.int("moe_layer_freq", 1)
+        first = k.integer("first_k_dense_replace", 0, minimum=0)
+        freq = k.integer("moe_layer_freq", 1)
         dense = tuple(i for i in range(layers) if not (i >= first and i % freq == 0))
-        moe_inter = k.int("moe_intermediate_size")
+        moe_inter = k.integer("moe_intermediate_size")
         return Moe(
             routed,
-            k.int("num_experts_per_tok"),
+            k.integer("num_experts_per_tok"),
             moe_inter,
-            shared_intermediate=moe_inter * k.int("n_shared_experts", 0, minimum=0),
+            shared_intermediate=moe_inter * k.integer("n_shared_experts", 0, minimum=0),
             dense_layers=dense,
             score_correction_bias=kind == "deepseek_v3",
         )
@@ -464,21 +474,31 @@ def _quantization(k: Keys) -> Quantization | None:
     if not isinstance(q, Mapping):
         raise ConfigError(k._field("quantization_config"), "must be a table")
     qk = Keys(q, k._field("quantization_config."))
-    method = (qk.str("quant_method") or "").lower()
+    method = (qk.text("quant_method") or "").lower()
     if method in ("gptq", "awq"):
-        bits = qk.int("bits", 4) if method == "gptq" else qk.int("w_bit", qk.int("bits", 4))
-        group = qk.int("group_size", 128, minimum=-1) if method == "gptq" else qk.int("q_group_size", qk.int("group_size", 128))
+        bits = (
+            qk.integer("bits", 4)
+            if method == "gptq"
+            else qk.integer("w_bit", qk.integer("bits", 4))
+        )
+        group = (
+            qk.integer("group_size", 128, minimum=-1)
+            if method == "gptq"
+            else qk.integer("q_group_size", qk.integer("group_size", 128))
+        )
         if bits not in (2, 3, 4, 8):
             raise ConfigError(qk._field("bits"), f"unsupported bit width {bits}")
         return Quantization(method, f"{method}-int{bits}", group if group > 0 else None)
     if method == "bitsandbytes":
-        if qk.bool("load_in_4bit", False):
-            qtype = (qk.str("bnb_4bit_quant_type") or "fp4").lower()
-            double = qk.bool("bnb_4bit_use_double_quant", False)
+        if qk.flag("load_in_4bit", False):
+            qtype = (qk.text("bnb_4bit_quant_type") or "fp4").lower()
+            double = qk.flag("bnb_4bit_use_double_quant", False)
             return Quantization(method, f"{qtype}{'-dq' if double else ''}")
-        if qk.bool("load_in_8bit", False):
+        if qk.flag("load_in_8bit", False):
             return Quantization(method, "int8")
-        raise ConfigError(qk._field("load_in_4bit"), "bitsandbytes config loads neither 4 nor 8 bit")
+        raise ConfigError(
+            qk._field("load_in_4bit"), "bitsandbytes config loads neither 4 nor 8 bit"
+        )
     if method in ("fp8", "fbgemm_fp8", "compressed-tensors"):
         return Quantization(method, "fp8")
     if method == "mxfp4":
@@ -503,9 +523,11 @@ def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
         raw = merged
         prefix = f"{prefix}text_config."
     k = Keys(raw, prefix)
-    model_type = k.str("model_type")
+    model_type = k.text("model_type")
     if model_type is None:
-        raise ConfigError(k._field("model_type"), "is required (is this a Hugging Face config.json?)")
+        raise ConfigError(
+            k._field("model_type"), "is required (is this a Hugging Face config.json?)"
+        )
     mt = model_type.lower()
     cfg: TransformerConfig
     if mt == "gpt2":
@@ -523,7 +545,13 @@ def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
     elif mt in LLAMA_LIKE or mt == "gemma3":
         cfg = _llama_like(k, mt, LLAMA_LIKE.get(mt, "gemma3"))
     else:
-        needed = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size")
+        needed = (
+            "hidden_size",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "intermediate_size",
+            "vocab_size",
+        )
         missing = [key for key in needed if not k.has(key)]
         if missing:
             raise ConfigError(

@@ -1,14 +1,14 @@
 """KV-cache bytes: per layer, K and V for every cached token, the way each attention kind stores them.
 
-  * multi-head / grouped-query: 2 x kv_heads x head_dim values per token per layer
-    (grouped-query attention caches only its kv heads, not one per query head);
-  * sliding-window layers keep at most `sliding_window` tokens;
-  * MLA (DeepSeek-V2/V3) caches the compressed latent plus the shared rotary key,
-    kv_lora_rank + qk_rope_head_dim values per token per layer (as vLLM, SGLang and
-    llama.cpp do); `expanded` is what transformers' own eager/sdpa code caches;
-  * a paged cache (vLLM) rounds every sequence up to whole blocks;
-  * tensor parallelism splits kv heads across GPUs; when there are fewer kv heads
-    than GPUs each GPU keeps one (replicated), and the MLA latent is replicated.
+* multi-head / grouped-query: 2 x kv_heads x head_dim values per token per layer
+  (grouped-query attention caches only its kv heads, not one per query head);
+* sliding-window layers keep at most `sliding_window` tokens;
+* MLA (DeepSeek-V2/V3) caches the compressed latent plus the shared rotary key,
+  kv_lora_rank + qk_rope_head_dim values per token per layer (as vLLM, SGLang and
+  llama.cpp do); `expanded` is what transformers' own eager/sdpa code caches;
+* a paged cache (vLLM) rounds every sequence up to whole blocks;
+* tensor parallelism splits kv heads across GPUs; when there are fewer kv heads
+  than GPUs each GPU keeps one (replicated), and the MLA latent is replicated.
 """
 
 from __future__ import annotations
@@ -62,6 +62,8 @@ def kv_cache_bytes(
     return math.ceil(total_values * bits / 8) * batch
 
 
-def kv_bytes_per_token(cfg: TransformerConfig, dtype: str = "fp16", mla_cache: MlaCache = "latent") -> float:
+def kv_bytes_per_token(
+    cfg: TransformerConfig, dtype: str = "fp16", mla_cache: MlaCache = "latent"
+) -> float:
     """Bytes one more token adds while no window is full (the figure serving engines quote)."""
     return values_per_token(cfg, mla_cache) * cfg.num_layers * kv_bits(dtype) / 8

@@ -111,7 +111,10 @@ def _attention(cfg: TransformerConfig) -> tuple[list[Linear], int]:
         lins: list[Linear] = []
         other = 0
         if m.q_lora_rank:
-            lins += [Linear("q_a", h, m.q_lora_rank), Linear("q_b", m.q_lora_rank, cfg.num_heads * qk)]
+            lins += [
+                Linear("q_a", h, m.q_lora_rank),
+                Linear("q_b", m.q_lora_rank, cfg.num_heads * qk),
+            ]
             other += m.q_lora_rank  # q_a_layernorm (RMS)
         else:
             lins.append(Linear("q", h, cfg.num_heads * qk))
@@ -143,7 +146,9 @@ def _attention(cfg: TransformerConfig) -> tuple[list[Linear], int]:
     return lins, other
 
 
-def _mlp(cfg: TransformerConfig, width: int, prefix: str = "", expert: bool = False, copies: int = 1) -> list[Linear]:
+def _mlp(
+    cfg: TransformerConfig, width: int, prefix: str = "", expert: bool = False, copies: int = 1
+) -> list[Linear]:
     h = cfg.hidden_size
     bias = cfg.mlp_bias
     if cfg.mlp == "plain":
@@ -203,7 +208,12 @@ def layout(cfg: TransformerConfig) -> Layout:
         moe_lins, moe_other = _moe_mlp(cfg)
         if cfg.num_layers - dense_n:
             blocks.append(
-                Block(cfg.num_layers - dense_n, tuple(attn + moe_lins), attn_other + norms + moe_other, True)
+                Block(
+                    cfg.num_layers - dense_n,
+                    tuple(attn + moe_lins),
+                    attn_other + norms + moe_other,
+                    True,
+                )
             )
     head: list[Linear] = []
     if emb_dim != h:

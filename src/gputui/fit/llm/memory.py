@@ -34,7 +34,7 @@ from gputui.fit.llm.activations import Acts, LayerActs, dtypes, layer_acts
 from gputui.fit.llm.formats import WeightFormat, weight_format
 from gputui.fit.llm.kv import kv_cache_bytes
 from gputui.fit.llm.model import TransformerModel
-from gputui.fit.llm.weights import block_weight_bytes, lora_params_block, weight_bytes
+from gputui.fit.llm.weights import lora_params_block, weight_bytes
 from gputui.fit.llm.workload import Workload
 
 ITEMS = ("weights", "gradients", "optimizer_state", "activations", "kv_cache", "workspace")
@@ -49,15 +49,26 @@ class Parts:
     kv_cache: float = 0
     workspace: float = 0
 
-    def __add__(self, other: Parts) -> Parts:
-        return Parts(*(getattr(self, k) + getattr(other, k) for k in ITEMS))
-
-    def scaled(self, n: float) -> Parts:
-        return Parts(*(getattr(self, k) * n for k in ITEMS))
+    def __add__(self, o: Parts) -> Parts:
+        return Parts(
+            self.weights + o.weights,
+            self.gradients + o.gradients,
+            self.optimizer_state + o.optimizer_state,
+            self.activations + o.activations,
+            self.kv_cache + o.kv_cache,
+            self.workspace + o.workspace,
+        )
 
     @property
     def total(self) -> float:
-        return sum(getattr(self, k) for k in ITEMS)
+        return (
+            self.weights
+            + self.gradients
+            + self.optimizer_state
+            + self.activations
+            + self.kv_cache
+            + self.workspace
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +98,7 @@ class Stage:
 
 def _per_seq(acts: Acts, seq: int, chunk: int | None) -> float:
     if chunk is not None and chunk < seq:
-        return chunk * acts.per_token + chunk * seq * acts.per_seq_sq
+        return float(chunk * acts.per_token + chunk * seq * acts.per_seq_sq)
     return acts.per_sequence(seq)
 
 
@@ -102,7 +113,7 @@ class StageMemory:
     def kv_bytes(self, batch: int, context: int, concat: bool = False) -> float:
         wl = self.workload
         layers = self.stage.layers
-        total = 0
+        total = 0.0
         if layers:
             total = kv_cache_bytes(
                 self.model.config,
@@ -116,8 +127,13 @@ class StageMemory:
             )
             if concat:
                 one = kv_cache_bytes(
-                    self.model.config, context, batch, wl.kv_dtype, layers=range(layers[-1], layers[-1] + 1),
-                    mla_cache=wl.mla_cache, tp=self.tp,
+                    self.model.config,
+                    context,
+                    batch,
+                    wl.kv_dtype,
+                    layers=range(layers[-1], layers[-1] + 1),
+                    mla_cache=wl.mla_cache,
+                    tp=self.tp,
                 )
                 total += one / 2
         return total
@@ -130,7 +146,11 @@ class StageMemory:
         if phase.kv:
             ctx = seq + (self.workload.new_tokens if phase.kv == "context" else 0)
             kv = self.kv_bytes(batch, ctx)
-            extra = self.kv_bytes(batch, ctx, True) - kv if phase.kv_concat and not self.workload.paged_block else 0
+            extra = (
+                self.kv_bytes(batch, ctx, True) - kv
+                if phase.kv_concat and not self.workload.paged_block
+                else 0
+            )
             p = p + Parts(kv_cache=kv, workspace=extra)
         return p
 
@@ -139,7 +159,15 @@ def _train_format(wl: Workload) -> WeightFormat:
     if wl.method == "full":
         if wl.parallel in ("zero1", "zero2", "zero3") and wl.precision.startswith("amp"):
             return weight_format("bf16" if wl.precision == "amp_bf16" else "fp16")
-        return weight_format({"fp32": "fp32", "amp_bf16": "fp32", "amp_fp16": "fp32", "bf16": "bf16", "fp16": "fp16"}[wl.precision])
+        return weight_format(
+            {
+                "fp32": "fp32",
+                "amp_bf16": "fp32",
+                "amp_fp16": "fp32",
+                "bf16": "bf16",
+                "fp16": "fp16",
+            }[wl.precision]
+        )
     return weight_format(wl.weights)
 
 
@@ -158,7 +186,11 @@ def _state_bytes(wl: Workload) -> tuple[float, float]:
         "sgd": 0.0,
         "sgd_momentum": elem,
     }[wl.optimizer]
-    if wl.method == "full" and wl.parallel in ("zero1", "zero2", "zero3") and wl.precision.startswith("amp"):
+    if (
+        wl.method == "full"
+        and wl.parallel in ("zero1", "zero2", "zero3")
+        and wl.precision.startswith("amp")
+    ):
         state += 4  # DeepSpeed keeps the fp32 master copy with the optimizer state
         grad = 2.0
     return state, grad
@@ -194,7 +226,12 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
     tp = wl.tp
     train = wl.training
     act_wl = wl
-    if train and wl.method == "full" and wl.parallel in ("zero1", "zero2", "zero3", "fsdp") and wl.precision.startswith("amp"):
+    if (
+        train
+        and wl.method == "full"
+        and wl.parallel in ("zero1", "zero2", "zero3", "fsdp")
+        and wl.precision.startswith("amp")
+    ):
         act_wl = replace(wl, precision="bf16" if wl.precision == "amp_bf16" else "fp16")
     d = dtypes(act_wl)
     a = d.act
@@ -202,8 +239,14 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
     n_layers = len(stage.layers)
     blocks = lay.blocks
     # --- weights on this GPU
-    w = float(weight_bytes(lay, fmt, tp=tp, layers=n_layers, embedding=stage.embedding, head=stage.head))
-    if model.stored_bytes and model.stored_format and fmt.name == weight_format(model.stored_format).name:
+    w = float(
+        weight_bytes(lay, fmt, tp=tp, layers=n_layers, embedding=stage.embedding, head=stage.head)
+    )
+    if (
+        model.stored_bytes
+        and model.stored_format
+        and fmt.name == weight_format(model.stored_format).name
+    ):
         est_all = weight_bytes(lay, fmt)
         if est_all:
             w *= model.stored_bytes / est_all  # exact bytes from the checkpoint's own headers
@@ -217,17 +260,29 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             if stage.embedding:
                 trainable += lay.embedding / tp
             if stage.head:
-                trainable += (lay.lm_head / tp) + lay.final_norm + sum(x.params for x in lay.head_linears) / tp
+                trainable += (
+                    (lay.lm_head / tp)
+                    + lay.final_norm
+                    + sum(x.params for x in lay.head_linears) / tp
+                )
             largest_tensor = max(
-                [lay.token_embedding / tp] + [x.in_features * x.out_features / tp for b in blocks for x in b.linears]
+                [lay.token_embedding / tp]
+                + [x.in_features * x.out_features / tp for b in blocks for x in b.linears]
             )
         else:
-            trainable = sum(lora_params_block(b, wl.lora_targets, wl.lora_rank) for b in per_layer.values()) / tp
+            trainable = (
+                sum(lora_params_block(b, wl.lora_targets, wl.lora_rank) for b in per_layer.values())
+                / tp
+            )
             largest_tensor = max(cfg.hidden_size, cfg.intermediate_size) * wl.lora_rank
     state_b, grad_b = _state_bytes(wl)
     grads = trainable * grad_b
     state = trainable * state_b
-    dp = max(1, wl.gpus // (wl.tp * wl.pp)) if wl.parallel in ("ddp", "zero1", "zero2", "zero3", "fsdp") else 1
+    dp = (
+        max(1, wl.gpus // (wl.tp * wl.pp))
+        if wl.parallel in ("ddp", "zero1", "zero2", "zero3", "fsdp")
+        else 1
+    )
     workspace = 0.0
     gathered = 0.0
     largest_block = max(b.params for b in blocks) / tp
@@ -276,12 +331,17 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
         la = acts_by_block[bi]
         saved = saved + la.saved
         ckpt = ckpt + Acts(d.stream * cfg.hidden_size)
-        if la.saved.per_token + la.saved.per_seq_sq * 4096 > layer_saved_max.per_token + layer_saved_max.per_seq_sq * 4096:
+        if (
+            la.saved.per_token + la.saved.per_seq_sq * 4096
+            > layer_saved_max.per_token + layer_saved_max.per_seq_sq * 4096
+        ):
             layer_saved_max = la.saved
     for la in acts_by_block.values():
         bwd_candidates.extend(la.backward_transient)
         fwd_candidates.extend(la.forward_transient)
-    ids = Acts(8) if stage.embedding else Acts(d.stream * cfg.hidden_size)  # token ids / received hidden
+    ids = (
+        Acts(8) if stage.embedding else Acts(d.stream * cfg.hidden_size)
+    )  # token ids / received hidden
     vocab = cfg.vocab_size / tp
     h = cfg.hidden_size
     has_lm = stage.head and not cfg.encoder
@@ -343,11 +403,19 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
         temp = 0.0
         if wl.optimizer in ("adamw",):
             elem = state_b / 2 if wl.method == "full" else 4.0
-            temp = trainable / (dp if wl.parallel in ("zero1", "zero2", "zero3", "fsdp") else 1) * min(elem, 4.0) if wl.backend == "cuda" else 2 * largest_tensor * 4
+            temp = (
+                trainable
+                / (dp if wl.parallel in ("zero1", "zero2", "zero3", "fsdp") else 1)
+                * min(elem, 4.0)
+                if wl.backend == "cuda"
+                else 2 * largest_tensor * 4
+            )
         phases.append(
             Phase(
                 "optimizer step",
-                Parts(weights=w, gradients=grads, optimizer_state=state, workspace=workspace + temp),
+                Parts(
+                    weights=w, gradients=grads, optimizer_state=state, workspace=workspace + temp
+                ),
                 acts=ids,
             )
         )
@@ -358,16 +426,33 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             phases.append(Phase("forward", base, acts=ids + c))
         if has_lm:
             # logits of every position, their fp32 copy and log-softmax for the loss
-            phases.append(Phase("logits and loss", base, acts=ids + Acts(d.stream * h + a * vocab + 8 * vocab)))
+            phases.append(
+                Phase(
+                    "logits and loss", base, acts=ids + Acts(d.stream * h + a * vocab + 8 * vocab)
+                )
+            )
         return StageMemory(stage, tuple(phases), model, wl, tp)
     # generate: prefill, then decode until the cache holds prompt + new tokens; generate
     # keeps the last position's logits and an fp32 copy of them per sequence
     logit_bytes = (a + 4) * vocab if has_lm else 0.0
     for c in worst_fwd or [Acts()]:
         phases.append(
-            Phase("prefill", base, acts=ids + c, kv="prompt", chunk=wl.prefill_chunk, per_seq_const=logit_bytes)
+            Phase(
+                "prefill",
+                base,
+                acts=ids + c,
+                kv="prompt",
+                chunk=wl.prefill_chunk,
+                per_seq_const=logit_bytes,
+            )
         )
     phases.append(
-        Phase("decode, cache full", base, kv="context", kv_concat=True, per_seq_const=logit_bytes + 8 * vocab)
+        Phase(
+            "decode, cache full",
+            base,
+            kv="context",
+            kv_concat=True,
+            per_seq_const=logit_bytes + 8 * vocab,
+        )
     )
     return StageMemory(stage, tuple(phases), model, wl, tp)

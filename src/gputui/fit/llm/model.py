@@ -18,7 +18,9 @@ class TransformerModel:
     # from the checkpoint itself: safetensors headers or GGUF tensor infos
     exact_params: int | None = None
     stored_bytes: int | None = None  # bytes of the weights as stored
-    stored_format: str | None = None  # the weight format those bytes are in ("bf16", "gguf-q4_k", ...)
+    stored_format: str | None = (
+        None  # the weight format those bytes are in ("bf16", "gguf-q4_k", ...)
+    )
     stored_dtypes: dict[str, int] = field(default_factory=dict)  # dtype -> parameter count
     warnings: tuple[str, ...] = ()
 
@@ -38,5 +40,7 @@ class TransformerModel:
         return {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}.get(dtype, "bf16")
 
 
-def from_config(cfg: TransformerConfig, name: str, source: str, kind: str = "hf-config") -> TransformerModel:
+def from_config(
+    cfg: TransformerConfig, name: str, source: str, kind: str = "hf-config"
+) -> TransformerModel:
     return TransformerModel(name, cfg, layout(cfg), source, kind, warnings=cfg.warnings)

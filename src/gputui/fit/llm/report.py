@@ -208,7 +208,9 @@ def render_estimate(e: Estimate) -> list[str]:
     if e.longest_seq:
         cap = " (the model's maximum)" if e.longest_capped else ""
         ctx = f" (context {e.longest_context:,})" if wl.mode == "generate" else ""
-        lines.append(f"  longest {_seq_word(wl)} at batch {wl.batch_size}: {e.longest_seq:,} tokens{ctx}{cap}")
+        lines.append(
+            f"  longest {_seq_word(wl)} at batch {wl.batch_size}: {e.longest_seq:,} tokens{ctx}{cap}"
+        )
     else:
         lines.append(f"  longest {_seq_word(wl)} at batch {wl.batch_size}: none fits")
     if e.free_bytes is not None:
@@ -237,7 +239,9 @@ def render_estimate(e: Estimate) -> list[str]:
     return lines
 
 
-def render(m: TransformerModel, wl: Workload, estimates: list[Estimate], target_lines: list[str]) -> list[str]:
+def render(
+    m: TransformerModel, wl: Workload, estimates: list[Estimate], target_lines: list[str]
+) -> list[str]:
     lines = [model_line(m), _workload_line(wl, m)]
     for line, e in zip(target_lines, estimates, strict=True):
         lines += ["", line, *render_estimate(e)]
@@ -266,7 +270,9 @@ def ranking_dict(ranked: list[Ranked]) -> list[dict[str, Any]]:
 
 
 def render_ranking(m: TransformerModel, wl: Workload, ranked: list[Ranked]) -> list[str]:
-    word = {"train": "train tok/s", "generate": "decode tok/s", "inference": "prefill tok/s"}[wl.mode]
+    word = {"train": "train tok/s", "generate": "decode tok/s", "inference": "prefill tok/s"}[
+        wl.mode
+    ]
     lines = [
         model_line(m),
         _workload_line(wl, m),

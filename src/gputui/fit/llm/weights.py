@@ -25,7 +25,23 @@ TARGET_ALIASES = {
     "q_a_proj": "q_a", "q_b_proj": "q_b", "kv_a_proj_with_mqa": "kv_a", "kv_b_proj": "kv_b",
 }  # fmt: skip
 ROLES = frozenset(
-    {"q", "k", "v", "o", "qkv", "gate", "up", "down", "gate_up", "fc_in", "fc_out", "q_a", "q_b", "kv_a", "kv_b"}
+    {
+        "q",
+        "k",
+        "v",
+        "o",
+        "qkv",
+        "gate",
+        "up",
+        "down",
+        "gate_up",
+        "fc_in",
+        "fc_out",
+        "q_a",
+        "q_b",
+        "kv_a",
+        "kv_b",
+    }
 )
 
 
@@ -74,7 +90,11 @@ def targeted(lin: Linear, targets: tuple[str, ...]) -> bool:
 
 
 def lora_params_block(block: Block, targets: tuple[str, ...], rank: int) -> int:
-    return sum(rank * (lin.in_features + lin.out_features) * lin.copies for lin in block.linears if targeted(lin, targets))
+    return sum(
+        rank * (lin.in_features + lin.out_features) * lin.copies
+        for lin in block.linears
+        if targeted(lin, targets)
+    )
 
 
 def lora_params(lay: Layout, targets: tuple[str, ...], rank: int) -> int:
