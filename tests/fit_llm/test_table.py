@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
-import tomllib
 
 from gputui.errors import UserError
 from gputui.fit.llm import from_model_table
