@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from gputui import __version__
 from gputui.commands import catalog as catalog_cmd
+from gputui.commands import exporter as exporter_cmd
 from gputui.commands import fit as fit_cmd
 from gputui.commands import snapshot as snapshot_cmd
 from gputui.commands import tui as tui_cmd
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     snapshot_cmd.register(sub)
     catalog_cmd.register(sub)
     fit_cmd.register(sub)
+    exporter_cmd.register(sub)
     return parser
 
 

@@ -61,6 +61,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     where.add_argument(
         "--all-cards", action="store_true", help="rank every catalog card for each model"
     )
+    where.add_argument(
+        "--prometheus", metavar="URL", help="rank the cluster's GPUs (free memory from Prometheus)"
+    )
+    p.add_argument("--match", metavar="SELECTOR", help="with --prometheus: only these series")
     p.add_argument("--batch-size", type=int, metavar="N", help="override each model's batch_size")
     p.add_argument("--precision", choices=PRECISION_CHOICES, help="only this precision")
     p.add_argument("--optimizer", choices=OPTIMIZER_CHOICES, help="override each model's optimizer")
@@ -182,6 +186,11 @@ def run(args: argparse.Namespace) -> int:
         "models_file_origin": origin,
         "backend": args.device,
     }
+    # the cluster: telemetry/prometheus_fit.py
+    if getattr(args, "prometheus", None) or getattr(args, "match", None):
+        from gputui.telemetry.prometheus_fit import run_fit
+
+        return run_fit(args, models, header)
     if args.all_cards:
         return _all_cards(args, models, header, path, origin)
     targets = _targets(args)
