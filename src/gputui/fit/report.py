@@ -51,7 +51,12 @@ def layer_saved_elements(layer: LayerStats) -> int:
 _KEPT_BYTES = {"act": 4, "mask": 1, "index": 8, "stat": 4, "cpu_only": 0, "amp_copy": 0}
 
 
-def layer_dict(layer: LayerStats, input_shape: tuple[int, ...]) -> dict[str, Any]:
+def layer_dict(
+    layer: LayerStats,
+    input_shape: tuple[int, ...],
+    name: str | None = None,
+    inputs: list[str] | None = None,
+) -> dict[str, Any]:
     saved = layer_saved_elements(layer)
     kept_bytes = sum(s.elements * _KEPT_BYTES[s.kind] for s in layer.internal_saved)
     if layer.saves_output:
@@ -62,7 +67,13 @@ def layer_dict(layer: LayerStats, input_shape: tuple[int, ...]) -> dict[str, Any
             n *= d
         saved += n
         kept_bytes += n * 4
+    out: dict[str, Any] = {}
+    if name is not None:
+        out["name"] = name
+    if inputs is not None:
+        out["inputs"] = inputs
     return {
+        **out,
         "index": layer.index,
         "type": layer.type,
         "output_shape": list(layer.output_shape),
@@ -75,13 +86,37 @@ def layer_dict(layer: LayerStats, input_shape: tuple[int, ...]) -> dict[str, Any
     }
 
 
+def ref_name(net: Network, ref: tuple[int, int]) -> str:
+    """How a graph names a value: "conv", "lstm:1", or a model input's name."""
+    src, k = ref
+    name = net.inputs[-1 - src].name if src < 0 else net.nodes[src].name
+    return f"{name}:{k}" if k else name
+
+
 def network_layers(net: Network) -> list[dict[str, Any]]:
-    out = []
-    shape = net.input_shape
-    for layer in net.layers:
-        out.append(layer_dict(layer, shape))
-        shape = layer.output_shape
-    return out
+    return [
+        layer_dict(
+            node.stats,
+            node.input_shapes[0] if node.input_shapes else (),
+            node.name,
+            [ref_name(net, r) for r in node.inputs],
+        )
+        for node in net.nodes
+    ]
+
+
+def peak_tensor_rows(c: ModelCheck, top: int | None = None) -> list[dict[str, Any]]:
+    """Tensors alive at the recommended precision's peak, summed by (layer, what), largest first."""
+    sums: dict[tuple[str, str], int] = {}
+    for t in c.peak_tensors:
+        key = (t.layer, t.what)
+        sums[key] = sums.get(key, 0) + t.bytes_per_sample * c.batch_size + t.fixed_bytes
+    rows = [
+        {"layer": layer, "what": what, "bytes": n}
+        for (layer, what), n in sorted(sums.items(), key=lambda kv: -kv[1])
+        if n
+    ]
+    return rows[:top] if top is not None else rows
 
 
 def target_dict(t: Target) -> dict[str, Any]:
@@ -136,6 +171,7 @@ def model_summary(model: ModelSpec) -> dict[str, Any]:
     return {
         "name": model.name,
         "kind": model.kind,
+        "warnings": list(model.warnings),
         "mode": model.mode,
         "optimizer": model.optimizer,
         "params": model.params,
@@ -155,9 +191,11 @@ def check_dict(c: ModelCheck, include_layers: bool = True) -> dict[str, Any]:
         **summary,
         "batch_size": c.batch_size,
         "gpu": target_dict(c.target),
+        "backend": c.backend,
         "recommended_precision": c.recommended,
         "recommendation_reason": c.recommended_reason,
         "estimates": [estimate_dict(e) for e in c.estimates],
+        "peak_tensors": peak_tensor_rows(c),
     }
 
 
@@ -245,6 +283,13 @@ def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
             f"{EFFICIENCY:.0%} of the card's {e.speed.peak_tflops:g} TFLOPS {e.precision} peak "
             "plus launch overhead)"
         )
+    rows = peak_tensor_rows(c, top=8)
+    if rows:
+        lines.append(f"    alive at that moment (largest, batch {c.batch_size}):")
+        for tensor in rows:
+            lines.append(f"      {gib(tensor['bytes']):>10}  {tensor['layer']}: {tensor['what']}")
+    for warning in m.warnings:
+        lines.append(f"  warning: {warning}")
     if show_layers:
         lines.extend(render_layers(m))
     return lines
@@ -263,18 +308,20 @@ def render_layers(m: ModelSpec) -> list[str]:
         else (("generator ", m.generator), ("discriminator ", m.discriminator))
     ):
         assert net is not None
+        graph = m.kind == "functional"
+        first = "name" if graph else "layer"
         lines.append(
-            f"    {label}{'#':>3} {'layer':<22} {'output shape':<18} {'params':>12} "
-            f"{'FLOPs':>12} {'kept/sample':>12}"
+            f"    {label}{'#':>3} {first:<22} {'output shape':<18} {'params':>12} "
+            f"{'FLOPs':>12} {'kept/sample':>12}" + ("  type <- inputs" if graph else "")
         )
-        shape = net.input_shape
-        for layer in net.layers:
-            d = layer_dict(layer, shape)
-            shape = layer.output_shape
+        for node, d in zip(net.nodes, network_layers(net), strict=True):
+            layer = node.stats
+            shown_name = node.name if graph else layer.type
+            tail = f"  {layer.type} <- {', '.join(d['inputs'])}" if graph else ""
             lines.append(
-                f"    {' ' * len(label)}{layer.index:>3} {layer.type:<22} "
+                f"    {' ' * len(label)}{layer.index:>3} {shown_name:<22} "
                 f"{str(tuple(layer.output_shape)):<18} {layer.params:>12,} "
-                f"{flops_text(layer.flops):>12} {gib(d['saved_bytes_per_sample_fp32']):>12}"
+                f"{flops_text(layer.flops):>12} {gib(d['saved_bytes_per_sample_fp32']):>12}" + tail
             )
     return lines
 
