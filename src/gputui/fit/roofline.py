@@ -31,7 +31,9 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from gputui.catalog.models import Architecture, Card
-from gputui.fit.config import OPTIMIZER_STATES, ModelSpec, Network
+from gputui.fit.config import ModelSpec
+from gputui.fit.graph import Network, Ref, compose, frozen_copy
+from gputui.fit.memory import input_bytes
 from gputui.fit.precision import Precision, has_tensor, policy
 from gputui.fit.stats import LayerStats
 
@@ -89,6 +91,7 @@ class Op:
     tensor_cores: bool = False  # a matmul/conv whose shapes and precision allow tensor cores
     layer: int | None = None  # the model layer it belongs to (None: optimizer, casts)
     network: str = ""  # "generator"/"discriminator" in a GAN
+    label: str = ""  # the layer as reports name it
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +129,7 @@ class LayerTime:
     """One layer's ops over every pass, and the bound that dominates its time."""
 
     layer: int
-    type: str
+    label: str
     network: str
     seconds: float
     bound: Bound
@@ -217,10 +220,13 @@ def ceilings(
 
 def op_time(op: Op, c: Ceilings) -> OpTime:
     eff = EFFICIENCY[op.op_class]
-    peak = c.tensor_flops if (op.tensor_cores and c.tensor_flops is not None) else None
+    tensor = op.tensor_cores and op.op_class == "matmul"
+    peak = c.tensor_flops if tensor else None
     if peak is None:
         peak = c.cuda_core_flops
-    return OpTime(op, op.flops / (peak * eff), op.bytes / (c.bandwidth * eff), op.kernels * LAUNCH_S)
+    return OpTime(
+        op, op.flops / (peak * eff), op.bytes / (c.bandwidth * eff), op.kernels * LAUNCH_S
+    )
 
 
 def time_ops(ops: Sequence[Op], c: Ceilings, batch: int) -> Profile:
@@ -243,13 +249,15 @@ def _layer_times(times: Iterable[OpTime]) -> tuple[LayerTime, ...]:
         if t.op.layer is None:
             continue
         key = (t.op.network, t.op.layer)
-        names.setdefault(key, t.op.name.split(" ")[0])
+        names.setdefault(key, t.op.label)
         by = acc.setdefault(key, {b: 0.0 for b in BOUNDS})
         by[t.bound] += t.seconds
     out = []
     for key, by in acc.items():
         out.append(
-            LayerTime(key[1], names[key], key[0], sum(by.values()), max(BOUNDS, key=by.__getitem__), by)
+            LayerTime(
+                key[1], names[key], key[0], sum(by.values()), max(BOUNDS, key=by.__getitem__), by
+            )
         )
     return tuple(out)
 
@@ -259,20 +267,30 @@ def _layer_times(times: Iterable[OpTime]) -> tuple[LayerTime, ...]:
 
 @dataclass(frozen=True, slots=True)
 class LayerIO:
-    """What the adapter needs beyond a layer's own stats: its input, and what autograd does."""
+    """What the adapter needs beyond a layer's own stats: its inputs, and what autograd does."""
 
-    in_elements: int  # per sample
-    in_channels: int  # last axis of the input (channels-last)
-    in_bytes: int  # bytes per input element (the batch itself may be fp32 or int64 ids)
-    needs_input_grad: bool  # an earlier layer has weights to train
+    in_elements: int  # per sample, all inputs together
+    in_channels: int  # last axis of the first input (channels-last)
+    in_bytes: int  # bytes per sample of all inputs as stored (fp32 data, int64 ids, activations)
+    needs_input_grad: bool  # an input depends on weights being trained
+    trains: bool  # this call's weights get a gradient (a shared layer's every call does)
     training: bool
+    label: str = ""  # how reports name the layer, e.g. "Conv2D 'conv1' (layers[2])"
 
 
 _MATMUL_TYPES = frozenset({"Dense", "Conv1D", "Conv2D", "Conv2DTranspose", "SeparableConv2D"})
-_NORM_TYPES = frozenset({"BatchNormalization", "LayerNormalization"})
+_NORM_TYPES = frozenset({"BatchNormalization", "LayerNormalization", "GroupNormalization"})
 _RNN_TYPES = frozenset({"SimpleRNN", "LSTM", "GRU", "Bidirectional"})
-_GLOBAL_POOLS = frozenset(
-    {"GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D"}
+_REDUCTIONS = frozenset(
+    {
+        "GlobalAveragePooling1D",
+        "GlobalAveragePooling2D",
+        "GlobalAveragePooling3D",
+        "GlobalMaxPooling1D",
+        "GlobalMaxPooling2D",
+        "GlobalMaxPooling3D",
+        "Softmax",
+    }
 )
 
 
@@ -285,76 +303,124 @@ def _aligned(p: Precision, *dims: int) -> bool:
 def layer_ops(
     layer: LayerStats, io: LayerIO, p: Precision, batch: int, network: str = ""
 ) -> list[Op]:
-    """The kernels one layer runs in a step, forward and (when training) backward."""
+    """The kernels one layer call runs in a step, forward and (when training) backward.
+
+    Bytes are what each kernel must move through DRAM: forward reads its inputs and
+    weights and writes its output; the input backward reads the output gradient
+    (and weights or the saved tensor) and writes the input gradient; the weight
+    backward reads the output gradient and the saved input and writes the weight
+    gradient. Layers that only re-label storage (views) run nothing.
+    """
     if layer.output_is_view:
         return []
     act = p.act_bytes
     out_b = 4 if (p.amp and layer.autocast_fp32) else act
     n_in = io.in_elements * batch
     n_out = layer.output_elements * batch
-    x_bytes = n_in * io.in_bytes
+    x_bytes = io.in_bytes * batch
     y_bytes = n_out * out_b
+    dx_bytes = 0 if layer.no_input_grad else n_in * act
     w_read = layer.matmul_params * (p.low_copy_bytes if p.amp else p.weight_bytes)
-    trainable = layer.trainable_params > 0 and io.training
-    tag = f"{layer.type} (layers[{layer.index}])"
+    trains = io.trains and io.training
+    back_in = io.training and io.needs_input_grad and not layer.no_input_grad
+    label = io.label or f"{layer.type} (layers[{layer.index}])"
     ops: list[Op] = []
 
-    def add(what: str, cls: OpClass, pas: Pass, flops: float, nbytes: float, kernels: int = 1,
-            tensor: bool = False) -> None:
-        ops.append(Op(f"{tag} {what}", cls, pas, flops, nbytes, kernels, tensor, layer.index, network))
+    def add(
+        what: str,
+        cls: OpClass,
+        pas: Pass,
+        flops: float,
+        nbytes: float,
+        kernels: int = 1,
+        tensor: bool = False,
+    ) -> None:
+        ops.append(
+            Op(
+                f"{label} {what}",
+                cls,
+                pas,
+                flops,
+                nbytes,
+                kernels,
+                tensor,
+                layer.index,
+                network,
+                label,
+            )
+        )
 
-    kind = inner = layer.type
-    if kind in _MATMUL_TYPES or kind == "DepthwiseConv2D" or (
-        layer.matmul_params and kind not in _RNN_TYPES
-    ):
+    kind = layer.type
+    if kind in _RNN_TYPES:
+        return _recurrent_ops(layer, io, p, batch, network)
+    if kind in _MATMUL_TYPES or kind == "DepthwiseConv2D" or layer.matmul_params:
         # depthwise convolutions have no reduction over channels: CUDA cores
         tensor = kind != "DepthwiseConv2D" and _aligned(p, io.in_channels, layer.output_shape[-1])
         flops = layer.flops * batch
         add("forward", "matmul", "forward", flops, x_bytes + w_read + y_bytes, tensor=tensor)
         if layer.fused_activation != "none":
             add("activation", "elementwise", "forward", n_out, 2 * y_bytes)
-        if io.training and (io.needs_input_grad or trainable):
-            if layer.fused_activation != "none":
-                add("activation backward", "elementwise", "backward_input", n_out, 3 * y_bytes)
-            if io.needs_input_grad:
-                add("backward input", "matmul", "backward_input", flops,
-                    y_bytes + w_read + n_in * act, tensor=tensor)
-            if trainable:
-                grads = layer.trainable_params * p.grad_bytes
-                add("backward weight", "matmul", "backward_weight", flops,
-                    y_bytes + n_in * act + grads, tensor=tensor)
+        if layer.fused_activation != "none" and (back_in or trains):
+            add("activation backward", "elementwise", "backward_input", n_out, 3 * y_bytes)
+        if back_in:
+            add(
+                "backward input",
+                "matmul",
+                "backward_input",
+                flops,
+                y_bytes + w_read + dx_bytes,
+                tensor=tensor,
+            )
+        if trains:
+            grads = max(layer.trainable_params, layer.matmul_params) * p.grad_bytes
+            add(
+                "backward weight",
+                "matmul",
+                "backward_weight",
+                flops,
+                y_bytes + x_bytes + grads,
+                tensor=tensor,
+            )
         return ops
-    if inner in _RNN_TYPES:
-        return _recurrent_ops(layer, io, p, batch, network)
-    if inner in _NORM_TYPES:
+    if kind in _NORM_TYPES:
         add("statistics", "reduction", "forward", 2 * n_in, x_bytes)
         add("normalize", "elementwise", "forward", layer.flops * batch, x_bytes + y_bytes)
-        if io.training and (io.needs_input_grad or trainable):
+        if back_in or trains:
             add("backward statistics", "reduction", "backward_input", 2 * n_out, y_bytes + x_bytes)
-            add("backward", "elementwise", "backward_input", layer.flops * batch,
-                y_bytes + x_bytes + n_in * act)
+            add(
+                "backward",
+                "elementwise",
+                "backward_input",
+                layer.flops * batch,
+                y_bytes + x_bytes + dx_bytes,
+            )
         return ops
-    if inner in _GLOBAL_POOLS:
-        add("forward", "reduction", "forward", n_in, x_bytes + y_bytes)
-        if io.training and io.needs_input_grad:
-            add("backward", "elementwise", "backward_input", n_in, y_bytes + n_in * act)
-        return ops
-    if inner == "Embedding":
-        idx = n_in * 8
-        add("gather", "elementwise", "forward", 0, idx + 2 * y_bytes)
-        if trainable:
+    if kind == "Embedding":
+        add("gather", "elementwise", "forward", 0, x_bytes + 2 * y_bytes)
+        if trains:
             table = layer.trainable_params * p.grad_bytes
-            add("backward (index_add)", "elementwise", "backward_weight", n_out,
-                idx + y_bytes + table, kernels=2)
+            add(
+                "backward (index_add)",
+                "elementwise",
+                "backward_weight",
+                n_out,
+                x_bytes + y_bytes + table,
+                kernels=2,
+            )
         return ops
     # activations, pooling, dropout, padding, upsampling, merges: stream in, stream out
-    cls: OpClass = "reduction" if "Pooling" in inner else "elementwise"
-    extra = sum(s.elements for s in layer.internal_saved) * batch  # mask/indices written
+    cls: OpClass = "reduction" if (kind in _REDUCTIONS or "Pooling" in kind) else "elementwise"
+    extra = sum(s.elements for s in layer.internal_saved) * batch  # masks, indices written
     add("forward", cls, "forward", layer.flops * batch, x_bytes + y_bytes + extra)
-    if io.training and io.needs_input_grad:
+    if back_in and not layer.grad_alias:  # Add/Concatenate pass the gradient on as a view
         saved = x_bytes if layer.saves_input else (y_bytes if layer.saves_output else extra)
-        add("backward", "elementwise", "backward_input", layer.flops * batch,
-            y_bytes + saved + n_in * act)
+        add(
+            "backward",
+            "elementwise",
+            "backward_input",
+            layer.flops * batch,
+            y_bytes + saved + dx_bytes,
+        )
     return ops
 
 
@@ -366,68 +432,77 @@ def _recurrent_ops(
     The recurrent GEMM re-reads the recurrent weights every step (they do not stay
     in registers for long sequences), and each step adds its gate elementwise kernel.
     """
-    steps = io.in_elements // max(io.in_channels, 1)
-    steps = max(steps, 1)
+    steps = max(io.in_elements // max(io.in_channels, 1), 1)
     act = p.act_bytes
     w_read = layer.matmul_params * (p.low_copy_bytes if p.amp else p.weight_bytes)
     flops = layer.flops * batch
-    units_out = layer.output_shape[-1]
-    tensor = _aligned(p, io.in_channels, units_out)
-    x_bytes = io.in_elements * batch * io.in_bytes
+    tensor = _aligned(p, io.in_channels, layer.output_shape[-1])
+    x_bytes = io.in_bytes * batch
     y_bytes = layer.output_elements * batch * act
-    state = batch * units_out * act * 4  # gates of one step
-    tag = f"{layer.type} (layers[{layer.index}])"
-    per_step_bytes = w_read + state
+    per_step = w_read + batch * layer.output_shape[-1] * act * 4  # weights and one step's gates
+    label = io.label or f"{layer.type} (layers[{layer.index}])"
     ops = [
-        Op(f"{tag} forward", "matmul", "forward", flops, x_bytes + steps * per_step_bytes + y_bytes,
-           2 * steps + 1, tensor, layer.index, network)
+        Op(
+            f"{label} forward",
+            "matmul",
+            "forward",
+            flops,
+            x_bytes + steps * per_step + y_bytes,
+            2 * steps + 1,
+            tensor,
+            layer.index,
+            network,
+            label,
+        )
     ]
-    if io.training:
+    if io.training and (io.needs_input_grad or io.trains):
         saved = sum(s.elements for s in layer.internal_saved) * batch * act
         grads = layer.trainable_params * p.grad_bytes
         ops.append(
-            Op(f"{tag} backward", "matmul", "backward_input", 2 * flops,
-               y_bytes + saved + steps * per_step_bytes + grads + x_bytes, 3 * steps + 1, tensor,
-               layer.index, network)
+            Op(
+                f"{label} backward",
+                "matmul",
+                "backward_input",
+                2 * flops,
+                y_bytes + saved + steps * per_step + grads + x_bytes,
+                3 * steps + 1,
+                tensor,
+                layer.index,
+                network,
+                label,
+            )
         )
     return ops
 
 
 def network_ops(
-    net: Network,
-    p: Precision,
-    batch: int,
-    *,
-    training: bool,
-    network: str = "",
-    frozen: bool = False,
-    input_grad: bool = False,
+    net: Network, p: Precision, batch: int, *, training: bool, network: str = ""
 ) -> list[Op]:
-    """Every layer's kernels through a sequential network, in the order they run.
-
-    `frozen`: weights get no gradient (a GAN's discriminator when the generator
-    trains); `input_grad`: the network's input needs a gradient (it came from a
-    generator), so even its first layer runs its input backward.
-    """
+    """Every node's kernels through a network graph, in the order they run forward."""
     ops: list[Op] = []
-    shape = net.input_shape
-    in_bytes = 8 if net.integer_input else (4 if p.weight_bytes == 4 else p.act_bytes)
-    requires = input_grad
-    for layer in net.layers:
-        if frozen and layer.trainable_params:
-            layer = replace(layer, trainable_params=0, non_trainable_params=layer.params)
+    req: dict[Ref, bool] = {(-1 - k, 0): False for k in range(len(net.inputs))}
+    width: dict[Ref, int] = {
+        (-1 - k, 0): input_bytes(i.integer, p) for k, i in enumerate(net.inputs)
+    }
+    for i, node in enumerate(net.nodes):
+        st = node.stats
+        shapes = node.input_shapes or ((),)
+        elements = [math.prod(s) if s else 1 for s in shapes]
+        needs = any(req.get(r, False) for r in node.inputs) and not st.no_input_grad
         io = LayerIO(
-            math.prod(shape) if shape else 1,
-            shape[-1] if shape else 1,
-            in_bytes,
-            requires and training,
+            sum(elements),
+            shapes[0][-1] if shapes[0] else 1,
+            sum(e * width.get(r, p.act_bytes) for e, r in zip(elements, node.inputs, strict=False)),
+            needs,
+            node.trains,
             training,
+            node.label,
         )
-        ops += layer_ops(layer, io, p, batch, network)
-        requires = requires or layer.trainable_params > 0
-        if not layer.output_is_view:
-            in_bytes = 4 if (p.amp and layer.autocast_fp32) else p.act_bytes
-        shape = layer.output_shape
+        ops += layer_ops(replace(st, index=i), io, p, batch, network)
+        out_w = 4 if (p.amp and st.autocast_fp32) else p.act_bytes
+        for k in range(1 + len(st.extra_outputs)):
+            req[(i, k)] = needs or node.trains
+            width[(i, k)] = width.get(node.inputs[0], out_w) if st.output_is_view else out_w
     return ops
 
 
@@ -449,20 +524,41 @@ def optimizer_ops(
     )
     width = max(p.weight_bytes, p.state_bytes, p.grad_bytes)
     ops = [
-        Op(f"{optimizer} step", "elementwise", "optimizer", accesses * params,
-           accesses * params * width, foreach * launches, network=network)
+        Op(
+            f"{optimizer} step",
+            "elementwise",
+            "optimizer",
+            accesses * params,
+            accesses * params * width,
+            foreach * launches,
+            network=network,
+        )
     ]
     if p.amp:
         copies = sum(layer.matmul_params for n in nets for layer in n.layers)
         layers = sum(1 for n in nets for layer in n.layers if layer.matmul_params)
         ops.append(
-            Op("autocast weight casts", "elementwise", "forward", copies,
-               copies * (p.weight_bytes + p.low_copy_bytes), layers, network=network)
+            Op(
+                "autocast weight casts",
+                "elementwise",
+                "forward",
+                copies,
+                copies * (p.weight_bytes + p.low_copy_bytes),
+                layers,
+                network=network,
+            )
         )
         if p.name == "amp_fp16":  # GradScaler: unscale and inf check of every gradient
             ops.append(
-                Op("grad unscale", "elementwise", "optimizer", params, 2 * params * p.grad_bytes,
-                   launches, network=network)
+                Op(
+                    "grad unscale",
+                    "elementwise",
+                    "optimizer",
+                    params,
+                    2 * params * p.grad_bytes,
+                    launches,
+                    network=network,
+                )
             )
     return ops
 
@@ -481,14 +577,13 @@ def model_ops(model: ModelSpec, precision: str, batch: int, mode: str | None = N
     assert gen is not None and disc is not None
     if not training:
         return network_ops(gen, p, batch, training=False, network="generator")
-    # D on a generated and a real batch, then G through frozen D (memory.py's step)
+    # memory.py's step: fakes, D on a real and a generated batch, then G through frozen D
     ops = network_ops(gen, p, batch, training=False, network="generator")
     for _ in range(2):
         ops += network_ops(disc, p, batch, training=True, network="discriminator")
     ops += optimizer_ops((disc,), model.optimizer, p, "discriminator")
-    ops += network_ops(gen, p, batch, training=True, network="generator")
-    ops += network_ops(disc, p, batch, training=True, network="discriminator", frozen=True,
-                       input_grad=True)
+    combined = compose(gen, frozen_copy(disc), prefix="discriminator/")
+    ops += network_ops(combined, p, batch, training=True, network="generator through frozen D")
     ops += optimizer_ops((gen,), model.optimizer, p, "generator")
     return ops
 
