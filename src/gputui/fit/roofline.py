@@ -583,7 +583,13 @@ def model_ops(model: ModelSpec, precision: str, batch: int, mode: str | None = N
         ops += network_ops(disc, p, batch, training=True, network="discriminator")
     ops += optimizer_ops((disc,), model.optimizer, p, "discriminator")
     combined = compose(gen, frozen_copy(disc), prefix="discriminator/")
-    ops += network_ops(combined, p, batch, training=True, network="generator through frozen D")
+    ngen = len(gen.nodes)
+    for op in network_ops(combined, p, batch, training=True):
+        if op.layer is not None and op.layer >= ngen:  # D's layers, frozen: input grads only
+            op = replace(op, layer=op.layer - ngen, network="discriminator")
+        else:
+            op = replace(op, network="generator")
+        ops.append(op)
     ops += optimizer_ops((gen,), model.optimizer, p, "generator")
     return ops
 
