@@ -50,10 +50,13 @@ def test_json_gives_shares_by_bound_per_estimate_and_card(
     code, out = run(capsys, EXAMPLES, "--all-cards", "--model", "vgg16", "--json")
     (ranking,) = json.loads(out)["rankings"]
     known = [c for c in ranking["cards"] if c["samples_per_s"] is not None]
-    bandwidth = {c.name: c.memory_bandwidth_gbs for c in load_catalog().cards}
+    figures = {
+        c.name: c.memory_bandwidth_gbs is not None and c.fp32_tflops is not None
+        for c in load_catalog().cards
+    }
     assert known
-    for c in known:  # a card without a bandwidth figure falls back to FLOPs, with no bound
-        assert (c["bound"] in ("compute", "memory", "launch")) == (bandwidth[c["card"]] is not None)
+    for c in known:  # without a bandwidth or FP32 figure: FLOPs only, no bound
+        assert (c["bound"] in ("compute", "memory", "launch")) == figures[c["card"]]
     by_name = {c["card"]: c for c in ranking["cards"]}
     assert by_name["GeForce RTX 3090"]["samples_per_s"] > by_name["L4"]["samples_per_s"]
     assert by_name["L4"]["bound"] == "memory"
