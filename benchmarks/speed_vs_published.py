@@ -32,7 +32,9 @@ from gputui.catalog import load_catalog
 from gputui.catalog.models import Architecture, Card
 from gputui.fit import roofline
 from gputui.fit.config import ModelSpec, load_keras_model, parse_models
+from gputui.fit.estimate import EFFICIENCY, _speed_at
 from gputui.fit.precision import has_tensor
+from gputui.fit.throughput import rate
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "benchmarks" / "published"
@@ -56,8 +58,8 @@ DEQUANT_BYTES = {"Q4_K_M": 4.0, "F16": 0.0}
 
 def bert_toml(name: str, layers: int, width: int, heads: int, batch: int) -> str:
     rows = [
-        '{ name = "tok", type = "Embedding", input_dim = 30522, output_dim = %d, '
-        'inputs = ["ids"] }' % width,
+        f'{{ name = "tok", type = "Embedding", input_dim = 30522, output_dim = {width}, '
+        'inputs = ["ids"] }',
         '{ name = "emb_ln", type = "LayerNormalization", inputs = ["tok"] }',
         '{ name = "emb_drop", type = "Dropout", rate = 0.1, inputs = ["emb_ln"] }',
     ]
@@ -97,6 +99,12 @@ class Point:
     unit: str
     estimate: float | None
     source: str
+    suspect: bool = False  # the source's own table contradicts the point (see its notes)
+    baseline: float | None = None  # the FLOPs-only estimate the roofline replaced
+
+    @property
+    def baseline_ratio(self) -> float | None:
+        return self.baseline / self.measured if self.baseline else None
 
     @property
     def ratio(self) -> float | None:
@@ -109,6 +117,26 @@ def run_precision(row: dict[str, str], card: Card, arch: Architecture | None) ->
     if p == "fp32" and "lambda" in row["workload"] and has_tensor(arch, "tf32", card):
         return "tf32"
     return p
+
+
+def baseline(
+    row: dict[str, str], card: Card, arch: Architecture | None, models: dict[str, ModelSpec]
+) -> float | None:
+    """The estimate before the roofline: FLOPs at 40 % of the precision's peak + launches."""
+    wl = row["workload"]
+    if wl.startswith("llama3_8b"):
+        found = rate(card, arch, "fp16")
+        if found.tflops is None:
+            return None
+        return found.tflops * 1e12 * EFFICIENCY / (2 * LLAMA3_8B["params"])
+    prec = run_precision(row, card, arch)
+    found = rate(card, arch, prec)
+    if found.tflops is None:
+        return None
+    key = wl.split("_train")[0].split("_infer")[0]
+    return _speed_at(
+        models[key], found.tflops, int(row["batch"]), row["mode"], found.basis, False
+    ).samples_per_s
 
 
 def estimate(
@@ -194,6 +222,8 @@ def collect() -> list[Point]:
                         row["unit"],
                         est,
                         path.name,
+                        "suspect" in row["notes"],
+                        baseline(row, card, arch, models),
                     )
                 )
     return points
@@ -209,21 +239,32 @@ def groups(points: list[Point]) -> dict[tuple[str, str, int | None], list[Point]
     return dict(out)
 
 
-def summary_rows(points: list[Point]) -> list[tuple[str, int, str, str, str]]:
+def summary_rows(points: list[Point]) -> list[tuple[str, int, str, str, str, str, str]]:
     rows = []
     for (wl, prec, batch), pts in sorted(groups(points).items()):
         known = [p for p in pts if p.ratio is not None]
         rho = spearman([p.measured for p in known], [p.estimate or 0.0 for p in known])
+        clean = [p for p in known if not p.suspect]
+        rho_text = f"{rho:.2f}" if rho is not None else "-"
+        if len(clean) < len(known):
+            rho_clean = spearman([p.measured for p in clean], [p.estimate or 0.0 for p in clean])
+            if rho_clean is not None:
+                rho_text += f" ({rho_clean:.2f} without {len(known) - len(clean)} suspect)"
         ratios = [p.ratio for p in known if p.ratio is not None]
         within = sum(1 for r in ratios if 1 / 1.5 <= r <= 1.5)
+        base = [p for p in pts if p.baseline_ratio is not None]
+        rho_base = spearman([p.measured for p in base], [p.baseline or 0.0 for p in base])
+        base_within = sum(1 for p in base if 1 / 1.5 <= (p.baseline_ratio or 0) <= 1.5)
         name = f"{wl} {prec}" + (f" batch {batch}" if batch is not None else "")
         rows.append(
             (
                 name,
                 len(known),
-                f"{rho:.2f}" if rho is not None else "-",
+                rho_text,
                 f"{statistics.median(ratios):.2f}" if ratios else "-",
                 f"{within}/{len(ratios)}",
+                f"{rho_base:.2f}" if rho_base is not None else "-",
+                f"{base_within}/{len(base)}",
             )
         )
     return rows
@@ -232,25 +273,33 @@ def summary_rows(points: list[Point]) -> list[tuple[str, int, str, str, str]]:
 def render(points: list[Point]) -> list[str]:
     known = [p for p in points if p.ratio is not None]
     within = sum(1 for p in known if p.ratio is not None and 1 / 1.5 <= p.ratio <= 1.5)
+    base = [p for p in points if p.baseline_ratio is not None]
+    base_within = sum(1 for p in base if 1 / 1.5 <= (p.baseline_ratio or 0) <= 1.5)
     lines = [
-        "| workload | GPUs | Spearman | median est/meas | within 1.5x |",
-        "|---|---:|---:|---:|---:|",
+        "| workload | GPUs | Spearman | median est/meas | within 1.5x "
+        "| baseline Spearman | baseline within 1.5x |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    lines += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in summary_rows(points)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in summary_rows(points)]
     lines += [
         "",
         f"All points: {within}/{len(known)} within a factor of 1.5 "
-        f"({within / len(known):.0%}); {len(points) - len(known)} without an estimate.",
+        f"({within / len(known):.0%}); {len(points) - len(known)} without an estimate. "
+        f"Baseline (FLOPs at {EFFICIENCY:.0%} of peak, the estimate before the roofline): "
+        f"{base_within}/{len(base)} ({base_within / len(base):.0%}).",
         "",
-        "| workload | precision (run as) | batch | GPU | measured | estimate | est/meas | source |",
-        "|---|---|---:|---|---:|---:|---:|---|",
+        "| workload | precision (run as) | batch | GPU | measured | estimate | est/meas "
+        "| baseline est/meas | source |",
+        "|---|---|---:|---|---:|---:|---:|---:|---|",
     ]
     for p in points:
         est = f"{p.estimate:,.1f}" if p.estimate is not None else "-"
         ratio = f"{p.ratio:.2f}" if p.ratio is not None else "-"
+        flag = " (suspect)" if p.suspect else ""
+        old = f"{p.baseline_ratio:.2f}" if p.baseline_ratio is not None else "-"
         lines.append(
             f"| {p.workload} | {p.precision} ({p.run_as}) | {p.batch} | {p.gpu} | "
-            f"{p.measured:,.1f} {p.unit} | {est} | {ratio} | {p.source} |"
+            f"{p.measured:,.1f} {p.unit}{flag} | {est} | {ratio} | {old} | {p.source} |"
         )
     return lines
 

@@ -234,3 +234,30 @@ def test_llm_decode_follows_bandwidth_not_tensor_rate(cat: Catalog) -> None:
 
     assert decode("GeForce RTX 3090") > 1.3 * decode("GeForce RTX 4070 Ti")
     assert prefill("GeForce RTX 4070 Ti") > prefill("GeForce RTX 3090")
+
+
+def attention_model(dropout: float) -> ModelSpec:
+    text = (
+        '[[model]]\nname = "att"\nkind = "functional"\noptimizer = "adam"\n'
+        'inputs = [ { name = "x", shape = [256, 64] } ]\n'
+        "layers = [ "
+        f'{{ name = "a", type = "MultiHeadAttention", num_heads = 4, key_dim = 16, '
+        f'dropout = {dropout}, inputs = ["x", "x"] }}, '
+        '{ name = "d", type = "Dense", units = 8, inputs = ["a"] } ]\n'
+    )
+    return parse_models(text)[0]
+
+
+def test_eager_attention_moves_its_maps_through_memory_and_fused_does_not() -> None:
+    eager = R.model_ops(attention_model(0.1), "amp_bf16", 8)
+    fused = R.model_ops(attention_model(0.0), "amp_bf16", 8)  # Keras: no dropout -> SDPA
+    names_e = {o.name.split(" (layers[0]) ")[-1] for o in eager if o.layer == 0}
+    names_f = {o.name.split(" (layers[0]) ")[-1] for o in fused if o.layer == 0}
+    assert {"softmax", "dropout", "scores (q k^T)", "probs @ v"} <= names_e
+    assert "fused attention" in names_f and "softmax" not in names_f
+    maps = 4 * 256 * 256 * 8  # heads x queries x keys x batch
+    e_bytes = sum(o.bytes for o in eager if o.layer == 0)
+    f_bytes = sum(o.bytes for o in fused if o.layer == 0)
+    assert e_bytes - f_bytes > 10 * maps  # several bf16 passes over the maps, both ways
+    # projections and the batched matmuls are tensor-core eligible (64 and 16 are aligned)
+    assert all(o.tensor_cores for o in eager if o.layer == 0 and o.op_class == "matmul")
