@@ -17,6 +17,7 @@ from gputui.commands import fit as fit_cmd
 from gputui.commands import snapshot as snapshot_cmd
 from gputui.commands import tui as tui_cmd
 from gputui.errors import UserError
+from gputui.outstream import run_guarded
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,6 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Every subcommand's stdout goes through one handler: a closed pipe exits 141 quietly,
+    # a full disk exits 1 with one line, never a traceback (gputui.outstream).
+    return run_guarded(lambda: _dispatch(argv))
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -44,9 +51,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        # `gputui snapshot | head`: the reader went away; not an error worth a traceback.
-        return 0
 
 
 if __name__ == "__main__":

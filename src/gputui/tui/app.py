@@ -53,18 +53,12 @@ class GpuTuiApp(App[int]):
     CSS_PATH = CSS_PATHS
     ENABLE_COMMAND_PALETTE = True
 
+    # Keys that mean the same on every screen. The dashboard's own keys (sort, filter,
+    # kill, pause...) are DashboardScreen.BINDINGS: on the Catalog and Fit screens they
+    # neither act on the hidden dashboard nor show in the footer.
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
-        Binding("p", "toggle_pause", "Pause"),
-        Binding("plus,equals_sign", "faster", "Faster", key_display="+"),
-        Binding("minus", "slower", "Slower", key_display="-"),
-        Binding("s", "cycle_sort", "Sort"),
-        Binding("r", "reverse_sort", "Reverse", show=False),
-        Binding("slash", "filter", "Filter", key_display="/"),
-        Binding("k", "kill", "Kill"),
-        Binding("c", "catalog", "Catalog", show=False),
-        Binding("f", "fit", "Fit", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
     ]
 
@@ -169,16 +163,16 @@ class GpuTuiApp(App[int]):
         else:
             self.post_message(SnapshotReady(snap, time.perf_counter() - started))
 
-    def hang_up(self) -> None:
+    def hang_up(self, return_code: int = 0) -> None:
         """Exit for a signal or a vanished terminal, and make sure the process does end.
 
         Textual's shutdown joins its output thread; with the terminal gone that join
         can block for good (seen after the pty master closed). With a watchdog set,
         the process ends that many seconds later whatever Textual is doing.
         """
-        self.exit(0)
+        self.exit(return_code)
         if self.exit_watchdog_s is not None:
-            watchdog = threading.Timer(self.exit_watchdog_s, os._exit, args=(0,))
+            watchdog = threading.Timer(self.exit_watchdog_s, os._exit, args=(return_code,))
             watchdog.daemon = True
             watchdog.start()
 
