@@ -56,6 +56,7 @@ def _app(builder: Callable[..., keras.Model], **kwargs: Any) -> Callable[[], ker
 APPLICATIONS: dict[str, Callable[[], keras.Model]] = {
     "resnet50": _app(keras.applications.ResNet50),
     "resnet50v2": _app(keras.applications.ResNet50V2),
+    "mobilenet": _app(keras.applications.MobileNet),
     "mobilenetv2": _app(keras.applications.MobileNetV2),
     "mobilenetv3small": _app(keras.applications.MobileNetV3Small),
     "efficientnetb0": _app(keras.applications.EfficientNetB0),
@@ -64,6 +65,9 @@ APPLICATIONS: dict[str, Callable[[], keras.Model]] = {
     "inceptionv3": _app(keras.applications.InceptionV3),
     "xception": _app(keras.applications.Xception),
     "vgg16": _app(keras.applications.VGG16),
+    # Its LayerScale is an applications-internal class, not in keras.layers: the second
+    # unknown-layer fixture (identity-shaped, so --skip-unknown keeps the graph intact).
+    "convnext_tiny": _app(keras.applications.ConvNeXtTiny),
 }
 
 
@@ -355,7 +359,7 @@ INPUT_SHAPES: dict[str, dict[str, list[int]]] = {
 }
 # The one fixture also written as a .keras archive (weights included, so keep it small).
 ARCHIVES = ("mnist_convnet",)
-CUSTOM_CLASSES = ("TransformerBlock", "TokenAndPositionEmbedding")
+CUSTOM_CLASSES = ("TransformerBlock", "TokenAndPositionEmbedding", "LayerScale")
 # The tf.keras 2 set: one of each way its older format records a graph.
 TF_KERAS_FIXTURES = (
     "resnet50",

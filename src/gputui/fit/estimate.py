@@ -23,6 +23,8 @@ from gputui.fit.precision import (
     precision_options,
     recommend,
 )
+from gputui.fit.roofline import Profile
+from gputui.fit.roofline import profile as roofline_profile
 
 Verdict = Literal["fits", "tight", "does not fit"]
 TIGHT_MARGIN = 0.10  # within 10 % of the limit is "tight"
@@ -245,6 +247,9 @@ class Speed:
     samples_per_s: float
     basis: str = "fp32"  # which figure: "bf16 tensor", "fp32 rate (no tf32 tensor cores ...)"
     derived: bool = False  # that figure is derived in the catalog by an architecture rule
+    # the roofline behind the figure (fit.roofline): per-op bounds, shares, per-layer
+    # bounds; None when the card lacks a bandwidth figure and FLOPs alone were used
+    profile: Profile | None = None
 
 
 def speed(
@@ -255,18 +260,23 @@ def speed(
     mode: str,
     architecture: Architecture | None = None,
 ) -> Speed | None:
-    """Rough: FLOPs / (datasheet peak x EFFICIENCY) + launch overhead. None without a figure.
+    """Rough: the roofline step time (fit.roofline). None without a figure.
 
     The peak is the figure the precision really runs at on this card (see
     fit.throughput.rate): an unknown tensor figure gives None, never a slower
-    precision's rate passed off as this one's.
+    precision's rate passed off as this one's. A card without a bandwidth figure
+    falls back to FLOPs / (peak x EFFICIENCY) + launch overhead.
     """
     from gputui.fit.throughput import rate
 
     found = rate(card, architecture, precision)
     if found.tflops is None:
         return None
-    return _speed_at(model, found.tflops, batch, mode, found.basis, found.derived)
+    prof = roofline_profile(model, card, architecture, precision, batch, mode)
+    if prof is None:
+        return _speed_at(model, found.tflops, batch, mode, found.basis, found.derived)
+    derived = found.derived or prof.ceilings.derived
+    return Speed(found.tflops, prof.step_time_s, prof.samples_per_s, found.basis, derived, prof)
 
 
 def _speed_at(
@@ -445,9 +455,9 @@ def rank_cards(
         found = rate(card, arch, name)
         floor = None
         if found.tflops is None and found.lower_bound_tflops is not None:
-            floor = _speed_at(
-                model, found.lower_bound_tflops, est.batch_size, model.mode, "fp32 floor", False
-            )
+            floor = speed(model, card, "fp32", est.batch_size, model.mode, arch)
+            if floor is not None:
+                floor = replace(floor, basis="fp32 floor")
         reason = found.unknown_reason if found.tflops is None else None
         out.append(Ranked(card, name, est, reason, floor))
 

@@ -647,6 +647,9 @@ class _Writer:
         if layer.class_name in USER_CODE_CLASSES:
             return f"layer class {layer.class_name!r} runs user code"
         if layer.class_name not in KERAS_LAYER_CLASSES:
+            if layer.module is not None and layer.module != "keras.layers":
+                # e.g. keras.applications' ConvNeXt LayerScale: Keras code, not a keras.layers
+                return f"layer class {layer.class_name!r} from {visible(layer.module)} is not a keras.layers class"
             return f"unknown layer class {layer.class_name!r} (a custom layer?)"
         return None
 
