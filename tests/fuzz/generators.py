@@ -635,8 +635,9 @@ def check_catalog(name: str, text: str) -> Outcome:
                 value = getattr(card, field, None)
                 if value is None or isinstance(value, bool):
                     continue
-                if not math.isfinite(value) or value <= 0:
-                    what = "non-finite" if not math.isfinite(value) else "<= 0"
+                finite = isinstance(value, int) or math.isfinite(value)
+                if not finite or value <= 0:
+                    what = "non-finite" if not finite else "<= 0"
                     return Outcome("wrong-accept", f"{field} {what} accepted | {card.name}: {value!r}")
             if card.memory_gib > 1 << 20:
                 return Outcome("wrong-accept", f"memory_gib over 1 PiB accepted | {card.name}: {card.memory_gib!r}")
