@@ -51,7 +51,12 @@ def layer_saved_elements(layer: LayerStats) -> int:
 _KEPT_BYTES = {"act": 4, "mask": 1, "index": 8, "stat": 4, "cpu_only": 0, "amp_copy": 0}
 
 
-def layer_dict(layer: LayerStats, input_shape: tuple[int, ...]) -> dict[str, Any]:
+def layer_dict(
+    layer: LayerStats,
+    input_shape: tuple[int, ...],
+    name: str | None = None,
+    inputs: list[str] | None = None,
+) -> dict[str, Any]:
     saved = layer_saved_elements(layer)
     kept_bytes = sum(s.elements * _KEPT_BYTES[s.kind] for s in layer.internal_saved)
     if layer.saves_output:
@@ -62,7 +67,13 @@ def layer_dict(layer: LayerStats, input_shape: tuple[int, ...]) -> dict[str, Any
             n *= d
         saved += n
         kept_bytes += n * 4
+    out: dict[str, Any] = {}
+    if name is not None:
+        out["name"] = name
+    if inputs is not None:
+        out["inputs"] = inputs
     return {
+        **out,
         "index": layer.index,
         "type": layer.type,
         "output_shape": list(layer.output_shape),
@@ -75,13 +86,37 @@ def layer_dict(layer: LayerStats, input_shape: tuple[int, ...]) -> dict[str, Any
     }
 
 
+def ref_name(net: Network, ref: tuple[int, int]) -> str:
+    """How a graph names a value: "conv", "lstm:1", or a model input's name."""
+    src, k = ref
+    name = net.inputs[-1 - src].name if src < 0 else net.nodes[src].name
+    return f"{name}:{k}" if k else name
+
+
 def network_layers(net: Network) -> list[dict[str, Any]]:
-    out = []
-    shape = net.input_shape
-    for layer in net.layers:
-        out.append(layer_dict(layer, shape))
-        shape = layer.output_shape
-    return out
+    return [
+        layer_dict(
+            node.stats,
+            node.input_shapes[0] if node.input_shapes else (),
+            node.name,
+            [ref_name(net, r) for r in node.inputs],
+        )
+        for node in net.nodes
+    ]
+
+
+def peak_tensor_rows(c: ModelCheck, top: int | None = None) -> list[dict[str, Any]]:
+    """Tensors alive at the recommended precision's peak, summed by (layer, what), largest first."""
+    sums: dict[tuple[str, str], int] = {}
+    for t in c.peak_tensors:
+        key = (t.layer, t.what)
+        sums[key] = sums.get(key, 0) + t.bytes_per_sample * c.batch_size + t.fixed_bytes
+    rows = [
+        {"layer": layer, "what": what, "bytes": n}
+        for (layer, what), n in sorted(sums.items(), key=lambda kv: -kv[1])
+        if n
+    ]
+    return rows[:top] if top is not None else rows
 
 
 def target_dict(t: Target) -> dict[str, Any]:
@@ -136,6 +171,7 @@ def model_summary(model: ModelSpec) -> dict[str, Any]:
     return {
         "name": model.name,
         "kind": model.kind,
+        "warnings": list(model.warnings),
         "mode": model.mode,
         "optimizer": model.optimizer,
         "params": model.params,
@@ -155,9 +191,11 @@ def check_dict(c: ModelCheck, include_layers: bool = True) -> dict[str, Any]:
         **summary,
         "batch_size": c.batch_size,
         "gpu": target_dict(c.target),
+        "backend": c.backend,
         "recommended_precision": c.recommended,
         "recommendation_reason": c.recommended_reason,
         "estimates": [estimate_dict(e) for e in c.estimates],
+        "peak_tensors": peak_tensor_rows(c),
     }
 
 
@@ -176,6 +214,10 @@ def ranking_dict(model: ModelSpec, ranked: list[Ranked]) -> dict[str, Any]:
                 "fits": r.estimate.fits,
                 "max_batch_size": r.estimate.max_batch_size,
                 "samples_per_s": r.samples_per_s,
+                "speed_basis": r.estimate.speed.basis if r.estimate.speed else None,
+                "speed_figure_derived": r.estimate.speed.derived if r.estimate.speed else None,
+                "speed_unknown_reason": r.unknown_reason,
+                "samples_per_s_floor": r.lower_bound.samples_per_s if r.lower_bound else None,
                 "launch_price_usd": r.card.launch_price_usd,
                 "samples_per_s_per_1000_usd": (
                     r.samples_per_s_per_dollar * 1000 if r.samples_per_s_per_dollar else None
@@ -241,6 +283,13 @@ def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
             f"{EFFICIENCY:.0%} of the card's {e.speed.peak_tflops:g} TFLOPS {e.precision} peak "
             "plus launch overhead)"
         )
+    rows = peak_tensor_rows(c, top=8)
+    if rows:
+        lines.append(f"    alive at that moment (largest, batch {c.batch_size}):")
+        for tensor in rows:
+            lines.append(f"      {gib(tensor['bytes']):>10}  {tensor['layer']}: {tensor['what']}")
+    for warning in m.warnings:
+        lines.append(f"  warning: {warning}")
     if show_layers:
         lines.extend(render_layers(m))
     return lines
@@ -259,36 +308,72 @@ def render_layers(m: ModelSpec) -> list[str]:
         else (("generator ", m.generator), ("discriminator ", m.discriminator))
     ):
         assert net is not None
+        graph = m.kind == "functional"
+        first = "name" if graph else "layer"
         lines.append(
-            f"    {label}{'#':>3} {'layer':<22} {'output shape':<18} {'params':>12} "
-            f"{'FLOPs':>12} {'kept/sample':>12}"
+            f"    {label}{'#':>3} {first:<22} {'output shape':<18} {'params':>12} "
+            f"{'FLOPs':>12} {'kept/sample':>12}" + ("  type <- inputs" if graph else "")
         )
-        shape = net.input_shape
-        for layer in net.layers:
-            d = layer_dict(layer, shape)
-            shape = layer.output_shape
+        for node, d in zip(net.nodes, network_layers(net), strict=True):
+            layer = node.stats
+            shown_name = node.name if graph else layer.type
+            tail = f"  {layer.type} <- {', '.join(d['inputs'])}" if graph else ""
             lines.append(
-                f"    {' ' * len(label)}{layer.index:>3} {layer.type:<22} "
+                f"    {' ' * len(label)}{layer.index:>3} {shown_name:<22} "
                 f"{str(tuple(layer.output_shape)):<18} {layer.params:>12,} "
-                f"{flops_text(layer.flops):>12} {gib(d['saved_bytes_per_sample_fp32']):>12}"
+                f"{flops_text(layer.flops):>12} {gib(d['saved_bytes_per_sample_fp32']):>12}" + tail
             )
     return lines
 
 
-def render_ranking(model: ModelSpec, ranked: list[Ranked], batch: int) -> list[str]:
+def _speed_cell(r: Ranked) -> str:
+    if r.samples_per_s is None:
+        return "unknown"
+    mark = "~" if r.estimate.speed is not None and r.estimate.speed.derived else ""
+    return f"{mark}{r.samples_per_s:,.0f}"
+
+
+def render_ranking(
+    model: ModelSpec, ranked: list[Ranked], batch: int, top_value: int = 10
+) -> list[str]:
     lines = [
         f"{model.name} on every catalog card (recommended precision per card, batch {batch}; "
         f"speed is a rough estimate at {EFFICIENCY:.0%} of peak):",
         f"  {'#':>2} {'card':<34} {'precision':<9} {'memory':>10} {'peak':>10} {'verdict':<12} "
-        f"{'max batch':>10} {'samples/s':>11} {'per $1000':>10}",
+        f"{'max batch':>10} {'samples/s':>11} {'per $1k launch':>14}",
     ]
     for i, r in enumerate(ranked):
-        sps = f"{r.samples_per_s:,.0f}" if r.samples_per_s is not None else "-"
         per = r.samples_per_s_per_dollar
         lines.append(
             f"  {i + 1:>2} {r.card.name:<34} {r.precision:<9} {gib(r.card.memory_bytes):>10} "
             f"{gib(r.estimate.peak_bytes):>10} {r.estimate.verdict:<12} "
-            f"{r.estimate.max_batch_size:>10,} {sps:>11} "
-            f"{(f'{per * 1000:,.1f}' if per is not None else '-'):>10}"
+            f"{r.estimate.max_batch_size:>10,} {_speed_cell(r):>11} "
+            f"{(f'{per * 1000:,.1f}' if per is not None else '-'):>14}"
         )
+    if any(r.estimate.speed is not None and r.estimate.speed.derived for r in ranked):
+        lines.append(
+            "  ~ the card's figure for that precision is derived from an architecture rule "
+            "(see `gputui catalog show CARD`)"
+        )
+    for r in ranked:
+        if r.unknown_reason is not None:
+            placed = "placed by its fp32 rate as a floor" if r.lower_bound else "placed last"
+            lines.append(f"  unknown: {r.card.name}: {r.unknown_reason} ({placed})")
+    for r in ranked:
+        s = r.estimate.speed
+        if s is not None and s.basis.startswith("fp32 rate"):
+            lines.append(f"  note: {r.card.name} runs {r.precision} at its {s.basis}")
+    priced = [r for r in ranked if r.samples_per_s_per_dollar is not None and r.estimate.fits]
+    priced.sort(key=lambda r: -(r.samples_per_s_per_dollar or 0.0))
+    if priced:
+        lines.append(
+            f"  per launch dollar (USD launch price where NVIDIA published one; "
+            f"{len(ranked) - len(priced)} cards without one, or not fitting, left out):"
+        )
+        for i, r in enumerate(priced[:top_value]):
+            per = (r.samples_per_s_per_dollar or 0.0) * 1000
+            lines.append(
+                f"    {i + 1:>2} {r.card.name:<34} {per:>8,.1f} samples/s per $1k "
+                f"(launch price ${r.card.launch_price_usd:,.0f})"
+            )
     return lines
