@@ -474,6 +474,7 @@ def model_case(rng: Random) -> tuple[str, list[str]]:
             dims[rng.randrange(rank)] = rng.choice([2**31, 2**62, 10**18])
         count = rng.choice([1, 2, 4, 8, 12]) if rng.random() < 0.97 else rng.choice([1000, 10_000])
         layers = []
+        before = len(planted)
         current: int | None = rank
         for position in range(count):
             raw, bad = layer(rng, current, first=position == 0)
@@ -500,12 +501,17 @@ def model_case(rng: Random) -> tuple[str, list[str]]:
             if key == "shape" and isinstance(value, list) and value[:1] == [1]:
                 value = value[1:]
             model["layers"].insert(0, {"type": "InputLayer", key: value})
-            if value not in ([1, *dims], dims):
+            shape = value[1:] if key == "batch_shape" and isinstance(value, list) else value
+            if not isinstance(shape, list) or not all(
+                isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape
+            ):
                 planted.append(f"InputLayer.{key} = {value!r}")
         elif roll < 0.11:  # a valid but very deep stack: the walk must stay linear (or be capped)
+            del planted[before:]  # the generated layers are replaced
             model["input_shape"] = [8]
             model["layers"] = [{"type": "Dense", "units": 8} for _ in range(rng.choice([2000, 10_000]))]
         elif roll < 0.14:  # sizes that multiply past 2^63
+            del planted[before:]
             model["input_shape"] = [8, 8, 3]
             model["layers"] = [{"type": "UpSampling2D", "size": 10**rng.choice([3, 9, 18])}
                                for _ in range(rng.choice([2, 20]))]
