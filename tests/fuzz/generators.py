@@ -463,6 +463,7 @@ def model_case(rng: Random) -> tuple[str, list[str]]:
     planted: list[str] = []
     models = []
     for m in range(rng.randint(1, 2)):
+        before = len(planted)  # what is planted in this model (dropped if its layers are replaced)
         rank = rng.randint(1, 3)
         dims: list[Any] = [rng.choice([1, 4, 28, 32, 80]) for _ in range(rank)]
         roll = rng.random()
@@ -474,7 +475,6 @@ def model_case(rng: Random) -> tuple[str, list[str]]:
             dims[rng.randrange(rank)] = rng.choice([2**31, 2**62, 10**18])
         count = rng.choice([1, 2, 4, 8, 12]) if rng.random() < 0.97 else rng.choice([1000, 10_000])
         layers = []
-        before = len(planted)
         current: int | None = rank
         for position in range(count):
             raw, bad = layer(rng, current, first=position == 0)
