@@ -320,8 +320,12 @@ def train_phases(
     copies = [
         nd.stats.matmul_params * p.low_copy_bytes if active[i] else 0 for i, nd in enumerate(nodes)
     ]
+    cpu = backend == "cpu"
     fixed_saved = [
-        nd.stats.fixed_saved * p.weight_bytes if active[i] else 0 for i, nd in enumerate(nodes)
+        (nd.stats.fixed_saved + (nd.stats.fixed_saved_cpu if cpu else 0)) * p.weight_bytes
+        if active[i]
+        else 0
+        for i, nd in enumerate(nodes)
     ]
     batch = Parts(activations=batch_bytes(net, p))
     # forward liveness by difference arrays: +size when made, -size after the last reader
