@@ -6,14 +6,29 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from gputui.commands import fit_llm
+
 # Kept here (not imported) so the parser stays import-light; a test checks it
 # matches gputui.fit.precision.PRECISIONS.
-PRECISION_CHOICES = ("fp32", "tf32", "amp_fp16", "amp_bf16", "bf16", "fp16", "int8", "fp8")
+PRECISION_CHOICES = (
+    "fp32",
+    "tf32",
+    "amp_fp16",
+    "amp_bf16",
+    "amp_fp8",
+    "bf16",
+    "fp16",
+    "int8",
+    "fp8",
+)
 
 
-# The LLM dispatch (commands/fit_llm.py) appends "generate"; parsing stays tolerant of it.
-MODE_CHOICES = ["train", "inference"]
-OPTIMIZER_CHOICES = ("sgd", "momentum", "rmsprop", "adam", "adamw")
+# One --mode/--optimizer for both estimators: "generate", adamw_8bit and sgd_momentum are for
+# transformers (commands/fit_llm.py), momentum/rmsprop/adam for layer models; each path
+# refuses the other's values with a line saying so.
+MODE_CHOICES = ("train", "inference", "generate")
+OPTIMIZER_CHOICES = ("sgd", "momentum", "rmsprop", "adam", "adamw", "adamw_8bit", "sgd_momentum")
+LAYER_OPTIMIZERS = ("sgd", "momentum", "rmsprop", "adam", "adamw")
 DEVICE_CHOICES = ("cuda", "cpu")
 
 
@@ -46,6 +61,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     where.add_argument(
         "--all-cards", action="store_true", help="rank every catalog card for each model"
     )
+    where.add_argument(
+        "--prometheus", metavar="URL", help="rank the cluster's GPUs (free memory from Prometheus)"
+    )
+    p.add_argument("--match", metavar="SELECTOR", help="with --prometheus: only these series")
     p.add_argument("--batch-size", type=int, metavar="N", help="override each model's batch_size")
     p.add_argument("--precision", choices=PRECISION_CHOICES, help="only this precision")
     p.add_argument("--optimizer", choices=OPTIMIZER_CHOICES, help="override each model's optimizer")
@@ -71,6 +90,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--layers", action="store_true", help="also print the per-layer table")
     p.add_argument("--json", action="store_true", help="print JSON (schema in docs/fit.md)")
+    fit_llm.add_arguments(p)  # transformers / LLMs (docs/fit-llm.md)
 
 
 def _input_shapes(given: list[str] | None) -> dict[str, list[int]]:
@@ -119,6 +139,11 @@ def _overridden(models: tuple[Any, ...], args: argparse.Namespace) -> tuple[Any,
 
     if args.mode is not None and args.mode not in ("train", "inference"):
         raise UserError(f"--mode {args.mode}: applies to language models only")
+    if args.optimizer is not None and args.optimizer not in LAYER_OPTIMIZERS:
+        raise UserError(
+            f"--optimizer {args.optimizer}: applies to transformer models; layer models take "
+            + ", ".join(LAYER_OPTIMIZERS)
+        )
     changes = {k: getattr(args, k) for k in ("optimizer", "mode") if getattr(args, k)}
     return tuple(replace(m, **changes) for m in models) if changes else models
 
@@ -131,6 +156,9 @@ def run(args: argparse.Namespace) -> int:
     from gputui.fit.paths import resolve_models_path
     from gputui.fit.report import SCHEMA_VERSION
 
+    if fit_llm.handles(args):  # HF config/folder, --hf, GGUF: the transformer estimator
+        return fit_llm.run(args)
+    fit_llm.refuse_llm_only_flags(args)
     if args.batch_size is not None and not 1 <= args.batch_size <= 1 << 24:
         raise UserError(f"--batch-size: must be a positive integer, got {args.batch_size}")
     path, origin = resolve_models_path(args.models)
@@ -158,6 +186,11 @@ def run(args: argparse.Namespace) -> int:
         "models_file_origin": origin,
         "backend": args.device,
     }
+    # the cluster: telemetry/prometheus_fit.py
+    if getattr(args, "prometheus", None) or getattr(args, "match", None):
+        from gputui.telemetry.prometheus_fit import run_fit
+
+        return run_fit(args, models, header)
     if args.all_cards:
         return _all_cards(args, models, header, path, origin)
     targets = _targets(args)

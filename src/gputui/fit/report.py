@@ -14,9 +14,12 @@ from gputui.fit.estimate import (
     ModelCheck,
     PrecisionEstimate,
     Ranked,
+    Speed,
     Target,
     pow2_floor,
 )
+from gputui.fit.roofline import EFFICIENCY as ROOFLINE_EFFICIENCY
+from gputui.fit.roofline import LayerTime, Profile
 from gputui.fit.stats import LayerStats
 
 SCHEMA_VERSION = 1
@@ -155,7 +158,37 @@ def estimate_dict(e: PrecisionEstimate) -> dict[str, Any]:
         "step_time_s": e.speed.step_time_s if e.speed else None,
         "samples_per_s": e.speed.samples_per_s if e.speed else None,
         "peak_tflops_used": e.speed.peak_tflops if e.speed else None,
+        **speed_bounds_dict(e.speed),
     }
+
+
+def speed_bounds_dict(s: Speed | None) -> dict[str, Any]:
+    """Where the estimated step time goes (fit.roofline): per model and per layer."""
+    prof = s.profile if s is not None else None
+    if prof is None:
+        return {"bound": None, "time_share_by_bound": None, "layer_bounds": None}
+    return {
+        "bound": prof.bound,
+        "time_share_by_bound": prof.shares,
+        "layer_bounds": [
+            {
+                "network": lt.network,
+                "index": lt.layer,
+                "layer": lt.label,
+                "bound": lt.bound,
+                "seconds": lt.seconds,
+            }
+            for lt in prof.layers
+        ],
+    }
+
+
+def bound_text(s: Speed | None) -> str:
+    """'memory 68%': the bound taking most of the step, and its share."""
+    if s is None or s.profile is None:
+        return "-"
+    prof = s.profile
+    return f"{prof.bound} {prof.shares[prof.bound]:.0%}"
 
 
 def model_summary(model: ModelSpec) -> dict[str, Any]:
@@ -203,6 +236,7 @@ def ranking_dict(model: ModelSpec, ranked: list[Ranked]) -> dict[str, Any]:
     return {
         "model": model.name,
         "efficiency_assumed": EFFICIENCY,
+        "roofline_efficiency": dict(ROOFLINE_EFFICIENCY),
         "cards": [
             {
                 "rank": i + 1,
@@ -214,6 +248,16 @@ def ranking_dict(model: ModelSpec, ranked: list[Ranked]) -> dict[str, Any]:
                 "fits": r.estimate.fits,
                 "max_batch_size": r.estimate.max_batch_size,
                 "samples_per_s": r.samples_per_s,
+                "bound": r.estimate.speed.profile.bound
+                if r.estimate.speed and r.estimate.speed.profile
+                else None,
+                "time_share_by_bound": r.estimate.speed.profile.shares
+                if r.estimate.speed and r.estimate.speed.profile
+                else None,
+                "speed_basis": r.estimate.speed.basis if r.estimate.speed else None,
+                "speed_figure_derived": r.estimate.speed.derived if r.estimate.speed else None,
+                "speed_unknown_reason": r.unknown_reason,
+                "samples_per_s_floor": r.lower_bound.samples_per_s if r.lower_bound else None,
                 "launch_price_usd": r.card.launch_price_usd,
                 "samples_per_s_per_1000_usd": (
                     r.samples_per_s_per_dollar * 1000 if r.samples_per_s_per_dollar else None
@@ -273,11 +317,18 @@ def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
         f"{gib(b.optimizer_state)} | activations {gib(b.activations)} | workspace "
         f"{gib(b.workspace)} | CUDA context {gib(b.cuda_context)} | allocator {gib(b.allocator)}"
     )
-    if e.speed:
+    if e.speed and e.speed.profile:
+        shares = e.speed.profile.shares
+        lines.append(
+            f"    step time ~{e.speed.step_time_s * 1000:.2f} ms (rough roofline estimate: "
+            + " | ".join(f"{b}-bound {shares[b]:.0%}" for b in shares)
+            + f" of the time; {e.speed.profile.ceilings.basis})"
+        )
+    elif e.speed:
         lines.append(
             f"    step time ~{e.speed.step_time_s * 1000:.2f} ms (rough estimate: FLOPs at "
             f"{EFFICIENCY:.0%} of the card's {e.speed.peak_tflops:g} TFLOPS {e.precision} peak "
-            "plus launch overhead)"
+            "plus launch overhead; no bandwidth figure for a roofline)"
         )
     rows = peak_tensor_rows(c, top=8)
     if rows:
@@ -287,7 +338,7 @@ def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
     for warning in m.warnings:
         lines.append(f"  warning: {warning}")
     if show_layers:
-        lines.extend(render_layers(m))
+        lines.extend(render_layers(m, e.speed.profile if e.speed else None))
     return lines
 
 
@@ -296,8 +347,10 @@ def _not_offered(c: ModelCheck) -> str:
     return ", ".join(names) if names else "none"
 
 
-def render_layers(m: ModelSpec) -> list[str]:
+def render_layers(m: ModelSpec, prof: Profile | None = None) -> list[str]:
+    """The layer table; with a roofline profile, each layer's bound and share of the step."""
     lines = []
+    bounds = {(lt.network, lt.layer): lt for lt in prof.layers} if prof is not None else {}
     for label, net in (
         (("", m.network),)
         if m.network is not None
@@ -308,8 +361,11 @@ def render_layers(m: ModelSpec) -> list[str]:
         first = "name" if graph else "layer"
         lines.append(
             f"    {label}{'#':>3} {first:<22} {'output shape':<18} {'params':>12} "
-            f"{'FLOPs':>12} {'kept/sample':>12}" + ("  type <- inputs" if graph else "")
+            f"{'FLOPs':>12} {'kept/sample':>12}"
+            + (f" {'bound (time)':>16}" if prof is not None else "")
+            + ("  type <- inputs" if graph else "")
         )
+        net_key = label.strip()
         for node, d in zip(net.nodes, network_layers(net), strict=True):
             layer = node.stats
             shown_name = node.name if graph else layer.type
@@ -317,25 +373,72 @@ def render_layers(m: ModelSpec) -> list[str]:
             lines.append(
                 f"    {' ' * len(label)}{layer.index:>3} {shown_name:<22} "
                 f"{str(tuple(layer.output_shape)):<18} {layer.params:>12,} "
-                f"{flops_text(layer.flops):>12} {gib(d['saved_bytes_per_sample_fp32']):>12}" + tail
+                f"{flops_text(layer.flops):>12} {gib(d['saved_bytes_per_sample_fp32']):>12}"
+                + (_layer_bound_cell(bounds, net_key, layer.index, prof) if prof else "")
+                + tail
             )
     return lines
 
 
-def render_ranking(model: ModelSpec, ranked: list[Ranked], batch: int) -> list[str]:
+def _layer_bound_cell(
+    bounds: dict[tuple[str, int], LayerTime], net: str, index: int, prof: Profile
+) -> str:
+    lt = bounds.get((net, index))
+    if lt is None:
+        return f" {'-':>16}"
+    share = lt.seconds / prof.step_time_s if prof.step_time_s > 0 else 0.0
+    return f" {f'{lt.bound} {share:.1%}':>16}"
+
+
+def _speed_cell(r: Ranked) -> str:
+    if r.samples_per_s is None:
+        return "unknown"
+    mark = "~" if r.estimate.speed is not None and r.estimate.speed.derived else ""
+    return f"{mark}{r.samples_per_s:,.0f}"
+
+
+def render_ranking(
+    model: ModelSpec, ranked: list[Ranked], batch: int, top_value: int = 10
+) -> list[str]:
     lines = [
         f"{model.name} on every catalog card (recommended precision per card, batch {batch}; "
-        f"speed is a rough estimate at {EFFICIENCY:.0%} of peak):",
+        "speed is a rough roofline estimate; bound: what most of the step waits on):",
         f"  {'#':>2} {'card':<34} {'precision':<9} {'memory':>10} {'peak':>10} {'verdict':<12} "
-        f"{'max batch':>10} {'samples/s':>11} {'per $1000':>10}",
+        f"{'max batch':>10} {'samples/s':>11} {'bound':>12} {'per $1k launch':>14}",
     ]
     for i, r in enumerate(ranked):
-        sps = f"{r.samples_per_s:,.0f}" if r.samples_per_s is not None else "-"
         per = r.samples_per_s_per_dollar
         lines.append(
             f"  {i + 1:>2} {r.card.name:<34} {r.precision:<9} {gib(r.card.memory_bytes):>10} "
             f"{gib(r.estimate.peak_bytes):>10} {r.estimate.verdict:<12} "
-            f"{r.estimate.max_batch_size:>10,} {sps:>11} "
-            f"{(f'{per * 1000:,.1f}' if per is not None else '-'):>10}"
+            f"{r.estimate.max_batch_size:>10,} {_speed_cell(r):>11} "
+            f"{bound_text(r.estimate.speed):>12} "
+            f"{(f'{per * 1000:,.1f}' if per is not None else '-'):>14}"
         )
+    if any(r.estimate.speed is not None and r.estimate.speed.derived for r in ranked):
+        lines.append(
+            "  ~ the card's figure for that precision is derived from an architecture rule "
+            "(see `gputui catalog show CARD`)"
+        )
+    for r in ranked:
+        if r.unknown_reason is not None:
+            placed = "placed by its fp32 rate as a floor" if r.lower_bound else "placed last"
+            lines.append(f"  unknown: {r.card.name}: {r.unknown_reason} ({placed})")
+    for r in ranked:
+        s = r.estimate.speed
+        if s is not None and s.basis.startswith("fp32 rate"):
+            lines.append(f"  note: {r.card.name} runs {r.precision} at its {s.basis}")
+    priced = [r for r in ranked if r.samples_per_s_per_dollar is not None and r.estimate.fits]
+    priced.sort(key=lambda r: -(r.samples_per_s_per_dollar or 0.0))
+    if priced:
+        lines.append(
+            f"  per launch dollar (USD launch price where NVIDIA published one; "
+            f"{len(ranked) - len(priced)} cards without one, or not fitting, left out):"
+        )
+        for i, r in enumerate(priced[:top_value]):
+            per = (r.samples_per_s_per_dollar or 0.0) * 1000
+            lines.append(
+                f"    {i + 1:>2} {r.card.name:<34} {per:>8,.1f} samples/s per $1k "
+                f"(launch price ${r.card.launch_price_usd:,.0f})"
+            )
     return lines
