@@ -75,6 +75,11 @@ class LayerStats:
     # elements (not per sample) alive while the layer runs, forward and backward (LoRA's
     # low-rank product and its gradient)
     fixed_transient: int = 0
+    # A layer made of several autograd ops whose backward frees its saved tensors
+    # step by step (attention): per step, (elements of its own saved tensors still
+    # alive, elements of gradients alive besides the output's, whether the inputs'
+    # new gradients exist then). The worst step is the layer's backward moment.
+    backward_steps: tuple[tuple[int, int, bool], ...] = ()
     notes: tuple[str, ...] = field(default=())
 
     @property
