@@ -30,23 +30,26 @@ ROOT = Path(__file__).resolve().parent.parent
 @contextlib.contextmanager
 def baseline() -> Iterator[None]:
     """Every phase of every walk scanned, nothing reused between cards or precisions."""
-    envelope, cached = estimate.envelope, estimate.cached_phases
+    envelope, cached, hulls = estimate.envelope, estimate.cached_phases, estimate.cached_envelope
 
     def fresh(model: ModelSpec, p: estimate.Precision, backend: estimate.Backend) -> list:  # type: ignore[type-arg]
         return estimate.model_phases(model, p, backend)
 
     estimate.envelope = lambda phases: phases  # type: ignore[assignment]
     estimate.cached_phases = fresh  # type: ignore[assignment]
+    estimate.cached_envelope = fresh  # type: ignore[assignment]
     try:
         yield
     finally:
         estimate.envelope, estimate.cached_phases = envelope, cached
+        estimate.cached_envelope = hulls
 
 
 def timed(fn: Callable[[], object], repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
         estimate._CACHE.clear()
+        estimate._ENVELOPES.clear()
         t0 = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - t0)
