@@ -152,7 +152,7 @@ def memory_model(
     model: ModelSpec, precision: str, cc: str | None = None, backend: Backend = "cuda"
 ) -> MemoryModel:
     p = policy(precision)
-    phases = envelope(cached_phases(model, p, backend))
+    phases = cached_envelope(model, p, backend)
     if backend == "cuda":
         lib = Parts(workspace=library_workspace_bytes(cc))
         phases = [Phase(ph.name, ph.fixed + lib, ph.per_sample) for ph in phases]
@@ -182,6 +182,21 @@ def cached_phases(model: ModelSpec, p: Precision, backend: Backend) -> list[Phas
         _CACHE.clear()
     _CACHE[key] = (model, phases)
     return phases
+
+
+_ENVELOPES: dict[int, tuple[list[Phase], list[Phase]]] = {}
+
+
+def cached_envelope(model: ModelSpec, p: Precision, backend: Backend) -> list[Phase]:
+    phases = cached_phases(model, p, backend)
+    hit = _ENVELOPES.get(id(phases))
+    if hit is not None and hit[0] is phases:
+        return hit[1]
+    if len(_ENVELOPES) >= _CACHE_SIZE:
+        _ENVELOPES.clear()
+    hull = envelope(phases)
+    _ENVELOPES[id(phases)] = (phases, hull)
+    return hull
 
 
 def envelope(phases: list[Phase]) -> list[Phase]:
