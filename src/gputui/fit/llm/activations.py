@@ -115,7 +115,11 @@ def layer_acts(
     roles = {lin.role for lin in linears}
     q, kv, vd = cfg.q_dim / tp, (cfg.kv_dim if cfg.mla is None else cfg.q_dim) / tp, cfg.v_dim / tp
     heads = cfg.num_heads / tp
-    eager = wl.attention == "eager"
+    # PyTorch's CPU sdpa has no fused kernel with dropout: training falls back to the math
+    # path, which materializes the probabilities like eager attention
+    eager = wl.attention == "eager" or (
+        wl.backend == "cpu" and wl.training and cfg.attention_dropout > 0
+    )
     repeat = eager and cfg.mla is None and cfg.num_kv_heads < cfg.num_heads
     dropout_attn = wl.training and cfg.attention_dropout > 0
     dropout_hidden = wl.training and cfg.hidden_dropout > 0
