@@ -419,6 +419,41 @@ def kv_checks() -> list[str]:
     return lines
 
 
+# Published GPU figures: transformers PR #28802 (SDPA for BERT), training benchmark gist
+# (gist.github.com/hackyon/2bfcfb59666fab23655f6e62bc0752ba, PyTorch 2.2): bert-base-uncased,
+# forward + backward of logits.sum() without an optimizer; (batch, seq): (eager MB, sdpa MB).
+PUBLISHED_BERT_TRAIN = {
+    (4, 256): (939.213, 782.791),
+    (4, 512): (1970.447, 1263.469),
+    (8, 256): (1594.295, 1263.993),
+    (8, 512): (3629.401, 2209.760),
+}
+
+
+def published_checks() -> list[str]:
+    """Eager minus sdpa peak, estimated vs published: what the attention kernels keep differently.
+
+    The gist does not state its dtype or head, so absolute peaks are not comparable; the
+    difference between its two columns is the probabilities eager attention keeps, which
+    the estimate models (fp16: softmax output, dropout output and mask per head and pair).
+    """
+    raw = json.loads((ROOT / "examples/llm/bert-base-uncased.json").read_text())
+    m = from_config(from_hf_dict(raw), "bert-base-uncased", "published")
+    lines = []
+    for (batch, seq), (eager, sdpa) in PUBLISHED_BERT_TRAIN.items():
+        wl = Workload(
+            mode="train", batch_size=batch, seq_len=seq, precision="fp16", optimizer="sgd"
+        )
+        e = memory(m, replace(wl, attention="eager")).peak(batch, seq)
+        s = memory(m, wl).peak(batch, seq)
+        est, pub = (e - s) / 1e6, eager - sdpa
+        lines.append(
+            f"bert-base-uncased train b{batch} s{seq}: eager - sdpa estimated {est:,.0f} MB, "
+            f"published {pub:,.0f} MB ({(est - pub) / pub * 100:+.1f} %)"
+        )
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -457,7 +492,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
             flush=True,
         )
-    for line in kv_checks():
+    for line in kv_checks() + published_checks():
         print(line, file=sys.stderr)
     print(f"worst error {worst_abs:.1f} %, most under {worst_under:+.1f} %", file=sys.stderr)
     if args.markdown:
@@ -470,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {name} | {mode} | {impl} | {batch} | {seq} | {est / 2**20:.2f} | {measured / 2**20:.2f} | {err:+.1f} % | {phase} |"
             )
         print()
-        for line in kv_checks():
+        for line in kv_checks() + published_checks():
             print(f"- {line}")
     return 0
 
