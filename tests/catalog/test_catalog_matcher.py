@@ -127,7 +127,7 @@ def test_h100_pcie_is_not_sxm(catalog: Catalog) -> None:
 
 
 def test_unknown_card_with_known_cc_gives_the_architecture(catalog: Catalog) -> None:
-    result = catalog.match("NVIDIA GeForce RTX 3060", 12288, "8.6")
+    result = catalog.match("NVIDIA GeForce RTX 3050", 8192, "8.6")
     assert result.status == "architecture"
     assert result.card is None
     assert result.architecture is not None and result.architecture.key == "ampere"
@@ -135,7 +135,7 @@ def test_unknown_card_with_known_cc_gives_the_architecture(catalog: Catalog) -> 
 
 
 def test_unknown_without_cc_is_unknown(catalog: Catalog) -> None:
-    result = catalog.match("NVIDIA GeForce RTX 3060", 12288)
+    result = catalog.match("NVIDIA GeForce RTX 3050", 8192)
     assert result.status == "unknown"
     assert result.card is None and result.architecture is None
 

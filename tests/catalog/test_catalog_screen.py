@@ -20,8 +20,8 @@ A100_80 = DeviceInfo(
 )
 UNKNOWN_AMPERE = DeviceInfo(
     index=1,
-    name="NVIDIA GeForce RTX 3060",
-    memory_total=12288 * 1024 * 1024,
+    name="NVIDIA GeForce RTX 3050",
+    memory_total=8192 * 1024 * 1024,
     compute_capability="8.6",
 )
 

@@ -54,7 +54,8 @@ def test_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
         assert e["peak_bytes"] == sum(e["breakdown"].values())
         assert isinstance(e["fits"], bool) and e["max_batch_size"] >= 0
     precisions = {e["precision"] for e in vgg["estimates"]}
-    assert precisions == {"fp32", "tf32", "amp_fp16", "amp_bf16", "bf16", "fp16"}
+    # amp_fp8 (Transformer Engine training) is listed everywhere, offered on Ada and later
+    assert precisions == {"fp32", "tf32", "amp_fp16", "amp_bf16", "amp_fp8", "bf16", "fp16"}
 
 
 def test_does_not_fit_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
@@ -73,7 +74,9 @@ def test_all_cards_ranks_fitting_cards_first(capsys: pytest.CaptureFixture[str])
     assert len(cards) > 10
     fits = [c["fits"] for c in cards]
     assert fits == sorted(fits, reverse=True)
-    speeds = [c["samples_per_s"] or 0 for c in cards if c["fits"]]
+    # Cards whose rate is unknown are placed by what is known (their FP32 floor), not as 0,
+    # so only the known speeds must come fastest first.
+    speeds = [c["samples_per_s"] for c in cards if c["fits"] and c["samples_per_s"] is not None]
     assert speeds == sorted(speeds, reverse=True)
 
 

@@ -43,12 +43,12 @@ HOPPER = arch("hopper", ["fp16", "bf16", "tf32", "int8", "fp8"])
         ),
         (
             HOPPER,
-            ("fp32", "tf32", "amp_fp16", "amp_bf16", "bf16", "fp16"),
+            ("fp32", "tf32", "amp_fp16", "amp_bf16", "amp_fp8", "bf16", "fp16"),
             ("fp32", "tf32", "amp_fp16", "amp_bf16", "bf16", "fp16", "int8", "fp8"),
         ),
         (
             ADA,
-            ("fp32", "tf32", "amp_fp16", "amp_bf16", "bf16", "fp16"),
+            ("fp32", "tf32", "amp_fp16", "amp_bf16", "amp_fp8", "bf16", "fp16"),
             ("fp32", "tf32", "amp_fp16", "amp_bf16", "bf16", "fp16", "int8", "fp8"),
         ),
     ],

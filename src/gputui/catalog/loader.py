@@ -95,6 +95,10 @@ def _validation_message(exc: ValidationError) -> tuple[str, str]:
     loc = [str(part) for part in error["loc"]]
     field = loc[0] if loc else "?"
     detail = error["msg"]
+    if not loc:  # a whole-card check (Card._derived_is_explained) names its field first
+        found = re.match(r"(?:Value error, )?([a-z0-9_]+): (.*)", detail)
+        if found:
+            field, detail = found.group(1), found.group(2)
     if len(loc) > 1:
         detail = f"item {'.'.join(loc[1:])}: {detail}"
     return field, detail

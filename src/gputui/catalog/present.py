@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Annotated, Any, get_args, get_origin
 
 from gputui.catalog.models import Card
 from gputui.errors import UserError
@@ -27,7 +27,12 @@ COMPARE_FIELDS: tuple[tuple[str, str], ...] = (
 
 
 def _is_numeric(annotation: Any) -> bool:
-    return any(arg in (int, float) for arg in (get_args(annotation) or (annotation,)))
+    """int or float, also inside Optional[...] and Annotated[..., Field(...)] (range checks)."""
+    if annotation in (int, float):
+        return True
+    if get_origin(annotation) is Annotated:
+        return _is_numeric(get_args(annotation)[0])
+    return any(_is_numeric(arg) for arg in get_args(annotation) if arg is not type(None))
 
 
 NUMERIC_FIELDS: frozenset[str] = frozenset(

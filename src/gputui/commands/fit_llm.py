@@ -22,12 +22,11 @@ LLM_KINDS = ("hf-config", "hf-folder", "gguf")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The transformer-only flags; --mode, --optimizer and --device are `gputui fit`'s own
+    (commands/fit.py), shared with layer models and checked here against MODES/OPTIMIZERS."""
     g = p.add_argument_group("transformers and LLMs (HF config.json / model folder / GGUF)")
     g.add_argument(
         "--hf", metavar="ORG/NAME", help="a model from the local Hugging Face cache (offline)"
-    )
-    g.add_argument(
-        "--mode", choices=MODES, help="default: generate (decoders), inference (encoders)"
     )
     g.add_argument(
         "--method",
@@ -84,9 +83,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="comma-separated modules (default q,k,v,o; PEFT names work; all-linear)",
     )
     g.add_argument(
-        "--optimizer", choices=OPTIMIZERS, help="train: default adamw (QLoRA: adamw_8bit)"
-    )
-    g.add_argument(
         "--grad-checkpointing",
         action="store_true",
         help="train: recompute each layer in the backward",
@@ -118,43 +114,39 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="pipeline-parallel size (default: all GPUs with --parallel pp)",
     )
-    g.add_argument(
-        "--device",
-        choices=("cuda", "cpu"),
-        help="cpu: tensor bytes only, no CUDA context (as the accuracy benchmark measures)",
-    )
 
 
 def detect(path: Path) -> str | None:
     """What a `fit` input is, by content: hf-config, hf-folder, gguf, or None (anything else)."""
-    import importlib
+    from gputui.errors import UserError
+    from gputui.fit.importers import detect_kind
 
-    try:  # the shared detector (Keras JSON, TOML, ...) when present
-        detect_kind = importlib.import_module("gputui.fit.importers.detect").detect_kind
-    except (ImportError, AttributeError):
-        detect_kind = None
-    if detect_kind is not None:
-        try:
-            kind = detect_kind(path)
-        except Exception:  # noqa: BLE001 - the other loader reports its own errors
-            kind = None
-        return str(kind) if kind in LLM_KINDS else None
-    if path.is_dir():
-        return "hf-folder" if (path / "config.json").is_file() else None
-    from gputui.fit.importers.gguf import is_gguf
+    try:
+        kind = detect_kind(path)
+    except UserError:  # unreadable: the models loader reports it in its own words
+        return None
+    return kind if kind in LLM_KINDS else None
 
-    if is_gguf(path):
-        return "gguf"
-    if path.suffix.lower() == ".json":
-        try:
-            import json
 
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if isinstance(raw, dict) and "model_type" in raw and "class_name" not in raw:
-            return "hf-config"
-    return None
+# Flags that mean nothing for a layer model (a models TOML or a Keras file): given there, they
+# are refused rather than silently ignored.
+LLM_ONLY_FLAGS = (
+    "method", "seq_len", "new_tokens", "weights", "kv_dtype", "paged", "mla_cache",
+    "prefill_chunk", "lora_rank", "lora_alpha", "lora_targets", "grad_checkpointing",
+    "grad_accum", "attention", "gpus", "parallel", "tp", "pp",
+)
+
+
+def refuse_llm_only_flags(args: argparse.Namespace) -> None:
+    from gputui.errors import UserError
+
+    given = [f for f in LLM_ONLY_FLAGS if getattr(args, f, None) not in (None, False)]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise UserError(
+            f"{flag}: applies to transformer models (a Hugging Face config.json or model "
+            "folder, a GGUF file, or --hf ORG/NAME), not to a models TOML or Keras file"
+        )
 
 
 def handles(args: argparse.Namespace) -> bool:
@@ -296,6 +288,10 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
     if args.lora_alpha is not None and not args.lora_alpha > 0:
         raise UserError(f"--lora-alpha: must be positive, got {args.lora_alpha}")
     rank = args.lora_rank or 16
+    if args.optimizer is not None and args.optimizer not in OPTIMIZERS:
+        raise UserError(
+            f"--optimizer {args.optimizer}: transformer training takes " + ", ".join(OPTIMIZERS)
+        )
     optimizer = args.optimizer or ("adamw_8bit" if method == "qlora" else "adamw")
     gpus = args.gpus or 1
     parallel = args.parallel or ("none" if gpus == 1 else ("ddp" if mode == "train" else "tp"))

@@ -14,14 +14,17 @@ from typing import Literal
 
 from gputui.catalog.models import Architecture, Card
 from gputui.fit.config import ModelSpec
-from gputui.fit.memory import Backend, Parts, Phase, model_phases
+from gputui.fit.memory import Backend, LiveTensor, Parts, Phase, live_at_peak, model_phases
 from gputui.fit.precision import (
     PRECISIONS,
+    Precision,
     PrecisionOption,
     policy,
     precision_options,
     recommend,
 )
+from gputui.fit.roofline import Profile
+from gputui.fit.roofline import profile as roofline_profile
 
 Verdict = Literal["fits", "tight", "does not fit"]
 TIGHT_MARGIN = 0.10  # within 10 % of the limit is "tight"
@@ -149,12 +152,68 @@ def memory_model(
     model: ModelSpec, precision: str, cc: str | None = None, backend: Backend = "cuda"
 ) -> MemoryModel:
     p = policy(precision)
-    phases = model_phases(model, p, backend)
+    phases = envelope(cached_phases(model, p, backend))
     if backend == "cuda":
         lib = Parts(workspace=library_workspace_bytes(cc))
         phases = [Phase(ph.name, ph.fixed + lib, ph.per_sample) for ph in phases]
         return MemoryModel(tuple(phases), cuda_context_bytes(cc), ALLOCATOR_SLACK)
     return MemoryModel(tuple(phases), 0, 0.0)
+
+
+# The walk depends on a precision only through its byte sizes (fp32 and tf32 walk
+# alike, so do amp_fp16/amp_bf16 and bf16/fp16), and ranking every catalog card
+# checks one model again and again: walks are cached per model and byte sizes.
+_CACHE: dict[tuple[int, tuple[int, ...], str, str], tuple[ModelSpec, list[Phase]]] = {}
+_CACHE_SIZE = 64
+
+
+def cached_phases(model: ModelSpec, p: Precision, backend: Backend) -> list[Phase]:
+    key = (
+        id(model),
+        (p.weight_bytes, p.grad_bytes, p.state_bytes, p.low_copy_bytes, p.act_bytes, p.training),
+        backend,
+        model.mode,
+    )
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    phases = model_phases(model, p, backend)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
+    _CACHE[key] = (model, phases)
+    return phases
+
+
+def envelope(phases: list[Phase]) -> list[Phase]:
+    """The phases that are the largest at some batch >= 1 (the rest can never be the peak).
+
+    Every phase is a line `fixed + per_sample * b`; their upper envelope over b >= 1 is
+    a handful of lines, so the peak and the largest batch are found on those alone.
+    Among equal lines the first is kept, as a scan of all phases would report it.
+    """
+    lines: dict[tuple[int, int], Phase] = {}
+    for ph in phases:
+        lines.setdefault((ph.per_sample.total, ph.fixed.total), ph)
+    # by slope, then intercept; at b = 1 the highest line starts the envelope
+    ordered = sorted(lines.items(), key=lambda kv: (kv[0][0], kv[0][1]))
+    hull: list[tuple[tuple[int, int], Phase]] = []
+    for (slope, icpt), ph in ordered:
+        while hull:
+            (s0, i0), _ = hull[-1]
+            if s0 == slope or s0 + i0 <= slope + icpt:
+                hull.pop()  # never above the new line at any b >= 1
+                continue
+            if len(hull) >= 2:
+                (s1, i1), _ = hull[-2]
+                # hull[-1] is needed only if it beats both neighbours somewhere
+                # x where hull[-2] meets the new line vs where hull[-2] meets hull[-1]
+                if (icpt - i1) * (s0 - s1) >= (i0 - i1) * (slope - s1):
+                    hull.pop()
+                    continue
+            break
+        hull.append(((slope, icpt), ph))
+    kept = {id(ph) for _, ph in hull}
+    return [ph for ph in phases if id(ph) in kept]
 
 
 def verdict(peak: int, limit: int) -> Verdict:
@@ -186,21 +245,48 @@ class Speed:
     peak_tflops: float  # datasheet figure used
     step_time_s: float
     samples_per_s: float
+    basis: str = "fp32"  # which figure: "bf16 tensor", "fp32 rate (no tf32 tensor cores ...)"
+    derived: bool = False  # that figure is derived in the catalog by an architecture rule
+    # the roofline behind the figure (fit.roofline): per-op bounds, shares, per-layer
+    # bounds; None when the card lacks a bandwidth figure and FLOPs alone were used
+    profile: Profile | None = None
 
 
-def speed(model: ModelSpec, card: Card, precision: str, batch: int, mode: str) -> Speed | None:
-    """Rough: FLOPs / (datasheet peak x EFFICIENCY) + launch overhead. None without a figure."""
-    p = policy(precision)
-    tflops = card.tensor_tflops(p.tensor_key) if p.tensor_key else None
-    if tflops is None:
-        tflops = card.fp32_tflops
-    if not tflops:
+def speed(
+    model: ModelSpec,
+    card: Card,
+    precision: str,
+    batch: int,
+    mode: str,
+    architecture: Architecture | None = None,
+) -> Speed | None:
+    """Rough: the roofline step time (fit.roofline). None without a figure.
+
+    The peak is the figure the precision really runs at on this card (see
+    fit.throughput.rate): an unknown tensor figure gives None, never a slower
+    precision's rate passed off as this one's. A card without a bandwidth figure
+    falls back to FLOPs / (peak x EFFICIENCY) + launch overhead.
+    """
+    from gputui.fit.throughput import rate
+
+    found = rate(card, architecture, precision)
+    if found.tflops is None:
         return None
+    prof = roofline_profile(model, card, architecture, precision, batch, mode)
+    if prof is None:
+        return _speed_at(model, found.tflops, batch, mode, found.basis, found.derived)
+    derived = found.derived or prof.ceilings.derived
+    return Speed(found.tflops, prof.step_time_s, prof.samples_per_s, found.basis, derived, prof)
+
+
+def _speed_at(
+    model: ModelSpec, tflops: float, batch: int, mode: str, basis: str, derived: bool
+) -> Speed:
     flops = step_flops(model, mode) * batch
     layers = sum(len(n.layers) for n in model.networks)
     passes = 3 if mode == "train" else 1
     seconds = flops / (tflops * 1e12 * EFFICIENCY) + layers * passes * LAUNCH_OVERHEAD_S
-    return Speed(tflops, seconds, batch / seconds if seconds > 0 else math.inf)
+    return Speed(tflops, seconds, batch / seconds if seconds > 0 else math.inf, basis, derived)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +336,9 @@ class ModelCheck:
     recommended: str
     recommended_reason: str
     estimates: tuple[PrecisionEstimate, ...] = field(default=())
+    backend: Backend = "cuda"
+    # the activation tensors alive at the recommended precision's peak, by layer
+    peak_tensors: tuple[LiveTensor, ...] = field(default=())
 
     def estimate_for(self, precision: str) -> PrecisionEstimate | None:
         return next((e for e in self.estimates if e.precision == precision), None)
@@ -268,14 +357,17 @@ def check(
     batch_size: int | None = None,
     precision: str | None = None,
     backend: Backend = "cuda",
+    with_peak_tensors: bool = False,
 ) -> ModelCheck:
     """Every precision that applies (or just `precision`) for `model` on `target`."""
     mode = model.mode
     batch = batch_size or model.batch_size
     arch = target.architecture
     cc = target.compute_capability or (target.card.compute_capability if target.card else None)
-    options: dict[str, PrecisionOption] = {o.name: o for o in precision_options(arch, mode)}
-    rec_name, why = recommend(arch, mode)
+    options: dict[str, PrecisionOption] = {
+        o.name: o for o in precision_options(arch, mode, target.card)
+    }
+    rec_name, why = recommend(arch, mode, target.card)
     rec: str = rec_name
     wanted = (
         [precision]
@@ -298,7 +390,7 @@ def check(
             limit_bytes=limit,
             verdict=verdict(breakdown.total, limit),
             max_batch_size=mm.max_batch(limit),
-            speed=speed(model, target.card, name, batch, mode) if target.card else None,
+            speed=speed(model, target.card, name, batch, mode, arch) if target.card else None,
         )
         if target.memory_free is not None:
             free = target.memory_free
@@ -306,7 +398,10 @@ def check(
         estimates.append(est)
     if precision:
         rec, why = precision, options[precision].reason
-    return ModelCheck(model, target, mode, batch, rec, why, tuple(estimates))
+    live: tuple[LiveTensor, ...] = ()
+    if with_peak_tensors:
+        live = tuple(live_at_peak(model, policy(rec), backend, batch, cached_phases)[1])
+    return ModelCheck(model, target, mode, batch, rec, why, tuple(estimates), backend, live)
 
 
 def _with_free(est: PrecisionEstimate, free: int, v: Verdict, max_b: int) -> PrecisionEstimate:
@@ -318,6 +413,8 @@ class Ranked:
     card: Card
     precision: str
     estimate: PrecisionEstimate
+    unknown_reason: str | None = None  # why the speed is unknown (the figure it would need)
+    lower_bound: Speed | None = None  # a known floor used to place an unknown card
 
     @property
     def samples_per_s(self) -> float | None:
@@ -325,6 +422,7 @@ class Ranked:
 
     @property
     def samples_per_s_per_dollar(self) -> float | None:
+        """Per launch dollar: only cards with a published USD launch price (MSRP)."""
         s = self.samples_per_s
         price = self.card.launch_price_usd
         return s / price if s is not None and price else None
@@ -338,16 +436,40 @@ def rank_cards(
     batch_size: int | None = None,
     precision: str | None = None,
 ) -> list[Ranked]:
-    """The model on every card in its recommended precision: fitting cards first, fastest first."""
+    """The model on every card in its recommended precision: fitting cards first, fastest first.
+
+    A card whose figure for that precision is unknown keeps speed None (shown as
+    "unknown") and is placed by what is known of it, its FP32 rate as a floor, rather
+    than as zero; with no floor either it goes after the cards of its verdict.
+    """
+    from gputui.fit.precision import recommend as recommend_for_card
+    from gputui.fit.throughput import rate
+
     out = []
     for card in cards:
         arch = architectures.get(card.architecture)
         target = Target(card.name, card.memory_bytes, arch, card, card.compute_capability)
-        name = precision or recommend(arch, model.mode)[0]
+        name = precision or recommend_for_card(arch, model.mode, card)[0]
         result = check(model, target, batch_size=batch_size, precision=name)
-        out.append(Ranked(card, name, result.estimates[0]))
+        est = result.estimates[0]
+        found = rate(card, arch, name)
+        floor = None
+        if found.tflops is None and found.lower_bound_tflops is not None:
+            floor = speed(model, card, "fp32", est.batch_size, model.mode, arch)
+            if floor is not None:
+                floor = replace(floor, basis="fp32 floor")
+        reason = found.unknown_reason if found.tflops is None else None
+        out.append(Ranked(card, name, est, reason, floor))
 
-    def key(r: Ranked) -> tuple[int, float, int]:
-        return (0 if r.estimate.fits else 1, -(r.samples_per_s or 0.0), -r.estimate.max_batch_size)
+    def key(r: Ranked) -> tuple[int, int, float, int]:
+        known = r.samples_per_s
+        floor = r.lower_bound.samples_per_s if r.lower_bound else None
+        placed = known if known is not None else floor
+        return (
+            0 if r.estimate.fits else 1,
+            0 if placed is not None else 1,
+            -(placed or 0.0),
+            -r.estimate.max_batch_size,
+        )
 
     return sorted(out, key=key)

@@ -98,7 +98,10 @@ class CatalogScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="catalog-main"):
             yield Static(self._installed_text(), id="catalog-installed")
-            yield Input(placeholder="/ filter: name, architecture, cc…    enter on a card: compare it with the installed one", id="catalog-filter")
+            yield Input(
+                placeholder="/ filter: name, architecture, cc…    enter on a card: compare it with the installed one",
+                id="catalog-filter",
+            )
             with Horizontal(id="catalog-body"):
                 yield DataTable(id="catalog-table", cursor_type="row", zebra_stripes=True)
                 yield Static(self._detail_hint(), id="catalog-detail")
