@@ -115,10 +115,13 @@ def layer_acts(
     roles = {lin.role for lin in linears}
     q, kv, vd = cfg.q_dim / tp, (cfg.kv_dim if cfg.mla is None else cfg.q_dim) / tp, cfg.v_dim / tp
     heads = cfg.num_heads / tp
-    # PyTorch's CPU sdpa has no fused kernel with dropout: training falls back to the math
-    # path, which materializes the probabilities like eager attention
+    # PyTorch's CPU sdpa falls back to its math path, which materializes the probabilities
+    # like eager attention, with dropout in training and for strided q/k (views of the
+    # projections: models without RoPE, whose q and k are never copied)
     eager = wl.attention == "eager" or (
-        wl.backend == "cpu" and wl.training and cfg.attention_dropout > 0
+        wl.backend == "cpu"
+        and wl.attention == "sdpa"
+        and ((wl.training and cfg.attention_dropout > 0) or cfg.learned_positions > 0)
     )
     repeat = eager and cfg.mla is None and cfg.num_kv_heads < cfg.num_heads
     dropout_attn = wl.training and cfg.attention_dropout > 0
