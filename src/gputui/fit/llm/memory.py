@@ -401,10 +401,15 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             )
         )
         first = layer_saved_max if stage.layers else Acts()
+        tied = 0.0
+        if wl.method == "full" and stage.embedding and cfg.tie_word_embeddings and not cfg.encoder:
+            # a tied table gets a second gradient from the embedding's backward; autograd
+            # sums the two into a new tensor while both exist
+            tied = 2 * lay.token_embedding / tp * grad_b
         phases.append(
             Phase(
-                "backward, first layer",
-                base + Parts(gradients=grads),
+                "backward, embedding" if tied else "backward, first layer",
+                base + Parts(gradients=grads, workspace=tied),
                 acts=ids + first + (ckpt if wl.grad_checkpointing else Acts()) + prior,
                 work=worst_bwd,
             )
