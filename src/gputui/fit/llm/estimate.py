@@ -16,6 +16,7 @@ from gputui.fit.llm.overheads import (
     ALLOCATOR_SLACK,
     BANDWIDTH_EFFICIENCY,
     EFFICIENCY,
+    LAUNCH_OVERHEAD_S,
     Target,
     cuda_context_bytes,
     library_workspace_bytes,
@@ -177,11 +178,12 @@ def speed(model: TransformerModel, wl: Workload, card: Card, batch: int) -> Spee
     prefill = train = decode = None
     if tflops:
         peak = tflops * 1e12 * EFFICIENCY * gpus
-        prefill = batch * seq / (batch * flops_seq / peak)
+        launch = cfg.num_layers * LAUNCH_OVERHEAD_S  # every layer costs some kernel launches
+        prefill = batch * seq / (batch * flops_seq / peak + launch)
         mult = 4 if wl.grad_checkpointing else 3
         if wl.training and wl.method != "full":
             mult -= 1  # frozen weights need no weight gradients
-        train = batch * seq / (batch * flops_seq * mult / peak)
+        train = batch * seq / (batch * flops_seq * mult / peak + 3 * launch)
     bw = card.memory_bandwidth_gbs
     if bw and cfg.decoder:
         weights = 0.0
@@ -204,7 +206,7 @@ def speed(model: TransformerModel, wl: Workload, card: Card, batch: int) -> Spee
         kv = kv_cache_bytes(cfg, mean_ctx, batch, wl.kv_dtype, mla_cache=wl.mla_cache)
         t_mem = (weights + kv) / (bw * 1e9 * BANDWIDTH_EFFICIENCY * gpus)
         t_compute = 2 * active * batch / (tflops * 1e12 * EFFICIENCY * gpus) if tflops else 0.0
-        decode = batch / max(t_mem, t_compute)
+        decode = batch / (max(t_mem, t_compute) + cfg.num_layers * LAUNCH_OVERHEAD_S)
     return Speed(decode, prefill, train, tflops, bw)
 
 
