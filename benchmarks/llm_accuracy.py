@@ -157,9 +157,16 @@ class LlamaLayer(nn.Module):
     def forward(
         self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, cache: list[Any] | None
     ) -> torch.Tensor:
-        b, s, _ = x.shape
+        # attention in its own method, as transformers' LlamaAttention: q, k, v die with it
+        x = x + self.attention(self.n1(x), cos, sin, cache)
         r = x
-        x = self.n1(x)
+        x = self.n2(x)
+        return r + self.down(F.silu(self.gate(x)) * self.up(x))
+
+    def attention(
+        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, cache: list[Any] | None
+    ) -> torch.Tensor:
+        b, s, _ = x.shape
         q = self.q(x).view(b, s, self.nh, self.hd).transpose(1, 2)
         k = self.k(x).view(b, s, self.kv, self.hd).transpose(1, 2)
         v = self.v(x).view(b, s, self.kv, self.hd).transpose(1, 2)
@@ -172,10 +179,7 @@ class LlamaLayer(nn.Module):
             else:
                 cache.extend([k, v])
         a = attention(q, k, v, self.impl, True, 0.0, self.training, True)
-        x = r + self.o(a.transpose(1, 2).contiguous().view(b, s, -1))
-        r = x
-        x = self.n2(x)
-        return r + self.down(F.silu(self.gate(x)) * self.up(x))
+        return self.o(a.transpose(1, 2).contiguous().view(b, s, -1))
 
 
 class Llama(nn.Module):
@@ -226,8 +230,12 @@ class GPT2Layer(nn.Module):
         self.drop = nn.Dropout(c["resid_pdrop"])
 
     def forward(self, x: torch.Tensor, cache: list[Any] | None) -> torch.Tensor:
+        x = x + self.drop(self.attention(self.ln1(x), cache))
+        return x + self.drop(self.out(gelu_new(self.fc(self.ln2(x)))))
+
+    def attention(self, x: torch.Tensor, cache: list[Any] | None) -> torch.Tensor:
         b, s, h = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(h, dim=2)
+        q, k, v = self.qkv(x).split(h, dim=2)
         q, k, v = (t.view(b, s, self.nh, h // self.nh).transpose(1, 2) for t in (q, k, v))
         if cache is not None:
             if cache:
@@ -236,8 +244,7 @@ class GPT2Layer(nn.Module):
             else:
                 cache.extend([k, v])
         a = attention(q, k, v, self.impl, True, self.p, self.training, False)
-        x = x + self.drop(self.proj(a.transpose(1, 2).contiguous().view(b, s, h)))
-        return x + self.drop(self.out(gelu_new(self.fc(self.ln2(x)))))
+        return self.proj(a.transpose(1, 2).contiguous().view(b, s, h))
 
 
 class GPT2(nn.Module):
@@ -279,13 +286,16 @@ class BertLayer(nn.Module):
         self.drop = nn.Dropout(0.1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.ln1(x + self.drop(self.attention(x)))
+        return self.ln2(x + self.drop(self.out(F.gelu(self.fc(x)))))
+
+    def attention(self, x: torch.Tensor) -> torch.Tensor:
         b, s, h = x.shape
         q, k, v = (
             m(x).view(b, s, self.nh, h // self.nh).transpose(1, 2) for m in (self.q, self.k, self.v)
         )
         a = attention(q, k, v, self.impl, False, 0.1, self.training, False)
-        x = self.ln1(x + self.drop(self.o(a.transpose(1, 2).contiguous().view(b, s, h))))
-        return self.ln2(x + self.drop(self.out(F.gelu(self.fc(x)))))
+        return self.o(a.transpose(1, 2).contiguous().view(b, s, h))
 
 
 class Bert(nn.Module):
