@@ -365,8 +365,9 @@ def rank_cards(
     """The model on every card in its recommended precision: fitting cards first, fastest first.
 
     A card whose figure for that precision is unknown keeps speed None (shown as
-    "unknown") and is placed by what is known of it, its FP32 rate as a floor, rather
-    than as zero; with no floor either it goes after the cards of its verdict.
+    "unknown") and is placed by what is known of it, a rate it is sure to reach (see
+    fit.throughput), rather than as zero; with no floor either it goes after the cards
+    of its verdict.
     """
     from gputui.fit.precision import recommend as recommend_for_card
     from gputui.fit.throughput import rate
@@ -382,7 +383,12 @@ def rank_cards(
         floor = None
         if found.tflops is None and found.lower_bound_tflops is not None:
             floor = _speed_at(
-                model, found.lower_bound_tflops, est.batch_size, model.mode, "fp32 floor", False
+                model,
+                found.lower_bound_tflops,
+                est.batch_size,
+                model.mode,
+                found.lower_bound_basis or "a floor",
+                False,
             )
         reason = found.unknown_reason if found.tflops is None else None
         out.append(Ranked(card, name, est, reason, floor))
