@@ -5,8 +5,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP_RUN  := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
+STAMP_LINT := $(VENV)/.installed-lint
 
-.PHONY: run test lint typecheck nvml-check screenshots bench clean
+.PHONY: run test lint typecheck nvml-check python-matrix screenshots bench fuzz clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,17 +21,21 @@ $(STAMP_TEST): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@ $(STAMP_RUN)
 
+$(STAMP_LINT): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[test,lint]'
+	touch $@ $(STAMP_TEST) $(STAMP_RUN)
+
 run: $(STAMP_RUN)
 	$(BIN)/gputui $(ARGS)
 
 test: $(STAMP_TEST)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
-lint: $(STAMP_TEST)
+lint: $(STAMP_LINT)
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/mypy
 
-typecheck: $(STAMP_TEST)
+typecheck: $(STAMP_LINT)
 	$(BIN)/mypy
 
 # screenshots/*.svg (+ dashboard.png when rsvg-convert is installed) from the simulated GPUs.
@@ -40,6 +45,15 @@ screenshots: $(STAMP_RUN)
 # The NVML source end to end against the simulated NVML library in ../shared/fakenvml (needs gcc).
 nvml-check: $(STAMP_RUN)
 	scripts/nvml-check.sh
+
+# Fresh venvs on Python 3.10-3.13 with the lowest and the newest allowed dependencies.
+python-matrix:
+	scripts/python-matrix.sh
+
+# A long fuzz campaign over scenario, models and catalog files (60 s per family by default);
+# prints cases, tracebacks, hangs and wrong accepts per family. E.g. FUZZ_ARGS="--seconds 600".
+fuzz: $(STAMP_TEST)
+	$(BIN)/python benchmarks/fuzz.py $(FUZZ_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

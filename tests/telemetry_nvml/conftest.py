@@ -100,7 +100,9 @@ class FakeNvml:
     def install(self, mp: pytest.MonkeyPatch) -> None:
         for name in dir(self):
             if name.startswith("nvml") and callable(getattr(self, name)):
-                mp.setattr(pynvml, name, getattr(self, name))
+                # raising=False: older nvidia-ml-py lacks newer entry points (e.g.
+                # nvmlDeviceGetTemperatureV); the fake library still offers them.
+                mp.setattr(pynvml, name, getattr(self, name), raising=False)
         mp.setattr(pynvml, "_nvmlGetFunctionPointer", self._function_pointer)
 
     # -- system --------------------------------------------------------------

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-import getpass
 import os
+import pwd
 import subprocess
 import sys
 import time
@@ -40,7 +40,7 @@ def test_real_child_process_is_enriched(child: subprocess.Popen[bytes]) -> None:
     sampler = HostSampler()
     (first,) = sampler.enrich([GpuProcess(0, child.pid, "compute", gpu_memory=1 << 30)])
     assert first.host_visible
-    assert first.user == getpass.getuser()
+    assert first.user == pwd.getpwuid(os.getuid()).pw_name
     assert first.cmdline is not None and first.cmdline[-1] == "gputui-test-marker"
     assert first.name is not None and first.name.startswith("python")
     assert first.rss is not None and first.rss > 0  # a fresh interpreter may still be loading
@@ -128,7 +128,7 @@ def test_partly_denied_keeps_what_it_could_read(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setattr(host_mod.psutil, "Process", CmdlineDenied)
     (p,) = HostSampler().enrich([GpuProcess(0, os.getpid(), "compute")])
-    assert p.host_visible and p.cmdline is None and p.user == getpass.getuser()
+    assert p.host_visible and p.cmdline is None and p.user == pwd.getpwuid(os.getuid()).pw_name
 
 
 def test_zombie_or_vanished_while_reading(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,15 +6,19 @@ test's own hand-built snapshot), never from the widgets' previous output.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from textual.geometry import Region
 from textual.pilot import Pilot
@@ -23,7 +27,7 @@ from textual.widgets import Input, Static
 from gputui.telemetry.simulated import SimulatedSource
 from gputui.telemetry.snapshot import DeviceSnapshot, GpuProcess, Snapshot
 from gputui.tui.app import GpuTuiApp
-from gputui.tui.kill import KillPolicy
+from gputui.tui.kill import Identity, KillPolicy
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.kill import KillScreen
 from gputui.tui.widgets.gpu_panel import GpuPanel
@@ -399,7 +403,15 @@ def sleeper() -> Any:
 def _me() -> str:
     import pwd
 
-    return pwd.getpwuid(os.geteuid()).pw_name
+    return pwd.getpwuid(os.getuid()).pw_name
+
+
+def _listed(popen: Any, process_factory: Any, **kw: Any) -> tuple[GpuProcess, float]:
+    """A live child as a poll lists it: its real start time implied by running_s."""
+    now = time.time()
+    kw.setdefault("user", _me())
+    kw.setdefault("running_s", now - psutil.Process(popen.pid).create_time())
+    return process_factory(0, popen.pid, **kw), now
 
 
 async def _select_pid(pilot: Pilot[Any], app: GpuTuiApp, pid: int) -> None:
@@ -417,8 +429,10 @@ async def test_kill_confirmed_sends_sigterm_to_the_selected_process(
     scripted_source: Any, snapshot_factory: Any, process_factory: Any, sleeper: Any
 ) -> None:
     me = _me()
-    target = process_factory(0, sleeper.pid, user=me, cmdline=("python", "-c", "sleep"))
-    scripted_source.next_snapshot = snapshot_factory(source="nvml", processes=(target, process_factory(1, 1003)))
+    target, now = _listed(sleeper, process_factory, cmdline=("python", "-c", "sleep"))
+    scripted_source.next_snapshot = snapshot_factory(
+        source="nvml", timestamp=now, processes=(target, process_factory(1, 1003))
+    )
     app = make_app(scripted_source)
     async with app.run_test(size=(120, 40)) as pilot:
         await _select_pid(pilot, app, sleeper.pid)
@@ -435,8 +449,10 @@ async def test_kill_confirmed_sends_sigterm_to_the_selected_process(
 async def test_kill_sigkill_is_an_explicit_choice(
     scripted_source: Any, snapshot_factory: Any, process_factory: Any, sleeper: Any
 ) -> None:
-    target = process_factory(0, sleeper.pid, user=_me())
-    scripted_source.next_snapshot = snapshot_factory(source="nvml", processes=(target,))
+    target, now = _listed(sleeper, process_factory)
+    scripted_source.next_snapshot = snapshot_factory(
+        source="nvml", timestamp=now, processes=(target,)
+    )
     app = make_app(scripted_source)
     async with app.run_test(size=(120, 40)) as pilot:
         await _select_pid(pilot, app, sleeper.pid)
@@ -448,8 +464,10 @@ async def test_kill_sigkill_is_an_explicit_choice(
 async def test_kill_cancel_leaves_the_process_alone(
     scripted_source: Any, snapshot_factory: Any, process_factory: Any, sleeper: Any
 ) -> None:
-    target = process_factory(0, sleeper.pid, user=_me())
-    scripted_source.next_snapshot = snapshot_factory(source="nvml", processes=(target,))
+    target, now = _listed(sleeper, process_factory)
+    scripted_source.next_snapshot = snapshot_factory(
+        source="nvml", timestamp=now, processes=(target,)
+    )
     app = make_app(scripted_source)
     async with app.run_test(size=(120, 40)) as pilot:
         await _select_pid(pilot, app, sleeper.pid)
@@ -461,18 +479,71 @@ async def test_kill_cancel_leaves_the_process_alone(
         assert sleeper.poll() is None
 
 
+def _spawn_on_pid(pid: int, attempts: int = 50) -> subprocess.Popen[bytes] | None:
+    """A new sleeper that gets `pid`, by setting the kernel's last PID (root only); None if not."""
+    last_pid = Path("/proc/sys/kernel/ns_last_pid")
+    for _ in range(attempts):
+        try:
+            last_pid.write_text(str(pid - 1))
+        except OSError:
+            return None
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        if child.pid == pid:
+            return child
+        child.kill()
+        child.wait(timeout=10)
+    return None
+
+
+async def test_kill_refuses_when_the_pid_is_reused_while_the_dialog_is_open(
+    scripted_source: Any, snapshot_factory: Any, process_factory: Any
+) -> None:
+    """The listed process exits and its PID goes to a new process before `enter`."""
+    first = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    target, now = _listed(first, process_factory)
+    scripted_source.next_snapshot = snapshot_factory(
+        source="nvml", timestamp=now, processes=(target,)
+    )
+    app = make_app(scripted_source, interval=30.0)  # no poll refreshes the listing meanwhile
+    second: subprocess.Popen[bytes] | None = None
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _select_pid(pilot, app, first.pid)
+            await pilot.press("k")
+            assert isinstance(app.screen, KillScreen)
+            first.kill()
+            first.wait(timeout=10)  # reaped: the number is free
+            await asyncio.sleep(0.05)
+            second = _spawn_on_pid(first.pid)
+            if second is None:
+                pytest.skip("cannot force PID reuse here (needs root and a quiet PID space)")
+            await asyncio.sleep(0.2)  # let it exec, so its start time is its own
+            await pilot.press("enter")
+            await pilot.pause(0.3)
+            assert second.poll() is None, "the new process on the reused PID was signalled"
+            messages = [n.message for n in app._notifications]
+            assert any("no longer the process you confirmed" in m for m in messages), messages
+    finally:
+        for child in (first, second):
+            if child is not None and child.poll() is None:
+                child.kill()
+                child.wait(timeout=10)
+
+
 async def test_kill_of_another_users_process_is_refused_unless_root(
     scripted_source: Any, snapshot_factory: Any, process_factory: Any
 ) -> None:
     sent: list[tuple[int, int]] = []
+    # Listed as bob's (user names come from outside); psutil says uid 1001 owns it.
     policy = KillPolicy(
         is_root=lambda: False,
-        current_user=lambda: "alice",
+        current_uid=lambda: 1000,
+        name_of={1000: "alice", 1001: "bob"}.__getitem__,
+        identify=lambda pid: Identity(pid, 1_700_000_000.0 - 125.0, 1001),
         send_signal=lambda p, s: sent.append((p, s)),
     )
     scripted_source.next_snapshot = snapshot_factory(
-        source="nvml",
-        processes=(process_factory(0, 4242, user="bob"),)
+        source="nvml", processes=(process_factory(0, 4242, user="bob"),)
     )
     app = make_app(scripted_source, kill_policy=policy)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -485,23 +556,28 @@ async def test_kill_of_another_users_process_is_refused_unless_root(
         assert sent == []
 
 
-async def test_kill_of_a_process_that_already_exited_is_reported(
+async def test_kill_of_a_process_that_exits_while_the_dialog_is_open_is_reported(
     scripted_source: Any, snapshot_factory: Any, process_factory: Any
 ) -> None:
-    def gone(pid: int, sig: int) -> None:
-        raise ProcessLookupError(pid)
-
-    policy = KillPolicy(is_root=lambda: True, send_signal=gone)
+    alive = {"yes": True}
+    sent: list[tuple[int, int]] = []
+    policy = KillPolicy(
+        is_root=lambda: True,
+        identify=lambda pid: Identity(pid, 1_700_000_000.0 - 125.0, 0) if alive["yes"] else None,
+        send_signal=lambda p, s: sent.append((p, s)),
+    )
     scripted_source.next_snapshot = snapshot_factory(
-        source="nvml",
-        processes=(process_factory(0, 4243, user="bob"),)
+        source="nvml", processes=(process_factory(0, 4243, user="bob"),)
     )
     app = make_app(scripted_source, kill_policy=policy)
     async with app.run_test(size=(120, 40)) as pilot:
         await _select_pid(pilot, app, 4243)
-        await pilot.press("k", "enter")
+        await pilot.press("k")
+        assert isinstance(app.screen, KillScreen)
+        alive["yes"] = False
+        await pilot.press("enter")
         await pilot.pause()
-        assert app.is_running
+        assert app.is_running and sent == []
         assert any("already exited" in n.message for n in app._notifications)
 
 
@@ -537,7 +613,7 @@ async def test_readonly_hides_and_disables_kill(
         assert not isinstance(app.screen, KillScreen)
         assert sent == []
         footer_keys = {b.binding.action for b in app.active_bindings.values() if b.enabled}
-        assert "kill" not in footer_keys
+        assert "app.kill" not in footer_keys and "kill" not in footer_keys
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert "Kill process" not in titles
 

@@ -13,19 +13,39 @@ import select
 import signal
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.slow
 
 ALT_SCREEN_OFF = b"\x1b[?1049l"
+MOUSE_OFF = b"\x1b[?1000l"
+CURSOR_SHOWN = b"\x1b[?25h"
 
 
-def _spawn() -> tuple[int, int]:
+# The dashboard with every fit estimate stuck (what a huge or hostile models file did).
+STUCK_ESTIMATES = """
+import sys, time
+import gputui.tui.fit_screen as fit_screen
+def stuck(model, target):
+    time.sleep(3600)
+fit_screen.check = stuck
+from gputui.cli import main
+sys.exit(main(["--demo"]))
+"""
+
+
+def _spawn(code: str | None = None, stderr_to: str | None = None) -> tuple[int, int]:
     pid, fd = pty.fork()
     if pid == 0:  # child: becomes session leader with the pty as controlling terminal
         os.environ.update(TERM="xterm-256color", COLUMNS="120", LINES="40")
-        os.execv(sys.executable, [sys.executable, "-m", "gputui", "--demo"])
+        if stderr_to is not None:
+            log = os.open(stderr_to, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(log, 2)
+        if code is None:
+            os.execv(sys.executable, [sys.executable, "-m", "gputui", "--demo"])
+        os.execv(sys.executable, [sys.executable, "-c", code])
     return pid, fd
 
 
@@ -86,3 +106,69 @@ def test_closed_terminal_ends_the_process() -> None:
         os.kill(pid, signal.SIGKILL)
         _wait(pid, 5)
     assert status is not None, "gputui kept running after its terminal went away"
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGHUP", "q"])
+def test_quitting_is_prompt_while_a_fit_estimate_runs(how: str) -> None:
+    pid, fd = _spawn(STUCK_ESTIMATES)
+    status: int | None = None
+    try:
+        assert b"UTIL" in _read_until(fd, b"UTIL", 30), "no frame drawn"
+        os.write(fd, b"f")
+        assert b"Estimating" in _read_until(fd, b"Estimating", 15), "the Fit screen did not draw"
+        if how == "q":
+            os.write(fd, b"q")
+        else:
+            os.kill(pid, getattr(signal, how))
+        tail = _read_until(fd, ALT_SCREEN_OFF, 10)
+        status = _wait(pid, 10)
+        assert status is not None, f"still running 10 s after {how} with an estimate running"
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        assert ALT_SCREEN_OFF in tail
+    finally:
+        if status is None:
+            os.kill(pid, signal.SIGKILL)
+            _wait(pid, 5)
+        os.close(fd)
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGQUIT, 131)])
+def test_interrupt_and_quit_signals_restore_the_terminal(sig: signal.Signals, code: int) -> None:
+    """`kill -INT` froze the screen, `kill -QUIT` died in the alternate screen with the mouse on."""
+    pid, fd = _spawn()
+    status: int | None = None
+    try:
+        assert b"UTIL" in _read_until(fd, b"UTIL", 30), "no frame drawn"
+        os.kill(pid, sig)
+        tail = _read_until(fd, CURSOR_SHOWN, 10)
+        tail += _read_until(fd, b"\x00never", 0.5)  # the rest of the restore sequence
+        status = _wait(pid, 10)
+        assert status is not None, f"still running 10 s after {sig.name}"
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == code
+        for restore in (ALT_SCREEN_OFF, MOUSE_OFF, CURSOR_SHOWN):
+            assert restore in tail, restore
+    finally:
+        if status is None:
+            os.kill(pid, signal.SIGKILL)
+            _wait(pid, 5)
+        os.close(fd)
+
+
+def test_dashboard_draws_on_the_terminal_when_stderr_is_redirected(tmp_path: Path) -> None:
+    """`gputui --demo 2> log` drew the whole UI into the log and left the terminal blank."""
+    log = tmp_path / "log"
+    pid, fd = _spawn(stderr_to=str(log))
+    status: int | None = None
+    try:
+        assert b"UTIL" in _read_until(fd, b"UTIL", 30), "nothing drawn on the terminal"
+        os.write(fd, b"q")
+        tail = _read_until(fd, ALT_SCREEN_OFF, 10)
+        status = _wait(pid, 10)
+        assert status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        assert ALT_SCREEN_OFF in tail
+        assert b"UTIL" not in log.read_bytes() and b"\x1b[?1049h" not in log.read_bytes()
+    finally:
+        if status is None:
+            os.kill(pid, signal.SIGKILL)
+            _wait(pid, 5)
+        os.close(fd)

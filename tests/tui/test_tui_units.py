@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 import signal
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import pytest
 
 from gputui.telemetry.snapshot import GpuProcess
 from gputui.tui import formatting as fmt
-from gputui.tui.kill import KillPolicy
+from gputui.tui.kill import Identity, KillPolicy, pidfds_available, read_identity, user_name
 from gputui.tui.widgets.host_panel import cores_line
 from gputui.tui.widgets.process_table import matches, sort_key
 
@@ -95,22 +96,75 @@ def test_missing_values_sort_last_in_both_directions() -> None:
     assert [p.pid for p in down] == [3, 2, 1]
 
 
+T0 = 1_700_000_000.0
+ALICE, BOB = 1000, 1001
+NAMES = {ALICE: "alice", BOB: "bob", 0: "root"}
+
+
+def _policy(owner: int | None = ALICE, *, root: bool = False, **kw: Any) -> KillPolicy:
+    """A policy whose processes all started at T0 and belong to `owner` (None: gone)."""
+    kw.setdefault("identify", lambda pid: None if owner is None else Identity(pid, T0, owner))
+    return KillPolicy(
+        is_root=lambda: root, current_uid=lambda: ALICE, name_of=lambda u: NAMES[u], **kw
+    )
+
+
 def test_kill_policy_refuses_other_users_unless_root() -> None:
-    bob = _proc(user="bob")
-    alice = _proc(user="alice")
-    unknown = _proc(user=None)
-    user_policy = KillPolicy(is_root=lambda: False, current_user=lambda: "alice")
-    assert user_policy.refusal(alice) is None
-    refusal = user_policy.refusal(bob)
-    assert refusal is not None and "bob" in refusal and "alice" in refusal
-    assert user_policy.refusal(unknown) is not None
-    root_policy = KillPolicy(is_root=lambda: True, current_user=lambda: "root")
-    assert root_policy.refusal(bob) is None and root_policy.refusal(unknown) is None
+    ident, refusal = _policy(ALICE).check(_proc(user="alice"))
+    assert ident == Identity(10, T0, ALICE) and refusal is None
+    ident, refusal = _policy(BOB).check(_proc(user="bob"))
+    assert ident is None and refusal is not None and "bob" in refusal and "alice" in refusal
+    ident, refusal = _policy(BOB, root=True).check(_proc(user="bob"))
+    assert ident is not None and refusal is None
+
+
+def test_ownership_comes_from_the_real_uid_not_from_user_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """$USER names the process owner, but the uid says otherwise: refused."""
+    for var in ("USER", "LOGNAME", "LNAME", "USERNAME"):
+        monkeypatch.setenv(var, "bob")
+    policy = KillPolicy(
+        is_root=lambda: False, identify=lambda pid: Identity(pid, T0, os.getuid() + 4242)
+    )
+    ident, refusal = policy.check(_proc(user="bob"))
+    assert ident is None and refusal is not None and "only root" in refusal
+    assert user_name(os.getuid()) == pwd.getpwuid(os.getuid()).pw_name
+    assert "bob" not in refusal.split("not ")[1]  # "not <me>" is the real uid's name
 
 
 def test_kill_policy_refuses_pids_from_another_namespace_even_for_root() -> None:
     hidden = _proc(host_visible=False, user=None)
-    assert KillPolicy(is_root=lambda: True).refusal(hidden) is not None
+    assert _policy(0, root=True).check(hidden)[1] is not None
+
+
+def test_kill_policy_refuses_a_pid_that_no_longer_runs_the_listed_process() -> None:
+    listed = _proc(running_s=100.0)  # listed at T0 + 100: it started at T0
+    assert _policy().check(listed, listed_at=T0 + 100.5)[1] is None
+    reused = KillPolicy(
+        is_root=lambda: True, identify=lambda pid: Identity(pid, T0 + 60.0, ALICE)
+    )
+    ident, refusal = reused.check(listed, listed_at=T0 + 100.5)
+    assert ident is None and refusal is not None and "different process" in refusal
+    gone = _policy(None).check(listed)
+    assert gone[0] is None and "exited" in (gone[1] or "")
+
+
+def test_kill_rechecks_identity_at_signalling_time() -> None:
+    """The dialog stayed open; meanwhile the PID went to a new process: no signal."""
+    sent: list[tuple[int, int]] = []
+    current = {"ident": Identity(77, T0, ALICE)}
+    policy = _policy(
+        identify=lambda pid: current["ident"], send_signal=lambda p, s: sent.append((p, s))
+    )
+    ident, _ = policy.check(_proc(pid=77))
+    assert ident is not None
+    current["ident"] = Identity(77, T0 + 30.0, BOB)  # exited, reaped, number reused
+    ok, message = policy.kill(ident, signal.SIGTERM)
+    assert not ok and sent == [] and "no longer" in message and "77" in message
+    current["ident"] = None  # type: ignore[assignment]
+    ok, message = policy.kill(ident, signal.SIGTERM)
+    assert not ok and sent == [] and "already exited" in message
 
 
 @pytest.mark.parametrize(
@@ -125,16 +179,31 @@ def test_kill_failures_are_reported_not_raised(error: OSError, words: str) -> No
     def send(pid: int, sig: int) -> None:
         raise error
 
-    sent, message = KillPolicy(send_signal=send).kill(_proc(pid=77), signal.SIGTERM)
+    sent, message = _policy(send_signal=send).kill(Identity(77, T0, ALICE), signal.SIGTERM)
     assert not sent and words in message and "77" in message
 
 
 def test_kill_sends_the_chosen_signal() -> None:
     got: list[tuple[int, int]] = []
-    sent, message = KillPolicy(send_signal=lambda p, s: got.append((p, s))).kill(
-        _proc(pid=78), signal.SIGKILL
+    sent, message = _policy(send_signal=lambda p, s: got.append((p, s))).kill(
+        Identity(78, T0, ALICE), signal.SIGKILL
     )
     assert sent and got == [(78, signal.SIGKILL)] and "SIGKILL" in message
+
+
+@pytest.mark.skipif(not pidfds_available(), reason="no pidfd on this platform")
+def test_kill_goes_through_a_pidfd_of_the_checked_process() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        ident = read_identity(child.pid)
+        assert ident is not None and ident.uid == os.getuid()
+        sent, message = KillPolicy().kill(ident, signal.SIGTERM)
+        assert sent, message
+        assert child.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=10)
 
 
 def _gputui(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

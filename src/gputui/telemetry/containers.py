@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from gputui.textsafe import visible
+
 PROC = Path("/proc")
 
 _HEX64 = r"([0-9a-f]{64})"
@@ -53,7 +55,7 @@ def container_from_cgroup(text: str) -> str | None:
             return best[1]
         lxc = _LXC.search(path)
         if lxc:
-            return "lxc:" + lxc.group(1)
+            return "lxc:" + visible(lxc.group(1))  # a name anyone who runs lxc chose
     return None
 
 

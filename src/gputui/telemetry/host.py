@@ -23,6 +23,7 @@ import psutil
 
 from gputui.telemetry import containers
 from gputui.telemetry.snapshot import GpuProcess, HostSnapshot
+from gputui.textsafe import visible
 
 CONTAINER_NOTICE = (
     "gputui runs inside a container without the host PID namespace: "
@@ -68,7 +69,7 @@ class HostSampler:
     ) -> None:
         self._proc_root = proc_root
         self._root = root
-        self._hostname = hostname or socket.gethostname()
+        self._hostname = visible(hostname or socket.gethostname())
         self._procs: dict[int, psutil.Process] = {}
         self._static: dict[int, tuple[float | None, dict[str, Any]]] = {}
         self._notices: list[str] = []
@@ -215,13 +216,17 @@ class HostSampler:
         return None
 
     def _identity(self, proc: psutil.Process) -> dict[str, Any]:
+        """Who the process is. Names and arguments are chosen by whoever started it (another
+        user's `ESC ] 0 ; ... BEL` would retitle our terminal): made visible here, once."""
         pid = proc.pid
         cmdline = _or_none(proc.cmdline)
         container = containers.container_of(pid, self._proc_root)
+        user = _or_none(proc.username)
+        name = _or_none(proc.name)
         return {
-            "user": _or_none(proc.username),
-            "name": _or_none(proc.name),
-            "cmdline": tuple(cmdline) if cmdline else None,
+            "user": None if user is None else visible(user),
+            "name": None if name is None else visible(name),
+            "cmdline": tuple(visible(arg) for arg in cmdline) if cmdline else None,
             "container": container,
             "container_pid": (
                 containers.namespace_pid(pid, self._proc_root) if container else None

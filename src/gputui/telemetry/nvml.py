@@ -50,6 +50,7 @@ from gputui.telemetry.snapshot import (
     Snapshot,
 )
 from gputui.telemetry.source import SourceUnavailable
+from gputui.textsafe import visible
 
 if TYPE_CHECKING:  # typing only: a Protocol class costs import time on the `snapshot` path
     from collections.abc import Sequence
@@ -123,14 +124,16 @@ def init_failure_reason(exc: BaseException) -> str:
             "NVIDIA driver/library version mismatch: libnvidia-ml.so does not match the "
             "loaded kernel module (reboot after a driver update)"
         )
-    return f"NVML failed to start: {exc}"
+    return f"NVML failed to start: {visible(str(exc))}"
 
 
 # --- the calls, newest variant first; each takes the handle first -----------------------
 
 
 def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+    """An NVML string (name, UUID, bus id, versions), made safe for a terminal here, once."""
+    text = value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+    return visible(text)
 
 
 def _name(h: Any) -> Any:
@@ -417,7 +420,7 @@ class NvmlSource:
             count = int(pynvml.nvmlDeviceGetCount())
         except pynvml.NVMLError as exc:
             _shutdown_quietly()
-            raise SourceUnavailable(f"NVML could not count the GPUs: {exc}") from None
+            raise SourceUnavailable(f"NVML could not count the GPUs: {visible(str(exc))}") from None
         if count == 0:
             _shutdown_quietly()
             raise SourceUnavailable("NVML is working but reports no NVIDIA GPU")

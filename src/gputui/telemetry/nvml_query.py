@@ -24,6 +24,8 @@ from typing import Any
 
 import pynvml
 
+from gputui.textsafe import visible
+
 # Codes after which the device cannot be trusted any more. Looked up by name so
 # that an older binding lacking one of them still imports.
 _HARD_ERROR_NAMES = (
@@ -65,7 +67,7 @@ def human_reason(exc: BaseException) -> str:
     for name, reason in _REASONS.items():
         if code is not None and code == getattr(pynvml, name, None):
             return reason
-    return f"NVML error: {exc}"
+    return f"NVML error: {visible(str(exc))}"
 
 
 class DeviceFailed(Exception):

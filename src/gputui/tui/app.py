@@ -30,6 +30,7 @@ from textual.widgets import DataTable
 from gputui.telemetry.history import History
 from gputui.telemetry.snapshot import Snapshot
 from gputui.telemetry.source import Source
+from gputui.textsafe import visible
 from gputui.tui.cards import CardLookup, catalog_labels
 from gputui.tui.kill import KillPolicy
 from gputui.tui.messages import CardsMatched, DashboardReady, PollFailed, SnapshotReady
@@ -52,18 +53,12 @@ class GpuTuiApp(App[int]):
     CSS_PATH = CSS_PATHS
     ENABLE_COMMAND_PALETTE = True
 
+    # Keys that mean the same on every screen. The dashboard's own keys (sort, filter,
+    # kill, pause...) are DashboardScreen.BINDINGS: on the Catalog and Fit screens they
+    # neither act on the hidden dashboard nor show in the footer.
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
-        Binding("p", "toggle_pause", "Pause"),
-        Binding("plus,equals_sign", "faster", "Faster", key_display="+"),
-        Binding("minus", "slower", "Slower", key_display="-"),
-        Binding("s", "cycle_sort", "Sort"),
-        Binding("r", "reverse_sort", "Reverse", show=False),
-        Binding("slash", "filter", "Filter", key_display="/"),
-        Binding("k", "kill", "Kill"),
-        Binding("c", "catalog", "Catalog", show=False),
-        Binding("f", "fit", "Fit", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
     ]
 
@@ -162,21 +157,22 @@ class GpuTuiApp(App[int]):
         try:
             snap = self.source.poll()
         except Exception as exc:  # any source failure is shown, never fatal
-            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            # An exception text may quote NVML strings or file contents: shown, not obeyed.
+            error = f"{type(exc).__name__}: {visible(str(exc))}" if str(exc) else type(exc).__name__
             self.post_message(PollFailed(error, time.perf_counter() - started))
         else:
             self.post_message(SnapshotReady(snap, time.perf_counter() - started))
 
-    def hang_up(self) -> None:
+    def hang_up(self, return_code: int = 0) -> None:
         """Exit for a signal or a vanished terminal, and make sure the process does end.
 
         Textual's shutdown joins its output thread; with the terminal gone that join
         can block for good (seen after the pty master closed). With a watchdog set,
         the process ends that many seconds later whatever Textual is doing.
         """
-        self.exit(0)
+        self.exit(return_code)
         if self.exit_watchdog_s is not None:
-            watchdog = threading.Timer(self.exit_watchdog_s, os._exit, args=(0,))
+            watchdog = threading.Timer(self.exit_watchdog_s, os._exit, args=(return_code,))
             watchdog.daemon = True
             watchdog.start()
 
@@ -210,7 +206,9 @@ class GpuTuiApp(App[int]):
             f"poll failed at {self.clock()}: {message.error} (retrying every {self.interval:g} s)"
         )
         if first:
-            self.notify(message.error, title="poll failed", severity="error", timeout=5)
+            self.notify(
+                message.error, title="poll failed", severity="error", timeout=5, markup=False
+            )
         self._rearm_after(message.elapsed_s)
 
     def _rearm_after(self, elapsed: float) -> None:
@@ -240,7 +238,7 @@ class GpuTuiApp(App[int]):
         for notice in snap.notices:
             if notice not in self._seen_notices:
                 self._seen_notices.add(notice)
-                self.notify(notice, timeout=8)
+                self.notify(notice, timeout=8, markup=False)
         if not self._cards_requested and self.card_lookup is not None and snap.devices:
             self._cards_requested = True
             self._match_cards(snap)
@@ -357,16 +355,30 @@ class GpuTuiApp(App[int]):
             self.notify("select a process first", severity="warning")
             return
         snap = self.latest_snapshot
-        refusal = self.kill_policy.refusal(proc, simulated=snap is None or snap.simulated)
-        if refusal is not None:
-            self.notify(refusal, title="kill refused", severity="error", timeout=6)
+        ident, refusal = self.kill_policy.check(
+            proc,
+            simulated=snap is None or snap.simulated,
+            listed_at=snap.timestamp if snap is not None else None,
+        )
+        if ident is None:
+            self.notify(
+                refusal or "cannot signal this process",
+                title="kill refused",
+                severity="error",
+                timeout=6,
+                markup=False,
+            )
             return
 
         def done(sig: int | None) -> None:
             if sig is None:
                 return
-            sent, message = self.kill_policy.kill(proc, sig)
-            self.notify(message, severity="information" if sent else "error", timeout=5)
+            # Re-checked at the moment of signalling: the dialog may have stayed open
+            # while the process exited and its PID went to someone else.
+            sent, message = self.kill_policy.kill(ident, sig)
+            self.notify(
+                message, severity="information" if sent else "error", timeout=5, markup=False
+            )
 
         self.push_screen(KillScreen(proc), done)
 

@@ -6,13 +6,14 @@ fixed header clock and host name: the same pixels on every machine.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from gputui.telemetry.history import History
 from gputui.telemetry.simulated import SimulatedSource
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.cards import CardLookup
-from gputui.tui.kill import KillPolicy
+from gputui.tui.kill import Identity, KillPolicy
 
 DEMO_T = 600.0  # seconds into the scenario: jobs are running, history is full
 HISTORY_S = 120
@@ -45,7 +46,7 @@ def demo_app(
 ) -> GpuTuiApp:
     """Polls repeat the same frozen snapshot, which the app does not add to history twice."""
     source = frozen_source(scenario, t)
-    return GpuTuiApp(
+    app = GpuTuiApp(
         source,
         fallback_reason=fallback_reason,
         interval=interval,
@@ -56,3 +57,22 @@ def demo_app(
         card_lookup=card_lookup,
         kill_policy=kill_policy,
     )
+    if kill_policy is not None and kill_policy.allow_simulated:
+        # Made-up PIDs have no live process to identify: take the listing's word for it.
+        kill_policy.identify = _listed_identity(app)
+    return app
+
+
+def _listed_identity(app: GpuTuiApp) -> Callable[[int], Identity | None]:
+    """The identity a simulated listing implies (start time from its running time, uid 0)."""
+
+    def identify(pid: int) -> Identity | None:
+        snap = app.latest_snapshot
+        if snap is None:
+            return None
+        for p in snap.processes:
+            if p.pid == pid:
+                return Identity(pid, snap.timestamp - (p.running_s or 0.0), 0)
+        return None
+
+    return identify

@@ -1,22 +1,37 @@
 """`f`: each configured model against each installed GPU, following live free memory.
 
-The estimates come from gputui.fit (pure, cheap: a few milliseconds per model);
-this screen only lays them out. The memory bar shows what other processes hold
-now and the model's estimated peak on top, so "fits in total but not right now"
-is visible at a glance. The models file is re-read when its mtime changes.
+The estimates come from gputui.fit; this screen only lays them out. The memory
+bar shows what other processes hold now and the model's estimated peak on top,
+so "fits in total but not right now" is visible at a glance. The models file is
+re-read when its mtime changes.
+
+Nothing here runs on the UI thread but the drawing. The models file may be
+anyone's (`./gputui.toml` in a shared directory) and huge or hostile; reading
+it, the estimates and the card ranking run in one thread worker per pass
+(`estimate_pass`), never two at once, with a time budget checked between
+models: a pass over budget stops, says so, and shows what it has. A single
+estimate that will not end keeps its (daemon) thread busy but never the
+screen, and never quitting.
+
+A GPU that failed (fell off the bus), has no data or does not report its
+memory is listed with its reason, never as a place a model fits.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
@@ -27,20 +42,25 @@ from gputui.fit.estimate import ModelCheck, PrecisionEstimate, Ranked, Target, c
 from gputui.fit.paths import resolve_models_path
 from gputui.fit.report import batch_text, flops_text, gib, layer_dict
 from gputui.fit.targets import targets_from_snapshot
-from gputui.telemetry.snapshot import Snapshot
+from gputui.telemetry.snapshot import DeviceSnapshot, Snapshot
+from gputui.textsafe import visible
 
 BAR_WIDTH = 24
 VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}
+# The verdict first: at 80 columns the table shows model, GPU and both verdicts.
 COLUMNS = (
     ("model", "Model"),
     ("gpu", "GPU"),
-    ("precision", "Precision"),
-    ("peak", "Est. peak"),
-    ("bar", "Memory (others | model | free)"),
     ("verdict", "Now"),
     ("total", "Total"),
     ("batch", "Max batch now"),
+    ("precision", "Precision"),
+    ("peak", "Est. peak"),
+    ("bar", "Memory (others | model | free)"),
 )
+RECHECK_S = 10.0  # an unchanged snapshot still starts a pass this often
+ESTIMATE_BUDGET_S = 5.0  # one pass over every model and GPU; the rest is skipped after it
+RANK_TOP = 10
 
 
 def memory_bar(target: Target, peak: int, width: int = BAR_WIDTH) -> Text:
@@ -66,6 +86,176 @@ def verdict_text(verdict: str | None) -> Text:
     return Text(verdict, style=VERDICT_STYLE.get(verdict, ""))
 
 
+def short_gpu_name(name: str) -> str:
+    for prefix in ("NVIDIA ", "GeForce "):
+        if name.startswith(prefix):
+            name = name[len(prefix) :]
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class Unavailable:
+    """An installed GPU no model can be placed on, and why."""
+
+    index: int
+    name: str
+    reason: str
+
+
+def unavailable_reason(dev: DeviceSnapshot) -> str | None:
+    """Why `dev` cannot be a fit target now (lost, no data, memory unreadable), or None."""
+    if dev.failed is not None:
+        return dev.failed
+    sample = dev.sample
+    if sample is None:
+        return "no data from this GPU"
+    if (sample.memory_total or dev.info.memory_total) is None:
+        if "memory_total" in dev.unsupported:
+            return "it does not report its memory (NotSupported)"
+        return "its memory could not be read"
+    return None
+
+
+def split_devices(snapshot: Snapshot) -> tuple[Snapshot, list[Unavailable]]:
+    """The snapshot with only usable GPUs, and the others with their reasons."""
+    usable: list[DeviceSnapshot] = []
+    lost: list[Unavailable] = []
+    for dev in snapshot.devices:
+        reason = unavailable_reason(dev)
+        if reason is None:
+            usable.append(dev)
+        else:
+            lost.append(Unavailable(dev.index, dev.info.name, reason))
+    if len(usable) == len(snapshot.devices):
+        return snapshot, lost
+    return replace(snapshot, devices=tuple(usable)), lost
+
+
+def _estimate_inputs(snapshot: Snapshot) -> tuple[object, ...]:
+    """What the estimates read of a snapshot: a new pass is due only when this changes."""
+    return tuple(
+        (
+            d.index,
+            d.failed,
+            d.unsupported,
+            None if d.sample is None else (d.sample.memory_total, d.sample.memory_free),
+        )
+        for d in snapshot.devices
+    )
+
+
+@dataclass(frozen=True)
+class FitPass:
+    """What one worker pass found; applied to the screen on the UI thread."""
+
+    path: Path | None = None
+    origin: str = ""
+    mtime: float | None = None
+    models: tuple[ModelSpec, ...] = ()
+    error: str | None = None
+    warnings: tuple[str, ...] = ()
+    catalog: Catalog | None = None
+    targets: tuple[Target, ...] = ()
+    unavailable: tuple[Unavailable, ...] = ()
+    checks: tuple[ModelCheck, ...] = ()
+    rankings: dict[str, list[Ranked]] = field(default_factory=dict)
+    stopped: str | None = None  # why the pass did not finish
+    elapsed_s: float = 0.0
+
+
+def _mtime(path: Path | None) -> float | None:
+    try:
+        return path.stat().st_mtime if path is not None else None
+    except OSError:
+        return None
+
+
+def estimate_pass(
+    requested: Path | None,
+    snapshot: Snapshot | None,
+    previous: FitPass | None,
+    *,
+    reload: bool = False,
+    budget_s: float = ESTIMATE_BUDGET_S,
+    clock: Callable[[], float] = time.monotonic,
+    estimate: Callable[[ModelSpec, Target], ModelCheck] | None = None,
+) -> FitPass:
+    """Read the models file (again only when it changed) and check every model on every GPU."""
+    estimate = estimate or check
+    started = clock()
+    warnings: list[str] = []
+    catalog = previous.catalog if previous is not None else None
+    try:
+        if catalog is None:
+            catalog = load_catalog()
+        path, origin = resolve_models_path(requested, warn=warnings.append)
+    except UserError as exc:
+        return FitPass(error=visible(str(exc)), catalog=catalog, elapsed_s=clock() - started)
+    mtime = _mtime(path)
+    models: tuple[ModelSpec, ...]
+    error: str | None = None
+    rankings: dict[str, list[Ranked]] = {}
+    if (
+        not reload
+        and previous is not None
+        and previous.path == path
+        and previous.mtime == mtime
+        and previous.error is None
+    ):
+        models, rankings = previous.models, dict(previous.rankings)
+        warnings = list(previous.warnings)
+    else:
+        try:
+            models = load_models(path)
+        except UserError as exc:
+            models, error = (), visible(str(exc))
+    read = FitPass(
+        path=path,
+        origin=origin,
+        mtime=mtime,
+        models=models,
+        error=error,
+        warnings=tuple(warnings),
+        catalog=catalog,
+        rankings=rankings,
+    )
+    if snapshot is None:
+        return replace(read, elapsed_s=clock() - started)
+    usable, lost = split_devices(snapshot)
+    targets = tuple(targets_from_snapshot(usable, catalog))
+    checks: list[ModelCheck] = []
+    stopped: str | None = None
+    total = len(targets) * len(models)
+    for model in models:
+        for target in targets:
+            if clock() - started > budget_s:
+                stopped = (
+                    f"stopped after {len(checks)} of {total} estimates: over the "
+                    f"{budget_s:g} s budget (a very large models file?)"
+                )
+                break
+            checks.append(estimate(model, target))
+        if stopped:
+            break
+        if model.name not in rankings and clock() - started <= budget_s:
+            rankings[model.name] = rank_cards(model, catalog.cards, catalog.architectures)
+    return replace(
+        read,
+        targets=targets,
+        unavailable=tuple(lost),
+        checks=tuple(checks),
+        rankings=rankings,
+        stopped=stopped,
+        elapsed_s=clock() - started,
+    )
+
+
+class PassDone(Message):
+    def __init__(self, result: FitPass) -> None:
+        super().__init__()
+        self.result = result
+
+
 class FitScreen(Screen[None]):
     DEFAULT_CSS = """
     FitScreen { layout: vertical; }
@@ -85,27 +275,62 @@ class FitScreen(Screen[None]):
         models_path: Path | None,
         catalog: Catalog | None = None,
         *,
+        budget_s: float = ESTIMATE_BUDGET_S,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.requested_path = models_path
-        self.catalog = catalog
-        self.path: Path | None = None
-        self.origin = ""
-        self.mtime: float | None = None
-        self.models: tuple[ModelSpec, ...] = ()
-        self.error: str | None = None
-        self.targets: list[Target] = []
-        self.checks: list[ModelCheck] = []
+        self.budget_s = budget_s
+        self.result = FitPass(catalog=catalog)
+        self.busy = False  # a pass is running in its worker
+        self._busy_since = 0.0
+        self._snapshot: Snapshot | None = None
+        self._inputs: tuple[object, ...] | None = None
+        self._again = False  # a snapshot (or reload) came while a pass ran
+        self._reload = False
+        self.passes = 0
         self.selected: int = 0
-        self._rankings: dict[str, list[Ranked]] = {}
-        self._load()
+        self.rows: list[ModelCheck | Unavailable] = []
+        self._warned: set[str] = set()
+
+    # The last pass's findings, under the names the rest of gputui and the tests read.
+    @property
+    def path(self) -> Path | None:
+        return self.result.path
+
+    @property
+    def origin(self) -> str:
+        return self.result.origin
+
+    @property
+    def models(self) -> tuple[ModelSpec, ...]:
+        return self.result.models
+
+    @property
+    def error(self) -> str | None:
+        return self.result.error
+
+    @property
+    def catalog(self) -> Catalog | None:
+        return self.result.catalog
+
+    @property
+    def targets(self) -> tuple[Target, ...]:
+        return self.result.targets
+
+    @property
+    def checks(self) -> tuple[ModelCheck, ...]:
+        return self.result.checks
+
+    @property
+    def unavailable(self) -> tuple[Unavailable, ...]:
+        return self.result.unavailable
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self._source_text(), id="fit-source")
+            yield Static(Text("Reading the models file…"), id="fit-source")
             yield DataTable(id="fit-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="fit-detail-scroll"):
                 yield Static("Waiting for the first poll of the GPUs…", id="fit-detail")
@@ -116,60 +341,89 @@ class FitScreen(Screen[None]):
         for key, label in COLUMNS:
             table.add_column(label, key=key)
         table.focus()
-        self._refresh_table()
+        self._start()
+        self.set_interval(1.0, self._show_progress, name="fit-progress")
 
     # ------------------------------------------------------------------ data
 
-    def _load(self) -> None:
-        """(Re)read the models file; a bad file becomes a message, never a crash."""
-        self._rankings.clear()
-        try:
-            if self.catalog is None:
-                self.catalog = load_catalog()
-            self.path, self.origin = resolve_models_path(self.requested_path)
-            self.mtime = self._current_mtime()
-            self.models = load_models(self.path)
-            self.error = None
-        except UserError as exc:
-            self.models = ()
-            self.error = str(exc)
-
-    def _current_mtime(self) -> float | None:
-        try:
-            return self.path.stat().st_mtime if self.path is not None else None
-        except OSError:
-            return None
-
     def update_snapshot(self, snapshot: Snapshot) -> None:
-        """Called by the app after each poll: follow free memory, reload an edited file."""
-        if self.path is not None and self._current_mtime() != self.mtime:
-            self._load()
-            if self.is_mounted:
-                self.query_one("#fit-source", Static).update(self._source_text())
-        if self.catalog is None:
+        """Called by the app after each poll: follow free memory, reload an edited file.
+
+        A poll that changed nothing an estimate reads (free memory, devices, the
+        models file's mtime) starts no pass, except every RECHECK_S.
+        """
+        key = (_mtime(self.result.path), *_estimate_inputs(snapshot))
+        fresh = time.monotonic() - self._busy_since < RECHECK_S
+        self._snapshot = snapshot
+        if key == self._inputs and fresh:
             return
-        self.targets = targets_from_snapshot(snapshot, self.catalog)
-        self.checks = [check(m, t) for t in self.targets for m in self.models]
-        if self.is_mounted:
-            self._refresh_table()
+        self._inputs = key
+        self._start()
 
     def action_reload(self) -> None:
-        self.mtime = None  # forces the next update to re-read
-        self._load()
-        self.query_one("#fit-source", Static).update(self._source_text())
-        self.checks = [check(m, t) for t in self.targets for m in self.models]
-        self._refresh_table()
+        self._reload = True
+        self._start()
 
     def action_back(self) -> None:
         self.app.pop_screen()
 
+    def _start(self) -> None:
+        if not self.is_mounted:
+            return  # on_mount starts the first pass
+        if self.busy:
+            self._again = True
+            return
+        self.busy, self._again = True, False
+        self._busy_since = time.monotonic()
+        reload, self._reload = self._reload, False
+        self._run_pass(self._snapshot, self.result, reload)
+
+    @work(thread=True, exit_on_error=False, group="fit-estimates")
+    def _run_pass(self, snapshot: Snapshot | None, previous: FitPass, reload: bool) -> None:
+        try:
+            result = estimate_pass(
+                self.requested_path, snapshot, previous, reload=reload, budget_s=self.budget_s
+            )
+        except Exception as exc:  # an estimator bug is shown on this screen, never fatal
+            result = FitPass(
+                catalog=previous.catalog, error=visible(f"{type(exc).__name__}: {exc}")
+            )
+        self.post_message(PassDone(result))
+
+    def on_pass_done(self, message: PassDone) -> None:
+        self.busy = False
+        self.passes += 1
+        self.result = message.result
+        for warning in message.result.warnings:
+            if warning not in self._warned:
+                self._warned.add(warning)
+                self.notify(warning, severity="warning", timeout=8, markup=False)
+        self.query_one("#fit-source", Static).update(self._source_text())
+        self._refresh_table()
+        if self._again or self._reload:
+            self._start()
+
+    def _show_progress(self) -> None:
+        if self.busy and time.monotonic() - self._busy_since >= 1.0:
+            self.query_one("#fit-source", Static).update(self._source_text())
+
     # ---------------------------------------------------------------- render
 
     def _source_text(self) -> Text:
-        if self.error:
-            return Text(f"models file problem: {self.error}", style="bold red")
-        where = shown(self.path) if self.path else "?"
-        text = Text(f"Models: {where} ({self.origin}), {len(self.models)} model(s). ")
+        r = self.result
+        if self.busy and time.monotonic() - self._busy_since >= 1.0:
+            waited = time.monotonic() - self._busy_since
+            over = " (over its budget: a very large models file?)" if waited > self.budget_s else ""
+            return Text(f"Estimating… {waited:.0f} s{over}", style="bold yellow")
+        if r.error:
+            return Text(f"models file problem: {r.error}", style="bold red")
+        if r.path is None:
+            return Text("Reading the models file…")
+        text = Text(f"Models: {visible(shown(r.path))} ({r.origin}), {len(r.models)} model(s). ")
+        if r.stopped:
+            text.append(r.stopped + ". ", style="bold yellow")
+        for warning in r.warnings:
+            text.append(warning + ". ", style="yellow")
         text.append("Estimates are for PyTorch; speed is rough.", style="dim")
         return text
 
@@ -177,26 +431,45 @@ class FitScreen(Screen[None]):
         table = self.query_one("#fit-table", DataTable)
         cursor = table.cursor_row
         table.clear()
+        self.rows = [*self.checks, *self.unavailable]
         for i, c in enumerate(self.checks):
             e = c.chosen
             peak = e.peak_bytes
-            table.add_row(
-                c.model.name,
-                f"{c.target.index}: {c.target.name}"
+            gpu = (
+                f"{c.target.index}: {short_gpu_name(c.target.name)}"
                 if c.target.index is not None
-                else c.target.name,
-                c.recommended,
-                gib(peak),
-                memory_bar(c.target, peak),
-                verdict_text(e.verdict_free or e.verdict),
+                else c.target.name
+            )
+            free_known = c.target.memory_free is not None
+            table.add_row(
+                # Text, not str: DataTable parses str cells as markup. visible(): the models
+                # file is someone else's text (idempotent where fit/ already made it safe).
+                Text(visible(c.model.name)),
+                Text(gpu),
+                verdict_text(e.verdict_free) if free_known else Text("N/A (free unknown)"),
                 verdict_text(e.verdict),
                 batch_text(
                     e.max_batch_size_free if e.max_batch_size_free is not None else e.max_batch_size
                 ),
+                c.recommended,
+                gib(peak),
+                memory_bar(c.target, peak),
                 key=str(i),
             )
-        if self.checks:
-            table.move_cursor(row=min(max(cursor, 0), len(self.checks) - 1))
+        for j, u in enumerate(self.unavailable):
+            table.add_row(
+                Text("(every model)", style="dim"),
+                Text(f"{u.index}: {short_gpu_name(u.name)}"),
+                Text("unavailable", style="bold red"),
+                Text("-"),
+                Text("-"),
+                Text(""),
+                Text(""),
+                Text(u.reason, style="red"),
+                key=f"lost-{j}",
+            )
+        if self.rows:
+            table.move_cursor(row=min(max(cursor, 0), len(self.rows) - 1))
             self._show_detail(table.cursor_row)
         else:
             self.query_one("#fit-detail", Static).update(self._empty_text())
@@ -204,6 +477,8 @@ class FitScreen(Screen[None]):
     def _empty_text(self) -> Text:
         if self.error:
             return Text("Fix the models file; it is re-read when it changes.", style="dim")
+        if self._snapshot is None:
+            return Text("Waiting for the first poll of the GPUs…", style="dim")
         if not self.targets:
             return Text("No GPU with readable memory in this snapshot.", style="dim")
         return Text("The models file has no models.", style="dim")
@@ -213,16 +488,25 @@ class FitScreen(Screen[None]):
         self._show_detail(event.cursor_row)
 
     def _show_detail(self, row: int) -> None:
-        if not 0 <= row < len(self.checks):
+        if not 0 <= row < len(self.rows):
             return
         self.selected = row
-        self.query_one("#fit-detail", Static).update(self.detail(self.checks[row]))
+        item = self.rows[row]
+        detail: Group | Text
+        if isinstance(item, Unavailable):
+            detail = Text(
+                f"GPU {item.index} ({item.name}) cannot hold a model now: {item.reason}. "
+                "No estimate is shown for it."
+            )
+        else:
+            detail = self.detail(item)
+        self.query_one("#fit-detail", Static).update(detail)
 
     def detail(self, c: ModelCheck) -> Group:
         m = c.model
         e = c.chosen
         head = Text()
-        head.append(f"{m.name}", style="bold")
+        head.append(visible(m.name), style="bold")
         head.append(
             f"  {m.kind}, {c.mode}, {m.optimizer}, batch {c.batch_size}; {m.params:,} params "
             f"({m.trainable_params:,} trainable); {flops_text(m.flops)}/sample forward\n"
@@ -290,7 +574,7 @@ class FitScreen(Screen[None]):
                 t.add_row(
                     label,
                     str(layer.index),
-                    layer.type,
+                    Text(visible(layer.type)),
                     str(tuple(layer.output_shape)),
                     f"{layer.params:,}",
                     flops_text(layer.flops),
@@ -298,9 +582,8 @@ class FitScreen(Screen[None]):
                 )
         return t
 
-    def _ranking_table(self, m: ModelSpec, top: int = 10) -> Table:
-        if m.name not in self._rankings and self.catalog is not None:
-            self._rankings[m.name] = rank_cards(m, self.catalog.cards, self.catalog.architectures)
+    def _ranking_table(self, m: ModelSpec, top: int = RANK_TOP) -> Table:
+        """From the worker's pass: ranking every card is not done on the UI thread."""
         t = Table(
             title=f"Other cards (top {top}, recommended precision each)", title_justify="left"
         )
@@ -314,10 +597,10 @@ class FitScreen(Screen[None]):
             "samples/s (rough)",
         ):
             t.add_column(label, justify="left" if label in ("card", "precision") else "right")
-        for i, r in enumerate(self._rankings.get(m.name, [])[:top]):
+        for i, r in enumerate(self.result.rankings.get(m.name, [])[:top]):
             t.add_row(
                 str(i + 1),
-                r.card.name,
+                Text(r.card.name),
                 r.precision,
                 gib(r.card.memory_bytes),
                 verdict_text(r.estimate.verdict),

@@ -3,17 +3,27 @@
 - SIGTERM and SIGHUP (tmux kill-session, a dropped SSH connection) call
   `app.hang_up`: Textual exits and restores the terminal instead of dying
   mid-frame, with a watchdog in case its shutdown blocks on a dead terminal.
+- SIGINT (`kill -INT`; ctrl+c itself is a key in raw mode) and SIGQUIT do
+  the same, exiting 130 and 131 as shells expect of a process those signals
+  ended, instead of freezing mid-frame or dying with the terminal still in
+  the alternate screen, mouse reporting on and the cursor hidden.
 - Thread workers run on daemon threads: a poll stuck inside a driver call
   must not keep the process alive after the user quit.
+- Textual draws on stderr. With stderr redirected (`gputui 2> log`) it would
+  draw into the file and leave the terminal blank, so while the UI runs fd 2
+  is the terminal that stdout is on; the redirection is put back on exit, so
+  what gputui writes after the UI (errors) still lands in the file.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -24,6 +34,38 @@ T = TypeVar("T")
 # After SIGTERM/SIGHUP or a hang-up, the process ends within this many seconds even
 # if Textual's shutdown blocks on a terminal that is gone.
 EXIT_WATCHDOG_S = 3.0
+
+
+# Signal -> exit status. 128 + n for the signals that mean "stop now" from a user.
+EXIT_SIGNALS: dict[signal.Signals, int] = {
+    signal.SIGTERM: 0,
+    signal.SIGHUP: 0,
+    signal.SIGINT: 128 + signal.SIGINT,
+    signal.SIGQUIT: 128 + signal.SIGQUIT,
+}
+
+
+@contextlib.contextmanager
+def ui_on_terminal() -> Iterator[None]:
+    """While the UI runs, fd 2 is the terminal when only stderr was redirected away from it."""
+    try:
+        redirected = not os.isatty(2) and os.isatty(1)
+    except OSError:
+        redirected = False
+    if not redirected:
+        yield
+        return
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(1, 2)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 class DaemonThreadExecutor(ThreadPoolExecutor):
@@ -66,12 +108,13 @@ def run_dashboard(
     )
     loop = asyncio.new_event_loop()
     loop.set_default_executor(DaemonThreadExecutor())
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        loop.add_signal_handler(sig, app.hang_up)
+    for sig, code in EXIT_SIGNALS.items():
+        loop.add_signal_handler(sig, app.hang_up, code)
     try:
-        result = app.run(loop=loop)
+        with ui_on_terminal():
+            result = app.run(loop=loop)
     finally:
-        for sig in (signal.SIGTERM, signal.SIGHUP):
+        for sig in EXIT_SIGNALS:
             loop.remove_signal_handler(sig)
         loop.close()
         if not app.poll_in_flight:

@@ -64,8 +64,21 @@ CSS_PATHS: list[str | PurePath] = [
 
 
 class DashboardScreen(Screen[None]):
-    # Screen's own tab binding is hidden; this one puts it in the footer.
-    BINDINGS = [Binding("tab", "app.focus_next", "Panel")]
+    # Screen's own tab binding is hidden; this one puts it in the footer. The actions
+    # live on the App (they touch polling and dialogs); the keys only work here.
+    BINDINGS = [
+        Binding("p", "app.toggle_pause", "Pause"),
+        Binding("plus,equals_sign", "app.faster", "Faster", key_display="+"),
+        Binding("minus", "app.slower", "Slower", key_display="-"),
+        Binding("s", "app.cycle_sort", "Sort"),
+        Binding("r", "app.reverse_sort", "Reverse", show=False),
+        Binding("slash", "app.filter", "Filter", key_display="/"),
+        Binding("k", "app.kill", "Kill"),
+        Binding("c", "app.catalog", "Catalog", show=False),
+        Binding("f", "app.fit", "Fit", show=False),
+        Binding("tab", "app.focus_next", "Panel"),
+    ]
+
     def __init__(self, initial_source: str, fallback_reason: str | None) -> None:
         super().__init__(id="dashboard")
         self._source_name = initial_source

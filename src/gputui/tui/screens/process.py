@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -47,7 +48,7 @@ class ProcessScreen(ModalScreen[None]):
         table.add_column(style="bold", no_wrap=True)
         table.add_column()
         for name, value in process_facts(self.proc):
-            table.add_row(name, value)
+            table.add_row(name, Text(value))  # literal: a str cell would be parsed as markup
         with VerticalScroll(id="process-dialog"):
             yield Static(f"Process {self.proc.pid}", id="process-title")
             yield Static(table)

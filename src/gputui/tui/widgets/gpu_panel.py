@@ -21,6 +21,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from gputui.telemetry.snapshot import DeviceSnapshot
+from gputui.textsafe import markup_safe
 from gputui.tui import formatting as fmt
 
 HOT_PERCENT = 90.0
@@ -120,6 +121,7 @@ class GpuPanel(Widget):
         self.util_history: Sequence[float | None] = ()
         self.mem_history: Sequence[float | None] = ()
         self._styles: dict[tuple[str, bool, bool, str], Style] = {}
+        self._title: str | None = None
 
     def _style(self, name: str) -> Style:
         """Component styles, cached: looking them up was ~12 % of a refresh."""
@@ -142,8 +144,10 @@ class GpuPanel(Widget):
         failed = dev.failed is not None or dev.sample is None
         self.set_class(failed, "failed")
         label = title(dev, self.card_label)
-        if self.border_title != label:
-            self.border_title = label
+        if self._title != label:
+            # A border title is markup: a GPU named "[red]x" must not change colours.
+            self._title = label
+            self.border_title = markup_safe(label)
         # Height changes only when the warning line comes or goes (full layout).
         self.refresh(layout=old is None or self._line_count(old) != self._line_count(dev))
 

@@ -1,0 +1,131 @@
+"""Which kind of model file is this? Decided by content, never by extension.
+
+Users name files as they like (`model.json` may be Keras' or Hugging Face's,
+a `.keras` archive may have been renamed `.zip`), so the first bytes and the
+JSON's top-level keys decide. Nothing here loads weights: a `.keras` archive is
+opened with `zipfile` and only its `config.json` is read; a GGUF file is only
+checked for its 4-byte magic.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any, Literal
+
+from gputui.errors import UserError
+from gputui.textsafe import visible
+
+FileKind = Literal["toml", "keras-json", "keras-archive", "hf-config", "hf-folder", "gguf"]
+FILE_KINDS: tuple[FileKind, ...] = (
+    "toml",
+    "keras-json",
+    "keras-archive",
+    "hf-config",
+    "hf-folder",
+    "gguf",
+)
+
+_GGUF_MAGIC = b"GGUF"
+_ZIP_MAGIC = b"PK\x03\x04"
+# A Keras 3 .keras archive's model description; weights live beside it and are never read.
+ARCHIVE_CONFIG = "config.json"
+_HF_CONFIG = "config.json"
+_SNIFF_BYTES = 8192
+
+
+def detect_kind(path: Path) -> FileKind:
+    """The kind of model file at `path`, or a one-line `UserError` naming the file."""
+    name = visible(str(path))
+    if path.is_dir():
+        if (path / _HF_CONFIG).is_file():
+            return "hf-folder"
+        raise UserError(
+            f"{name}: a folder without {_HF_CONFIG} (expected a Hugging Face model folder)"
+        )
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+    except OSError as exc:
+        raise UserError(f"{name}: cannot read: {visible(exc.strerror or str(exc))}") from None
+    if head.startswith(_GGUF_MAGIC):
+        return "gguf"
+    if head.startswith(_ZIP_MAGIC):
+        read_archive_config(path)  # raises unless it is a Keras archive
+        return "keras-archive"
+    if b"\x00" in head:
+        raise UserError(
+            f"{name}: not a models TOML, Keras JSON or .keras archive, Hugging Face config "
+            "or GGUF file (binary content)"
+        )
+    text = head.decode("utf-8-sig", errors="replace").lstrip()
+    if text.startswith("{"):  # no TOML document starts with a brace
+        return json_kind(read_json(path), name)
+    if text.startswith("["):
+        # A TOML [table] header, or a JSON array (which is no model file of ours).
+        try:
+            data = json.loads(path.read_bytes().decode("utf-8-sig"))
+        except (ValueError, OSError, RecursionError):
+            return "toml"
+        return json_kind(data, name)
+    return "toml"
+
+
+def json_kind(data: Any, name: str) -> FileKind:
+    """Keras (`class_name` + `config` at the top) or a Hugging Face config (`model_type`)."""
+    if isinstance(data, dict):
+        if "class_name" in data and "config" in data:
+            return "keras-json"
+        if "model_type" in data:
+            return "hf-config"
+    raise UserError(
+        f"{name}: JSON is neither a Keras model (top-level class_name and config) "
+        "nor a Hugging Face config (model_type)"
+    )
+
+
+def read_json(path: Path) -> Any:
+    """The parsed JSON at `path`; errors name the file and line."""
+    name = visible(str(path))
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"{name}: cannot read: {visible(exc.strerror or str(exc))}") from None
+    return parse_json(raw, name)
+
+
+def parse_json(raw: bytes, name: str) -> Any:
+    """Parse JSON bytes, reporting a syntax error as `name:LINE: invalid JSON: ...`."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UserError(f"{name}: not UTF-8 text") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{name}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise UserError(f"{name}: invalid JSON: nested too deeply") from None
+
+
+def read_archive_config(path: Path) -> dict[str, Any]:
+    """The model description inside a Keras 3 `.keras` archive, without touching weights."""
+    name = visible(str(path))
+    try:
+        with zipfile.ZipFile(path) as archive:
+            try:
+                raw = archive.read(ARCHIVE_CONFIG)
+            except KeyError:
+                raise UserError(
+                    f"{name}: a zip archive without {ARCHIVE_CONFIG} (not a .keras model)"
+                ) from None
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise UserError(f"{name}: unreadable zip archive: {visible(str(exc))}") from None
+    data = parse_json(raw, f"{name}!{ARCHIVE_CONFIG}")
+    if not (isinstance(data, dict) and "class_name" in data and "config" in data):
+        raise UserError(
+            f"{name}: the archive's {ARCHIVE_CONFIG} is not a Keras model "
+            "(no top-level class_name and config)"
+        )
+    return data
