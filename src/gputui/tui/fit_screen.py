@@ -237,7 +237,12 @@ def estimate_pass(
             checks.append(estimate(model, target))
         if stopped:
             break
-        if model.name not in rankings and clock() - started <= budget_s:
+    # Ranking every catalog card is the slow part: done with what is left of the budget,
+    # kept across passes, so a later pass completes it.
+    for model in models:
+        if clock() - started > budget_s:
+            break
+        if model.name not in rankings:
             rankings[model.name] = rank_cards(model, catalog.cards, catalog.architectures)
     return replace(
         read,
@@ -285,6 +290,7 @@ class FitScreen(Screen[None]):
         self.budget_s = budget_s
         self.result = FitPass(catalog=catalog)
         self.busy = False  # a pass is running in its worker
+        self._ready = False  # mounted: the table exists and passes may start
         self._busy_since = 0.0
         self._snapshot: Snapshot | None = None
         self._inputs: tuple[object, ...] | None = None
@@ -341,6 +347,7 @@ class FitScreen(Screen[None]):
         for key, label in COLUMNS:
             table.add_column(label, key=key)
         table.focus()
+        self._ready = True
         self._start()
         self.set_interval(1.0, self._show_progress, name="fit-progress")
 
@@ -368,7 +375,7 @@ class FitScreen(Screen[None]):
         self.app.pop_screen()
 
     def _start(self) -> None:
-        if not self.is_mounted:
+        if not self._ready:
             return  # on_mount starts the first pass
         if self.busy:
             self._again = True
@@ -597,7 +604,10 @@ class FitScreen(Screen[None]):
             "samples/s (rough)",
         ):
             t.add_column(label, justify="left" if label in ("card", "precision") else "right")
-        for i, r in enumerate(self.result.rankings.get(m.name, [])[:top]):
+        ranked = self.result.rankings.get(m.name)
+        if ranked is None:
+            t.caption = "ranking the catalog's cards… (shown on a later pass)"
+        for i, r in enumerate((ranked or [])[:top]):
             t.add_row(
                 str(i + 1),
                 Text(r.card.name),
