@@ -197,7 +197,8 @@ async def test_lost_gpu_is_listed_with_its_reason_not_as_fitting(
         rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
         lost_rows = [r for r in rows if r[1].startswith("1:")]
         assert len(lost_rows) == 1 and lost_rows[0][2] == "unavailable"
-        assert "GPU is lost" in lost_rows[0][-1]
+        assert "GPU is lost" in lost_rows[0][3]
+        assert rows.index(lost_rows[0]) < 2  # listed first, not below the fold
         await pilot.press("r")  # reloading does not bring it back as a target
         await _wait(pilot, lambda: not screen.busy)
         assert all(c.target.index == 0 for c in screen.checks)

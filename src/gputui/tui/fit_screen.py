@@ -280,14 +280,14 @@ class FitScreen(Screen[None]):
         models_path: Path | None,
         catalog: Catalog | None = None,
         *,
-        budget_s: float = ESTIMATE_BUDGET_S,
+        budget_s: float | None = None,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.requested_path = models_path
-        self.budget_s = budget_s
+        self.budget_s = ESTIMATE_BUDGET_S if budget_s is None else budget_s
         self.result = FitPass(catalog=catalog)
         self.busy = False  # a pass is running in its worker
         self._ready = False  # mounted: the table exists and passes may start
@@ -438,7 +438,20 @@ class FitScreen(Screen[None]):
         table = self.query_one("#fit-table", DataTable)
         cursor = table.cursor_row
         table.clear()
-        self.rows = [*self.checks, *self.unavailable]
+        # Unavailable GPUs first: a lost GPU must not hide below the fold.
+        self.rows = [*self.unavailable, *self.checks]
+        for j, u in enumerate(self.unavailable):
+            table.add_row(
+                Text("(every model)", style="dim"),
+                Text(f"{u.index}: {short_gpu_name(u.name)}"),
+                Text("unavailable", style="bold red"),
+                Text(u.reason, style="red"),  # where a verdict would be: on screen at 80 columns
+                Text("-"),
+                Text(""),
+                Text(""),
+                Text(""),
+                key=f"lost-{j}",
+            )
         for i, c in enumerate(self.checks):
             e = c.chosen
             peak = e.peak_bytes
@@ -462,18 +475,6 @@ class FitScreen(Screen[None]):
                 gib(peak),
                 memory_bar(c.target, peak),
                 key=str(i),
-            )
-        for j, u in enumerate(self.unavailable):
-            table.add_row(
-                Text("(every model)", style="dim"),
-                Text(f"{u.index}: {short_gpu_name(u.name)}"),
-                Text("unavailable", style="bold red"),
-                Text("-"),
-                Text("-"),
-                Text(""),
-                Text(""),
-                Text(u.reason, style="red"),
-                key=f"lost-{j}",
             )
         if self.rows:
             table.move_cursor(row=min(max(cursor, 0), len(self.rows) - 1))
