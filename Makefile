@@ -7,7 +7,7 @@ STAMP_RUN  := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 STAMP_LINT := $(VENV)/.installed-lint
 
-.PHONY: run test lint typecheck nvml-check python-matrix screenshots bench clean
+.PHONY: run test lint typecheck nvml-check python-matrix screenshots bench fuzz clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,11 @@ nvml-check: $(STAMP_RUN)
 # Fresh venvs on Python 3.10-3.13 with the lowest and the newest allowed dependencies.
 python-matrix:
 	scripts/python-matrix.sh
+
+# A long fuzz campaign over scenario, models and catalog files (60 s per family by default);
+# prints cases, tracebacks, hangs and wrong accepts per family. E.g. FUZZ_ARGS="--seconds 600".
+fuzz: $(STAMP_TEST)
+	$(BIN)/python benchmarks/fuzz.py $(FUZZ_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -12,6 +12,13 @@ Run it in a virtual environment of its own, outside the repository:
     /work/venv-keras/bin/pip install torch==2.13.0 keras
     KERAS_BACKEND=torch /work/venv-keras/bin/python scripts/gen_keras_fixtures.py
 
+`--tf-keras` writes the tf.keras 2 fixtures (the older `inbound_nodes` format) into
+tests/fixtures/keras/tf2/ with Keras 2 itself (the `tf-keras` package on TensorFlow):
+
+    python3.11 -m venv /work/venv-tfkeras
+    /work/venv-tfkeras/bin/pip install tensorflow-cpu==2.21.0 tf-keras==2.21.0
+    /work/venv-tfkeras/bin/python scripts/gen_keras_fixtures.py --tf-keras
+
 `--only NAME` regenerates one fixture; `--list` prints the names.
 """
 
@@ -25,12 +32,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("KERAS_BACKEND", "torch")
-
-import keras  # noqa: E402  (the backend must be chosen before the import)
-from keras import layers  # noqa: E402
+LEGACY = "--tf-keras" in sys.argv[1:]
+if LEGACY:
+    import tf_keras as keras
+    from tf_keras import layers
+else:
+    os.environ.setdefault("KERAS_BACKEND", "torch")  # chosen before the import
+    import keras
+    from keras import layers
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "keras"
+if LEGACY:
+    OUT = OUT / "tf2"
 
 
 # --- keras.applications, weights=None (nothing downloaded) ---------------------------------
@@ -43,6 +56,7 @@ def _app(builder: Callable[..., keras.Model], **kwargs: Any) -> Callable[[], ker
 APPLICATIONS: dict[str, Callable[[], keras.Model]] = {
     "resnet50": _app(keras.applications.ResNet50),
     "resnet50v2": _app(keras.applications.ResNet50V2),
+    "mobilenet": _app(keras.applications.MobileNet),
     "mobilenetv2": _app(keras.applications.MobileNetV2),
     "mobilenetv3small": _app(keras.applications.MobileNetV3Small),
     "efficientnetb0": _app(keras.applications.EfficientNetB0),
@@ -51,6 +65,9 @@ APPLICATIONS: dict[str, Callable[[], keras.Model]] = {
     "inceptionv3": _app(keras.applications.InceptionV3),
     "xception": _app(keras.applications.Xception),
     "vgg16": _app(keras.applications.VGG16),
+    # Its LayerScale is an applications-internal class, not in keras.layers: the second
+    # unknown-layer fixture (identity-shaped, so --skip-unknown keeps the graph intact).
+    "convnext_tiny": _app(keras.applications.ConvNeXtTiny),
 }
 
 
@@ -177,6 +194,27 @@ def frozen_backbone_finetune() -> keras.Model:
     x = layers.Dropout(0.2)(x)
     outputs = layers.Dense(1)(x)
     return keras.Model(inputs, outputs, name="frozen_backbone_finetune")
+
+
+def sequential_finetune() -> keras.Model:
+    """The other common fine-tune spelling: a frozen functional base inside a Sequential."""
+    image = keras.Input(shape=(64, 64, 3), name="base_input")
+    x = layers.Conv2D(16, 3, strides=2, padding="same", use_bias=False)(image)
+    x = layers.BatchNormalization()(x)
+    x = layers.ReLU(6.0)(x)
+    y = layers.DepthwiseConv2D(3, padding="same")(x)
+    x = layers.Add()([x, layers.Conv2D(16, 1)(y)])
+    base = keras.Model(image, x, name="small_base")
+    base.trainable = False
+    return keras.Sequential(
+        [
+            keras.Input(shape=(64, 64, 3)),
+            base,
+            layers.GlobalAveragePooling2D(),
+            layers.Dense(5, activation="softmax"),
+        ],
+        name="sequential_finetune",
+    )
 
 
 def siamese_shared() -> keras.Model:
@@ -308,6 +346,7 @@ EXAMPLES: dict[str, Callable[[], keras.Model]] = {
     "vae_two_outputs": vae_two_outputs,
     "frozen_backbone_finetune": frozen_backbone_finetune,
     "siamese_shared": siamese_shared,
+    "sequential_finetune": sequential_finetune,
     "transformer_builtin": transformer_builtin,
     "text_transformer_custom": text_transformer_custom,
     "mixed_float16_cnn": mixed_float16_cnn,
@@ -320,7 +359,19 @@ INPUT_SHAPES: dict[str, dict[str, list[int]]] = {
 }
 # The one fixture also written as a .keras archive (weights included, so keep it small).
 ARCHIVES = ("mnist_convnet",)
-CUSTOM_CLASSES = ("TransformerBlock", "TokenAndPositionEmbedding")
+CUSTOM_CLASSES = ("TransformerBlock", "TokenAndPositionEmbedding", "LayerScale")
+# The tf.keras 2 set: one of each way its older format records a graph.
+TF_KERAS_FIXTURES = (
+    "resnet50",
+    "mnist_convnet",
+    "seq2seq_lstm",
+    "siamese_shared",
+    "sequential_finetune",
+    "frozen_backbone_finetune",
+    "transformer_builtin",
+    "vae_two_outputs",
+    "mixed_float16_cnn",
+)
 
 
 def _count(weights: list[Any]) -> int:
@@ -337,7 +388,7 @@ def _custom_params(model: keras.Model) -> dict[str, int]:
 
 
 def write_fixture(name: str, build: Callable[[], keras.Model]) -> None:
-    keras.utils.clear_session()
+    keras.backend.clear_session()
     model = build()
     (OUT / f"{name}.json").write_text(model.to_json(), encoding="utf-8")
     counts: dict[str, Any] = {
@@ -353,17 +404,60 @@ def write_fixture(name: str, build: Callable[[], keras.Model]) -> None:
     if custom:
         counts["custom_layer_params"] = custom
     (OUT / f"{name}.counts.json").write_text(json.dumps(counts, indent=2) + "\n", encoding="utf-8")
-    if name in ARCHIVES:
+    if name in ARCHIVES and not LEGACY:
         model.save(OUT / f"{name}.keras")  # weights of a small model: about 150 kB
     print(f"{name}: total {counts['total']:,} trainable {counts['trainable']:,}")
+
+
+README_HEAD = """# Keras fixtures
+
+Written by real Keras with `scripts/gen_keras_fixtures.py` (see its docstring for the
+two virtual environments): Keras 3 on the torch backend for the top folder, tf.keras 2
+(the `tf-keras` package on TensorFlow) for `tf2/`. Each model file has a
+`NAME.counts.json` beside it with Keras' own `count_params()` (total), the trainable
+and non-trainable totals, the input shapes the tests give for dimensions Keras leaves
+`None`, and, for the custom-layer fixture, the parameters its custom layers hold (what
+`--skip-unknown` leaves out). Nothing here is edited by hand (this table included);
+rerun the script instead.
+
+| file | Keras | count_params() | trainable | notes |
+|---|---|---:|---:|---|
+"""
+
+
+def write_readme() -> None:
+    """tests/fixtures/keras/README.md: every fixture with the counts Keras printed."""
+    root = OUT.parent if LEGACY else OUT
+    rows = []
+    for path in sorted([*root.glob("*.counts.json"), *root.glob("tf2/*.counts.json")]):
+        counts = json.loads(path.read_text(encoding="utf-8"))
+        name = str(path.relative_to(root)).removesuffix(".counts.json")
+        files = [f for f in (f"{name}.json", f"{name}.keras") if (root / f).exists()]
+        notes = []
+        if "input_shapes" in counts:
+            shapes = ", ".join(f"{k}={v}" for k, v in counts["input_shapes"].items())
+            notes.append(f"input_shapes {shapes}")
+        if "custom_layer_params" in counts:
+            custom = ", ".join(f"{k} {v:,}" for k, v in counts["custom_layer_params"].items())
+            notes.append(f"custom layers {custom}")
+        rows.append(
+            f"| {' + '.join(files)} | {counts['keras_version']} | {counts['total']:,} "
+            f"| {counts['trainable']:,} | {'; '.join(notes)} |"
+        )
+    (root / "README.md").write_text(README_HEAD + "\n".join(rows) + "\n", encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", help="regenerate only this fixture")
     parser.add_argument("--list", action="store_true", help="print the fixture names")
+    parser.add_argument(
+        "--tf-keras", action="store_true", help="write tf.keras 2 fixtures (run with tf-keras)"
+    )
     args = parser.parse_args(argv)
     builders = {**APPLICATIONS, **EXAMPLES}
+    if args.tf_keras:
+        builders = {name: builders[name] for name in TF_KERAS_FIXTURES}
     if args.list:
         print("\n".join(builders))
         return 0
@@ -375,6 +469,7 @@ def main(argv: list[str] | None = None) -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     for name in wanted:
         write_fixture(name, builders[name])
+    write_readme()
     return 0
 
 

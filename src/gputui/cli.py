@@ -13,10 +13,12 @@ from collections.abc import Sequence
 
 from gputui import __version__
 from gputui.commands import catalog as catalog_cmd
+from gputui.commands import exporter as exporter_cmd
 from gputui.commands import fit as fit_cmd
 from gputui.commands import snapshot as snapshot_cmd
 from gputui.commands import tui as tui_cmd
 from gputui.errors import UserError
+from gputui.outstream import run_guarded
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,10 +33,17 @@ def build_parser() -> argparse.ArgumentParser:
     snapshot_cmd.register(sub)
     catalog_cmd.register(sub)
     fit_cmd.register(sub)
+    exporter_cmd.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Every subcommand's stdout goes through one handler: a closed pipe exits 141 quietly,
+    # a full disk exits 1 with one line, never a traceback (gputui.outstream).
+    return run_guarded(lambda: _dispatch(argv))
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -44,9 +53,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        # `gputui snapshot | head`: the reader went away; not an error worth a traceback.
-        return 0
 
 
 if __name__ == "__main__":

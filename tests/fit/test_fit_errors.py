@@ -54,9 +54,9 @@ def parse(layers: str, input_shape: str = "[28, 28, 1]", extra: str = "") -> Non
         ),
         ('{ type = "Dropout", rate = 1.5 }', "[4]", "layers[0] (Dropout): rate: must be in [0, 1)"),
         (
-            '{ type = "Conv3D", filters = 3 }',
+            '{ type = "Conv4D", filters = 3 }',
             "[4]",
-            "layers[0] (?): type: unknown layer type 'Conv3D'",
+            "layers[0] (?): type: unknown layer type 'Conv4D'",
         ),
         (
             '{ type = "Reshape", target_shape = [5, 5] }',

@@ -132,3 +132,59 @@ def test_process_type_values(kind: str, ok: bool) -> None:
     else:
         with pytest.raises(ValidationError):
             schema.ProcessModel.model_validate(proc)
+
+
+# --- no NaN or Infinity in the JSON (issue 8) ----------------------------------------------
+
+_NON_FINITE = [float("nan"), float("inf"), float("-inf")]
+
+
+@pytest.mark.parametrize("bad", _NON_FINITE, ids=repr)
+def test_non_finite_readings_are_null_and_the_json_is_strict(bad: float) -> None:
+    from gputui.telemetry.jsonout import snapshot_to_json
+
+    snap = Snapshot(
+        timestamp=1_767_225_600.0,
+        source="nvml",
+        devices=(
+            DeviceSnapshot(
+                info=DeviceInfo(index=0, name="G", power_limit_w=bad),
+                sample=DeviceSample(power_w=bad, power_limit_w=bad, utilization_gpu=5),
+            ),
+        ),
+        processes=(
+            GpuProcess(gpu_index=0, pid=1, type="compute", cpu_percent=bad, running_s=bad),
+        ),
+        host=HostSnapshot(
+            hostname="h",
+            cpu_percent=bad,
+            per_cpu_percent=(1.0, bad),
+            load_average=(0.5, bad, 0.1),
+        ),
+    )
+    text = snapshot_to_json(snap)
+    assert "NaN" not in text and "Infinity" not in text
+    data = json.loads(text, parse_constant=lambda c: pytest.fail(f"non-standard {c}"))
+    device = data["devices"][0]
+    assert device["info"]["power_limit_w"] is None
+    assert device["sample"]["power_w"] is None and device["sample"]["power_limit_w"] is None
+    assert device["sample"]["utilization_gpu"] == 5
+    process = data["processes"][0]
+    assert process["cpu_percent"] is None and process["running_s"] is None
+    host = data["host"]
+    assert host["cpu_percent"] is None and host["load_average"] is None
+    assert host["per_cpu_percent"] == []
+    schema.SnapshotModel.model_validate_json(text)
+
+
+def test_finite_lists_are_kept() -> None:
+    host = HostSnapshot(hostname="h", per_cpu_percent=(1.0, 2.5), load_average=(0.5, 0.25, 0.1))
+    data = snapshot_to_dict(Snapshot(timestamp=0.0, source="nvml", devices=(), host=host))
+    assert data["host"]["per_cpu_percent"] == [1.0, 2.5]
+    assert data["host"]["load_average"] == [0.5, 0.25, 0.1]
+
+
+@pytest.mark.parametrize("bad", _NON_FINITE, ids=repr)
+def test_non_finite_timestamp_is_an_error_not_a_guess(bad: float) -> None:
+    with pytest.raises(ValueError, match="timestamp is not a finite number"):
+        snapshot_to_dict(Snapshot(timestamp=bad, source="nvml", devices=()))

@@ -98,8 +98,10 @@ def card_json(card: Card) -> dict[str, Any]:
     return card.model_dump(mode="json")
 
 
-def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
-    widths = [len(h) for h in headers]
+def _table(headers: list[str] | list[list[str]], rows: list[list[str]], right: set[int]) -> str:
+    """Columns as wide as their widest cell; a header may be several lines (wrapped names)."""
+    head_lines = [[h] if isinstance(h, str) else h for h in headers]
+    widths = [max((len(line) for line in h), default=0) for h in head_lines]
     for row in rows:
         widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=False)]
 
@@ -110,7 +112,37 @@ def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
         ]
         return "  ".join(parts).rstrip()
 
-    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
+    depth = max(len(h) for h in head_lines)
+    header_rows = [
+        [h[i - (depth - len(h))] if i >= depth - len(h) else "" for h in head_lines]
+        for i in range(depth)
+    ]
+    return "\n".join([*map(line, header_rows), line(["-" * w for w in widths]), *map(line, rows)])
+
+
+def _wrap_name(name: str, width: int) -> list[str]:
+    """A card name over as many lines as needed to stay within `width` (words kept whole)."""
+    import textwrap
+
+    return textwrap.wrap(name, width, break_long_words=False) or [name]
+
+
+def _terminal_width() -> int:
+    import shutil
+
+    return shutil.get_terminal_size((80, 24)).columns
+
+
+DERIVED_MARK = "*"
+DERIVED_NOTE = "* derived by an architecture rule, not printed by NVIDIA (gputui catalog show)"
+
+
+def _cell(card: Card, field: str) -> str:
+    """A figure as the tables print it, marked when it is derived."""
+    from gputui.catalog.present import fmt
+
+    text = fmt(getattr(card, field))
+    return text + DERIVED_MARK if card.is_derived(field) and text != "-" else text
 
 
 def _list(catalog: Catalog, arch: str | None, sort: str | None, as_json: bool) -> int:
@@ -141,10 +173,10 @@ def _list(catalog: Catalog, arch: str | None, sort: str | None, as_json: bool) -
             catalog.architectures[c.architecture].name,
             c.compute_capability,
             fmt(c.memory_gib),
-            fmt(c.memory_bandwidth_gbs),
-            fmt(c.fp16_tensor_tflops),
-            fmt(c.bf16_tensor_tflops),
-            fmt(c.fp8_tensor_tflops),
+            _cell(c, "memory_bandwidth_gbs"),
+            _cell(c, "fp16_tensor_tflops"),
+            _cell(c, "bf16_tensor_tflops"),
+            _cell(c, "fp8_tensor_tflops"),
             fmt(c.tdp_w),
             fmt(c.launch_year),
             fmt(c.launch_price_usd),
@@ -155,6 +187,8 @@ def _list(catalog: Catalog, arch: str | None, sort: str | None, as_json: bool) -
     print(
         f"\n{len(cards)} cards; tensor figures are dense (no sparsity), FP16/BF16 with FP32 accumulate."
     )
+    if any(c.derived for c in cards):
+        print(DERIVED_NOTE)
     return 0
 
 
@@ -177,6 +211,8 @@ _FIELD_LABELS = {
     "int8_tensor_tops": "INT8 tensor TOPS",
     "fp8_tensor_tflops": "FP8 tensor TFLOPS",
     "fp32_tflops": "FP32 TFLOPS",
+    "fp16_tflops": "FP16 TFLOPS (CUDA cores)",
+    "chip": "Chip",
     "tdp_w": "TDP (W)",
     "mig": "MIG",
     "nvlink": "NVLink",
@@ -201,11 +237,18 @@ def _show(catalog: Catalog, name: str, as_json: bool) -> int:
     print("=" * len(card.name))
     width = max(len(_label(f)) for f in type(card).model_fields)
     for field in type(card).model_fields:
-        if field in {"name", "source", "consistency_notes"}:
+        if field in {"name", "source", "consistency_notes", "derived", "derived_rule"}:
             continue
-        print(f"{_label(field).ljust(width)}  {fmt(getattr(card, field))}")
+        value = fmt(getattr(card, field))
+        if card.is_derived(field):
+            value += "  (derived)"
+        print(f"{_label(field).ljust(width)}  {value}")
     print()
     print(textwrap.fill(f"Source: {card.source}", 100, subsequent_indent="  "))
+    if card.derived:
+        fields = ", ".join(_label(f) for f in card.derived)
+        print(textwrap.fill(f"Derived: {fields}", 100, subsequent_indent="  "))
+        print(textwrap.fill(f"  by the rule: {card.derived_rule}", 100, subsequent_indent="    "))
     if card.consistency_notes:
         print(textwrap.fill(f"Notes: {card.consistency_notes}", 100, subsequent_indent="  "))
     print()
@@ -253,7 +296,7 @@ def _match(
 
 
 def _compare(catalog: Catalog, names: list[str], as_json: bool) -> int:
-    from gputui.catalog.present import compare, fmt, fmt_ratio
+    from gputui.catalog.present import compare
     from gputui.errors import UserError
 
     if len(names) < 2:
@@ -269,21 +312,74 @@ def _compare(catalog: Catalog, names: list[str], as_json: bool) -> int:
                         "field": r.field,
                         "values": list(r.values),
                         "ratios": list(r.ratios),
+                        "derived": [c.is_derived(r.field) for c in cards],
                     }
                     for r in rows
                 ],
             }
         )
         return 0
-    headers = ["", *[c.name for c in cards]]
-    table_rows = []
-    for r in rows:
-        cells = [fmt(r.values[0])]
-        cells += [
-            f"{fmt(v)} ({fmt_ratio(q)})" if v is not None and q is not None else fmt(v)
-            for v, q in zip(r.values[1:], r.ratios[1:], strict=True)
-        ]
-        table_rows.append([r.label, *cells])
-    print(_table(headers, table_rows, right=set(range(1, len(headers)))))
+    print(compare_table(cards, _terminal_width()))
     print(f"\nRatios are to {cards[0].name}; tensor figures are dense.")
+    if any(c.is_derived(r.field) for c in cards for r in rows):
+        print(DERIVED_NOTE)
     return 0
+
+
+def compare_table(cards: list[Card], width: int) -> str:
+    """Cards side by side within `width` columns: names wrap, numbers are never cut.
+
+    With ratios when they fit; otherwise ratios go to a second block, so every value
+    is still printed whole.
+    """
+    from gputui.catalog.present import compare, fmt_ratio
+
+    rows = compare(cards)
+    label_width = max(len(r.label) for r in rows)
+
+    def value_cells(with_ratio: bool) -> list[list[str]]:
+        out = []
+        for r in rows:
+            cells = []
+            for i, (card, q) in enumerate(zip(cards, r.ratios, strict=True)):
+                text = _cell(card, r.field)
+                if with_ratio and i > 0 and q is not None and text != "-":
+                    text = f"{text} ({fmt_ratio(q)})"
+                cells.append(text)
+            out.append(cells)
+        return out
+
+    def render(with_ratio: bool) -> str | None:
+        cells = value_cells(with_ratio)
+        value_width = max(len(c) for row in cells for c in row)
+        columns = len(cards)
+        # Names wrap to the widest value, or wider if the room is there.
+        room = (width - label_width - 2 * columns) // columns
+        name_width = max(value_width, min(room, max(len(c.name) for c in cards)))
+        total = label_width + columns * (name_width + 2)
+        if total > width and name_width > value_width:
+            name_width = value_width
+            total = label_width + columns * (name_width + 2)
+        if total > width:
+            return None
+        headers: list[list[str]] = [[""], *(_wrap_name(c.name, name_width) for c in cards)]
+        body = [[r.label, *row] for r, row in zip(rows, cells, strict=True)]
+        return _table(headers, body, right=set(range(1, columns + 1)))
+
+    table = render(True)
+    if table is not None:
+        return table
+    plain = render(False) or _table(
+        ["", *[c.name for c in cards]],
+        [[r.label, *row] for r, row in zip(rows, value_cells(False), strict=True)],
+        right=set(range(1, len(cards) + 1)),
+    )
+    ratio_lines = [
+        f"  {r.label}: "
+        + ", ".join(
+            f"{c.name} {fmt_ratio(q)}" for c, q in zip(cards[1:], r.ratios[1:], strict=True) if q
+        )
+        for r in rows
+        if any(r.ratios[1:])
+    ]
+    return plain + "\n\nRatios to the first card:\n" + "\n".join(ratio_lines)

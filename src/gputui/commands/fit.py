@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from gputui.commands import fit_llm
+
 # Kept here (not imported) so the parser stays import-light; a test checks it
 # matches gputui.fit.precision.PRECISIONS.
 PRECISION_CHOICES = (
@@ -21,18 +23,34 @@ PRECISION_CHOICES = (
 )
 
 
+# One --mode/--optimizer for both estimators: "generate", adamw_8bit and sgd_momentum are for
+# transformers (commands/fit_llm.py), momentum/rmsprop/adam for layer models; each path
+# refuses the other's values with a line saying so.
+MODE_CHOICES = ("train", "inference", "generate")
+OPTIMIZER_CHOICES = ("sgd", "momentum", "rmsprop", "adam", "adamw", "adamw_8bit", "sgd_momentum")
+LAYER_OPTIMIZERS = ("sgd", "momentum", "rmsprop", "adam", "adamw")
+DEVICE_CHOICES = ("cuda", "cpu")
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "fit",
         help="will a model fit on a GPU: peak memory, largest batch, precision",
         description=(
-            "Estimate the peak GPU memory of each model in MODELS.toml (Keras-style layer "
-            "lists), the largest batch that fits and the precision to use. Default models "
-            "file: ./gputui.toml, else the user config dir's models.toml, else the shipped "
-            "examples. Exit 0 when every model fits, 1 when one does not, 2 on bad input."
+            "Estimate the peak GPU memory of each model in MODELS (a models TOML of "
+            "Keras-style layer lists or graphs, or a Keras .json / .keras file), the largest "
+            "batch that fits and the precision to use. Default models file: ./gputui.toml, "
+            "else the user config dir's models.toml, else the shipped examples. Exit 0 when "
+            "every model fits, 1 when one does not, 2 on bad input."
         ),
     )
-    p.add_argument("models", nargs="?", type=Path, metavar="MODELS.toml")
+    add_arguments(p)
+    p.set_defaults(run=run)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The fit arguments (kept apart so another model source can add its own next to them)."""
+    p.add_argument("models", nargs="?", type=Path, metavar="MODELS")
     where = p.add_mutually_exclusive_group()
     where.add_argument(
         "--gpu", metavar="NAME", help="check against a catalog card (e.g. 'RTX 3090')"
@@ -43,31 +61,117 @@ def register(sub: Any) -> None:
     where.add_argument(
         "--all-cards", action="store_true", help="rank every catalog card for each model"
     )
+    where.add_argument(
+        "--prometheus", metavar="URL", help="rank the cluster's GPUs (free memory from Prometheus)"
+    )
+    p.add_argument("--match", metavar="SELECTOR", help="with --prometheus: only these series")
     p.add_argument("--batch-size", type=int, metavar="N", help="override each model's batch_size")
     p.add_argument("--precision", choices=PRECISION_CHOICES, help="only this precision")
+    p.add_argument("--optimizer", choices=OPTIMIZER_CHOICES, help="override each model's optimizer")
+    p.add_argument("--mode", choices=MODE_CHOICES, help="override each model's mode")
+    p.add_argument(
+        "--device",
+        choices=DEVICE_CHOICES,
+        default="cuda",
+        help="whose allocator behaviour to model: cuda (default) or cpu, to compare with a "
+        "CPU measurement (calibration aid; no CUDA context or allocator slack)",
+    )
     p.add_argument("--model", action="append", metavar="NAME", help="only this model (repeatable)")
+    p.add_argument(
+        "--input-shape",
+        action="append",
+        metavar="NAME=D,D",
+        help="per-sample shape of a Keras model input Keras leaves variable (repeatable)",
+    )
+    p.add_argument(
+        "--skip-unknown",
+        action="store_true",
+        help="treat unknown (custom) Keras layers as identity, with a warning",
+    )
     p.add_argument("--layers", action="store_true", help="also print the per-layer table")
     p.add_argument("--json", action="store_true", help="print JSON (schema in docs/fit.md)")
-    p.set_defaults(run=run)
+    fit_llm.add_arguments(p)  # transformers / LLMs (docs/fit-llm.md)
+
+
+def _input_shapes(given: list[str] | None) -> dict[str, list[int]]:
+    from gputui.errors import UserError
+    from gputui.textsafe import visible
+
+    out: dict[str, list[int]] = {}
+    for item in given or []:
+        name, sep, dims = item.partition("=")
+        try:
+            shape = [int(d) for d in dims.split(",")]
+        except ValueError:
+            shape = []
+        if not sep or not name or not shape or any(d < 1 or d > 2**31 - 1 for d in shape):
+            raise UserError(
+                f"--input-shape {visible(item)!r}: must be NAME=D,D,... with positive sizes"
+            )
+        out[name] = shape
+    return out
+
+
+def load(path: Path, args: argparse.Namespace) -> tuple[Any, ...]:
+    """The models a file describes: a models TOML, or one Keras model file."""
+    from gputui.errors import UserError
+    from gputui.fit.config import load_keras_model, load_models, shown
+    from gputui.fit.importers import detect_kind
+
+    kind = detect_kind(path)
+    shapes = _input_shapes(args.input_shape)
+    if kind in ("keras-json", "keras-archive"):
+        return (load_keras_model(path, input_shapes=shapes, skip_unknown=args.skip_unknown),)
+    if kind != "toml":
+        raise UserError(f"{shown(path)}: a {kind} file is not a Keras model or a models TOML")
+    if shapes or args.skip_unknown:
+        raise UserError(
+            "--input-shape and --skip-unknown apply to a Keras file; in a models TOML write "
+            "input_shapes = { ... } and skip_unknown = true on the keras model's table"
+        )
+    return load_models(path)
+
+
+def _overridden(models: tuple[Any, ...], args: argparse.Namespace) -> tuple[Any, ...]:
+    from dataclasses import replace
+
+    from gputui.errors import UserError
+
+    if args.mode is not None and args.mode not in ("train", "inference"):
+        raise UserError(f"--mode {args.mode}: applies to language models only")
+    if args.optimizer is not None and args.optimizer not in LAYER_OPTIMIZERS:
+        raise UserError(
+            f"--optimizer {args.optimizer}: applies to transformer models; layer models take "
+            + ", ".join(LAYER_OPTIMIZERS)
+        )
+    changes = {k: getattr(args, k) for k in ("optimizer", "mode") if getattr(args, k)}
+    return tuple(replace(m, **changes) for m in models) if changes else models
 
 
 def run(args: argparse.Namespace) -> int:
     import json
 
     from gputui.errors import UserError
-    from gputui.fit.config import load_models, shown
+    from gputui.fit.config import shown
     from gputui.fit.paths import resolve_models_path
     from gputui.fit.report import SCHEMA_VERSION
 
-    if args.batch_size is not None and args.batch_size < 1:
+    if fit_llm.handles(args):  # HF config/folder, --hf, GGUF: the transformer estimator
+        return fit_llm.run(args)
+    fit_llm.refuse_llm_only_flags(args)
+    if args.batch_size is not None and not 1 <= args.batch_size <= 1 << 24:
         raise UserError(f"--batch-size: must be a positive integer, got {args.batch_size}")
     path, origin = resolve_models_path(args.models)
-    models = load_models(path)
+    models = _overridden(load(path, args), args)
     if args.model:
         missing = [n for n in args.model if n not in {m.name for m in models}]
         if missing:
+            from gputui.textsafe import visible
+
             known = ", ".join(m.name for m in models)
-            raise UserError(f"{shown(path)}: no model named {missing[0]!r} (models: {known})")
+            raise UserError(
+                f"{shown(path)}: no model named {visible(missing[0])!r} (models: {known})"
+            )
         models = tuple(m for m in models if m.name in args.model)
     if args.precision in ("int8", "fp8"):
         training = [m.name for m in models if m.mode == "train"]
@@ -78,9 +182,15 @@ def run(args: argparse.Namespace) -> int:
             )
     header: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "models_file": str(path),
+        "models_file": shown(path),
         "models_file_origin": origin,
+        "backend": args.device,
     }
+    # the cluster: telemetry/prometheus_fit.py
+    if getattr(args, "prometheus", None) or getattr(args, "match", None):
+        from gputui.telemetry.prometheus_fit import run_fit
+
+        return run_fit(args, models, header)
     if args.all_cards:
         return _all_cards(args, models, header, path, origin)
     targets = _targets(args)
@@ -88,7 +198,14 @@ def run(args: argparse.Namespace) -> int:
     from gputui.fit.report import check_dict, render_check
 
     results = [
-        check(m, t, batch_size=args.batch_size, precision=args.precision)
+        check(
+            m,
+            t,
+            batch_size=args.batch_size,
+            precision=args.precision or m.precision,
+            backend=args.device,
+            with_peak_tensors=True,
+        )
         for t in targets
         for m in models
     ]
@@ -100,9 +217,14 @@ def run(args: argparse.Namespace) -> int:
             "all_fit": ok,
             "models": [check_dict(r) for r in results],
         }
-        print(json.dumps(payload, indent=2))
+        print(json.dumps(payload, indent=2, allow_nan=False))
         return 0 if ok else 1
     print(f"models: {shown(path)} ({origin})")
+    if args.device == "cpu":
+        print(
+            "backend: cpu (PyTorch's CPU allocator behaviour, tensor memory only: compare with "
+            "a CPU measurement; a GPU adds its CUDA context and allocator slack)"
+        )
     for t in targets:
         print()
         print(_target_line(t))
@@ -180,10 +302,13 @@ def _all_cards(
     import json
 
     from gputui.catalog import load_catalog
+    from gputui.errors import UserError
     from gputui.fit.config import shown
     from gputui.fit.estimate import rank_cards
     from gputui.fit.report import ranking_dict, render_ranking
 
+    if args.device != "cuda":
+        raise UserError("--all-cards ranks cards as CUDA runs them; use --device cpu with --gpu")
     catalog = load_catalog()
     rankings = [
         (
@@ -193,7 +318,7 @@ def _all_cards(
                 catalog.cards,
                 catalog.architectures,
                 batch_size=args.batch_size,
-                precision=args.precision,
+                precision=args.precision or m.precision,
             ),
         )
         for m in models
@@ -201,7 +326,7 @@ def _all_cards(
     ok = all(any(r.estimate.fits for r in ranked) for _, ranked in rankings)
     if args.json:
         payload = {**header, "all_fit": ok, "rankings": [ranking_dict(m, r) for m, r in rankings]}
-        print(json.dumps(payload, indent=2))
+        print(json.dumps(payload, indent=2, allow_nan=False))
         return 0 if ok else 1
     print(f"models: {shown(path)} ({origin})")
     for m, ranked in rankings:

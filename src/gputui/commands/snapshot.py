@@ -29,6 +29,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--scenario", type=Path, metavar="FILE", help="simulated-GPU scenario TOML (implies --demo)"
     )
+    p.add_argument("--prometheus", metavar="URL", help="the whole cluster, read from Prometheus")
+    p.add_argument("--match", metavar="SELECTOR", help='with --prometheus: e.g. \'{cluster="a"}\'')
     p.set_defaults(run=run)
 
 
@@ -43,6 +45,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(json_schema(), indent=2))
         return 0
 
+    # the cluster: telemetry/prometheus_report.py
+    if getattr(args, "prometheus", None) or getattr(args, "match", None):
+        from gputui.telemetry.prometheus_report import run_snapshot
+
+        return run_snapshot(args)
     from gputui.telemetry.source import Source, SourceUnavailable, open_source
 
     scenario: Path | None = getattr(args, "scenario", None)

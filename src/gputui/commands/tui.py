@@ -22,6 +22,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--readonly", action="store_true", help="hide every action that changes the system"
     )
+    parser.add_argument(
+        "--prometheus", metavar="URL", help="the cluster view: every GPU a Prometheus server holds"
+    )
+    parser.add_argument(
+        "--match", metavar="SELECTOR", help='with --prometheus: only these series, e.g. \'{job="gpu"}\''
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,6 +37,11 @@ def run(args: argparse.Namespace) -> int:
     interval = float(args.interval)
     if not 0.1 <= interval <= 3600:
         raise UserError(f"--interval: {interval:g} s is out of range (0.1 to 3600)")
+    # the cluster view: tui/cluster_app.py
+    if getattr(args, "prometheus", None) or getattr(args, "match", None):
+        from gputui.tui.cluster_app import run_cluster
+
+        return run_cluster(args, interval)
     kind: SourceKind = "demo" if args.demo else args.source
     if args.scenario is not None and not args.scenario.is_file():
         raise UserError(f"--scenario: {args.scenario}: no such file")

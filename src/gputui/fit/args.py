@@ -27,6 +27,13 @@ COSMETIC = frozenset(
 )
 # Keras 2 let any first layer declare the model input; the loader reads these.
 INPUT_ARGS = frozenset({"input_shape", "batch_input_shape", "batch_size", "input_dim"})
+# Arguments the graph syntax adds to a layer table (not Keras arguments).
+GRAPH_ARGS = frozenset({"inputs", "loss", "attention"})
+# Bounds on what a models file may ask for: beyond them the numbers stop meaning
+# anything (and floats overflow), so they are refused with a message at parse time.
+MAX_DIM = 2**31 - 1  # one dimension
+MAX_ELEMENTS = 2**40  # elements of one tensor per sample
+MAX_PARAMS = 2**40  # parameters of one layer
 
 
 class LayerArgError(ValueError):
@@ -42,12 +49,16 @@ class Args:
     def __init__(
         self, raw: Mapping[str, Any], known: frozenset[str] | set[str], extra_ok: frozenset[str]
     ) -> None:
-        allowed = set(known) | COSMETIC | INPUT_ARGS | extra_ok | {"type", "trainable"}
+        allowed = set(known) | COSMETIC | INPUT_ARGS | GRAPH_ARGS | extra_ok | {"type", "trainable"}
         for key in raw:
             if key not in allowed:
                 choices = ", ".join(sorted(set(known)))
                 raise LayerArgError(key, f"unknown argument (this layer takes: {choices})")
         self.raw = raw
+        for key in raw:
+            if key in COSMETIC or key in extra_ok and key.endswith(_COSMETIC_SUFFIXES):
+                _cosmetic(key, raw[key])
+        self.flag("trainable", True)
 
     def has(self, name: str) -> bool:
         return name in self.raw and self.raw[name] is not None
@@ -64,6 +75,8 @@ class Args:
             raise LayerArgError(name, f"must be an integer, got {value!r}")
         if value < minimum:
             raise LayerArgError(name, f"must be >= {minimum}, got {value}")
+        if value > MAX_DIM:
+            raise LayerArgError(name, f"must be at most {MAX_DIM}, got {value}")
         return value
 
     def number(self, name: str, default: float, low: float, high: float) -> float:
@@ -98,6 +111,8 @@ class Args:
         for item in items:
             if isinstance(item, bool) or not isinstance(item, int) or item < minimum:
                 raise LayerArgError(name, f"must hold integers >= {minimum}, got {value!r}")
+            if item > MAX_DIM:
+                raise LayerArgError(name, f"must hold integers at most {MAX_DIM}, got {item}")
             out.append(item)
         return tuple(out)
 
@@ -107,3 +122,22 @@ class Args:
             raise LayerArgError(
                 "data_format", f"only channels_last (Keras' default) is supported, got {fmt!r}"
             )
+
+
+_COSMETIC_SUFFIXES = ("_initializer", "_regularizer", "_constraint")
+
+
+def _cosmetic(key: str, value: Any) -> None:
+    """Arguments that change no shape or memory still have to be well formed."""
+    if key == "name" and not isinstance(value, str):
+        raise LayerArgError(key, f"must be a string, got {value!r}")
+    if (
+        key == "seed"
+        and value is not None
+        and (isinstance(value, bool) or not isinstance(value, int))
+    ):
+        raise LayerArgError(key, f"must be an integer, got {value!r}")
+    named = key == "dtype" or key.endswith(_COSMETIC_SUFFIXES)
+    # a Keras name ("glorot_uniform", "float32") or its serialised config table
+    if named and value is not None and not isinstance(value, (str, dict)):
+        raise LayerArgError(key, f"must be a name or a config table, got {value!r}")

@@ -1,85 +1,80 @@
 """The models file: TOML whose layer lists read like the Keras code they came from.
 
 Parsing stops at the first problem with one line naming the file, the model,
-the layer (as `layers[i] (Type)`) and the field: the CLI prints it and exits 2.
+the layer (as `layers[i] (Type)`, plus its name in a graph) and the field: the
+CLI prints it and exits 2. Every string taken from the file and echoed back
+(model and layer names, unknown keys) goes through `textsafe.visible()`.
+
+`parse_model_table()` turns one `[[model]]` table (a dict) into a ModelSpec; the
+Keras importer builds exactly such a dict from a Keras JSON file.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from gputui.errors import UserError
-from gputui.fit.args import LayerArgError
-from gputui.fit.layers import LAYERS, analyse_layer
-from gputui.fit.stats import LayerStats
+from gputui.fit.args import MAX_DIM, LayerArgError
+from gputui.fit.graph import ModelInput, Network
+from gputui.fit.graph_build import MAX_LAYERS, GraphBuilder, sequential_network
+from gputui.fit.layers_multi import ATTENTION_MODES
+from gputui.textsafe import visible
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
 
+__all__ = [
+    "MAX_LAYERS",
+    "MODES",
+    "OPTIMIZERS",
+    "OPTIMIZER_STATES",
+    "ModelSpec",
+    "Network",
+    "load_keras_model",
+    "load_models",
+    "parse_model_table",
+    "parse_models",
+    "shown",
+]
+
 Optimizer = Literal["sgd", "momentum", "rmsprop", "adam", "adamw"]
 Mode = Literal["train", "inference"]
+Kind = Literal["sequential", "functional", "gan"]
 OPTIMIZERS: tuple[Optimizer, ...] = ("sgd", "momentum", "rmsprop", "adam", "adamw")
+MODES: tuple[Mode, ...] = ("train", "inference")
 # Tensors of optimizer state per trainable parameter (PyTorch's defaults).
 OPTIMIZER_STATES: dict[str, int] = {"sgd": 0, "momentum": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
 
-_MODEL_KEYS = {"name", "kind", "input_shape", "batch_size", "optimizer", "mode", "layers"}
-_GAN_KEYS = {"name", "kind", "batch_size", "optimizer", "mode", "generator", "discriminator"}
+_COMMON = {"name", "kind", "batch_size", "optimizer", "mode", "attention"}
+_MODEL_KEYS = _COMMON | {"input_shape", "layers"}
+_FUNCTIONAL_KEYS = _COMMON | {"inputs", "outputs", "layers", "blocks"}
+_GAN_KEYS = _COMMON | {"generator", "discriminator"}
 _NET_KEYS = {"input_shape", "layers"}
 _TOML_LINE = re.compile(r"\s*\(at line (\d+), column \d+\)")
-
-
-@dataclass(frozen=True, slots=True)
-class Network:
-    """A sequential stack with every layer's shape worked out."""
-
-    input_shape: tuple[int, ...]
-    integer_input: bool  # token ids for an Embedding (int64), else float data
-    layers: tuple[LayerStats, ...]
-    raw_layers: tuple[Mapping[str, Any], ...]
-
-    @property
-    def output_shape(self) -> tuple[int, ...]:
-        return self.layers[-1].output_shape if self.layers else self.input_shape
-
-    @property
-    def input_elements(self) -> int:
-        return math.prod(self.input_shape)
-
-    @property
-    def trainable_params(self) -> int:
-        return sum(layer.trainable_params for layer in self.layers)
-
-    @property
-    def non_trainable_params(self) -> int:
-        return sum(layer.non_trainable_params for layer in self.layers)
-
-    @property
-    def params(self) -> int:
-        return self.trainable_params + self.non_trainable_params
-
-    @property
-    def flops(self) -> int:
-        return sum(layer.flops for layer in self.layers)
+MAX_BATCH = 1 << 24
 
 
 @dataclass(frozen=True, slots=True)
 class ModelSpec:
     name: str
-    kind: Literal["sequential", "gan"]
+    kind: Kind
     batch_size: int
     optimizer: Optimizer
     mode: Mode
-    network: Network | None = None  # sequential
+    network: Network | None = None  # sequential, functional
     generator: Network | None = None  # gan
     discriminator: Network | None = None  # gan
+    attention: str = "auto"
+    # the precision the source asks for (a Keras mixed-precision policy), if any
+    precision: str | None = None
+    source_warnings: tuple[str, ...] = ()
 
     @property
     def networks(self) -> tuple[Network, ...]:
@@ -101,29 +96,47 @@ class ModelSpec:
         """Forward FLOPs per sample (for a GAN: generator plus discriminator)."""
         return sum(n.flops for n in self.networks)
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.source_warnings + tuple(w for n in self.networks for w in n.warnings)
+
 
 def shown(path: Path) -> str:
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        text = str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
-        return str(path)
+        text = str(path)
+    return visible(text)
 
 
 def load_models(path: Path) -> tuple[ModelSpec, ...]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{shown(path)}: cannot read models file: {exc}") from None
-    return parse_models(text, shown(path))
+        raise UserError(f"{shown(path)}: cannot read models file: {visible(str(exc))}") from None
+    return parse_models(text, shown(path), base=path.parent)
 
 
-def parse_models(text: str, where: str = "<models>") -> tuple[ModelSpec, ...]:
+def parse_models(
+    text: str, where: str = "<models>", base: Path | None = None
+) -> tuple[ModelSpec, ...]:
+    """Every model of a models file; `base` is where a sidecar's `keras = "path"` is relative to."""
+    try:
+        return _parse_models(text, where, base)
+    except UserError as exc:
+        # one boundary for everything echoed from the file: names, keys, values
+        raise UserError(visible(str(exc)), exc.exit_code) from None
+
+
+def _parse_models(text: str, where: str, base: Path | None) -> tuple[ModelSpec, ...]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         found = _TOML_LINE.search(str(exc))
         line = f":{found.group(1)}" if found else ""
         raise UserError(f"{where}{line}: invalid TOML: {_TOML_LINE.sub('', str(exc))}") from None
+    except RecursionError:
+        raise UserError(f"{where}: invalid TOML: arrays or tables nested too deeply") from None
     unknown = set(data) - {"model"}
     if unknown:
         raise UserError(
@@ -135,7 +148,12 @@ def parse_models(text: str, where: str = "<models>") -> tuple[ModelSpec, ...]:
     specs = []
     names: set[str] = set()
     for i, raw in enumerate(models):
-        spec = _model(raw, f"{where}: model[{i}]", where)
+        if not isinstance(raw, dict):
+            raise UserError(f"{where}: model[{i}]: must be a [[model]] table")
+        if "keras" in raw:
+            spec = _sidecar(raw, f"{where}: model[{i}]", where, base or Path.cwd())
+        else:
+            spec = _model(raw, f"{where}: model[{i}]", where)
         if spec.name in names:
             raise UserError(f"{where}: model {spec.name!r}: name is used twice")
         names.add(spec.name)
@@ -143,32 +161,116 @@ def parse_models(text: str, where: str = "<models>") -> tuple[ModelSpec, ...]:
     return tuple(specs)
 
 
+def parse_model_table(raw: dict[str, Any], where: str) -> ModelSpec:
+    """One model table (as parsed from a `[[model]]` in TOML) as a ModelSpec.
+
+    `where` names the source in error lines (a file name). Raises UserError with
+    one line naming the model, layer and field.
+    """
+    if not isinstance(raw, dict):
+        raise UserError(f"{visible(where)}: a model must be a table")
+    try:
+        return _model(raw, f"{where}: model", where)
+    except UserError as exc:
+        raise UserError(visible(str(exc)), exc.exit_code) from None
+
+
+_SIDECAR_KEYS = {"name", "keras", "batch_size", "optimizer", "mode", "attention"} | {
+    "input_shapes",
+    "skip_unknown",
+}
+
+
+def _sidecar(raw: dict[str, Any], fallback: str, where: str, base: Path) -> ModelSpec:
+    """`{ name = "x", keras = "model.json", batch_size = 64 }`: a Keras file plus training settings."""
+    name = raw.get("name")
+    ctx = f"{where}: model {visible(name)!r}" if isinstance(name, str) else fallback
+    for key in raw:
+        if key not in _SIDECAR_KEYS:
+            raise UserError(
+                f"{ctx}: {key}: unknown field (a keras model takes: {', '.join(sorted(_SIDECAR_KEYS))})"
+            )
+    path = raw.get("keras")
+    if not isinstance(path, str) or not path:
+        raise UserError(f"{ctx}: keras: must be the path of a Keras .json or .keras file")
+    shapes = raw.get("input_shapes", {})
+    if not isinstance(shapes, dict):
+        raise UserError(f"{ctx}: input_shapes: must be a table like {{ tokens = [40] }}")
+    for key, value in shapes.items():
+        shape_field(value, ctx, f"input_shapes.{key}")
+    skip = raw.get("skip_unknown", False)
+    if not isinstance(skip, bool):
+        raise UserError(f"{ctx}: skip_unknown: must be true or false, got {skip!r}")
+    keys: tuple[str, ...] = ("batch_size", "optimizer", "mode", "attention")
+    settings: dict[str, Any] = {k: raw[k] for k in keys if k in raw}
+    return load_keras_model(
+        base / path,
+        name=name if isinstance(name, str) else None,
+        input_shapes=shapes,
+        skip_unknown=skip,
+        settings=settings,
+    )
+
+
+def load_keras_model(
+    path: Path,
+    *,
+    name: str | None = None,
+    input_shapes: Mapping[str, Any] | None = None,
+    skip_unknown: bool = False,
+    settings: Mapping[str, Any] | None = None,
+) -> ModelSpec:
+    """A Keras `to_json()` file or `.keras` archive as a ModelSpec (its policy as `precision`)."""
+    from gputui.fit.importers.keras import load_keras
+
+    where = shown(path)
+    if not path.is_file():
+        raise UserError(f"{where}: no such Keras model file")
+    model = load_keras(
+        path, name=name, input_shapes=input_shapes, skip_unknown=skip_unknown, where=where
+    )
+    table = {**model.table, **(settings or {})}
+    spec = parse_model_table(table, where)
+    return replace(spec, precision=model.precision, source_warnings=tuple(model.warnings))
+
+
 def _model(raw: dict[str, Any], fallback: str, where: str) -> ModelSpec:
     name = raw.get("name")
     if not isinstance(name, str) or not name.strip():
         raise UserError(f"{fallback}: name: required, a non-empty string")
+    name = visible(name)
     ctx = f"{where}: model {name!r}"
     kind = raw.get("kind", "sequential")
-    if kind not in ("sequential", "gan"):
-        raise UserError(f'{ctx}: kind: must be "sequential" or "gan", got {kind!r}')
-    allowed = _MODEL_KEYS if kind == "sequential" else _GAN_KEYS
+    if kind not in ("sequential", "functional", "gan"):
+        raise UserError(f'{ctx}: kind: must be "sequential", "functional" or "gan", got {kind!r}')
+    allowed = {"sequential": _MODEL_KEYS, "functional": _FUNCTIONAL_KEYS, "gan": _GAN_KEYS}[kind]
     for key in raw:
         if key not in allowed:
             raise UserError(f"{ctx}: {key}: unknown field (allowed: {', '.join(sorted(allowed))})")
     batch = raw.get("batch_size", 32)
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise UserError(f"{ctx}: batch_size: must be a positive integer, got {batch!r}")
+    if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_BATCH:
+        raise UserError(
+            f"{ctx}: batch_size: must be a positive integer (at most {MAX_BATCH}), got {batch!r}"
+        )
     optimizer = raw.get("optimizer", "adam")
     if optimizer not in OPTIMIZERS:
         raise UserError(
             f"{ctx}: optimizer: must be one of {', '.join(OPTIMIZERS)}, got {optimizer!r}"
         )
     mode = raw.get("mode", "train")
-    if mode not in ("train", "inference"):
+    if mode not in MODES:
         raise UserError(f'{ctx}: mode: must be "train" or "inference", got {mode!r}')
+    attention = raw.get("attention", "auto")
+    if attention not in ATTENTION_MODES:
+        raise UserError(
+            f"{ctx}: attention: must be one of {', '.join(ATTENTION_MODES)}, got {attention!r}"
+        )
     if kind == "sequential":
-        network = _network(raw, ctx, "")
-        return ModelSpec(name, "sequential", batch, optimizer, mode, network=network)
+        network = _sequential(raw, ctx, "", attention)
+        return ModelSpec(name, "sequential", batch, optimizer, mode, network, attention=attention)
+    if kind == "functional":
+        network = GraphBuilder(ctx, attention).model(raw)
+        return ModelSpec(name, "functional", batch, optimizer, mode, network, attention=attention)
     parts = {}
     for part in ("generator", "discriminator"):
         table = raw.get(part)
@@ -179,75 +281,79 @@ def _model(raw: dict[str, Any], fallback: str, where: str) -> ModelSpec:
                 raise UserError(
                     f"{ctx}: {part}.{key}: unknown field (allowed: input_shape, layers)"
                 )
-        parts[part] = _network(table, ctx, f"{part}.")
+        parts[part] = _sequential(table, ctx, f"{part}.", attention)
     gen, disc = parts["generator"], parts["discriminator"]
     if gen.output_shape != disc.input_shape:
         raise UserError(
             f"{ctx}: discriminator.input_shape: {disc.input_shape} differs from the "
             f"generator's output {gen.output_shape}"
         )
-    return ModelSpec(name, "gan", batch, optimizer, mode, generator=gen, discriminator=disc)
+    return ModelSpec(
+        name, "gan", batch, optimizer, mode, generator=gen, discriminator=disc, attention=attention
+    )
 
 
-def _shape(value: Any, ctx: str, field: str) -> tuple[int, ...]:
+def shape_field(value: Any, ctx: str, field: str) -> tuple[int, ...]:
     if (
         not isinstance(value, list)
         or not value
         or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in value)
     ):
         raise UserError(f"{ctx}: {field}: must be a list of positive integers, got {value!r}")
+    if any(d > MAX_DIM for d in value):
+        raise UserError(f"{ctx}: {field}: every dimension must be at most {MAX_DIM}")
     return tuple(value)
 
 
-def _network(raw: Mapping[str, Any], ctx: str, prefix: str) -> Network:
+def _sequential(raw: Mapping[str, Any], ctx: str, prefix: str, attention: str) -> Network:
     layers = raw.get("layers")
     if not isinstance(layers, list) or not layers:
         raise UserError(f"{ctx}: {prefix}layers: required, a non-empty list of layer tables")
+    if len(layers) > MAX_LAYERS:
+        raise UserError(
+            f"{ctx}: {prefix}layers: {len(layers)} layers; at most {MAX_LAYERS} layers are checked"
+        )
     for i, layer in enumerate(layers):
         if not isinstance(layer, dict):
             raise UserError(
                 f'{ctx}: {prefix}layers[{i}]: must be a table like {{ type = "Dense", ... }}'
             )
-    first = layers[0]
-    shape: tuple[int, ...] | None = None
-    if "input_shape" in raw:
-        shape = _shape(raw["input_shape"], ctx, f"{prefix}input_shape")
-    else:
-        where = f"{ctx}: {prefix}layers[0] ({first.get('type')})"
-        if first.get("type") == "InputLayer" and ("shape" in first or "batch_shape" in first):
-            if "shape" in first:
-                shape = _shape(first["shape"], where, "shape")
-            else:
-                shape = _shape(first["batch_shape"][1:], where, "batch_shape")
-        elif "input_shape" in first:
-            shape = _shape(first["input_shape"], where, "input_shape")
-        elif "input_dim" in first and first.get("type") == "Dense":
-            shape = _shape([first["input_dim"]], where, "input_dim")
-        elif "input_length" in first and first.get("type") == "Embedding":
-            shape = _shape([first["input_length"]], where, "input_length")
-    if shape is None:
-        raise UserError(f"{ctx}: {prefix}input_shape: required (the per-sample input shape)")
-    first_real = next((lay for lay in layers if lay.get("type") != "InputLayer"), first)
-    integer_input = first_real.get("type") == "Embedding"
-    stats = []
-    current = shape
+    from gputui.fit.layers import declared_input
+    from gputui.fit.registry import is_known
+
+    def label(i: int) -> str:
+        kind = layers[i].get("type")
+        return f"{ctx}: {prefix}layers[{i}] ({kind if is_known(kind) else '?'})"
+
+    model_shape = (
+        shape_field(raw["input_shape"], ctx, f"{prefix}input_shape")
+        if "input_shape" in raw
+        else None
+    )
     for i, layer in enumerate(layers):
-        kind = layer.get("type")
-        if i > 0 and any(k in layer for k in ("input_shape", "batch_input_shape", "input_dim")):
-            raise UserError(
-                f"{ctx}: {prefix}layers[{i}] ({kind}): input_shape: only the first layer may declare it"
-            )
-        if kind == "InputLayer" and i > 0:
-            raise UserError(
-                f"{ctx}: {prefix}layers[{i}] (InputLayer): type: must be the first layer"
-            )
+        if i > 0 and layer.get("type") == "InputLayer":
+            raise UserError(f"{label(i)}: type: must be the first layer")
         try:
-            layer_stats = analyse_layer(i, layer, current)
+            declared = declared_input(layer)
         except LayerArgError as exc:
-            label = kind if isinstance(kind, str) and kind in LAYERS else "?"
+            raise UserError(f"{label(i)}: {exc.field}: {exc.reason}") from None
+        if declared is None:
+            continue
+        field, shape = declared
+        if i > 0:
+            raise UserError(f"{label(i)}: {field}: only the first layer may declare the input")
+        if model_shape is not None and shape != model_shape:
             raise UserError(
-                f"{ctx}: {prefix}layers[{i}] ({label}): {exc.field}: {exc.reason}"
-            ) from None
-        stats.append(layer_stats)
-        current = layer_stats.output_shape
-    return Network(shape, integer_input, tuple(stats), tuple(layers))
+                f"{label(i)}: {field}: {list(shape)} differs from the model's "
+                f"{prefix}input_shape {list(model_shape)}"
+            )
+        model_shape = shape
+    first = next((lay for lay in layers if lay.get("type") != "InputLayer"), layers[0])
+    integer = first.get("type") in ("Embedding", "TokenAndPositionEmbedding")
+    if model_shape is None and first.get("type") == "Embedding" and "input_length" in first:
+        model_shape = shape_field([first["input_length"]], label(0), "input_length")
+    if model_shape is None:
+        raise UserError(f"{ctx}: {prefix}input_shape: required (the per-sample input shape)")
+    return sequential_network(
+        ModelInput("input", model_shape, integer), layers, ctx, prefix, attention
+    )

@@ -14,14 +14,17 @@ from typing import Literal
 
 from gputui.catalog.models import Architecture, Card
 from gputui.fit.config import ModelSpec
-from gputui.fit.memory import Backend, Parts, Phase, model_phases
+from gputui.fit.memory import Backend, LiveTensor, Parts, Phase, live_at_peak, model_phases
 from gputui.fit.precision import (
     PRECISIONS,
+    Precision,
     PrecisionOption,
     policy,
     precision_options,
     recommend,
 )
+from gputui.fit.roofline import Profile
+from gputui.fit.roofline import profile as roofline_profile
 
 Verdict = Literal["fits", "tight", "does not fit"]
 TIGHT_MARGIN = 0.10  # within 10 % of the limit is "tight"
@@ -149,12 +152,68 @@ def memory_model(
     model: ModelSpec, precision: str, cc: str | None = None, backend: Backend = "cuda"
 ) -> MemoryModel:
     p = policy(precision)
-    phases = model_phases(model, p, backend)
+    phases = envelope(cached_phases(model, p, backend))
     if backend == "cuda":
         lib = Parts(workspace=library_workspace_bytes(cc))
         phases = [Phase(ph.name, ph.fixed + lib, ph.per_sample) for ph in phases]
         return MemoryModel(tuple(phases), cuda_context_bytes(cc), ALLOCATOR_SLACK)
     return MemoryModel(tuple(phases), 0, 0.0)
+
+
+# The walk depends on a precision only through its byte sizes (fp32 and tf32 walk
+# alike, so do amp_fp16/amp_bf16 and bf16/fp16), and ranking every catalog card
+# checks one model again and again: walks are cached per model and byte sizes.
+_CACHE: dict[tuple[int, tuple[int, ...], str, str], tuple[ModelSpec, list[Phase]]] = {}
+_CACHE_SIZE = 64
+
+
+def cached_phases(model: ModelSpec, p: Precision, backend: Backend) -> list[Phase]:
+    key = (
+        id(model),
+        (p.weight_bytes, p.grad_bytes, p.state_bytes, p.low_copy_bytes, p.act_bytes, p.training),
+        backend,
+        model.mode,
+    )
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    phases = model_phases(model, p, backend)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
+    _CACHE[key] = (model, phases)
+    return phases
+
+
+def envelope(phases: list[Phase]) -> list[Phase]:
+    """The phases that are the largest at some batch >= 1 (the rest can never be the peak).
+
+    Every phase is a line `fixed + per_sample * b`; their upper envelope over b >= 1 is
+    a handful of lines, so the peak and the largest batch are found on those alone.
+    Among equal lines the first is kept, as a scan of all phases would report it.
+    """
+    lines: dict[tuple[int, int], Phase] = {}
+    for ph in phases:
+        lines.setdefault((ph.per_sample.total, ph.fixed.total), ph)
+    # by slope, then intercept; at b = 1 the highest line starts the envelope
+    ordered = sorted(lines.items(), key=lambda kv: (kv[0][0], kv[0][1]))
+    hull: list[tuple[tuple[int, int], Phase]] = []
+    for (slope, icpt), ph in ordered:
+        while hull:
+            (s0, i0), _ = hull[-1]
+            if s0 == slope or s0 + i0 <= slope + icpt:
+                hull.pop()  # never above the new line at any b >= 1
+                continue
+            if len(hull) >= 2:
+                (s1, i1), _ = hull[-2]
+                # hull[-1] is needed only if it beats both neighbours somewhere
+                # x where hull[-2] meets the new line vs where hull[-2] meets hull[-1]
+                if (icpt - i1) * (s0 - s1) >= (i0 - i1) * (slope - s1):
+                    hull.pop()
+                    continue
+            break
+        hull.append(((slope, icpt), ph))
+    kept = {id(ph) for _, ph in hull}
+    return [ph for ph in phases if id(ph) in kept]
 
 
 def verdict(peak: int, limit: int) -> Verdict:
@@ -188,6 +247,9 @@ class Speed:
     samples_per_s: float
     basis: str = "fp32"  # which figure: "bf16 tensor", "fp32 rate (no tf32 tensor cores ...)"
     derived: bool = False  # that figure is derived in the catalog by an architecture rule
+    # the roofline behind the figure (fit.roofline): per-op bounds, shares, per-layer
+    # bounds; None when the card lacks a bandwidth figure and FLOPs alone were used
+    profile: Profile | None = None
 
 
 def speed(
@@ -198,18 +260,23 @@ def speed(
     mode: str,
     architecture: Architecture | None = None,
 ) -> Speed | None:
-    """Rough: FLOPs / (datasheet peak x EFFICIENCY) + launch overhead. None without a figure.
+    """Rough: the roofline step time (fit.roofline). None without a figure.
 
     The peak is the figure the precision really runs at on this card (see
     fit.throughput.rate): an unknown tensor figure gives None, never a slower
-    precision's rate passed off as this one's.
+    precision's rate passed off as this one's. A card without a bandwidth figure
+    falls back to FLOPs / (peak x EFFICIENCY) + launch overhead.
     """
     from gputui.fit.throughput import rate
 
     found = rate(card, architecture, precision)
     if found.tflops is None:
         return None
-    return _speed_at(model, found.tflops, batch, mode, found.basis, found.derived)
+    prof = roofline_profile(model, card, architecture, precision, batch, mode)
+    if prof is None:
+        return _speed_at(model, found.tflops, batch, mode, found.basis, found.derived)
+    derived = found.derived or prof.ceilings.derived
+    return Speed(found.tflops, prof.step_time_s, prof.samples_per_s, found.basis, derived, prof)
 
 
 def _speed_at(
@@ -269,6 +336,9 @@ class ModelCheck:
     recommended: str
     recommended_reason: str
     estimates: tuple[PrecisionEstimate, ...] = field(default=())
+    backend: Backend = "cuda"
+    # the activation tensors alive at the recommended precision's peak, by layer
+    peak_tensors: tuple[LiveTensor, ...] = field(default=())
 
     def estimate_for(self, precision: str) -> PrecisionEstimate | None:
         return next((e for e in self.estimates if e.precision == precision), None)
@@ -287,6 +357,7 @@ def check(
     batch_size: int | None = None,
     precision: str | None = None,
     backend: Backend = "cuda",
+    with_peak_tensors: bool = False,
 ) -> ModelCheck:
     """Every precision that applies (or just `precision`) for `model` on `target`."""
     mode = model.mode
@@ -327,7 +398,10 @@ def check(
         estimates.append(est)
     if precision:
         rec, why = precision, options[precision].reason
-    return ModelCheck(model, target, mode, batch, rec, why, tuple(estimates))
+    live: tuple[LiveTensor, ...] = ()
+    if with_peak_tensors:
+        live = tuple(live_at_peak(model, policy(rec), backend, batch, cached_phases)[1])
+    return ModelCheck(model, target, mode, batch, rec, why, tuple(estimates), backend, live)
 
 
 def _with_free(est: PrecisionEstimate, free: int, v: Verdict, max_b: int) -> PrecisionEstimate:
@@ -381,9 +455,9 @@ def rank_cards(
         found = rate(card, arch, name)
         floor = None
         if found.tflops is None and found.lower_bound_tflops is not None:
-            floor = _speed_at(
-                model, found.lower_bound_tflops, est.batch_size, model.mode, "fp32 floor", False
-            )
+            floor = speed(model, card, "fp32", est.batch_size, model.mode, arch)
+            if floor is not None:
+                floor = replace(floor, basis="fp32 floor")
         reason = found.unknown_reason if found.tflops is None else None
         out.append(Ranked(card, name, est, reason, floor))
 

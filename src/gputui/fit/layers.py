@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from gputui.fit.args import Args, LayerArgError
+from gputui.fit.args import MAX_DIM, Args, LayerArgError
 from gputui.fit.stats import LayerStats, Saved
 
 Shape = tuple[int, ...]
@@ -96,6 +96,19 @@ def _conv_workspace(in_elements: int, out_elements: int, folded: dict[str, Any])
     return out
 
 
+_SPATIAL = {1: "steps, channels", 2: "height, width, channels", 3: "depth, height, width, channels"}
+
+
+def keras_axis(value: Any, shape: Shape, field: str = "axis") -> int:
+    """A Keras axis (0 is the batch, negative counts from the end) as an index into `shape`."""
+    rank = len(shape)
+    if isinstance(value, bool) or not isinstance(value, int) or not -rank <= value <= rank:
+        raise LayerArgError(field, f"must be an axis of the input (batch, *{shape}), got {value!r}")
+    if value == 0:
+        raise LayerArgError(field, "axis 0 is the batch axis")
+    return value - 1 if value > 0 else rank + value
+
+
 def _rank(shape: Shape, rank: int, what: str) -> None:
     if len(shape) != rank:
         raise LayerArgError(
@@ -147,9 +160,9 @@ _CONV_ARGS = {
 
 
 def _conv(raw: Mapping[str, Any], shape: Shape, rank: int) -> LayerStats:
-    a = Args(raw, _CONV_ARGS, frozenset({"lora_rank"}))
+    a = Args(raw, _CONV_ARGS, frozenset())
     a.data_format()
-    _rank(shape, rank + 1, "steps, channels" if rank == 1 else "height, width, channels")
+    _rank(shape, rank + 1, _SPATIAL[rank])
     filters = a.integer("filters")
     kernel = a.ints("kernel_size", None, rank)
     strides = a.ints("strides", 1, rank)
@@ -195,6 +208,10 @@ def conv1d(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
 
 def conv2d(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     return _conv(raw, shape, 2)
+
+
+def conv3d(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    return _conv(raw, shape, 3)
 
 
 def conv2d_transpose(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
@@ -338,8 +355,43 @@ def separable_conv2d(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     )
 
 
+def lora(a: Args, rows: int, cols: int) -> tuple[int, float] | None:
+    """Keras 3's `lora_rank`: the kernel (rows x cols) frozen, a (rows x r) and b (r x cols) train."""
+    if not a.has("lora_rank"):
+        if a.has("lora_alpha"):
+            raise LayerArgError("lora_alpha", "needs lora_rank")
+        return None
+    rank = a.integer("lora_rank")
+    alpha = a.number("lora_alpha", float(rank), 1e-12, math.inf)
+    return rank, alpha
+
+
+def _with_lora(stats: LayerStats, rank: int, rows: int, cols: int, table: bool) -> LayerStats:
+    """LoRA as Keras computes it: every call rebuilds `kernel + (a @ b) * alpha / rank`.
+
+    The kernel stops training; a and b train. The merged kernel is a new tensor at
+    every call, and the matmul that uses it keeps it for backward (an embedding
+    lookup keeps only the indices); making it needs the product and its scaled copy.
+    """
+    kernel = rows * cols
+    low = rank * (rows + cols)
+    others = stats.trainable_params - kernel  # the bias keeps training
+    return replace(
+        stats,
+        trainable_params=others + low,
+        non_trainable_params=stats.non_trainable_params + kernel,
+        param_tensors=tuple(p for p in (rows * rank, rank * cols, others) if p),
+        fixed_saved=0 if table else kernel,
+        fixed_transient=2 * kernel,
+        backward_param_transient=stats.backward_param_transient + kernel,
+        # the input is kept because the merged kernel needs a gradient
+        saves_input=not table,
+        saves_input_if_trainable=False,
+    )
+
+
 def dense(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
-    a = Args(raw, {"units", "activation", "use_bias"}, frozenset({"lora_rank", "lora_alpha"}))
+    a = Args(raw, {"units", "activation", "use_bias", "lora_rank", "lora_alpha"}, frozenset())
     units = a.integer("units")
     use_bias = a.flag("use_bias", True)
     act = _activation(raw)
@@ -350,7 +402,7 @@ def dense(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     kernel = shape[-1] * units
     bias = units if use_bias else 0
     out_el = _prod(out)
-    return LayerStats(
+    stats = LayerStats(
         index=0,
         type="",
         output_shape=out,
@@ -362,12 +414,14 @@ def dense(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
         matmul_params=kernel + bias,
         **_fold_activation(act, out_el),
     )
+    low = lora(a, shape[-1], units)
+    return _with_lora(stats, low[0], shape[-1], units, False) if low else stats
 
 
 def _pool(raw: Mapping[str, Any], shape: Shape, rank: int, kind: str) -> LayerStats:
     a = Args(raw, {"pool_size", "strides", "padding", "data_format"}, frozenset())
     a.data_format()
-    _rank(shape, rank + 1, "steps, channels" if rank == 1 else "height, width, channels")
+    _rank(shape, rank + 1, _SPATIAL[rank])
     pool = a.ints("pool_size", 2, rank)
     strides = a.ints("strides", pool, rank) if a.has("strides") else pool
     padding = a.choice("padding", "valid", ("valid", "same"))
@@ -398,7 +452,7 @@ def _pool(raw: Mapping[str, Any], shape: Shape, rank: int, kind: str) -> LayerSt
 def _global_pool(raw: Mapping[str, Any], shape: Shape, rank: int, kind: str) -> LayerStats:
     a = Args(raw, {"data_format", "keepdims"}, frozenset())
     a.data_format()
-    _rank(shape, rank + 1, "steps, channels" if rank == 1 else "height, width, channels")
+    _rank(shape, rank + 1, _SPATIAL[rank])
     keepdims = a.flag("keepdims", False)
     out = (*([1] * rank), shape[-1]) if keepdims else (shape[-1],)
     return LayerStats(
@@ -449,16 +503,45 @@ def dropout(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     if "rate" not in raw:
         raise LayerArgError("rate", "is required")
     rate = a.number("rate", 0.0, 0.0, 1.0)
+    mask = noise_elements(a, shape)
     if rate == 0.0:
         return LayerStats(0, "", shape, 0, 0, 0, output_is_view=True)
     el = _prod(shape)
+    if mask is not None:
+        # Keras' seeded path: a broadcast bernoulli mask, then where(mask, x / keep, 0)
+        return LayerStats(0, "", shape, 0, 0, el, internal_saved=(Saved(mask, "mask"),))
     return LayerStats(0, "", shape, 0, 0, el, internal_saved=(Saved(el, "mask"),))
+
+
+def noise_elements(a: Args, shape: Shape) -> int | None:
+    """Per-sample elements of a Dropout `noise_shape` (batch axis first, 1 = broadcast)."""
+    if not a.has("noise_shape"):
+        return None
+    value = a.get("noise_shape")
+    if (
+        not isinstance(value, list)
+        or len(value) != len(shape) + 1
+        or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in value)
+    ):
+        raise LayerArgError(
+            "noise_shape",
+            f"must be a list of {len(shape) + 1} positive integers (batch axis first) "
+            f"for the input {shape}, got {value!r}",
+        )
+    for d, n in zip(value[1:], shape, strict=True):
+        if d not in (1, n):
+            raise LayerArgError(
+                "noise_shape",
+                f"{value} does not broadcast to the input {shape} (use 1 or the size)",
+            )
+    return _prod(tuple(value[1:]))
 
 
 def batch_normalization(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     a = Args(
         raw,
-        {"axis", "momentum", "epsilon", "center", "scale", "synchronized"},
+        {"axis", "momentum", "epsilon", "center", "scale", "synchronized", "renorm"}
+        | {"renorm_momentum", "renorm_clipping"},
         frozenset(
             {
                 "beta_initializer",
@@ -472,9 +555,15 @@ def batch_normalization(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
             }
         ),
     )
-    axis = a.get("axis", -1)
-    if isinstance(axis, bool) or not isinstance(axis, int) or not -len(shape) <= axis < len(shape):
-        raise LayerArgError("axis", f"must be an axis of the input {shape}, got {axis!r}")
+    axis = keras_axis(a.get("axis", -1), shape)
+    a.number("momentum", 0.99, 0.0, 1.0 + 1e-12)
+    a.number("epsilon", 1e-3, 1e-300, math.inf)
+    a.flag("synchronized", False)
+    if a.flag("renorm", False):
+        raise LayerArgError("renorm", "true (batch renormalization) is not supported")
+    a.number("renorm_momentum", 0.99, 0.0, 1.0 + 1e-12)
+    if a.has("renorm_clipping") and not isinstance(a.get("renorm_clipping"), dict):
+        raise LayerArgError("renorm_clipping", "must be a table of rmax/rmin/dmax")
     channels = shape[axis]
     trainable = channels * (int(a.flag("center", True)) + int(a.flag("scale", True)))
     el = _prod(shape)
@@ -499,12 +588,14 @@ def layer_normalization(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
         | frozenset({"gamma_regularizer", "beta_constraint", "gamma_constraint"}),
     )
     axis = a.get("axis", -1)
-    axes = axis if isinstance(axis, list) else [axis]
-    if not axes or not all(
-        isinstance(x, int) and not isinstance(x, bool) and -len(shape) <= x < len(shape)
-        for x in axes
-    ):
-        raise LayerArgError("axis", f"must be axes of the input {shape}, got {axis!r}")
+    listed = axis if isinstance(axis, list) else [axis]
+    if not listed:
+        raise LayerArgError("axis", "must name at least one axis")
+    axes = [keras_axis(x, shape) for x in listed]
+    if len(set(axes)) != len(axes):
+        dup = next(x for x in axes if axes.count(x) > 1)
+        raise LayerArgError("axis", f"lists axis {dup + 1} twice ({axis!r})")
+    a.number("epsilon", 1e-3, 1e-300, math.inf)
     normalized = _prod(tuple(shape[x] for x in axes))
     center = a.flag("center", True) and not a.flag("rms_scaling", False)
     count = int(center) + int(a.flag("scale", True))
@@ -550,12 +641,48 @@ def activation(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
 
 
 def relu(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+    """Keras 3's ReLU as its torch backend runs it (ReLU.static_call).
+
+    max_value = 6 alone is relu6 (keeps its input); another max_value is relu then
+    clip (the relu output is kept by both); a threshold multiplies by a float mask
+    (keeps input and mask); a negative_slope alone is leaky_relu, with the others
+    it adds relu(-x + threshold), which keeps its output.
+    """
     a = Args(raw, {"max_value", "negative_slope", "threshold"}, frozenset())
-    plain = not a.has("max_value") and not a.get("negative_slope", 0) and not a.get("threshold", 0)
-    for name in ("max_value", "negative_slope", "threshold"):
-        if a.has(name):
-            a.number(name, 0.0, 0.0, math.inf)
-    return _activation_layer("relu" if plain else "leaky_relu", shape)
+    max_value = a.number("max_value", 0.0, 0.0, math.inf) if a.has("max_value") else None
+    slope = a.number("negative_slope", 0.0, 0.0, math.inf)
+    threshold = a.number("threshold", 0.0, 0.0, math.inf)
+    if max_value is None and not slope and not threshold:
+        return _activation_layer("relu", shape)
+    if slope and max_value is None and not threshold:
+        return _activation_layer("leaky_relu", shape)
+    if max_value == 6 and not slope and not threshold:
+        return _activation_layer("relu6", shape)
+    el = _prod(shape)
+    kept = 0
+    saves_input = False
+    if slope:
+        kept += 1  # relu(-x + threshold)'s output
+    if threshold:
+        saves_input = True
+        kept += 1  # the float mask x > threshold
+        if max_value is not None:
+            kept += 1  # x * mask, kept by the clip
+    elif max_value == 6:
+        saves_input = True
+    else:
+        kept += 1  # relu's output, kept by relu and by the clip after it
+    return LayerStats(
+        0,
+        "",
+        shape,
+        0,
+        0,
+        4 * el,
+        saves_input=saves_input,
+        internal_saved=(Saved(kept * el),) if kept else (),
+        forward_transient=2 * el if slope else el,
+    )
 
 
 def leaky_relu(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
@@ -595,15 +722,26 @@ def zero_padding2d(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
 def embedding(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     a = Args(
         raw,
-        {"input_dim", "output_dim", "mask_zero", "input_length", "sparse"},
+        {"input_dim", "output_dim", "mask_zero", "input_length", "sparse", "lora_rank"}
+        | {"lora_alpha"},
         frozenset({"embeddings_initializer", "embeddings_regularizer", "embeddings_constraint"})
-        | frozenset({"weights", "lora_rank"}),
+        | frozenset({"weights"}),
     )
-    vocab = a.integer("input_dim")
+    vocab = a.integer("input_dim")  # the vocabulary, not the input (Keras' name)
     dim = a.integer("output_dim")
     a.flag("mask_zero", False)
+    a.flag("sparse", False)
+    if a.has("input_length"):
+        length = a.integer("input_length")
+        if not shape or shape[-1] != length:
+            got = shape[-1] if shape else "none"
+            raise LayerArgError(
+                "input_length", f"{length} differs from the input's length {got} (input {shape})"
+            )
+    if a.has("weights") and not isinstance(a.get("weights"), list):
+        raise LayerArgError("weights", "must be a list of arrays")
     out = (*shape, dim)
-    return LayerStats(
+    stats = LayerStats(
         0,
         "",
         out,
@@ -613,7 +751,10 @@ def embedding(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
         param_tensors=(vocab * dim,),
         # the dense gradient is built from the per-position gradients (index_add)
         backward_transient=0,
+        no_input_grad=True,
     )
+    low = lora(a, vocab, dim)
+    return _with_lora(stats, low[0], vocab, dim, True) if low else stats
 
 
 _RNN_ARGS = {
@@ -627,15 +768,15 @@ _RNN_ARGS = {
     "go_backwards",
     "stateful",
     "unroll",
+    "time_major",
+    "zero_output_for_mask",
+    "use_cudnn",
 }
 _RNN_COSMETIC = frozenset(
     {
         "recurrent_initializer",
         "recurrent_regularizer",
         "recurrent_constraint",
-        "use_cudnn",
-        "time_major",
-        "zero_output_for_mask",
     }
 )
 # Per timestep, how many `units`-sized tensors the cell keeps for backward (PyTorch's
@@ -643,9 +784,16 @@ _RNN_COSMETIC = frozenset(
 # GRU the 3 hidden-side gates, previous h, new gate and two copies made by in-place ops.
 _GATES = {"SimpleRNN": 1, "LSTM": 4, "GRU": 3}
 _SAVED_PER_STEP = {"SimpleRNN": 1, "LSTM": 7, "GRU": 7}
+STATES = {"SimpleRNN": 1, "LSTM": 2, "GRU": 1}
 
 
-def _recurrent(kind: str, raw: Mapping[str, Any], shape: Shape, directions: int) -> LayerStats:
+def _recurrent(
+    kind: str,
+    raw: Mapping[str, Any],
+    shape: Shape,
+    directions: int,
+    states: tuple[Shape, ...] = (),
+) -> LayerStats:
     extra = {"recurrent_activation", "unit_forget_bias"} if kind in ("LSTM", "GRU") else set()
     if kind == "GRU":
         extra.add("reset_after")
@@ -657,8 +805,27 @@ def _recurrent(kind: str, raw: Mapping[str, Any], shape: Shape, directions: int)
     _activation({"activation": raw.get("recurrent_activation", "sigmoid")})
     a.number("dropout", 0.0, 0.0, 1.0)
     a.number("recurrent_dropout", 0.0, 0.0, 1.0)
-    if a.flag("return_state", False):
-        raise LayerArgError("return_state", "true returns several tensors: not sequential")
+    for name in ("go_backwards", "stateful", "unroll", "time_major", "zero_output_for_mask"):
+        a.flag(name, False)
+    a.flag("unit_forget_bias", True)
+    if a.flag("time_major", False):
+        raise LayerArgError("time_major", "true is not supported (inputs are batch-major)")
+    cudnn = a.get("use_cudnn", "auto")
+    if cudnn != "auto" and not isinstance(cudnn, bool):
+        raise LayerArgError("use_cudnn", f'must be "auto", true or false, got {cudnn!r}')
+    return_state = a.flag("return_state", False)
+    n_states = STATES[kind] * directions
+    if states:
+        if len(states) != n_states:
+            raise LayerArgError(
+                "inputs",
+                f"{kind} takes {n_states} initial state(s) after its input, got {len(states)}",
+            )
+        for s in states:
+            if s != (units,):
+                raise LayerArgError(
+                    "inputs", f"an initial state must have shape ({units},), got {s}"
+                )
     sequences = a.flag("return_sequences", False)
     steps, features = shape
     gates = _GATES[kind]
@@ -709,22 +876,19 @@ def _recurrent(kind: str, raw: Mapping[str, Any], shape: Shape, directions: int)
         backward_transient=steps * gates * units * directions,
         param_tensors=tuple(p for p in (kernel, recurrent, bias) for _ in range(directions) if p),
         matmul_params=params * directions,
+        extra_outputs=tuple((units,) for _ in range(n_states)) if return_state else (),
+        saved_slots=(0,),
     )
 
 
-def simple_rnn(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
-    return _recurrent("SimpleRNN", raw, shape, 1)
+def recurrent_layer(kind: str) -> Callable[[Mapping[str, Any], tuple[Shape, ...]], LayerStats]:
+    def analyse(raw: Mapping[str, Any], shapes: tuple[Shape, ...]) -> LayerStats:
+        return _recurrent(kind, raw, shapes[0], 1, shapes[1:])
+
+    return analyse
 
 
-def lstm(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
-    return _recurrent("LSTM", raw, shape, 1)
-
-
-def gru(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
-    return _recurrent("GRU", raw, shape, 1)
-
-
-def bidirectional(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
+def bidirectional(raw: Mapping[str, Any], shapes: tuple[Shape, ...]) -> LayerStats:
     a = Args(raw, {"layer", "merge_mode", "backward_layer", "weights"}, frozenset())
     inner = a.get("layer")
     if not isinstance(inner, dict) or inner.get("type") not in _GATES:
@@ -737,7 +901,8 @@ def bidirectional(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     if mode not in ("concat", "sum", "mul", "ave"):
         raise LayerArgError("merge_mode", f"must be concat, sum, mul or ave, got {mode!r}")
     try:
-        stats = _recurrent(str(inner["type"]), inner, shape, 2)
+        Args(inner, set(inner), frozenset())  # trainable and cosmetic arguments of the inner layer
+        stats = _recurrent(str(inner["type"]), inner, shapes[0], 2, shapes[1:])
     except LayerArgError as exc:
         raise LayerArgError(f"layer.{exc.field}", exc.reason) from None
     if mode != "concat":
@@ -746,13 +911,73 @@ def bidirectional(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     return stats
 
 
+def _shape_arg(value: Any, field: str, skip_batch: bool = False) -> Shape:
+    items = value[1:] if skip_batch and isinstance(value, list) and value else value
+    if skip_batch and isinstance(value, list) and value:
+        first = value[0]
+        if first is not None and (isinstance(first, bool) or not isinstance(first, int)):
+            raise LayerArgError(field, f"must be a list [batch, *shape], got {value!r}")
+    if (
+        not isinstance(value, list)
+        or not isinstance(items, list)
+        or not items
+        or not all(
+            isinstance(d, int) and not isinstance(d, bool) and 0 < d <= MAX_DIM for d in items
+        )
+    ):
+        raise LayerArgError(
+            field,
+            f"must be a list of positive integers (at most {MAX_DIM}), got {value!r}",
+        )
+    return tuple(items)
+
+
+def declared_input(raw: Mapping[str, Any]) -> tuple[str, Shape] | None:
+    """The input shape a layer table declares (Keras 2 style or InputLayer), with its field."""
+    kind = raw.get("type")
+    if kind == "InputLayer":
+        if "shape" in raw:
+            return "shape", _shape_arg(raw["shape"], "shape")
+        if "batch_shape" in raw:
+            return "batch_shape", _shape_arg(raw["batch_shape"], "batch_shape", skip_batch=True)
+        if "batch_input_shape" in raw:
+            return "batch_input_shape", _shape_arg(
+                raw["batch_input_shape"], "batch_input_shape", skip_batch=True
+            )
+        return None
+    if "input_shape" in raw:
+        return "input_shape", _shape_arg(raw["input_shape"], "input_shape")
+    if "batch_input_shape" in raw:
+        return "batch_input_shape", _shape_arg(
+            raw["batch_input_shape"], "batch_input_shape", skip_batch=True
+        )
+    if "input_dim" in raw and kind != "Embedding":
+        dim = raw["input_dim"]
+        if isinstance(dim, bool) or not isinstance(dim, int) or not 0 < dim <= MAX_DIM:
+            raise LayerArgError("input_dim", f"must be a positive integer, got {dim!r}")
+        return "input_dim", (dim,)
+    return None
+
+
 def input_layer(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
-    Args(raw, {"shape", "batch_shape", "sparse", "ragged", "input_tensor", "optional"}, frozenset())
+    a = Args(
+        raw,
+        {"shape", "batch_shape", "batch_input_shape", "sparse", "ragged", "input_tensor"}
+        | {"optional"},
+        frozenset(),
+    )
+    for name in ("sparse", "ragged", "optional"):
+        a.flag(name, False)
+    if a.has("input_tensor"):
+        raise LayerArgError("input_tensor", "is not supported in a models file")
+    declared_input(raw)
     return LayerStats(0, "", shape, 0, 0, 0, output_is_view=True)
 
 
 LayerFn = Callable[[Mapping[str, Any], Shape], LayerStats]
 
+# Layers of one input; recurrent layers and Bidirectional (which also take initial
+# states), merges and attention are dispatched in registry.py.
 LAYERS: dict[str, LayerFn] = {
     "InputLayer": input_layer,
     "Dense": dense,
@@ -780,26 +1005,4 @@ LAYERS: dict[str, LayerFn] = {
     "UpSampling2D": up_sampling2d,
     "ZeroPadding2D": zero_padding2d,
     "Embedding": embedding,
-    "SimpleRNN": simple_rnn,
-    "LSTM": lstm,
-    "GRU": gru,
-    "Bidirectional": bidirectional,
 }
-
-
-def analyse_layer(index: int, raw: Mapping[str, Any], shape: Shape) -> LayerStats:
-    """One layer's stats; raises LayerArgError (field, reason) on bad input."""
-    kind = raw.get("type")
-    if not isinstance(kind, str) or kind not in LAYERS:
-        raise LayerArgError("type", f"unknown layer type {kind!r} (known: {', '.join(LAYERS)})")
-    stats = LAYERS[kind](raw, shape)
-    if raw.get("trainable", True) is False:
-        stats = replace(
-            stats,
-            trainable_params=0,
-            non_trainable_params=stats.params,
-            saves_input_if_trainable=False,
-        )
-    elif not isinstance(raw.get("trainable", True), bool):
-        raise LayerArgError("trainable", "must be true or false")
-    return replace(stats, index=index, type=kind)

@@ -14,9 +14,12 @@ from gputui.fit.estimate import (
     ModelCheck,
     PrecisionEstimate,
     Ranked,
+    Speed,
     Target,
     pow2_floor,
 )
+from gputui.fit.roofline import EFFICIENCY as ROOFLINE_EFFICIENCY
+from gputui.fit.roofline import LayerTime, Profile
 from gputui.fit.stats import LayerStats
 
 SCHEMA_VERSION = 1
@@ -51,7 +54,12 @@ def layer_saved_elements(layer: LayerStats) -> int:
 _KEPT_BYTES = {"act": 4, "mask": 1, "index": 8, "stat": 4, "cpu_only": 0, "amp_copy": 0}
 
 
-def layer_dict(layer: LayerStats, input_shape: tuple[int, ...]) -> dict[str, Any]:
+def layer_dict(
+    layer: LayerStats,
+    input_shape: tuple[int, ...],
+    name: str | None = None,
+    inputs: list[str] | None = None,
+) -> dict[str, Any]:
     saved = layer_saved_elements(layer)
     kept_bytes = sum(s.elements * _KEPT_BYTES[s.kind] for s in layer.internal_saved)
     if layer.saves_output:
@@ -62,7 +70,13 @@ def layer_dict(layer: LayerStats, input_shape: tuple[int, ...]) -> dict[str, Any
             n *= d
         saved += n
         kept_bytes += n * 4
+    out: dict[str, Any] = {}
+    if name is not None:
+        out["name"] = name
+    if inputs is not None:
+        out["inputs"] = inputs
     return {
+        **out,
         "index": layer.index,
         "type": layer.type,
         "output_shape": list(layer.output_shape),
@@ -75,13 +89,37 @@ def layer_dict(layer: LayerStats, input_shape: tuple[int, ...]) -> dict[str, Any
     }
 
 
+def ref_name(net: Network, ref: tuple[int, int]) -> str:
+    """How a graph names a value: "conv", "lstm:1", or a model input's name."""
+    src, k = ref
+    name = net.inputs[-1 - src].name if src < 0 else net.nodes[src].name
+    return f"{name}:{k}" if k else name
+
+
 def network_layers(net: Network) -> list[dict[str, Any]]:
-    out = []
-    shape = net.input_shape
-    for layer in net.layers:
-        out.append(layer_dict(layer, shape))
-        shape = layer.output_shape
-    return out
+    return [
+        layer_dict(
+            node.stats,
+            node.input_shapes[0] if node.input_shapes else (),
+            node.name,
+            [ref_name(net, r) for r in node.inputs],
+        )
+        for node in net.nodes
+    ]
+
+
+def peak_tensor_rows(c: ModelCheck, top: int | None = None) -> list[dict[str, Any]]:
+    """Tensors alive at the recommended precision's peak, summed by (layer, what), largest first."""
+    sums: dict[tuple[str, str], int] = {}
+    for t in c.peak_tensors:
+        key = (t.layer, t.what)
+        sums[key] = sums.get(key, 0) + t.bytes_per_sample * c.batch_size + t.fixed_bytes
+    rows = [
+        {"layer": layer, "what": what, "bytes": n}
+        for (layer, what), n in sorted(sums.items(), key=lambda kv: -kv[1])
+        if n
+    ]
+    return rows[:top] if top is not None else rows
 
 
 def target_dict(t: Target) -> dict[str, Any]:
@@ -120,7 +158,37 @@ def estimate_dict(e: PrecisionEstimate) -> dict[str, Any]:
         "step_time_s": e.speed.step_time_s if e.speed else None,
         "samples_per_s": e.speed.samples_per_s if e.speed else None,
         "peak_tflops_used": e.speed.peak_tflops if e.speed else None,
+        **speed_bounds_dict(e.speed),
     }
+
+
+def speed_bounds_dict(s: Speed | None) -> dict[str, Any]:
+    """Where the estimated step time goes (fit.roofline): per model and per layer."""
+    prof = s.profile if s is not None else None
+    if prof is None:
+        return {"bound": None, "time_share_by_bound": None, "layer_bounds": None}
+    return {
+        "bound": prof.bound,
+        "time_share_by_bound": prof.shares,
+        "layer_bounds": [
+            {
+                "network": lt.network,
+                "index": lt.layer,
+                "layer": lt.label,
+                "bound": lt.bound,
+                "seconds": lt.seconds,
+            }
+            for lt in prof.layers
+        ],
+    }
+
+
+def bound_text(s: Speed | None) -> str:
+    """'memory 68%': the bound taking most of the step, and its share."""
+    if s is None or s.profile is None:
+        return "-"
+    prof = s.profile
+    return f"{prof.bound} {prof.shares[prof.bound]:.0%}"
 
 
 def model_summary(model: ModelSpec) -> dict[str, Any]:
@@ -136,6 +204,7 @@ def model_summary(model: ModelSpec) -> dict[str, Any]:
     return {
         "name": model.name,
         "kind": model.kind,
+        "warnings": list(model.warnings),
         "mode": model.mode,
         "optimizer": model.optimizer,
         "params": model.params,
@@ -155,9 +224,11 @@ def check_dict(c: ModelCheck, include_layers: bool = True) -> dict[str, Any]:
         **summary,
         "batch_size": c.batch_size,
         "gpu": target_dict(c.target),
+        "backend": c.backend,
         "recommended_precision": c.recommended,
         "recommendation_reason": c.recommended_reason,
         "estimates": [estimate_dict(e) for e in c.estimates],
+        "peak_tensors": peak_tensor_rows(c),
     }
 
 
@@ -165,6 +236,7 @@ def ranking_dict(model: ModelSpec, ranked: list[Ranked]) -> dict[str, Any]:
     return {
         "model": model.name,
         "efficiency_assumed": EFFICIENCY,
+        "roofline_efficiency": dict(ROOFLINE_EFFICIENCY),
         "cards": [
             {
                 "rank": i + 1,
@@ -176,6 +248,12 @@ def ranking_dict(model: ModelSpec, ranked: list[Ranked]) -> dict[str, Any]:
                 "fits": r.estimate.fits,
                 "max_batch_size": r.estimate.max_batch_size,
                 "samples_per_s": r.samples_per_s,
+                "bound": r.estimate.speed.profile.bound
+                if r.estimate.speed and r.estimate.speed.profile
+                else None,
+                "time_share_by_bound": r.estimate.speed.profile.shares
+                if r.estimate.speed and r.estimate.speed.profile
+                else None,
                 "speed_basis": r.estimate.speed.basis if r.estimate.speed else None,
                 "speed_figure_derived": r.estimate.speed.derived if r.estimate.speed else None,
                 "speed_unknown_reason": r.unknown_reason,
@@ -239,14 +317,28 @@ def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
         f"{gib(b.optimizer_state)} | activations {gib(b.activations)} | workspace "
         f"{gib(b.workspace)} | CUDA context {gib(b.cuda_context)} | allocator {gib(b.allocator)}"
     )
-    if e.speed:
+    if e.speed and e.speed.profile:
+        shares = e.speed.profile.shares
+        lines.append(
+            f"    step time ~{e.speed.step_time_s * 1000:.2f} ms (rough roofline estimate: "
+            + " | ".join(f"{b}-bound {shares[b]:.0%}" for b in shares)
+            + f" of the time; {e.speed.profile.ceilings.basis})"
+        )
+    elif e.speed:
         lines.append(
             f"    step time ~{e.speed.step_time_s * 1000:.2f} ms (rough estimate: FLOPs at "
             f"{EFFICIENCY:.0%} of the card's {e.speed.peak_tflops:g} TFLOPS {e.precision} peak "
-            "plus launch overhead)"
+            "plus launch overhead; no bandwidth figure for a roofline)"
         )
+    rows = peak_tensor_rows(c, top=8)
+    if rows:
+        lines.append(f"    alive at that moment (largest, batch {c.batch_size}):")
+        for tensor in rows:
+            lines.append(f"      {gib(tensor['bytes']):>10}  {tensor['layer']}: {tensor['what']}")
+    for warning in m.warnings:
+        lines.append(f"  warning: {warning}")
     if show_layers:
-        lines.extend(render_layers(m))
+        lines.extend(render_layers(m, e.speed.profile if e.speed else None))
     return lines
 
 
@@ -255,28 +347,47 @@ def _not_offered(c: ModelCheck) -> str:
     return ", ".join(names) if names else "none"
 
 
-def render_layers(m: ModelSpec) -> list[str]:
+def render_layers(m: ModelSpec, prof: Profile | None = None) -> list[str]:
+    """The layer table; with a roofline profile, each layer's bound and share of the step."""
     lines = []
+    bounds = {(lt.network, lt.layer): lt for lt in prof.layers} if prof is not None else {}
     for label, net in (
         (("", m.network),)
         if m.network is not None
         else (("generator ", m.generator), ("discriminator ", m.discriminator))
     ):
         assert net is not None
+        graph = m.kind == "functional"
+        first = "name" if graph else "layer"
         lines.append(
-            f"    {label}{'#':>3} {'layer':<22} {'output shape':<18} {'params':>12} "
+            f"    {label}{'#':>3} {first:<22} {'output shape':<18} {'params':>12} "
             f"{'FLOPs':>12} {'kept/sample':>12}"
+            + (f" {'bound (time)':>16}" if prof is not None else "")
+            + ("  type <- inputs" if graph else "")
         )
-        shape = net.input_shape
-        for layer in net.layers:
-            d = layer_dict(layer, shape)
-            shape = layer.output_shape
+        net_key = label.strip()
+        for node, d in zip(net.nodes, network_layers(net), strict=True):
+            layer = node.stats
+            shown_name = node.name if graph else layer.type
+            tail = f"  {layer.type} <- {', '.join(d['inputs'])}" if graph else ""
             lines.append(
-                f"    {' ' * len(label)}{layer.index:>3} {layer.type:<22} "
+                f"    {' ' * len(label)}{layer.index:>3} {shown_name:<22} "
                 f"{str(tuple(layer.output_shape)):<18} {layer.params:>12,} "
                 f"{flops_text(layer.flops):>12} {gib(d['saved_bytes_per_sample_fp32']):>12}"
+                + (_layer_bound_cell(bounds, net_key, layer.index, prof) if prof else "")
+                + tail
             )
     return lines
+
+
+def _layer_bound_cell(
+    bounds: dict[tuple[str, int], LayerTime], net: str, index: int, prof: Profile
+) -> str:
+    lt = bounds.get((net, index))
+    if lt is None:
+        return f" {'-':>16}"
+    share = lt.seconds / prof.step_time_s if prof.step_time_s > 0 else 0.0
+    return f" {f'{lt.bound} {share:.1%}':>16}"
 
 
 def _speed_cell(r: Ranked) -> str:
@@ -291,9 +402,9 @@ def render_ranking(
 ) -> list[str]:
     lines = [
         f"{model.name} on every catalog card (recommended precision per card, batch {batch}; "
-        f"speed is a rough estimate at {EFFICIENCY:.0%} of peak):",
+        "speed is a rough roofline estimate; bound: what most of the step waits on):",
         f"  {'#':>2} {'card':<34} {'precision':<9} {'memory':>10} {'peak':>10} {'verdict':<12} "
-        f"{'max batch':>10} {'samples/s':>11} {'per $1k launch':>14}",
+        f"{'max batch':>10} {'samples/s':>11} {'bound':>12} {'per $1k launch':>14}",
     ]
     for i, r in enumerate(ranked):
         per = r.samples_per_s_per_dollar
@@ -301,6 +412,7 @@ def render_ranking(
             f"  {i + 1:>2} {r.card.name:<34} {r.precision:<9} {gib(r.card.memory_bytes):>10} "
             f"{gib(r.estimate.peak_bytes):>10} {r.estimate.verdict:<12} "
             f"{r.estimate.max_batch_size:>10,} {_speed_cell(r):>11} "
+            f"{bound_text(r.estimate.speed):>12} "
             f"{(f'{per * 1000:,.1f}' if per is not None else '-'):>14}"
         )
     if any(r.estimate.speed is not None and r.estimate.speed.derived for r in ranked):

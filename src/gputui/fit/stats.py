@@ -56,6 +56,22 @@ class LayerStats:
     # autocast runs this op in fp32 (layer_norm, softmax, exp, softplus): under AMP
     # its output is 4 bytes per element, not 2
     autocast_fp32: bool = False
+    # outputs beyond the first (a recurrent layer's states with return_state), per sample
+    extra_outputs: tuple[tuple[int, ...], ...] = ()
+    # the gradients of the inputs are views of the output's gradient, no new buffer
+    # (Add, Concatenate, Average: PyTorch passes the same tensor, or slices of it, on)
+    grad_alias: bool = False
+    # the output does not depend on the input's values: no gradient flows back
+    # (PositionEmbedding returns its table broadcast to the input's shape)
+    no_input_grad: bool = False
+    # which inputs `saves_input` / `saves_input_if_trainable` keep; None: all of them
+    saved_slots: tuple[int, ...] | None = None
+    # elements (not per sample) kept for backward while the graph lives, in the weights'
+    # dtype: LoRA's merged kernel `W + a @ b * scale`, computed at every call
+    fixed_saved: int = 0
+    # elements (not per sample) alive while the layer runs, forward and backward (LoRA's
+    # low-rank product and its gradient)
+    fixed_transient: int = 0
     notes: tuple[str, ...] = field(default=())
 
     @property

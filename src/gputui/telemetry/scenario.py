@@ -9,22 +9,19 @@ The file format is documented in docs/scenarios.md.
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from fractions import Fraction
 from pathlib import Path
 from random import Random
 from typing import Any, NoReturn
 
 from gputui.errors import UserError
 from gputui.telemetry.snapshot import DeviceSample
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+from gputui.tomlsafe import read_toml
 
 WORKLOADS = ("training", "inference", "interactive", "graphics")
 PROCESS_TYPES = ("compute", "graphics", "compute+graphics", "mps")
@@ -60,8 +57,29 @@ _SIZE_UNITS = {
     "gb": 10**9,
     "tb": 10**12,
 }
-_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+)\s*$")
-_TOML_POS_RE = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+# At most 1000 digits: exact arithmetic stays cheap and below Python's int-conversion limit.
+_SIZE_RE = re.compile(r"^\s*([0-9]{1,1000}(?:\.[0-9]{1,1000})?)\s*([A-Za-z]+)\s*$")
+
+# The range of every field (issue 8). Wide enough for any real machine; narrow enough
+# that the simulation's arithmetic stays finite (no inf, no OverflowError in a poll,
+# a timestamp `time.localtime` can show) and one poll stays cheap (cores, processes).
+MAX_SIZE = 1 << 50  # 1 PiB, for every byte count
+MAX_CPUS = 4096  # a per-core row is simulated for each, every poll
+MAX_GPUS = 64
+MAX_PROCESSES = 1024
+MAX_WATTS = 10_000.0
+MIN_POWER_LIMIT_W = 1.0
+MAX_CLOCK_MHZ = 100_000
+MAX_PID = 1 << 22  # Linux's PID_MAX_LIMIT
+MAX_SECONDS = 1e9  # about 31 years: times and durations within a scenario
+MIN_SECONDS = 1e-3  # a duration is 0 or at least this (no subnormal periods)
+MAX_TIMESTAMP = 1e11  # the year 5138; leaves room for MAX_SECONDS of simulated time
+SEED_RANGE = (-(1 << 63), (1 << 64) - 1)
+MAX_TEXT = 256  # names, users, versions, identifiers
+MAX_NOTICE = 1024
+MAX_COMMAND = 64 << 10
+MAX_LIST = 64  # notices, unsupported fields
+MAX_FILE_BYTES = 4 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,47 +158,29 @@ class Scenario:
 def load_scenario(path: Path) -> Scenario:
     """Read and validate a scenario file; every failure is a one-line UserError."""
     label = str(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"{label}: scenario file not found") from None
-    except OSError as exc:
-        raise UserError(f"{label}: cannot read scenario file ({exc.strerror})") from None
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise UserError(f"{label}: not a UTF-8 text file") from None
-    except tomllib.TOMLDecodeError as exc:
-        message = str(exc)
-        pos = _TOML_POS_RE.search(message)
-        if pos:
-            where = f"line {pos.group(1)}, column {pos.group(2)}"
-            raise UserError(
-                f"{label}: {where}: invalid TOML: {message[: pos.start()]}"
-            ) from None
-        raise UserError(f"{label}: invalid TOML: {message}") from None
+    _, data = read_toml(path, label, what="scenario file", max_bytes=MAX_FILE_BYTES)
     return parse_scenario(data, label=label, name=path.name)
 
 
 def parse_scenario(data: Mapping[str, Any], *, label: str, name: str) -> Scenario:
     top = _Table(data, label, "")
-    seed = top.integer("seed", default=0)
+    seed = top.integer("seed", default=0, minimum=SEED_RANGE[0], maximum=SEED_RANGE[1])
     rng = Random(seed)
     hostname = top.text("hostname", default="sim-host")
     driver = top.opt_text("driver_version")
     cuda = top.opt_text("cuda_driver_version")
     nvml = top.opt_text("nvml_version")
-    start_ts = top.opt_number("start_timestamp")
-    notices = tuple(top.text_list("notices", default=[]))
+    start_ts = top.opt_number("start_timestamp", lo=0, hi=MAX_TIMESTAMP)
+    notices = tuple(top.text_list("notices", default=[], max_len=MAX_NOTICE))
     host = _parse_host(top.table("host"))
-    gpu_tables = top.table_list("gpu", required=True)
+    gpu_tables = top.table_list("gpu", required=True, max_items=MAX_GPUS)
     if not gpu_tables:
         raise UserError(f"{label}: gpu: at least one [[gpu]] table is needed")
     gpus = tuple(_parse_gpu(t, i, rng) for i, t in enumerate(gpu_tables))
     processes: list[ProcessSpec] = []
     seen_pids: dict[tuple[int, int], str] = {}
-    for i, t in enumerate(top.table_list("process", required=False)):
-        proc = _parse_process(t, i, rng, len(gpus))
+    for i, t in enumerate(top.table_list("process", required=False, max_items=MAX_PROCESSES)):
+        proc = _parse_process(t, i, rng, len(gpus), host.cpu_count)
         key = (proc.gpu, proc.pid)
         if key in seen_pids:
             raise UserError(
@@ -208,7 +208,7 @@ def parse_scenario(data: Mapping[str, Any], *, label: str, name: str) -> Scenari
 def _parse_host(t: _Table) -> HostSpec:
     d = HostSpec()
     spec = HostSpec(
-        cpu_count=t.integer("cpu_count", default=d.cpu_count, minimum=1),
+        cpu_count=t.integer("cpu_count", default=d.cpu_count, minimum=1, maximum=MAX_CPUS),
         memory_total=t.size("memory_total", default=d.memory_total, positive=True),
         swap_total=t.size("swap_total", default=d.swap_total),
         swap_used=t.size("swap_used", default=d.swap_used),
@@ -228,22 +228,22 @@ def _parse_gpu(t: _Table, index: int, rng: Random) -> GpuSpec:
     uuid_bits = rng.getrandbits(128)
     name = t.text("name")
     memory_total = t.size("memory_total", positive=True)
-    power_limit = t.number("power_limit_w", positive=True)
-    max_sm = t.integer("max_sm_clock_mhz", minimum=1)
-    max_mem = t.integer("max_mem_clock_mhz", minimum=1)
+    power_limit = t.number("power_limit_w", lo=MIN_POWER_LIMIT_W, hi=MAX_WATTS)
+    max_sm = t.integer("max_sm_clock_mhz", minimum=1, maximum=MAX_CLOCK_MHZ)
+    max_mem = t.integer("max_mem_clock_mhz", minimum=1, maximum=MAX_CLOCK_MHZ)
     hex_id = f"{uuid_bits:032x}"
     default_uuid = (
         f"GPU-{hex_id[:8]}-{hex_id[8:12]}-{hex_id[12:16]}-{hex_id[16:20]}-{hex_id[20:]}"
     )
     default_reserved = (memory_total // 100) >> 20 << 20  # NVML reserves about 1%
     unsupported: set[str] = set()
-    for j, item in enumerate(t.text_list("unsupported", default=[])):
+    for j, item in enumerate(t.text_list("unsupported", default=[], max_len=MAX_TEXT)):
         names = UNSUPPORTED_ALIASES.get(item, (item,))
         for n in names:
             if n not in SAMPLE_FIELDS:
-                t.fail(f"unsupported[{j}]", f"unknown field {item!r}")
+                t.fail(f"unsupported[{j}]", f"unknown field {_brief(item)}")
             if n in _NEVER_UNSUPPORTED:
-                t.fail(f"unsupported[{j}]", f"{item!r} cannot be unsupported in a scenario")
+                t.fail(f"unsupported[{j}]", f"{_brief(item)} cannot be unsupported in a scenario")
             unsupported.add(n)
     spec = GpuSpec(
         name=name,
@@ -253,18 +253,24 @@ def _parse_gpu(t: _Table, index: int, rng: Random) -> GpuSpec:
         max_mem_clock_mhz=max_mem,
         uuid=t.text("uuid", default=default_uuid),
         pci_bus_id=t.text("pci_bus_id", default=f"00000000:{index + 1:02X}:00.0"),
-        compute_capability=t.opt_text("compute_capability", pattern=r"^\d+\.\d+$"),
+        compute_capability=t.opt_text("compute_capability", pattern=r"[0-9]{1,3}\.[0-9]{1,3}"),
         architecture=t.opt_text("architecture"),
         memory_reserved=t.size("memory_reserved", default=default_reserved),
-        idle_power_w=t.number("idle_power_w", default=round(power_limit * 0.08, 1), lo=0),
-        idle_sm_clock_mhz=t.integer("idle_sm_clock_mhz", default=min(210, max_sm), minimum=1),
-        idle_mem_clock_mhz=t.integer("idle_mem_clock_mhz", default=min(405, max_mem), minimum=1),
+        idle_power_w=t.number(
+            "idle_power_w", default=round(power_limit * 0.08, 1), lo=0, hi=MAX_WATTS, tiny=1e-3
+        ),
+        idle_sm_clock_mhz=t.integer(
+            "idle_sm_clock_mhz", default=min(210, max_sm), minimum=1, maximum=MAX_CLOCK_MHZ
+        ),
+        idle_mem_clock_mhz=t.integer(
+            "idle_mem_clock_mhz", default=min(405, max_mem), minimum=1, maximum=MAX_CLOCK_MHZ
+        ),
         temp_idle_c=t.number("temp_idle_c", default=30.0, lo=-20, hi=120),
         temp_at_limit_c=t.number("temp_at_limit_c", default=80.0, lo=-20, hi=120),
         load_pstate=t.integer("load_pstate", default=0, minimum=0, maximum=15),
         mig_mode=t.opt_boolean("mig_mode"),
         unsupported=frozenset(unsupported),
-        lost_after_s=t.opt_number("lost_after_s", lo=0),
+        lost_after_s=t.opt_number("lost_after_s", lo=0, hi=MAX_SECONDS),
     )
     if spec.idle_power_w >= spec.power_limit_w:
         t.fail("idle_power_w", "must be below power_limit_w")
@@ -278,14 +284,20 @@ def _parse_gpu(t: _Table, index: int, rng: Random) -> GpuSpec:
     return spec
 
 
-def _parse_process(t: _Table, index: int, rng: Random, gpu_count: int) -> ProcessSpec:
+def _parse_process(
+    t: _Table, index: int, rng: Random, gpu_count: int, cpu_count: int
+) -> ProcessSpec:
     default_pid = rng.randint(2_000, 3_999_999)
-    gpu = t.integer("gpu", minimum=0)
+    gpu = t.integer("gpu", minimum=0, maximum=MAX_GPUS)
     if gpu >= gpu_count:
         t.fail("gpu", f"no such GPU (the scenario has {gpu_count}: 0..{gpu_count - 1})")
     host_visible = t.boolean("host_visible", default=True)
     # A process the host cannot see has no known command line; any other needs one.
-    command = t.text("command") if host_visible else (t.opt_text("command") or "")
+    command = (
+        t.text("command", max_len=MAX_COMMAND)
+        if host_visible
+        else (t.opt_text("command", max_len=MAX_COMMAND) or "")
+    )
     try:
         cmdline = tuple(shlex.split(command))
     except ValueError as exc:
@@ -295,27 +307,29 @@ def _parse_process(t: _Table, index: int, rng: Random, gpu_count: int) -> Proces
     container = t.opt_text("container")
     spec = ProcessSpec(
         gpu=gpu,
-        pid=t.integer("pid", default=default_pid, minimum=1),
+        pid=t.integer("pid", default=default_pid, minimum=1, maximum=MAX_PID),
         user=t.text("user", default="root"),
         cmdline=cmdline,
         type=t.choice("type", PROCESS_TYPES, default="compute"),
         workload=t.choice("workload", WORKLOADS, default="training"),
-        start_s=t.number("start_s", default=0.0),
-        end_s=t.opt_number("end_s"),
+        start_s=t.number("start_s", default=0.0, lo=-MAX_SECONDS, hi=MAX_SECONDS),
+        end_s=t.opt_number("end_s", lo=-MAX_SECONDS, hi=MAX_SECONDS),
         gpu_memory=t.size("gpu_memory", default=1 << 30, positive=True),
         util=t.number("util", default=90.0, lo=0, hi=100),
-        cpu_percent=t.number("cpu_percent", default=100.0, lo=0),
+        cpu_percent=t.number("cpu_percent", default=100.0, lo=0, hi=100.0 * MAX_CPUS),
         rss=t.size("rss", default=2 << 30),
         container=_short_container(container),
-        container_pid=t.opt_integer("container_pid", minimum=1),
+        container_pid=t.opt_integer("container_pid", minimum=1, maximum=MAX_PID),
         host_visible=host_visible,
-        warmup_s=t.number("warmup_s", default=30.0, lo=0),
-        memory_ramp_s=t.number("memory_ramp_s", default=60.0, lo=0),
-        eval_every_s=t.number("eval_every_s", default=240.0, positive=True),
-        eval_s=t.number("eval_s", default=20.0, lo=0),
-        checkpoint_every_s=t.number("checkpoint_every_s", default=600.0, positive=True),
-        checkpoint_s=t.number("checkpoint_s", default=12.0, lo=0),
+        warmup_s=t.duration("warmup_s", default=30.0),
+        memory_ramp_s=t.duration("memory_ramp_s", default=60.0),
+        eval_every_s=t.duration("eval_every_s", default=240.0, positive=True),
+        eval_s=t.duration("eval_s", default=20.0),
+        checkpoint_every_s=t.duration("checkpoint_every_s", default=600.0, positive=True),
+        checkpoint_s=t.duration("checkpoint_s", default=12.0),
     )
+    if spec.cpu_percent > 100.0 * cpu_count:
+        t.fail("cpu_percent", f"is more than host.cpu_count ({cpu_count}) cores can give")
     if spec.end_s is not None and spec.end_s <= spec.start_s:
         t.fail("end_s", "must be after start_s")
     if spec.eval_s >= spec.eval_every_s:
@@ -336,7 +350,12 @@ def _short_container(label: str | None) -> str | None:
 
 
 def parse_size(value: object) -> int | None:
-    """Bytes from an int or a string like "24 GiB" / "512MiB" / "80 GB"; None if malformed."""
+    """Bytes from an int or a string like "24 GiB" / "512MiB" / "80 GB"; None if malformed.
+
+    Exact decimal arithmetic (a fraction, not a float), truncated to whole
+    bytes: a 400-digit size is a large int the range check refuses, not an
+    OverflowError, and "0.1 KB" is 100 bytes, not 100.00000000000001.
+    """
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -344,8 +363,14 @@ def parse_size(value: object) -> int | None:
     if isinstance(value, str):
         m = _SIZE_RE.match(value)
         if m and m.group(2).lower() in _SIZE_UNITS:
-            return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
+            return int(Fraction(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
     return None
+
+
+def _brief(value: object, limit: int = 40) -> str:
+    """`repr(value)` cut to `limit` characters, for echoing a bad value in one short line."""
+    text = repr(value) if not isinstance(value, (dict, list)) else _kind(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class _Table:
@@ -384,47 +409,63 @@ class _Table:
             self.fail(key, "must be a table")
         return _Table(value, self._label, self._where(key))
 
-    def table_list(self, key: str, *, required: bool) -> list[_Table]:
+    def table_list(self, key: str, *, required: bool, max_items: int) -> list[_Table]:
         value = self._get(key, required=required)
         if value is None:
             return []
         if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
             self.fail(key, f"must be an array of tables ([[{key}]])")
+        if len(value) > max_items:
+            self.fail(key, f"at most {max_items} [[{key}]] tables, not {len(value)}")
         return [_Table(v, self._label, f"{self._where(key)}[{i}]") for i, v in enumerate(value)]
 
-    def text(self, key: str, *, default: str | None = None) -> str:
+    def _check_text(self, key: str, value: object, max_len: int) -> str:
+        if not isinstance(value, str):
+            self.fail(key, f"must be a string, not {_kind(value)}")
+        if len(value) > max_len:
+            self.fail(key, f"is longer than {max_len} characters")
+        return value
+
+    def text(self, key: str, *, default: str | None = None, max_len: int = MAX_TEXT) -> str:
         value = self._get(key, required=default is None)
         if value is None:
             assert default is not None
             return default
-        if not isinstance(value, str):
-            self.fail(key, f"must be a string, not {_kind(value)}")
-        if not value.strip():
+        text = self._check_text(key, value, max_len)
+        if not text.strip():
             self.fail(key, "must not be empty")
-        return value
+        return text
 
-    def opt_text(self, key: str, *, pattern: str | None = None) -> str | None:
+    def opt_text(
+        self, key: str, *, pattern: str | None = None, max_len: int = MAX_TEXT
+    ) -> str | None:
         value = self._get(key, required=False)
         if value is None:
             return None
-        if not isinstance(value, str):
-            self.fail(key, f"must be a string, not {_kind(value)}")
-        if pattern and not re.match(pattern, value):
-            self.fail(key, f"{value!r} is not in the expected form (e.g. \"8.6\")")
-        return value
+        text = self._check_text(key, value, max_len)
+        if pattern and not re.fullmatch(pattern, text):
+            self.fail(key, f"{_brief(text)} is not in the expected form (e.g. \"8.6\")")
+        return text
 
-    def text_list(self, key: str, *, default: list[str]) -> list[str]:
+    def text_list(
+        self, key: str, *, default: list[str], max_len: int, max_items: int = MAX_LIST
+    ) -> list[str]:
         value = self._get(key, required=False)
         if value is None:
             return default
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             self.fail(key, "must be a list of strings")
+        if len(value) > max_items:
+            self.fail(key, f"at most {max_items} entries, not {len(value)}")
+        for i, item in enumerate(value):
+            if len(item) > max_len:
+                self.fail(f"{key}[{i}]", f"is longer than {max_len} characters")
         return list(value)
 
     def choice(self, key: str, choices: tuple[str, ...], *, default: str) -> str:
         value = self.text(key, default=default)
         if value not in choices:
-            self.fail(key, f"{value!r} is not one of {', '.join(choices)}")
+            self.fail(key, f"{_brief(value)} is not one of {', '.join(choices)}")
         return value
 
     def boolean(self, key: str, *, default: bool) -> bool:
@@ -438,61 +479,61 @@ class _Table:
         return value
 
     def opt_number(
-        self, key: str, *, lo: float | None = None, hi: float | None = None
+        self, key: str, *, lo: float, hi: float, tiny: float | None = None
     ) -> float | None:
+        """A finite number in [lo, hi]; with `tiny`, also 0 or at least `tiny` in size."""
         value = self._get(key, required=False)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             self.fail(key, f"must be a number, not {_kind(value)}")
-        if value != value or value in (float("inf"), float("-inf")):
+        if isinstance(value, float) and not math.isfinite(value):
             self.fail(key, "must be a finite number")
-        if lo is not None and value < lo:
+        # Compared before float(): an integer of 400 digits is too large, not an OverflowError.
+        if value < lo:
             self.fail(key, f"must be at least {lo:g}")
-        if hi is not None and value > hi:
+        if value > hi:
             self.fail(key, f"must be at most {hi:g}")
+        if tiny is not None and 0 < abs(value) < tiny:
+            self.fail(key, f"must be 0 or at least {tiny:g}")
         return float(value)
 
     def number(
         self,
         key: str,
         *,
+        lo: float,
+        hi: float,
         default: float | None = None,
-        lo: float | None = None,
-        hi: float | None = None,
-        positive: bool = False,
+        tiny: float | None = None,
     ) -> float:
         if default is None:
             self._get(key, required=True)
-        value = self.opt_number(key, lo=lo, hi=hi)
+        value = self.opt_number(key, lo=lo, hi=hi, tiny=tiny)
         if value is None:
             assert default is not None
             return default
-        if positive and value <= 0:
-            self.fail(key, "must be positive")
         return value
 
-    def opt_integer(
-        self, key: str, *, minimum: int | None = None, maximum: int | None = None
-    ) -> int | None:
+    def duration(self, key: str, *, default: float, positive: bool = False) -> float:
+        """Seconds: 0 (unless `positive`) or from MIN_SECONDS to MAX_SECONDS."""
+        lo = MIN_SECONDS if positive else 0.0
+        return self.number(key, default=default, lo=lo, hi=MAX_SECONDS, tiny=MIN_SECONDS)
+
+    def opt_integer(self, key: str, *, minimum: int, maximum: int) -> int | None:
         value = self._get(key, required=False)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
             self.fail(key, f"must be an integer, not {_kind(value)}")
-        if minimum is not None and value < minimum:
+        if value < minimum:
             self.fail(key, "must be positive" if minimum == 1 else f"must be at least {minimum}")
-        if maximum is not None and value > maximum:
+        if value > maximum:
             self.fail(key, f"must be at most {maximum}")
         return int(value)
 
     def integer(
-        self,
-        key: str,
-        *,
-        default: int | None = None,
-        minimum: int | None = None,
-        maximum: int | None = None,
+        self, key: str, *, minimum: int, maximum: int, default: int | None = None
     ) -> int:
         if default is None:
             self._get(key, required=True)
@@ -502,17 +543,21 @@ class _Table:
             return default
         return value
 
-    def size(self, key: str, *, default: int | None = None, positive: bool = False) -> int:
+    def size(
+        self, key: str, *, default: int | None = None, positive: bool = False
+    ) -> int:
+        """Bytes (an integer or a string with a unit), from 0 (or 1) to MAX_SIZE."""
         value = self._get(key, required=default is None)
         if value is None:
             assert default is not None
             return default
         size = parse_size(value)
         if size is None:
-            self.fail(key, f"{value!r} is not a size (bytes, or a string like \"24 GiB\")")
-        assert size is not None
+            self.fail(key, f"{_brief(value)} is not a size (bytes, or a string like \"24 GiB\")")
         if size < 0 or (positive and size == 0):
             self.fail(key, "must be positive")
+        if size > MAX_SIZE:
+            self.fail(key, f"must be at most {MAX_SIZE >> 50} PiB ({MAX_SIZE} bytes)")
         return size
 
 

@@ -35,24 +35,46 @@ from typing import Any, Literal
 
 from gputui.errors import UserError
 from gputui.fit.importers.detect import detect_kind, read_archive_config, read_json
+from gputui.fit.importers.keras_classes import KERAS_LAYER_CLASSES
 from gputui.textsafe import visible
 
 SourceFormat = Literal["keras3", "tf.keras2"]
 
 MODEL_CLASSES = frozenset({"Functional", "Model", "Sequential"})
+# keras_hub (formerly keras_nlp) layers the fit checker knows (learned positions).
+KERAS_HUB_LAYERS = frozenset({"PositionEmbedding", "TokenAndPositionEmbedding"})
+_HUB_PACKAGES = frozenset({"keras_hub", "keras_nlp"})
 # Built-in Keras classes whose behaviour is user code: unknown like a custom layer.
 USER_CODE_CLASSES = frozenset({"Lambda", "TFOpLambda", "SlicingOpLambda", "TorchModuleWrapper"})
 # Keys of a layer config that change numerics, not shapes, parameter counts or memory.
 _DROPPED_KEYS = frozenset({"name", "trainable", "dtype", "seed", "build_config"})
 _DROPPED_SUFFIXES = ("_initializer", "_regularizer", "_constraint")
+# Shapes tf.keras 2 writes into a layer's config once built: not arguments.
+_BUILD_KEYS = {"MultiHeadAttention": frozenset({"query_shape", "key_shape", "value_shape"})}
+# Arguments Keras writes into every config that, at these values, change nothing the
+# fit checker models: the same as leaving them out (Keras' default). Other values pass
+# through, so a renorm=True BatchNormalization is reported rather than mis-estimated.
+_INERT_ARGUMENTS: dict[str, dict[str, Any]] = {
+    "BatchNormalization": {"renorm": False},
+    "MultiHeadAttention": {"use_gate": False, "softmax_robust_masking": False},
+    "DepthwiseConv1D": {"groups": 1},
+    "DepthwiseConv2D": {"groups": 1},
+    "Conv1DTranspose": {"groups": 1},
+    "Conv2DTranspose": {"groups": 1},
+    "Conv3DTranspose": {"groups": 1},
+}
+# With renorm off, Keras still writes its renorm settings; they are never used.
+_UNUSED_WITHOUT = {"BatchNormalization": ("renorm", ("renorm_momentum", "renorm_clipping"))}
+# tf.keras 2's RNN `implementation` picks how the gates are batched into matmuls in
+# TensorFlow: numerics and speed, not the tensors PyTorch keeps.
+_LAYOUT_ONLY = {"LSTM": {"implementation"}, "GRU": {"implementation"}, "SimpleRNN": set()}
 # Keys that only declare the model input (tf.keras 2 lets any first layer do it).
 _INPUT_KEYS = frozenset({"batch_input_shape", "batch_shape", "input_shape", "batch_size"})
 # Call-time keyword arguments holding input tensors, in the order the layer takes them.
 _TENSOR_KWARGS = ("query", "value", "key", "initial_state")
-# Call-time keyword arguments that are really layer options.
+# Call-time keyword arguments that are really layer options. Other call-time tensors
+# (masks) are left out with a warning; other values (training=False) change nothing here.
 _OPTION_KWARGS = frozenset({"use_causal_mask", "return_attention_scores"})
-# Call-time keyword arguments with no bearing on memory (tensor masks are small and dropped).
-_IGNORED_KWARGS = frozenset({"training", "mask", "attention_mask", "constants"})
 # Dtype policies and the precision (gputui.fit.precision) each means on PyTorch.
 _POLICIES = {
     "mixed_float16": "amp_fp16",
@@ -116,7 +138,6 @@ class _Graph:
     inputs: list[Tensor]
     outputs: list[Tensor]
     trainable: bool
-    sequential: bool
 
 
 class _Reader:
@@ -222,7 +243,6 @@ class _Reader:
             inputs=[(first_input.name, 0, 0)],
             outputs=[previous],
             trainable=config.get("trainable", True) is not False,
-            sequential=True,
         )
 
     def functional(self, config: dict[str, Any], what: str) -> _Graph:
@@ -244,7 +264,6 @@ class _Reader:
             inputs=self._endpoints(config.get("input_layers"), f"model {name!r}: input_layers"),
             outputs=self._endpoints(config.get("output_layers"), f"model {name!r}: output_layers"),
             trainable=config.get("trainable", True) is not False,
-            sequential=False,
         )
         legacy = any(
             isinstance(n, list) for raw in raw_layers for n in raw.get("inbound_nodes", [])
@@ -450,8 +469,14 @@ class _Writer:
     unknown: list[tuple[str, str, str]] = field(default_factory=list)  # (layer, class, why)
 
     def graph(
-        self, graph: _Graph, input_shapes: Mapping[str, Sequence[int]] | None
+        self,
+        graph: _Graph,
+        input_shapes: Mapping[str, Sequence[int]] | None,
+        frozen: bool = False,
     ) -> dict[str, Any]:
+        """The graph's table; `frozen`: inside a block Keras froze (trainable = False)."""
+        if frozen:
+            graph.trainable = False
         by_name = {layer.name: layer for layer in graph.layers}
         if len(by_name) != len(graph.layers):
             dup = next(n for n, c in Counter(lay.name for lay in graph.layers).items() if c > 1)
@@ -473,7 +498,8 @@ class _Writer:
             for t, shape in zip(call.inputs, call.shapes, strict=True)
             if shape is not None
         }
-        stand_ins: list[str] = []
+        # Only the model itself can take new inputs: a block's callers pass what it declares.
+        stand_ins: list[str] | None = [] if input_shapes is not None else None
         layers_out: list[dict[str, Any]] = []
         for layer, node in self._order(graph, by_name):
             call = layer.calls[node]
@@ -481,6 +507,17 @@ class _Writer:
             if self._skipped(layer, node, call, resolved, alias, recorded, by_name, stand_ins):
                 continue
             layers_out.append(self._entry(layer, node, call, call_names, resolved, graph, by_name))
+        for tensor in graph.outputs:
+            source = by_name.get(tensor[0])
+            if (
+                source is not None
+                and source.class_name != "InputLayer"
+                and tensor[1] >= len(source.calls)
+            ):
+                raise UserError(
+                    f"{self.where}: model {graph.name!r}: output_layers takes call "
+                    f"{tensor[1]} of {tensor[0]!r}, which is called {len(source.calls)} time(s)"
+                )
         outputs = [
             self._ref(self._resolve(t, alias, by_name, graph), call_names, by_name)
             for t in graph.outputs
@@ -494,7 +531,8 @@ class _Writer:
                 self.warnings.append(f"input {name!r} feeds only skipped layers; left out")
         table: dict[str, Any] = {
             "inputs": [
-                self._input(by_name[n], graph, input_shapes) for n in input_names + stand_ins
+                self._input(by_name[n], graph, input_shapes)
+                for n in input_names + (stand_ins or [])
             ],
             "outputs": outputs,
             "layers": layers_out,
@@ -597,13 +635,21 @@ class _Writer:
                 op = layer.module.removeprefix("keras.src.") + "." + layer.class_name
                 return f"Keras operation {op} is not supported"
             return None
+        package = _package(layer)
+        if package in _HUB_PACKAGES:
+            if layer.class_name in KERAS_HUB_LAYERS:
+                return None
+            return f"{package} layer class {layer.class_name!r} is not supported"
         if layer.registered is not None and ">" in layer.registered:
             return f"custom layer class {layer.class_name!r} (registered as {layer.registered!r})"
         if layer.module is not None and not layer.module.startswith("keras"):
             return f"custom layer class {layer.class_name!r} (from {visible(layer.module)})"
         if layer.class_name in USER_CODE_CLASSES:
             return f"layer class {layer.class_name!r} runs user code"
-        if layer.module is None and layer.registered is None and not _known_to_engine(layer):
+        if layer.class_name not in KERAS_LAYER_CLASSES:
+            if layer.module is not None and layer.module != "keras.layers":
+                # e.g. keras.applications' ConvNeXt LayerScale: Keras code, not a keras.layers
+                return f"layer class {layer.class_name!r} from {visible(layer.module)} is not a keras.layers class"
             return f"unknown layer class {layer.class_name!r} (a custom layer?)"
         return None
 
@@ -616,7 +662,7 @@ class _Writer:
         alias: dict[tuple[str, int], Tensor],
         recorded: Mapping[Tensor, list[int | None]],
         by_name: dict[str, _Layer],
-        stand_ins: list[str],
+        stand_ins: list[str] | None,
     ) -> bool:
         why = self._unknown_reason(layer, call)
         if why is None:
@@ -637,7 +683,8 @@ class _Writer:
         before = call.shapes[0] if call.shapes else None
         after = recorded.get((layer.name, node, 0))
         if (
-            before is not None
+            stand_ins is not None
+            and before is not None
             and after is not None
             and before[1:] != after[1:]
             and all(isinstance(d, int) for d in after[1:])
@@ -702,7 +749,7 @@ class _Writer:
         entry: dict[str, Any] = {"name": name}
         trainable = graph.trainable and layer.config.get("trainable", True) is not False
         if layer.sub is not None:
-            entry["block"] = self._block(layer, call)
+            entry["block"] = self._block(layer, call, frozen=not trainable)
         elif layer.module is not None and layer.module.startswith("keras.src.ops"):
             op = _op_layer(layer, call)
             assert op is not None  # _unknown_reason let it through
@@ -712,6 +759,7 @@ class _Writer:
             entry["type"] = layer.class_name
             notes: list[str] = []
             entry.update(_arguments(layer.class_name, layer.config, notes))
+            _default_attention_axes(entry, layer.config, call)
             self.warnings.extend(f"layer {name!r} ({layer.class_name}): {n}" for n in notes)
             entry.update(call.options)
         entry["inputs"] = inputs
@@ -719,12 +767,12 @@ class _Writer:
             entry["trainable"] = False
         return entry
 
-    def _block(self, layer: _Layer, call: _Call) -> str:
+    def _block(self, layer: _Layer, call: _Call, frozen: bool) -> str:
         """A nested model as a block (every block at the model's top level)."""
         assert layer.sub is not None
         name = _unique(layer.sub.name, set(self.blocks))
         self.blocks[name] = {}  # reserve the name before nested blocks take theirs
-        block = self.graph(layer.sub, None)
+        block = self.graph(layer.sub, None, frozen)
         # Block inputs without a fixed shape take it from the call, where Keras wrote one.
         for spec, shape in zip(block["inputs"], call.shapes, strict=False):
             if (
@@ -827,11 +875,11 @@ def _policy_name(dtype: Any) -> str | None:
     return None
 
 
-def _known_to_engine(layer: _Layer) -> bool:
-    """For files that do not say which classes are Keras' own (old tf.keras 2)."""
-    from gputui.fit.layers import LAYERS  # the engine's vocabulary, read lazily
-
-    return layer.class_name in LAYERS
+def _package(layer: _Layer) -> str | None:
+    """The package a layer class comes from: "my_pkg" of "my_pkg>Scale", else its module's."""
+    if layer.registered is not None and ">" in layer.registered:
+        return layer.registered.partition(">")[0]
+    return layer.module.partition(".")[0] if layer.module is not None else None
 
 
 def _op_layer(layer: _Layer, call: _Call) -> dict[str, Any] | None:
@@ -867,8 +915,11 @@ def _arguments(
     with a note, so the layer falls back to Keras' default for it.
     """
     out: dict[str, Any] = {}
+    build_keys = _BUILD_KEYS.get(class_name, frozenset())
     for key, value in config.items():
-        if key in _DROPPED_KEYS or key in _INPUT_KEYS or key.endswith(_DROPPED_SUFFIXES):
+        if key in _DROPPED_KEYS or key in _INPUT_KEYS or key in build_keys:
+            continue
+        if key.endswith(_DROPPED_SUFFIXES):
             continue
         converted = _value(value)
         if converted is None:
@@ -878,6 +929,19 @@ def _arguments(
                 notes.append(f"argument {key} = {_show_shape(value)} holds None; left out")
             continue
         out[key] = converted
+    for key, inert in _INERT_ARGUMENTS.get(class_name, {}).items():
+        if key in out and out[key] == inert and type(out[key]) is type(inert):
+            del out[key]
+    if class_name in _UNUSED_WITHOUT:
+        switch, unused = _UNUSED_WITHOUT[class_name]
+        if not config.get(switch, False):
+            for key in unused:
+                out.pop(key, None)
+    for key in _LAYOUT_ONLY.get(class_name, set()):
+        out.pop(key, None)
+    axis = out.get("axis")
+    if class_name == "BatchNormalization" and isinstance(axis, list) and len(axis) == 1:
+        out["axis"] = axis[0]  # tf.keras 2 writes BatchNormalization(axis=3) as [3]
     if class_name == "Bidirectional" and _mirrors(out.get("layer"), out.get("backward_layer")):
         del out["backward_layer"]  # Keras writes the automatic mirror out in full
     return out
@@ -900,6 +964,19 @@ def _value(value: Any) -> Any:
     if isinstance(value, str):
         return visible(value)
     return value
+
+
+def _default_attention_axes(entry: dict[str, Any], config: Mapping[str, Any], call: _Call) -> None:
+    """Keras writes MultiHeadAttention's resolved attention_axes; at the default (every
+    axis between batch and features: [1] for a (batch, steps, features) query) it is the
+    same as leaving it out."""
+    if entry.get("type") != "MultiHeadAttention" or "attention_axes" not in entry:
+        return
+    query = call.shapes[0] if call.shapes else None
+    if query is None and isinstance(config.get("query_shape"), list):
+        query = config["query_shape"]  # tf.keras 2 writes the built shapes into the config
+    if query is not None and entry["attention_axes"] == list(range(1, len(query) - 1)):
+        del entry["attention_axes"]
 
 
 def _holds_none(value: Any) -> bool:
@@ -962,7 +1039,12 @@ def keras_table(
     if writer.blocks:
         table["blocks"] = writer.blocks
     precision = writer.precision()
-    fmt: SourceFormat = "tf.keras2" if reader.saw_keras2 or not reader.saw_keras3 else "keras3"
+    # tf.keras 2 writes its version at the top; Keras 3 does not, but writes `module`.
+    version = data.get("keras_version") if isinstance(data, dict) else None
+    legacy = reader.saw_keras2 or not reader.saw_keras3
+    if isinstance(version, str):
+        legacy = version.startswith(("1.", "2."))
+    fmt: SourceFormat = "tf.keras2" if legacy else "keras3"
     return KerasModel(table, precision, tuple(writer.warnings), fmt)
 
 

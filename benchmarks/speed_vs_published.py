@@ -1,0 +1,321 @@
+"""gputui's roofline speed estimate against published single-GPU throughputs.
+
+For every row of benchmarks/published/*.csv, the same model, batch, precision and
+card through gputui.fit.roofline; per workload (and precision) the Spearman rank
+correlation across GPUs and the ratio estimate / measured per point. Aims (issue 14):
+Spearman >= 0.9 per workload, 80 % of points within a factor of 1.5.
+
+    python benchmarks/speed_vs_published.py            # the summary and every point
+    python benchmarks/speed_vs_published.py --md FILE  # also write the markdown table
+
+Models: ResNet-50 is Keras' ResNet50 (tests/fixtures/keras/resnet50.json, v1: the
+stride-2 on the first 1x1 of a stage, where NVIDIA's v1.5 strides the 3x3; about 5 %
+fewer FLOPs), trained with SGD momentum as in NVIDIA's scripts. BERT-base/large SQuAD
+is written below in the models-file syntax (sequence 384, the layers of a BERT
+encoder: embedding, 12/24 x [attention, add, norm, GELU FFN, add, norm], QA head;
+Adam as run_squad's BertAdam). Llama 3 8B goes through fit.roofline.llm_speed with
+its published shape and the GGUF sizes the source reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import statistics
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from gputui.catalog import load_catalog
+from gputui.catalog.models import Architecture, Card
+from gputui.fit import roofline
+from gputui.fit.config import ModelSpec, load_keras_model, parse_models
+from gputui.fit.estimate import EFFICIENCY, _speed_at
+from gputui.fit.precision import has_tensor
+from gputui.fit.throughput import rate
+
+ROOT = Path(__file__).resolve().parents[1]
+PUBLISHED = ROOT / "benchmarks" / "published"
+RESNET50 = ROOT / "tests" / "fixtures" / "keras" / "resnet50.json"
+
+# Llama 3 8B (Meta's config.json): 32 layers, 32 query heads and 8 KV heads of 128, a
+# 128,256-token vocabulary; 8,030,261,248 parameters. GGUF sizes from the source's
+# "Total VRAM Requirements" table (llama-bench prints GiB).
+LLAMA3_8B = {
+    "params": 8_030_261_248,
+    "n_layers": 32,
+    "kv_bytes_per_token": 2 * 32 * 8 * 128 * 2,  # K and V, fp16 cache
+    "attention_flops_per_token_pair": 4 * 32 * 32 * 128,
+}
+GGUF_BYTES = {"Q4_K_M": int(4.58 * 2**30), "F16": int(14.96 * 2**30)}
+# llama.cpp (May 2024) multiplies batches > 32 tokens by dequantizing the weights to
+# fp16 and calling cuBLAS with FP16 compute: 2 bytes written and read back per
+# parameter for a quantized model, nothing for an F16 one.
+DEQUANT_BYTES = {"Q4_K_M": 4.0, "F16": 0.0}
+
+
+def bert_toml(name: str, layers: int, width: int, heads: int, batch: int) -> str:
+    rows = [
+        f'{{ name = "tok", type = "Embedding", input_dim = 30522, output_dim = {width}, '
+        'inputs = ["ids"] }',
+        '{ name = "emb_ln", type = "LayerNormalization", inputs = ["tok"] }',
+        '{ name = "emb_drop", type = "Dropout", rate = 0.1, inputs = ["emb_ln"] }',
+    ]
+    prev = "emb_drop"
+    for i in range(layers):
+        rows += [
+            f'{{ name = "a{i}", type = "MultiHeadAttention", num_heads = {heads}, '
+            f'key_dim = {width // heads}, dropout = 0.1, inputs = ["{prev}", "{prev}"] }}',
+            f'{{ name = "ad{i}", type = "Dropout", rate = 0.1, inputs = ["a{i}"] }}',
+            f'{{ name = "r{i}", type = "Add", inputs = ["{prev}", "ad{i}"] }}',
+            f'{{ name = "n{i}", type = "LayerNormalization", inputs = ["r{i}"] }}',
+            f'{{ name = "f{i}", type = "Dense", units = {4 * width}, activation = "gelu", '
+            f'inputs = ["n{i}"] }}',
+            f'{{ name = "g{i}", type = "Dense", units = {width}, inputs = ["f{i}"] }}',
+            f'{{ name = "gd{i}", type = "Dropout", rate = 0.1, inputs = ["g{i}"] }}',
+            f'{{ name = "s{i}", type = "Add", inputs = ["n{i}", "gd{i}"] }}',
+            f'{{ name = "m{i}", type = "LayerNormalization", inputs = ["s{i}"] }}',
+        ]
+        prev = f"m{i}"
+    rows.append(f'{{ name = "qa", type = "Dense", units = 2, inputs = ["{prev}"] }}')
+    return (
+        f'[[model]]\nname = "{name}"\nkind = "functional"\nbatch_size = {batch}\n'
+        'optimizer = "adam"\nmode = "train"\n'
+        'inputs = [ { name = "ids", shape = [384], dtype = "int64" } ]\n'
+        "layers = [\n  " + ",\n  ".join(rows) + "\n]\n"
+    )
+
+
+@dataclass(frozen=True)
+class Point:
+    workload: str
+    precision: str  # as published
+    run_as: str  # the precision gputui runs it in
+    batch: int
+    gpu: str
+    measured: float
+    unit: str
+    estimate: float | None
+    source: str
+    suspect: bool = False  # the source's own table contradicts the point (see its notes)
+    baseline: float | None = None  # the FLOPs-only estimate the roofline replaced
+
+    @property
+    def baseline_ratio(self) -> float | None:
+        return self.baseline / self.measured if self.baseline else None
+
+    @property
+    def ratio(self) -> float | None:
+        return self.estimate / self.measured if self.estimate else None
+
+
+def run_precision(row: dict[str, str], card: Card, arch: Architecture | None) -> str:
+    """Lambda's "fp32" is PyTorch's default: TF32 convolutions where tensor cores run TF32."""
+    p = row["precision"]
+    if p == "fp32" and "lambda" in row["workload"] and has_tensor(arch, "tf32", card):
+        return "tf32"
+    return p
+
+
+def baseline(
+    row: dict[str, str], card: Card, arch: Architecture | None, models: dict[str, ModelSpec]
+) -> float | None:
+    """The estimate before the roofline: FLOPs at 40 % of the precision's peak + launches."""
+    wl = row["workload"]
+    if wl.startswith("llama3_8b"):
+        found = rate(card, arch, "fp16")
+        if found.tflops is None:
+            return None
+        return found.tflops * 1e12 * EFFICIENCY / (2 * LLAMA3_8B["params"])
+    prec = run_precision(row, card, arch)
+    found = rate(card, arch, prec)
+    if found.tflops is None:
+        return None
+    key = wl.split("_train")[0].split("_infer")[0]
+    return _speed_at(
+        models[key], found.tflops, int(row["batch"]), row["mode"], found.basis, False
+    ).samples_per_s
+
+
+def estimate(
+    row: dict[str, str], card: Card, arch: Architecture | None, models: dict[str, ModelSpec]
+) -> tuple[str, float | None]:
+    wl = row["workload"]
+    batch = int(row["batch"])
+    if wl.startswith("llama3_8b"):
+        quant = row["precision"]
+        s = roofline.llm_speed(
+            card,
+            arch,
+            weight_bytes=GGUF_BYTES[quant],
+            prompt_tokens=512,
+            context_tokens=256,  # tg512 from an empty cache: 256 cached tokens on average
+            batch=batch,
+            compute_precision="fp16",
+            dequant_bytes_per_param=DEQUANT_BYTES[quant],
+            accumulate16=True,
+            **LLAMA3_8B,
+        )
+        if s is None:
+            return "fp16", None
+        return "fp16", s.prefill_tokens_per_s if row["mode"] == "prefill" else s.decode_tokens_per_s
+    key = wl.split("_train")[0].split("_infer")[0]
+    prec = run_precision(row, card, arch)
+    prof = roofline.profile(models[key], card, arch, prec, batch, row["mode"])
+    return prec, prof.samples_per_s if prof else None
+
+
+def spearman(xs: list[float], ys: list[float]) -> float | None:
+    if len(xs) < 3:
+        return None
+
+    def ranks(v: list[float]) -> list[float]:
+        order = sorted(range(len(v)), key=v.__getitem__)
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2 + 1
+            i = j + 1
+        return r
+
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = statistics.fmean(rx), statistics.fmean(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+    sx = math.sqrt(sum((a - mx) ** 2 for a in rx))
+    sy = math.sqrt(sum((b - my) ** 2 for b in ry))
+    return cov / (sx * sy) if sx and sy else None
+
+
+def collect() -> list[Point]:
+    cat = load_catalog()
+    cards = {c.name: c for c in cat.cards}
+    resnet = replace(load_keras_model(RESNET50), optimizer="momentum")
+    models: dict[str, ModelSpec] = {"resnet50": resnet}
+    points = []
+    for path in sorted(PUBLISHED.glob("*.csv")):
+        with path.open(newline="") as f:
+            for row in csv.DictReader(f):
+                card = cards[row["gpu"]]
+                arch = cat.architectures.get(card.architecture)
+                wl = row["workload"]
+                for bert, (n, w, h) in {
+                    "bert_base_squad": (12, 768, 12),
+                    "bert_large_squad": (24, 1024, 16),
+                }.items():
+                    if wl.startswith(bert) and bert not in models:
+                        models[bert] = parse_models(bert_toml(bert, n, w, h, 32))[0]
+                run_as, est = estimate(row, card, arch, models)
+                points.append(
+                    Point(
+                        wl,
+                        row["precision"],
+                        run_as,
+                        int(row["batch"]),
+                        row["gpu"],
+                        float(row["throughput"]),
+                        row["unit"],
+                        est,
+                        path.name,
+                        "suspect" in row["notes"],
+                        baseline(row, card, arch, models),
+                    )
+                )
+    return points
+
+
+def groups(points: list[Point]) -> dict[tuple[str, str, int | None], list[Point]]:
+    """Points comparable across GPUs: same workload, published precision (and batch, for
+    inference tables that list several batch sizes on the same GPU)."""
+    out: dict[tuple[str, str, int | None], list[Point]] = defaultdict(list)
+    for p in points:
+        batch = p.batch if "_infer" in p.workload else None
+        out[(p.workload, p.precision, batch)].append(p)
+    return dict(out)
+
+
+def summary_rows(points: list[Point]) -> list[tuple[str, int, str, str, str, str, str]]:
+    rows = []
+    for (wl, prec, batch), pts in sorted(groups(points).items()):
+        known = [p for p in pts if p.ratio is not None]
+        rho = spearman([p.measured for p in known], [p.estimate or 0.0 for p in known])
+        clean = [p for p in known if not p.suspect]
+        rho_text = f"{rho:.2f}" if rho is not None else "-"
+        if len(clean) < len(known):
+            rho_clean = spearman([p.measured for p in clean], [p.estimate or 0.0 for p in clean])
+            if rho_clean is not None:
+                rho_text += f" ({rho_clean:.2f} without {len(known) - len(clean)} suspect)"
+        ratios = [p.ratio for p in known if p.ratio is not None]
+        within = sum(1 for r in ratios if 1 / 1.5 <= r <= 1.5)
+        base = [p for p in pts if p.baseline_ratio is not None]
+        rho_base = spearman([p.measured for p in base], [p.baseline or 0.0 for p in base])
+        base_within = sum(1 for p in base if 1 / 1.5 <= (p.baseline_ratio or 0) <= 1.5)
+        name = f"{wl} {prec}" + (f" batch {batch}" if batch is not None else "")
+        rows.append(
+            (
+                name,
+                len(known),
+                rho_text,
+                f"{statistics.median(ratios):.2f}" if ratios else "-",
+                f"{within}/{len(ratios)}",
+                f"{rho_base:.2f}" if rho_base is not None else "-",
+                f"{base_within}/{len(base)}",
+            )
+        )
+    return rows
+
+
+def render(points: list[Point]) -> list[str]:
+    known = [p for p in points if p.ratio is not None]
+    within = sum(1 for p in known if p.ratio is not None and 1 / 1.5 <= p.ratio <= 1.5)
+    base = [p for p in points if p.baseline_ratio is not None]
+    base_within = sum(1 for p in base if 1 / 1.5 <= (p.baseline_ratio or 0) <= 1.5)
+    lines = [
+        "| workload | GPUs | Spearman | median est/meas | within 1.5x "
+        "| baseline Spearman | baseline within 1.5x |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in summary_rows(points)]
+    lines += [
+        "",
+        f"All points: {within}/{len(known)} within a factor of 1.5 "
+        f"({within / len(known):.0%}); {len(points) - len(known)} without an estimate. "
+        f"Baseline (FLOPs at {EFFICIENCY:.0%} of peak, the estimate before the roofline): "
+        f"{base_within}/{len(base)} ({base_within / len(base):.0%}).",
+        "",
+        "| workload | precision (run as) | batch | GPU | measured | estimate | est/meas "
+        "| baseline est/meas | source |",
+        "|---|---|---:|---|---:|---:|---:|---:|---|",
+    ]
+    for p in points:
+        est = f"{p.estimate:,.1f}" if p.estimate is not None else "-"
+        ratio = f"{p.ratio:.2f}" if p.ratio is not None else "-"
+        flag = " (suspect)" if p.suspect else ""
+        old = f"{p.baseline_ratio:.2f}" if p.baseline_ratio is not None else "-"
+        lines.append(
+            f"| {p.workload} | {p.precision} ({p.run_as}) | {p.batch} | {p.gpu} | "
+            f"{p.measured:,.1f} {p.unit}{flag} | {est} | {ratio} | {old} | {p.source} |"
+        )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--md", type=Path, help="also write the tables as markdown to this file")
+    args = ap.parse_args(argv)
+    points = collect()
+    lines = render(points)
+    print("\n".join(lines))
+    if args.md:
+        head = (ROOT / "benchmarks" / "speed_vs_published.head.md").read_text(encoding="utf-8")
+        args.md.write_text(head + "\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""`gputui_fit_max_batch`: for each configured model, the largest batch each GPU takes now.
+
+Uses the same fit API as `gputui fit` and the TUI's fit screen
+(`targets_from_snapshot` then `check`), in the precision gputui recommends for
+the GPU's architecture, against the free memory of this poll.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from gputui.exporter.families import CardName, FitAnswer
+from gputui.telemetry.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from gputui.catalog import Catalog
+    from gputui.fit.config import ModelSpec
+
+
+def fit_answers(
+    snapshot: Snapshot, models: Sequence[ModelSpec], catalog: Catalog
+) -> list[FitAnswer]:
+    from gputui.fit.estimate import check
+    from gputui.fit.precision import recommend
+    from gputui.fit.targets import targets_from_snapshot
+
+    out: list[FitAnswer] = []
+    if not models:
+        return out
+    for target in targets_from_snapshot(snapshot, catalog):
+        if target.index is None or target.memory_free is None:
+            continue
+        for model in models:
+            precision = recommend(target.architecture, model.mode)[0]
+            result = check(model, target, precision=precision)
+            est = result.chosen
+            batch = est.max_batch_size_free
+            if batch is not None:
+                out.append(FitAnswer(model.name, target.index, est.precision, batch))
+    return out
+
+
+def card_names(snapshot: Snapshot, catalog: Catalog) -> dict[int, CardName]:
+    """Catalog card and architecture per GPU index (empty names when unknown)."""
+    out = {}
+    for d in snapshot.devices:
+        total = d.info.memory_total or (d.sample.memory_total if d.sample else None)
+        cc = d.info.compute_capability
+        match = catalog.match(d.info.name, total // 2**20 if total else None, cc)
+        arch = match.architecture or (catalog.architecture_for_cc(cc) if cc else None)
+        out[d.index] = CardName(
+            match.card.name if match.card else None, arch.name if arch else None
+        )
+    return out

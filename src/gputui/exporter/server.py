@@ -1,0 +1,210 @@
+"""The /metrics endpoint: prometheus_client's WSGI app behind optional TLS and basic auth.
+
+Why not `prometheus_client.start_http_server`: it does TLS (certfile/keyfile,
+client CA) but has no basic auth, and it does not say which port it bound
+(`--listen 127.0.0.1:0` in the tests). This is its own recipe (wsgiref's
+threading server, the library's `make_wsgi_app` for the exposition and
+content negotiation) with the standard library's `ssl` for TLS and a
+constant-time check of an `Authorization: Basic` header.
+
+Basic auth is only accepted together with TLS: without it the password
+crosses the network in clear on every scrape. Prometheus' scrape config
+(`basic_auth: {username, password_file}`) keeps the same password in clear on
+its side, so a file of `user:password` lines readable only by the exporter's
+user is no weaker than the other end; bcrypt hashes (Prometheus' web-config
+format) would need a compiled dependency for no gain in that setting.
+"""
+
+from __future__ import annotations
+
+import base64
+import hmac
+import socket
+import ssl
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from prometheus_client.exposition import ThreadingWSGIServer, make_wsgi_app
+from prometheus_client.registry import CollectorRegistry
+
+from gputui.errors import UserError
+
+StartResponse = Callable[..., Any]
+WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+
+LANDING = (
+    b"<html><head><title>gputui exporter</title></head><body>"
+    b'<h1>gputui exporter</h1><p><a href="/metrics">/metrics</a></p></body></html>'
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TlsFiles:
+    cert: Path
+    key: Path
+    client_ca: Path | None = None  # set: clients must present a certificate signed by it
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """`HOST:PORT`, `[V6]:PORT` or `:PORT` (all interfaces); UserError naming --listen."""
+    host, sep, port_text = text.rpartition(":")
+    if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise UserError(f"--listen {text!r}: expected HOST:PORT, e.g. 127.0.0.1:9835")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return host or "0.0.0.0", int(port_text)
+
+
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def load_users(path: Path) -> dict[str, str]:
+    """`user:password` per line (# comments); the file must not be readable by others."""
+    try:
+        mode = path.stat().st_mode
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"--basic-auth-file {path}: {exc.strerror or exc}") from None
+    if mode & 0o077:
+        raise UserError(
+            f"--basic-auth-file {path}: readable by group or others (mode {mode & 0o777:o}); "
+            "chmod 600 it"
+        )
+    users: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        user, sep, password = line.partition(":")
+        if not sep or not user or not password:
+            raise UserError(f"{path}:{number}: expected user:password")
+        users[user] = password
+    if not users:
+        raise UserError(f"--basic-auth-file {path}: no user:password line")
+    return users
+
+
+def with_basic_auth(app: WsgiApp, users: dict[str, str]) -> WsgiApp:
+    expected = {u: p.encode() for u, p in users.items()}
+
+    def guarded(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        header = environ.get("HTTP_AUTHORIZATION", "")
+        scheme, _, token = header.partition(" ")
+        ok = False
+        if scheme.lower() == "basic":
+            try:
+                user, _, password = base64.b64decode(token, validate=True).decode().partition(":")
+            except (ValueError, UnicodeDecodeError):
+                user, password = "", ""
+            want = expected.get(user)
+            # compare even for an unknown user, so timing does not tell which users exist
+            ok = hmac.compare_digest(password.encode(), want or b"\0" * 16) and want is not None
+        if not ok:
+            start_response(
+                "401 Unauthorized",
+                [("WWW-Authenticate", 'Basic realm="gputui"'), ("Content-Type", "text/plain")],
+            )
+            return [b"Unauthorized\n"]
+        return app(environ, start_response)
+
+    return guarded
+
+
+def routed(metrics: WsgiApp) -> WsgiApp:
+    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "/")
+        if path == "/metrics":
+            return metrics(environ, start_response)
+        if path == "/":
+            start_response("200 OK", [("Content-Type", "text/html")])
+            return [LANDING]
+        start_response("404 Not Found", [("Content-Type", "text/plain")])
+        return [b"Not Found: the metrics are at /metrics\n"]
+
+    return app
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib's name
+        """One line per scrape on stderr would flood a journal; errors still surface."""
+
+
+def _server_class(host: str) -> type[WSGIServer]:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+
+    class Server(ThreadingWSGIServer):
+        address_family = family
+        allow_reuse_address = True
+
+    return Server
+
+
+def tls_context(tls: TlsFiles) -> ssl.SSLContext:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        ctx.load_cert_chain(str(tls.cert), str(tls.key))
+        if tls.client_ca is not None:
+            ctx.load_verify_locations(cafile=str(tls.client_ca))
+            ctx.verify_mode = ssl.CERT_REQUIRED
+    except (OSError, ssl.SSLError) as exc:
+        raise UserError(f"TLS: cannot load {tls.cert} / {tls.key}: {exc}") from None
+    return ctx
+
+
+class MetricsServer:
+    """A running endpoint; `port` is the bound one (useful with port 0)."""
+
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        host: str,
+        port: int,
+        *,
+        tls: TlsFiles | None = None,
+        users: dict[str, str] | None = None,
+    ) -> None:
+        app: WsgiApp = make_wsgi_app(registry)
+        if users:
+            app = with_basic_auth(app, users)
+        context = tls_context(tls) if tls is not None else None
+        try:
+            self.httpd = make_server(
+                host, port, routed(app), _server_class(host), handler_class=_QuietHandler
+            )
+        except OSError as exc:
+            raise UserError(f"--listen {host}:{port}: {exc.strerror or exc}") from None
+        if context is not None:
+            self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+        self.host = host
+        self.port = int(self.httpd.server_address[1])
+        self.scheme = "https" if tls is not None else "http"
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}/metrics"
+
+    def serve_forever(self) -> None:
+        self.httpd.serve_forever()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    def shutdown(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -1,0 +1,322 @@
+"""GGUF files (llama.cpp): the header, metadata key/values and tensor infos, never the weights.
+
+Why not the `gguf` package: it is llama.cpp's well-kept reader, but it memory-maps
+the file through numpy (a ~30 MB dependency for reading a few kilobytes). The
+format is small and documented (ggml's docs/gguf.md), so gputui reads the header
+itself, little-endian, versions 2 and 3:
+
+    magic "GGUF", u32 version, u64 tensor_count, u64 metadata_kv_count,
+    metadata: (string key, u32 value_type, value)*,
+    tensor infos: (string name, u32 n_dims, u64 dims[n_dims], u32 ggml_type, u64 offset)*
+    strings are u64 length + UTF-8 bytes; arrays are u32 type + u64 count + values.
+
+Each tensor's bytes follow exactly from its ggml type's block size (formats.GGML_TYPES),
+so the weights' size is exact for any mix of types (Q4_K_M is Q4_K with Q6_K parts).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from gputui.errors import UserError
+from gputui.fit.llm.config import ConfigError
+from gputui.fit.llm.formats import GGML_TYPES, ggml_tensor_bytes
+from gputui.fit.llm.hfkeys import from_hf_dict
+from gputui.fit.llm.model import TransformerModel, from_config
+from gputui.textsafe import visible
+
+MAGIC = b"GGUF"
+# value type id -> struct format (8: string, 9: array handled apart)
+SCALARS = {
+    0: "<B",
+    1: "<b",
+    2: "<H",
+    3: "<h",
+    4: "<I",
+    5: "<i",
+    6: "<f",
+    7: "<?",
+    10: "<Q",
+    11: "<q",
+    12: "<d",
+}
+MAX_STRING = 1 << 26
+MAX_COUNT = 1 << 32
+
+# llama.cpp's llama_ftype (general.file_type), for display
+FILE_TYPES = {
+    0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K",
+    11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S",
+    17: "Q5_K_M", 18: "Q6_K", 19: "IQ2_XXS", 20: "IQ2_XS", 21: "Q2_K_S", 22: "IQ3_XS",
+    23: "IQ3_XXS", 24: "IQ1_S", 25: "IQ4_NL", 26: "IQ3_S", 27: "IQ3_M", 28: "IQ2_S",
+    29: "IQ2_M", 30: "IQ4_XS", 31: "IQ1_M", 32: "BF16", 36: "TQ1_0", 37: "TQ2_0", 38: "MXFP4_MOE",
+}  # fmt: skip
+
+# GGUF general.architecture -> transformers model_type
+ARCHITECTURES = {
+    "llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
+    "qwen2moe": "qwen2_moe", "qwen3moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2",
+    "gemma3": "gemma3_text", "phi3": "phi3", "gpt2": "gpt2", "gptneox": "gpt_neox",
+    "gptj": "gptj", "olmo": "olmo", "olmo2": "olmo2", "deepseek2": "deepseek_v2",
+    "gpt-oss": "gpt_oss",
+}  # fmt: skip
+
+
+class GGUFError(ValueError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class GGUFTensor:
+    name: str
+    dims: tuple[int, ...]
+    type_id: int
+
+    @property
+    def elements(self) -> int:
+        n = 1
+        for d in self.dims:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return ggml_tensor_bytes(self.type_id, self.elements)
+
+
+@dataclass(frozen=True, slots=True)
+class GGUFFile:
+    version: int
+    metadata: dict[str, Any]
+    tensors: tuple[GGUFTensor, ...]
+
+
+class _Reader:
+    def __init__(self, f: BinaryIO) -> None:
+        self.f = f
+
+    def take(self, n: int) -> bytes:
+        b = self.f.read(n)
+        if len(b) != n:
+            raise GGUFError("file ends inside its header")
+        return b
+
+    def unpack(self, fmt: str) -> Any:
+        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
+
+    def string(self) -> str:
+        n = self.unpack("<Q")
+        if n > MAX_STRING:
+            raise GGUFError(f"string of {n} bytes is implausible")
+        return self.take(n).decode("utf-8", errors="replace")
+
+    def value(self, vtype: int) -> Any:
+        if vtype in SCALARS:
+            return self.unpack(SCALARS[vtype])
+        if vtype == 8:
+            return self.string()
+        if vtype == 9:
+            etype = self.unpack("<I")
+            count = self.unpack("<Q")
+            if count > MAX_COUNT:
+                raise GGUFError(f"array of {count} values is implausible")
+            if etype == 8:
+                # token lists: skip the strings, keep the count (all the estimate needs)
+                for _ in range(count):
+                    n = self.unpack("<Q")
+                    if n > MAX_STRING:
+                        raise GGUFError(f"string of {n} bytes is implausible")
+                    self.f.seek(n, 1)
+                return _Skipped(count)
+            if etype in SCALARS:
+                size = struct.calcsize(SCALARS[etype])
+                raw = self.take(size * count)
+                return list(struct.unpack(f"<{count}{SCALARS[etype][1]}", raw))
+            raise GGUFError(f"unsupported array element type {etype}")
+        raise GGUFError(f"unknown metadata value type {vtype}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Skipped:
+    """An array of strings whose length is all we keep."""
+
+    count: int
+
+    def __len__(self) -> int:
+        return self.count
+
+
+def read_gguf(path: Path) -> GGUFFile:
+    try:
+        with path.open("rb") as f:
+            r = _Reader(f)
+            if r.take(4) != MAGIC:
+                raise GGUFError("not a GGUF file (no GGUF magic)")
+            version = r.unpack("<I")
+            if version not in (2, 3):
+                raise GGUFError(f"GGUF version {version} is not supported (2 and 3 are)")
+            n_tensors = r.unpack("<Q")
+            n_kv = r.unpack("<Q")
+            if n_tensors > 1 << 24 or n_kv > 1 << 24:
+                raise GGUFError("implausible tensor or metadata count")
+            meta: dict[str, Any] = {}
+            for _ in range(n_kv):
+                key = r.string()
+                meta[key] = r.value(r.unpack("<I"))
+            tensors = []
+            for _ in range(n_tensors):
+                name = r.string()
+                n_dims = r.unpack("<I")
+                if n_dims > 8:
+                    raise GGUFError(f"tensor {name!r}: {n_dims} dimensions")
+                dims = tuple(r.unpack("<Q") for _ in range(n_dims))
+                type_id = r.unpack("<I")
+                r.unpack("<Q")  # offset into the data section
+                if type_id not in GGML_TYPES:
+                    raise GGUFError(f"tensor {name!r}: unknown ggml type {type_id}")
+                tensors.append(GGUFTensor(name, dims, type_id))
+    except OSError as exc:
+        raise GGUFError(exc.strerror or str(exc)) from None
+    return GGUFFile(version, meta, tuple(tensors))
+
+
+def _hf_dict(g: GGUFFile) -> tuple[dict[str, Any], list[str]]:
+    meta = g.metadata
+    arch = meta.get("general.architecture")
+    if not isinstance(arch, str):
+        raise GGUFError("metadata has no general.architecture")
+    warnings = []
+    model_type = ARCHITECTURES.get(arch)
+    if model_type is None:
+        model_type = arch
+        warnings.append(
+            f"GGUF architecture {arch!r} is not known: estimated as a Llama-style decoder"
+        )
+
+    def get(key: str) -> Any:
+        v = meta.get(f"{arch}.{key}")
+        if isinstance(v, list):  # per-layer values (some files): the widest layer
+            v = max(v) if v else None
+        return v
+
+    names = {t.name: t for t in g.tensors}
+    vocab = get("vocab_size")
+    if vocab is None:
+        tokens = meta.get("tokenizer.ggml.tokens")
+        vocab = len(tokens) if tokens is not None else None
+    if vocab is None and "token_embd.weight" in names:
+        vocab = names["token_embd.weight"].dims[-1]
+    raw: dict[str, Any] = {
+        "model_type": model_type,
+        "hidden_size": get("embedding_length"),
+        "num_hidden_layers": get("block_count"),
+        "num_attention_heads": get("attention.head_count"),
+        "num_key_value_heads": get("attention.head_count_kv") or get("attention.head_count"),
+        "intermediate_size": get("feed_forward_length"),
+        "vocab_size": vocab,
+        "max_position_embeddings": get("context_length"),
+        "tie_word_embeddings": "output.weight" not in names,
+    }
+    if get("attention.key_length") and model_type not in ("deepseek_v2",):
+        raw["head_dim"] = get("attention.key_length")
+    if get("attention.sliding_window"):
+        raw["sliding_window"] = get("attention.sliding_window")
+    experts = get("expert_count")
+    if experts:
+        raw["num_local_experts"] = raw["num_experts"] = raw["n_routed_experts"] = experts
+        raw["num_experts_per_tok"] = get("expert_used_count")
+        raw["moe_intermediate_size"] = get("expert_feed_forward_length") or get(
+            "feed_forward_length"
+        )
+        if model_type == "llama":
+            raw["model_type"] = "mixtral"
+        if get("expert_shared_feed_forward_length"):
+            raw["shared_expert_intermediate_size"] = get("expert_shared_feed_forward_length")
+    if model_type == "deepseek_v2":
+        raw.update(
+            q_lora_rank=get("attention.q_lora_rank") or None,
+            kv_lora_rank=get("attention.kv_lora_rank"),
+            qk_rope_head_dim=get("rope.dimension_count"),
+            qk_nope_head_dim=(get("attention.key_length") or 0)
+            - (get("rope.dimension_count") or 0),
+            v_head_dim=get("attention.value_length"),
+            first_k_dense_replace=get("leading_dense_block_count") or 0,
+            n_shared_experts=get("expert_shared_count") or 0,
+        )
+    if model_type in ("gpt2", "gptj"):
+        raw.update(
+            n_embd=raw["hidden_size"],
+            n_layer=raw["num_hidden_layers"],
+            n_head=raw["num_attention_heads"],
+        )
+        raw["n_positions"] = raw["max_position_embeddings"]
+        raw["n_inner"] = raw["intermediate_size"]
+    missing = [
+        k
+        for k in ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
+        if raw.get(k) is None
+    ]
+    if missing:
+        raise GGUFError(
+            f"metadata has no {arch}.{missing[0].replace('num_hidden_layers', 'block_count')}"
+        )
+    return {k: v for k, v in raw.items() if v is not None}, warnings
+
+
+def dominant_type(g: GGUFFile) -> str:
+    """The ggml type holding most of the weights (the quantization people name a file by)."""
+    by: Counter[int] = Counter()
+    for t in g.tensors:
+        if len(t.dims) >= 2:
+            by[t.type_id] += t.elements
+    return GGML_TYPES[by.most_common(1)[0][0]][0] if by else "F32"
+
+
+def load_gguf(path: Path) -> TransformerModel:
+    where = visible(str(path))
+    try:
+        g = read_gguf(path)
+        raw, warnings = _hf_dict(g)
+    except GGUFError as exc:
+        raise UserError(f"{where}: {visible(str(exc))}") from None
+    try:
+        cfg = from_hf_dict(raw)
+    except ConfigError as exc:
+        raise UserError(f"{where}: metadata: {visible(str(exc))}") from None
+    name = meta_name if isinstance(meta_name := g.metadata.get("general.name"), str) else path.stem
+    model = from_config(cfg, visible(name), str(path), "gguf")
+    params = sum(t.elements for t in g.tensors)
+    stored = sum(t.nbytes for t in g.tensors)
+    types: Counter[str] = Counter()
+    for t in g.tensors:
+        types[GGML_TYPES[t.type_id][0]] += t.elements
+    main = dominant_type(g)
+    fmt = main.lower() if main in ("F32", "F16", "BF16") else f"gguf-{main.lower()}"
+    fmt = {"f32": "fp32", "f16": "fp16"}.get(fmt, fmt)
+    ftype = g.metadata.get("general.file_type")
+    if isinstance(ftype, int) and ftype in FILE_TYPES:
+        warnings.append(f"GGUF file type {FILE_TYPES[ftype]}")
+    return TransformerModel(
+        model.name,
+        model.config,
+        model.layout,
+        str(path),
+        "gguf",
+        exact_params=params,
+        stored_bytes=stored,
+        stored_format=fmt,
+        stored_dtypes=dict(types),
+        warnings=model.warnings + tuple(warnings),
+    )
+
+
+def is_gguf(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            return f.read(4) == MAGIC
+    except OSError:
+        return False

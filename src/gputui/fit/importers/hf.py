@@ -1,0 +1,146 @@
+"""Hugging Face models from the files users have: a config.json, a model folder with
+*.safetensors, or `ORG/NAME` in the local Hugging Face cache (offline, never the network).
+
+A folder's safetensors headers give the exact parameter count and the stored bytes
+and dtypes; `quantization_config` in config.json says how a GPTQ/AWQ/bitsandbytes/fp8
+checkpoint stores its linears.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+from gputui.errors import UserError
+from gputui.fit.importers.safetensors import SafetensorsError, read_header
+from gputui.fit.llm.config import ConfigError
+from gputui.fit.llm.hfkeys import from_hf_dict
+from gputui.fit.llm.model import TransformerModel, from_config
+from gputui.textsafe import visible
+
+DTYPE_FORMAT = {"F32": "fp32", "F16": "fp16", "BF16": "bf16", "F8_E4M3": "fp8", "F8_E5M2": "fp8"}
+
+
+def read_json(path: Path) -> object:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{visible(str(path))}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{visible(str(path))}: not UTF-8 text (is it a JSON file?)") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(
+            f"{visible(str(path))}: line {exc.lineno}: invalid JSON ({exc.msg})"
+        ) from None
+
+
+def load_config(path: Path, name: str | None = None) -> TransformerModel:
+    raw = read_json(path)
+    if not isinstance(raw, dict):
+        raise UserError(
+            f"{visible(str(path))}: expected a JSON object (a Hugging Face config.json)"
+        )
+    try:
+        cfg = from_hf_dict(raw)
+    except ConfigError as exc:
+        raise UserError(f"{visible(str(path))}: {visible(str(exc))}") from None
+    label = name or (path.parent.name if path.name == "config.json" else path.stem)
+    return from_config(cfg, visible(label), str(path))
+
+
+def load_folder(folder: Path, name: str | None = None) -> TransformerModel:
+    config = folder / "config.json"
+    if not config.is_file():
+        raise UserError(f"{visible(str(folder))}: no config.json in this folder")
+    model = load_config(config, name or folder.name)
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        return model
+    dtypes: Counter[str] = Counter()
+    elements = 0
+    stored = 0
+    for f in files:
+        try:
+            tensors = read_header(f)
+        except SafetensorsError as exc:
+            raise UserError(f"{visible(str(f))}: {visible(str(exc))}") from None
+        for t in tensors:
+            dtypes[t.dtype] += t.elements
+            elements += t.elements
+            stored += t.nbytes
+    fmt = None
+    exact = None
+    if model.config.quantization is None:
+        exact = elements
+        main = dtypes.most_common(1)[0][0] if dtypes else None
+        fmt = DTYPE_FORMAT.get(main or "")
+    else:
+        fmt = model.config.quantization.weights
+    warnings = model.warnings
+    if exact is not None and exact != model.layout.params:
+        warnings += (
+            f"the safetensors hold {exact:,} parameters, the config describes {model.layout.params:,}: "
+            "the checkpoint's own count is used for the weights",
+        )
+    return TransformerModel(
+        model.name,
+        model.config,
+        model.layout,
+        str(folder),
+        "hf-folder",
+        exact_params=exact,
+        stored_bytes=stored,
+        stored_format=fmt,
+        stored_dtypes=dict(dtypes),
+        warnings=warnings,
+    )
+
+
+def hub_cache() -> Path:
+    """Where huggingface_hub keeps downloads: HF_HUB_CACHE, HF_HOME/hub, or ~/.cache/huggingface/hub."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]) / "hub"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "huggingface" / "hub"
+
+
+def cached_snapshot(repo_id: str) -> Path:
+    """The local snapshot of `ORG/NAME` (the one refs/main points at, else the newest)."""
+    parts = repo_id.split("/")
+    if len(parts) != 2 or not all(parts) or any(p in (".", "..") for p in parts):
+        raise UserError(f"--hf: expected ORG/NAME, got {visible(repo_id)!r}")
+    cache = hub_cache()
+    repo = cache / f"models--{parts[0]}--{parts[1]}"
+    snapshots = repo / "snapshots"
+    if not snapshots.is_dir():
+        raise UserError(
+            f"--hf {visible(repo_id)}: not in the local Hugging Face cache ({visible(str(cache))}); "
+            "gputui works offline: download it first (e.g. `huggingface-cli download "
+            f"{visible(repo_id)} config.json`) or pass the path of its config.json"
+        )
+    ref = repo / "refs" / "main"
+    if ref.is_file():
+        rev = ref.read_text().strip()
+        if (snapshots / rev / "config.json").is_file():
+            return snapshots / rev
+    candidates = [s for s in snapshots.iterdir() if (s / "config.json").is_file()]
+    if not candidates:
+        raise UserError(f"--hf {visible(repo_id)}: cached, but no snapshot has a config.json")
+    return max(candidates, key=lambda s: s.stat().st_mtime)
+
+
+def load_cached(repo_id: str) -> TransformerModel:
+    return load_folder(cached_snapshot(repo_id), repo_id)
+
+
+def load_path(path: Path) -> TransformerModel:
+    """A config.json or a model folder."""
+    if path.is_dir():
+        return load_folder(path)
+    return load_config(path)

@@ -1,0 +1,570 @@
+"""Hugging Face config.json (a dict) to a TransformerConfig, per model_type.
+
+Each architecture names the same quantities differently (GPT-2's n_embd, OPT's
+ffn_dim, DistilBERT's dim) and leaves some keys out when they equal its config
+class's default, so the defaults below are transformers' own. Every problem is
+a ConfigError naming the key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from gputui.fit.llm.config import ConfigError, Mla, Moe, Quantization, TransformerConfig
+
+LLAMA_LIKE = {
+    "llama": "llama",
+    "mistral": "mistral",
+    "mixtral": "mixtral",
+    "qwen2": "qwen2",
+    "qwen3": "qwen3",
+    "qwen3_moe": "qwen3_moe",
+    "qwen2_moe": "qwen2_moe",
+    "gemma": "gemma",
+    "gemma2": "gemma2",
+    "gemma3_text": "gemma3",
+    "phi3": "phi3",
+    "olmo": "olmo",
+    "olmo2": "olmo2",
+    "deepseek_v2": "deepseek_v2",
+    "deepseek_v3": "deepseek_v3",
+    "gpt_oss": "gpt_oss",
+}
+
+
+class Keys:
+    """Typed reads of a config dict; `prefix` is prepended to the key in error messages."""
+
+    def __init__(self, raw: Mapping[str, Any], prefix: str = "") -> None:
+        self.raw = raw
+        self.prefix = prefix
+
+    def _field(self, key: str) -> str:
+        return f"{self.prefix}{key}"
+
+    def has(self, key: str) -> bool:
+        return self.raw.get(key) is not None
+
+    def integer(self, key: str, default: int | None = None, minimum: int = 1) -> int:
+        value = self.raw.get(key, default)
+        if value is None:
+            value = default
+        if value is None:
+            raise ConfigError(self._field(key), "is required")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(self._field(key), f"must be an integer, got {value!r}")
+        if value < minimum:
+            raise ConfigError(self._field(key), f"must be >= {minimum}, got {value}")
+        return value
+
+    def opt_int(self, key: str, minimum: int = 1) -> int | None:
+        return self.integer(key, minimum=minimum) if self.has(key) else None
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self.raw.get(key, default)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise ConfigError(self._field(key), f"must be true or false, got {value!r}")
+        return value
+
+    def number(self, key: str, default: float) -> float:
+        value = self.raw.get(key, default)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(self._field(key), f"must be a number, got {value!r}")
+        return float(value)
+
+    def text(self, key: str, default: str | None = None) -> str | None:
+        value = self.raw.get(key, default)
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            raise ConfigError(self._field(key), f"must be a string, got {value!r}")
+        return value
+
+
+def _heads(k: Keys, hidden: int, heads_key: str) -> tuple[int, int]:
+    heads = k.integer(heads_key)
+    if hidden % heads and not k.has("head_dim"):
+        raise ConfigError(
+            k._field(heads_key), f"{heads} does not divide hidden_size {hidden} (no head_dim given)"
+        )
+    return heads, hidden // heads
+
+
+def _dtype(k: Keys) -> str | None:
+    return k.text("torch_dtype") or k.text("dtype")
+
+
+def _gpt2(k: Keys) -> TransformerConfig:
+    h = k.integer("n_embd", 768)
+    heads, hd = _heads(k, h, "n_head")
+    return TransformerConfig(
+        "gpt2",
+        "gpt2",
+        h,
+        k.integer("n_layer", 12),
+        heads,
+        heads,
+        hd,
+        k.integer("n_inner") if k.has("n_inner") else 4 * h,
+        k.integer("vocab_size", 50257),
+        k.integer("n_positions", 1024),
+        tie_word_embeddings=k.flag("tie_word_embeddings", True),
+        norm="layer",
+        mlp="plain",
+        qkv_bias=True,
+        o_bias=True,
+        mlp_bias=True,
+        learned_positions=k.integer("n_positions", 1024),
+        attention_dropout=k.number("attn_pdrop", 0.1),
+        hidden_dropout=k.number("resid_pdrop", 0.1),
+        torch_dtype=_dtype(k),
+        activation="gelu",
+    )
+
+
+def _gpt_neox(k: Keys) -> TransformerConfig:
+    h = k.integer("hidden_size", 6144)
+    heads, hd = _heads(k, h, "num_attention_heads")
+    bias = k.flag("attention_bias", True)
+    return TransformerConfig(
+        "gpt_neox",
+        "gpt_neox",
+        h,
+        k.integer("num_hidden_layers", 44),
+        heads,
+        heads,
+        hd,
+        k.integer("intermediate_size", 24576),
+        k.integer("vocab_size", 50432),
+        k.integer("max_position_embeddings", 2048),
+        tie_word_embeddings=k.flag("tie_word_embeddings", False),
+        norm="layer",
+        mlp="plain",
+        qkv_bias=bias,
+        o_bias=bias,
+        mlp_bias=True,
+        attention_dropout=k.number("attention_dropout", 0.0),
+        hidden_dropout=k.number("hidden_dropout", 0.0),
+        torch_dtype=_dtype(k),
+        activation="gelu",
+    )
+
+
+def _gptj(k: Keys) -> TransformerConfig:
+    h = k.integer("n_embd", 4096)
+    heads, hd = _heads(k, h, "n_head")
+    return TransformerConfig(
+        "gptj",
+        "gptj",
+        h,
+        k.integer("n_layer", 28),
+        heads,
+        heads,
+        hd,
+        k.integer("n_inner") if k.has("n_inner") else 4 * h,
+        k.integer("vocab_size", 50400),
+        k.integer("n_positions", 2048),
+        tie_word_embeddings=k.flag("tie_word_embeddings", False),
+        norm="layer",
+        mlp="plain",
+        mlp_bias=True,
+        norms_per_layer=1,
+        attention_dropout=k.number("attn_pdrop", 0.0),
+        hidden_dropout=k.number("resid_pdrop", 0.0),
+        torch_dtype=_dtype(k),
+        activation="gelu",
+    )
+
+
+def _opt(k: Keys) -> TransformerConfig:
+    h = k.integer("hidden_size", 768)
+    heads, hd = _heads(k, h, "num_attention_heads")
+    bias = k.flag("enable_bias", True)
+    proj = k.integer("word_embed_proj_dim", h)
+    final = k.flag("do_layer_norm_before", True) and not k.flag("_remove_final_layer_norm", False)
+    return TransformerConfig(
+        "opt",
+        "opt",
+        h,
+        k.integer("num_hidden_layers", 12),
+        heads,
+        heads,
+        hd,
+        k.integer("ffn_dim", 3072),
+        k.integer("vocab_size", 50272),
+        k.integer("max_position_embeddings", 2048),
+        tie_word_embeddings=k.flag("tie_word_embeddings", True),
+        norm="layer" if k.flag("layer_norm_elementwise_affine", True) else "none",
+        mlp="plain",
+        qkv_bias=bias,
+        o_bias=bias,
+        mlp_bias=bias,
+        # OPT's position table has two extra rows (its padding offset)
+        learned_positions=k.integer("max_position_embeddings", 2048) + 2,
+        attention_dropout=k.number("attention_dropout", 0.0),
+        hidden_dropout=k.number("dropout", 0.1),
+        torch_dtype=_dtype(k),
+        activation="relu",
+        embed_dim=proj,
+        final_norm=final,
+    )
+
+
+def _bert(k: Keys, model_type: str) -> TransformerConfig:
+    h = k.integer("hidden_size", 768)
+    heads, hd = _heads(k, h, "num_attention_heads")
+    return TransformerConfig(
+        model_type,
+        "bert",
+        h,
+        k.integer("num_hidden_layers", 12),
+        heads,
+        heads,
+        hd,
+        k.integer("intermediate_size", 3072),
+        k.integer("vocab_size", 30522 if model_type == "bert" else 50265),
+        k.integer("max_position_embeddings", 512),
+        tie_word_embeddings=True,
+        norm="layer",
+        mlp="plain",
+        qkv_bias=True,
+        o_bias=True,
+        mlp_bias=True,
+        learned_positions=k.integer("max_position_embeddings", 512),
+        token_types=k.integer("type_vocab_size", 2, minimum=0),
+        encoder=True,
+        attention_dropout=k.number("attention_probs_dropout_prob", 0.1),
+        hidden_dropout=k.number("hidden_dropout_prob", 0.1),
+        torch_dtype=_dtype(k),
+        activation="gelu",
+    )
+
+
+def _distilbert(k: Keys) -> TransformerConfig:
+    h = k.integer("dim", 768)
+    heads, hd = _heads(k, h, "n_heads")
+    return TransformerConfig(
+        "distilbert",
+        "distilbert",
+        h,
+        k.integer("n_layers", 6),
+        heads,
+        heads,
+        hd,
+        k.integer("hidden_dim", 3072),
+        k.integer("vocab_size", 30522),
+        k.integer("max_position_embeddings", 512),
+        tie_word_embeddings=True,
+        norm="layer",
+        mlp="plain",
+        qkv_bias=True,
+        o_bias=True,
+        mlp_bias=True,
+        learned_positions=k.integer("max_position_embeddings", 512),
+        encoder=True,
+        attention_dropout=k.number("attention_dropout", 0.1),
+        hidden_dropout=k.number("dropout", 0.1),
+        torch_dtype=_dtype(k),
+        activation="gelu",
+    )
+
+
+def _layer_types(k: Keys, n: int, default: Callable[[int], str]) -> tuple[str, ...]:
+    raw = k.raw.get("layer_types")
+    if raw is None:
+        return tuple(default(i) for i in range(n))
+    if not isinstance(raw, list) or len(raw) != n:
+        raise ConfigError(k._field("layer_types"), f"must be a list of {n} layer types")
+    out = []
+    for t in raw:
+        if t == "sliding_attention":
+            out.append("sliding")
+        elif t in ("full_attention", "chunked_attention"):
+            out.append("full")
+        else:
+            raise ConfigError(k._field("layer_types"), f"unknown layer type {t!r}")
+    return tuple(out)
+
+
+def _llama_like(k: Keys, model_type: str, kind: str) -> TransformerConfig:
+    h = k.integer("hidden_size")
+    layers = k.integer("num_hidden_layers")
+    heads = k.integer("num_attention_heads")
+    kv = k.integer("num_key_value_heads", heads)
+    if heads % kv:
+        raise ConfigError(
+            k._field("num_key_value_heads"),
+            f"{kv} does not divide num_attention_heads {heads}",
+        )
+    if k.has("head_dim"):
+        hd = k.integer("head_dim")
+    else:
+        if h % heads:
+            raise ConfigError(
+                k._field("num_attention_heads"), f"{heads} does not divide hidden_size {h}"
+            )
+        hd = h // heads
+    inter = k.integer("intermediate_size")
+    vocab = k.integer("vocab_size")
+    cfg = TransformerConfig(
+        model_type,
+        "llama",
+        h,
+        layers,
+        heads,
+        kv,
+        hd,
+        inter,
+        vocab,
+        k.opt_int("max_position_embeddings"),
+        tie_word_embeddings=k.flag("tie_word_embeddings", kind in ("gemma", "gemma2", "gemma3")),
+        qkv_bias=k.flag("attention_bias", kind in ("qwen2", "qwen2_moe", "gpt_oss")),
+        o_bias=k.flag("attention_bias", kind == "gpt_oss"),
+        mlp_bias=k.flag("mlp_bias", False),
+        attention_dropout=k.number("attention_dropout", 0.0),
+        torch_dtype=_dtype(k),
+        activation=k.text("hidden_act") or k.text("hidden_activation") or "silu",
+    )
+    window = k.opt_int("sliding_window", minimum=0) or None
+    # Qwen ships a sliding_window value but only uses it when use_sliding_window is set
+    if kind in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe") and not k.flag(
+        "use_sliding_window", False
+    ):
+        window = None
+    if kind == "gemma":
+        cfg = replace(cfg, family="gemma")
+    elif kind == "gemma2":
+        cfg = replace(
+            cfg,
+            family="gemma",
+            norms_per_layer=4,
+            sliding_window=window or 4096,
+            layer_types=_layer_types(k, layers, lambda i: "sliding" if i % 2 == 0 else "full"),
+        )
+        window = cfg.sliding_window
+    elif kind == "gemma3":
+        pattern = k.integer("sliding_window_pattern", 6)
+        cfg = replace(
+            cfg,
+            family="gemma",
+            norms_per_layer=4,
+            qk_norm="head",
+            sliding_window=window or 4096,
+            layer_types=_layer_types(
+                k, layers, lambda i: "full" if (i + 1) % pattern == 0 else "sliding"
+            ),
+        )
+        window = cfg.sliding_window
+    elif kind == "phi3":
+        cfg = replace(cfg, family="phi3")
+    elif kind == "olmo":
+        cfg = replace(cfg, family="olmo", norm="none")
+    elif kind == "olmo2":
+        cfg = replace(cfg, family="olmo2", qk_norm="full")
+    elif kind in ("qwen3", "qwen3_moe"):
+        cfg = replace(cfg, qk_norm="head")
+    elif kind == "gpt_oss":
+        cfg = replace(
+            cfg,
+            family="gpt_oss",
+            sliding_window=window or 128,
+            layer_types=_layer_types(k, layers, lambda i: "sliding" if i % 2 == 0 else "full"),
+        )
+        window = cfg.sliding_window
+    if kind not in ("gemma2", "gemma3", "gpt_oss"):
+        if window is not None and k.raw.get("layer_types") is not None:
+            cfg = replace(
+                cfg, sliding_window=window, layer_types=_layer_types(k, layers, lambda i: "full")
+            )
+        else:
+            cfg = replace(cfg, sliding_window=window)
+    moe = _moe(k, kind, layers)
+    if moe is not None:
+        cfg = replace(cfg, moe=moe)
+        if kind == "qwen2_moe":
+            cfg = replace(cfg, family="qwen2_moe")
+    if kind in ("deepseek_v2", "deepseek_v3"):
+        mla = Mla(
+            k.opt_int("q_lora_rank"),
+            k.integer("kv_lora_rank"),
+            k.integer("qk_nope_head_dim"),
+            k.integer("qk_rope_head_dim"),
+            k.integer("v_head_dim"),
+        )
+        # every head has its own K (nope+rope) and V: the cache of a non-MLA implementation
+        cfg = replace(
+            cfg,
+            family="deepseek",
+            mla=mla,
+            num_kv_heads=heads,
+            head_dim=mla.qk_nope_head_dim + mla.qk_rope_head_dim,
+            qkv_bias=False,
+            o_bias=False,
+        )
+    return cfg
+
+
+def _moe(k: Keys, kind: str, layers: int) -> Moe | None:
+    if kind == "mixtral":
+        return Moe(
+            k.integer("num_local_experts", 8),
+            k.integer("num_experts_per_tok", 2),
+            k.integer("intermediate_size"),
+        )
+    if kind == "gpt_oss":
+        return Moe(
+            k.integer("num_local_experts"),
+            k.integer("num_experts_per_tok", 4)
+            if k.has("num_experts_per_tok")
+            else k.integer("experts_per_token", 4),
+            k.integer("intermediate_size"),
+            router_bias=True,
+            expert_bias=True,
+        )
+    if kind in ("qwen2_moe", "qwen3_moe"):
+        step = k.integer("decoder_sparse_step", 1)
+        only = k.raw.get("mlp_only_layers") or []
+        if not isinstance(only, list) or not all(isinstance(i, int) for i in only):
+            raise ConfigError(k._field("mlp_only_layers"), "must be a list of layer indices")
+        dense = tuple(
+            i
+            for i in range(layers)
+            if i in only or not (k.integer("num_experts") > 0 and (i + 1) % step == 0)
+        )
+        return Moe(
+            k.integer("num_experts"),
+            k.integer("num_experts_per_tok"),
+            k.integer("moe_intermediate_size"),
+            shared_intermediate=k.integer("shared_expert_intermediate_size", 0, minimum=0)
+            if kind == "qwen2_moe"
+            else 0,
+            shared_expert_gate=kind == "qwen2_moe"
+            and k.integer("shared_expert_intermediate_size", 0, minimum=0) > 0,
+            dense_layers=dense,
+        )
+    if kind in ("deepseek_v2", "deepseek_v3"):
+        routed = k.integer("n_routed_experts", 0, minimum=0)
+        if routed == 0:
+            return None
+        first = k.integer("first_k_dense_replace", 0, minimum=0)
+        freq = k.integer("moe_layer_freq", 1)
+        dense = tuple(i for i in range(layers) if not (i >= first and i % freq == 0))
+        moe_inter = k.integer("moe_intermediate_size")
+        return Moe(
+            routed,
+            k.integer("num_experts_per_tok"),
+            moe_inter,
+            shared_intermediate=moe_inter * k.integer("n_shared_experts", 0, minimum=0),
+            dense_layers=dense,
+            score_correction_bias=kind == "deepseek_v3",
+        )
+    return None
+
+
+def _quantization(k: Keys) -> Quantization | None:
+    q = k.raw.get("quantization_config")
+    if q is None:
+        return None
+    if not isinstance(q, Mapping):
+        raise ConfigError(k._field("quantization_config"), "must be a table")
+    qk = Keys(q, k._field("quantization_config."))
+    method = (qk.text("quant_method") or "").lower()
+    if method in ("gptq", "awq"):
+        bits = (
+            qk.integer("bits", 4)
+            if method == "gptq"
+            else qk.integer("w_bit", qk.integer("bits", 4))
+        )
+        group = (
+            qk.integer("group_size", 128, minimum=-1)
+            if method == "gptq"
+            else qk.integer("q_group_size", qk.integer("group_size", 128))
+        )
+        if bits not in (2, 3, 4, 8):
+            raise ConfigError(qk._field("bits"), f"unsupported bit width {bits}")
+        return Quantization(method, f"{method}-int{bits}", group if group > 0 else None)
+    if method == "bitsandbytes":
+        if qk.flag("load_in_4bit", False):
+            qtype = (qk.text("bnb_4bit_quant_type") or "fp4").lower()
+            double = qk.flag("bnb_4bit_use_double_quant", False)
+            return Quantization(method, f"{qtype}{'-dq' if double else ''}")
+        if qk.flag("load_in_8bit", False):
+            return Quantization(method, "int8")
+        raise ConfigError(
+            qk._field("load_in_4bit"), "bitsandbytes config loads neither 4 nor 8 bit"
+        )
+    if method in ("fp8", "fbgemm_fp8", "compressed-tensors"):
+        return Quantization(method, "fp8")
+    if method == "mxfp4":
+        return Quantization(method, "mxfp4")
+    raise ConfigError(qk._field("quant_method"), f"unsupported quantization method {method!r}")
+
+
+def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
+    """The transformer a config.json describes (raises ConfigError naming the key)."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(prefix or "config", "must be a JSON object")
+    warnings: list[str] = []
+    text = raw.get("text_config")
+    if isinstance(text, Mapping) and not raw.get("num_hidden_layers"):
+        merged = dict(text)
+        if "quantization_config" in raw and "quantization_config" not in merged:
+            merged["quantization_config"] = raw["quantization_config"]
+        warnings.append(
+            "multimodal config: only its text model (text_config) is estimated; "
+            "the vision/audio towers are not counted"
+        )
+        raw = merged
+        prefix = f"{prefix}text_config."
+    k = Keys(raw, prefix)
+    model_type = k.text("model_type")
+    if model_type is None:
+        raise ConfigError(
+            k._field("model_type"), "is required (is this a Hugging Face config.json?)"
+        )
+    mt = model_type.lower()
+    cfg: TransformerConfig
+    if mt == "gpt2":
+        cfg = _gpt2(k)
+    elif mt == "gpt_neox":
+        cfg = _gpt_neox(k)
+    elif mt == "gptj":
+        cfg = _gptj(k)
+    elif mt == "opt":
+        cfg = _opt(k)
+    elif mt in ("bert", "roberta", "xlm-roberta", "camembert"):
+        cfg = _bert(k, mt)
+    elif mt == "distilbert":
+        cfg = _distilbert(k)
+    elif mt in LLAMA_LIKE or mt == "gemma3":
+        cfg = _llama_like(k, mt, LLAMA_LIKE.get(mt, "gemma3"))
+    else:
+        needed = (
+            "hidden_size",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "intermediate_size",
+            "vocab_size",
+        )
+        missing = [key for key in needed if not k.has(key)]
+        if missing:
+            raise ConfigError(
+                k._field("model_type"),
+                f"unknown model_type {model_type!r} and no standard key {missing[0]} to estimate "
+                "it as a Llama-style decoder",
+            )
+        cfg = _llama_like(k, mt, "llama")
+        warnings.append(
+            f"unknown model_type {model_type!r}: estimated as a Llama-style decoder from its "
+            "standard keys (parameter count may differ)"
+        )
+    if cfg.num_heads % cfg.num_kv_heads:
+        raise ConfigError(k._field("num_key_value_heads"), "must divide the number of heads")
+    q = _quantization(k)
+    return replace(cfg, quantization=q, warnings=cfg.warnings + tuple(warnings))

@@ -1,0 +1,155 @@
+"""Standard output that fails cleanly: a full disk or a closed pipe is one line, never a traceback.
+
+`gputui snapshot > /dev/full` used to end in an OSError traceback, and
+`gputui catalog --json | head -1` could print "Exception ignored ... BrokenPipeError"
+when the error only surfaced as the interpreter flushed stdout at exit.
+
+`run_guarded` puts a small layer under `sys.stdout` whose only job is to tell
+a failed write *to stdout* apart from every other OSError (a scenario file
+that cannot be read must stay a UserError naming that file). It flushes before
+returning, so the error surfaces here rather than at shutdown, and after an
+error it points file descriptor 1 at /dev/null, as the Python documentation's
+note on SIGPIPE advises, so nothing left in a buffer can fail again at exit.
+
+Exit codes follow the shells: 141 (128 + SIGPIPE) for a reader that went
+away, quietly, as `yes | head -1` does; 1 with one line on stderr for a disk
+that is full or a device that failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import io
+import os
+import sys
+from collections.abc import Callable
+
+EXIT_BROKEN_PIPE = 141
+EXIT_WRITE_FAILED = 1
+
+
+class OutputError(BaseException):
+    """A write to standard output failed; raised instead of the OSError.
+
+    A BaseException, like KeyboardInterrupt, on purpose: output that cannot be
+    written means stop, and an `except Exception` (or `except OSError`) between
+    the print and `run_guarded` must not swallow it and carry on writing.
+    """
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error.errno, error.strerror)
+        self.errno = error.errno
+        self.strerror = error.strerror or str(error)
+
+
+class _StdoutRaw(io.RawIOBase):
+    """fd 1 as a raw stream whose write errors are OutputError. Never closes the descriptor."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self._fd)
+
+    def write(self, data: object) -> int:
+        try:
+            return os.write(self._fd, data)  # type: ignore[arg-type]
+        except BlockingIOError:
+            raise
+        except OSError as exc:
+            raise OutputError(exc) from None
+
+
+def install() -> bool:
+    """Replace `sys.stdout` by the guarded stream, once, when it is the process's real stdout.
+
+    Left alone when something else already replaced it (pytest's capture, an
+    embedding program) or when there is no stdout: True when installed.
+    """
+    current = sys.stdout
+    if current is None or current is not sys.__stdout__ or not isinstance(current, io.TextIOWrapper):
+        return False
+    try:
+        fd = current.fileno()
+    except (OSError, ValueError):
+        return False
+    try:
+        current.flush()
+    except OSError as exc:
+        raise OutputError(exc) from None
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(_StdoutRaw(fd)),
+        encoding=current.encoding,
+        errors=current.errors,
+        line_buffering=current.line_buffering,
+    )
+    return True
+
+
+def flush() -> None:
+    """Flush what was printed (and anything written to the original stdout) now, not at exit."""
+    for stream in (sys.stdout, sys.__stdout__):
+        if stream is None:
+            continue
+        try:
+            stream.flush()
+        except OutputError:
+            raise
+        except BrokenPipeError as exc:  # the original stream, or an unguarded one
+            raise OutputError(exc) from None
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG):
+                raise OutputError(exc) from None
+            raise
+        except ValueError:  # closed by the command; nothing left to flush
+            pass
+
+
+def report(error: OutputError | BrokenPipeError) -> int:
+    """Silence stdout for the rest of the process; say why on stderr unless the pipe closed."""
+    _stdout_to_devnull()
+    if error.errno == errno.EPIPE:
+        return EXIT_BROKEN_PIPE
+    # If stderr is gone too, the exit code is all that is left.
+    with contextlib.suppress(OSError, ValueError):
+        print(f"gputui: cannot write output: {error.strerror}", file=sys.stderr, flush=True)
+    return EXIT_WRITE_FAILED
+
+
+def run_guarded(body: Callable[[], int]) -> int:
+    """`body()` with every stdout failure turned into `report`'s exit code."""
+    try:
+        install()
+        try:
+            code = body()
+        except SystemExit:
+            flush()  # argparse's --help and usage exits print too
+            raise
+        flush()
+        return code
+    except (OutputError, BrokenPipeError) as exc:
+        return report(exc)
+
+
+def _stdout_to_devnull() -> None:
+    try:
+        fd = sys.stdout.fileno() if sys.stdout is not None else 1
+    except (OSError, ValueError):
+        fd = 1
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)

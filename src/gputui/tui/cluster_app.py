@@ -1,0 +1,250 @@
+"""`gputui --prometheus URL`: the cluster view, an App of its own.
+
+Polling follows the dashboard's rule (one thread worker per refresh, the next
+one armed only when it finished), with two differences that come from the
+network: a failed refresh keeps the last data on screen, greyed, under a
+banner with the reason, and the retries back off (interval, 2x, 4x ... up to
+30 s) until Prometheus answers again. Sparkline history comes from one range
+query for the whole fleet every HISTORY_EVERY_S, not from local sampling,
+so the lines are full as soon as the view opens.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.message import Message
+from textual.timer import Timer
+
+from gputui.telemetry.prometheus import Backoff, ClusterSnapshot, PrometheusSource
+from gputui.telemetry.prometheus_api import PrometheusError
+from gputui.tui.cluster_rows import SPARK_WIDTH, History
+from gputui.tui.cluster_screen import CSS_PATH, ClusterScreen, HostScreen
+
+HISTORY_METRIC = "DCGM_FI_DEV_GPU_UTIL"
+HISTORY_WINDOW_S = 600.0
+HISTORY_EVERY_S = 15.0
+RETRY_CAP_S = 30.0
+
+
+class ClusterReady(Message):
+    def __init__(self, cluster: ClusterSnapshot, history: History | None, elapsed: float) -> None:
+        super().__init__()
+        self.cluster = cluster
+        self.history = history
+        self.elapsed = elapsed
+
+
+class ClusterFailed(Message):
+    def __init__(self, reason: str, elapsed: float) -> None:
+        super().__init__()
+        self.reason = reason
+        self.elapsed = elapsed
+
+
+def _wall_clock() -> str:
+    return time.strftime("%H:%M:%S")
+
+
+class ClusterApp(App[int]):
+    TITLE = "gputui cluster"
+    CSS_PATH = CSS_PATH
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+        Binding("p", "toggle_pause", "Pause"),
+        Binding("plus,equals_sign", "faster", "Faster", key_display="+"),
+        Binding("minus", "slower", "Slower", key_display="-"),
+    ]
+    INTERVALS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+
+    def __init__(
+        self,
+        source: PrometheusSource,
+        *,
+        interval: float = 2.0,
+        clock: Callable[[], str] | None = None,
+        history_every_s: float = HISTORY_EVERY_S,
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.interval = interval
+        self.clock = clock or _wall_clock
+        self.history_every_s = history_every_s
+        self.main = ClusterScreen(source.url)
+        self.cluster: ClusterSnapshot | None = None
+        self.history: History = {}
+        self._history_at: float | None = None
+        self.backoff = Backoff(interval, RETRY_CAP_S)
+        self.last_error: str | None = None
+        self.last_ok: str | None = None
+        self.refreshes = 0
+        self.paused = False
+        self.poll_in_flight = False
+        self._timer: Timer | None = None
+
+    def get_default_screen(self) -> ClusterScreen:
+        return self.main
+
+    def on_mount(self) -> None:
+        self._start()
+
+    # --- polling ------------------------------------------------------------------
+    def _arm(self, delay: float) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_timer(max(0.01, delay), self._start, name="cluster-poll")
+
+    def _start(self) -> None:
+        self._timer = None
+        if self.paused or self.poll_in_flight:
+            return
+        self.poll_in_flight = True
+        want_history = (
+            self._history_at is None or time.monotonic() - self._history_at >= self.history_every_s
+        )
+        self._worker(want_history)
+
+    @work(thread=True, exit_on_error=False, group="cluster", name="cluster-poll")
+    def _worker(self, want_history: bool) -> None:
+        started = time.perf_counter()
+        try:
+            cluster = self.source.poll_cluster()
+            history = None
+            if want_history:
+                history = self.source.history(
+                    HISTORY_METRIC, HISTORY_WINDOW_S, points=SPARK_WIDTH * 5
+                )
+        except PrometheusError as exc:
+            self.post_message(ClusterFailed(exc.reason, time.perf_counter() - started))
+        except Exception as exc:  # anything else is shown too, never fatal
+            self.post_message(ClusterFailed(f"{type(exc).__name__}: {exc}", time.perf_counter() - started))
+        else:
+            self.post_message(ClusterReady(cluster, history, time.perf_counter() - started))
+
+    def _closing_down(self) -> bool:
+        return self._exit or self._closing or not self.main.is_attached
+
+    def on_cluster_ready(self, message: ClusterReady) -> None:
+        self.poll_in_flight = False
+        if self._closing_down():
+            return
+        self.cluster = message.cluster
+        if message.history is not None:
+            self.history = message.history
+            self._history_at = time.monotonic()
+        self.refreshes += 1
+        self.last_ok = self.clock()
+        recovered = self.last_error is not None
+        self.last_error = None
+        self.backoff.success()
+        self.main.show(message.cluster, self.history)
+        self.main.show_banner(None)
+        top = self.screen
+        if isinstance(top, HostScreen):
+            top.update_cluster(message.cluster, self.history)
+        self._show_info()
+        if recovered:
+            self.notify("Prometheus answers again", timeout=3)
+        if not self.paused:
+            self._arm(self.interval - message.elapsed)
+
+    def on_cluster_failed(self, message: ClusterFailed) -> None:
+        self.poll_in_flight = False
+        if self._closing_down():
+            return
+        self.last_error = message.reason
+        delay = self.backoff.failure()
+        kept = f"showing data from {self.last_ok}" if self.last_ok else "no data yet"
+        self.main.show_banner(
+            f"Prometheus unreachable: {message.reason} ({kept}; retrying in {delay:.0f} s)"
+        )
+        self._show_info()
+        if not self.paused:
+            self._arm(delay)
+
+    def _show_info(self) -> None:
+        c = self.cluster
+        parts = ["gputui cluster", self.source.url]
+        if c is not None:
+            states = [h.state for h in c.hosts]
+            parts.append(f"{len(c.hosts)} hosts, {len(c.gpus)} GPUs")
+            down = states.count("down")
+            stale = states.count("stale")
+            if down or stale:
+                parts.append(f"{down} down, {stale} stale")
+        parts.append(f"updated {self.last_ok or 'never'}")
+        parts.append(f"every {self.interval:g} s")
+        if self.paused:
+            parts.append("PAUSED")
+        from gputui.textsafe import markup_safe
+
+        self.main.show_info(markup_safe("  ".join(parts)))
+
+    # --- actions ------------------------------------------------------------------
+    async def action_quit(self) -> None:
+        self.exit(0)
+
+    def action_toggle_pause(self) -> None:
+        self.paused = not self.paused
+        if self.paused and self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        elif not self.paused and not self.poll_in_flight:
+            self._start()
+        self._show_info()
+
+    def _set_interval(self, value: float) -> None:
+        self.interval = value
+        self.backoff = Backoff(value, RETRY_CAP_S)
+        if self._timer is not None:
+            self._arm(value)
+        self._show_info()
+
+    def action_faster(self) -> None:
+        smaller = [i for i in self.INTERVALS if i < self.interval]
+        self._set_interval(smaller[-1] if smaller else self.interval)
+
+    def action_slower(self) -> None:
+        larger = [i for i in self.INTERVALS if i > self.interval]
+        self._set_interval(larger[0] if larger else self.interval)
+
+
+def run_cluster(args: Any, interval: float) -> int:
+    """`gputui --prometheus URL [--match SELECTOR]`: checks first, then the view."""
+    import asyncio
+    import signal
+    import sys
+
+    from gputui.errors import UserError
+    from gputui.telemetry.prometheus import VIEW_METRICS
+    from gputui.telemetry.prometheus_report import check_cluster_args, open_cluster_source
+
+    check_cluster_args(
+        args, {"demo": "--demo", "scenario": "--scenario", "source": "--source"}
+    )
+    source = open_cluster_source(args.prometheus, getattr(args, "match", None), VIEW_METRICS)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UserError(
+            "the cluster view needs a terminal on stdin and stdout; for a one-shot listing use "
+            "`gputui snapshot --prometheus URL`"
+        )
+    from gputui.tui.run import DaemonThreadExecutor
+
+    app = ClusterApp(source, interval=interval)
+    loop = asyncio.new_event_loop()
+    loop.set_default_executor(DaemonThreadExecutor())
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(sig, lambda: app.exit(0))
+    try:
+        result = app.run(loop=loop)
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(sig)
+        loop.close()
+    return int(result or 0)

@@ -1,0 +1,141 @@
+"""Faults with a real Prometheus: a host going stale, an exporter killed, Prometheus restarted.
+
+A fleet of its own (these tests break it): two `gputui exporter` processes
+and a dcgm page whose samples carry a frozen timestamp (what a relay that
+stopped updating looks like: Prometheus still scrapes it, the data is old).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gputui.telemetry.prometheus import PrometheusSource
+from gputui.telemetry.prometheus_api import PrometheusUnreachable
+from gputui.tui.cluster_app import ClusterApp
+from gputui.tui.cluster_screen import SortedTable
+
+from .conftest import ExporterProcess, write_scenario
+from .harness import PROMETHEUS, PrometheusServer, StaticEndpoint, dcgm_text
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(PROMETHEUS is None, reason="needs the prometheus binary (apt install prometheus)"),
+]
+
+
+class FaultFleet:
+    def __init__(self, folder: Path) -> None:
+        self.exporters = {
+            host: ExporterProcess(
+                ["--source", "demo", "--scenario", str(write_scenario(folder, host)),
+                 "--listen", "127.0.0.1:0", "--interval", "0.5"]
+            )  # fmt: skip
+            for host in ("node-a", "node-b")
+        }
+        frozen_ms = int(time.time() * 1000)
+        self.frozen = StaticEndpoint(dcgm_text("relay-1", 2, timestamp_ms=frozen_ms))
+        targets = [e.address for e in self.exporters.values()] + [self.frozen.address]
+        self.prom = PrometheusServer(folder / "prometheus", targets).start()
+        self.prom.wait_targets_up()
+        self.prom.wait_for("DCGM_FI_DEV_FB_FREE", 6)
+
+    def stop(self) -> None:
+        self.prom.stop()
+        for e in self.exporters.values():
+            e.stop()
+        self.frozen.stop()
+
+
+@pytest.fixture(scope="module")
+def faults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultFleet]:
+    f = FaultFleet(tmp_path_factory.mktemp("faults"))
+    yield f
+    f.stop()
+
+
+def states(source: PrometheusSource) -> dict[str, str]:
+    return {h.name: h.state for h in source.poll_cluster().hosts}
+
+
+def wait_state(source: PrometheusSource, host: str, state: str, timeout: float = 15) -> dict[str, str]:
+    deadline = time.monotonic() + timeout
+    seen: dict[str, str] = {}
+    while time.monotonic() < deadline:
+        seen = states(source)
+        if seen.get(host) == state:
+            return seen
+        time.sleep(0.2)
+    raise AssertionError(f"{host} not {state}: {seen}")
+
+
+def test_samples_older_than_two_scrape_intervals_are_stale(faults: FaultFleet) -> None:
+    source = PrometheusSource(faults.prom.url)
+    seen = wait_state(source, "relay-1", "stale")
+    assert seen["node-a"] == seen["node-b"] == "up"
+    relay = next(h for h in source.poll_cluster().hosts if h.name == "relay-1")
+    assert relay.age_s is not None and relay.age_s > 2.0  # 1 s scrapes
+
+
+def test_killed_exporter_host_goes_down_and_keeps_its_last_numbers(faults: FaultFleet) -> None:
+    source = PrometheusSource(faults.prom.url)
+    before = {h.name: h for h in source.poll_cluster().hosts}
+    assert before["node-b"].state == "up"
+    faults.exporters["node-b"].stop()
+    seen = wait_state(source, "node-b", "down")
+    assert seen["node-a"] == "up"
+    after = {h.name: h for h in source.poll_cluster().hosts}
+    down = after["node-b"]
+    assert [g.index for g in down.gpus] == [0, 1]  # last data kept, marked down
+    assert down.age_s is not None and down.age_s >= 0
+    assert after["node-a"].state == "up"
+
+
+async def test_prometheus_stopped_then_restarted_banner_and_recovery(faults: FaultFleet) -> None:
+    app = ClusterApp(PrometheusSource(faults.prom.url), interval=0.5)
+    async with app.run_test(size=(150, 45)) as pilot:
+        for _ in range(100):
+            if app.refreshes:
+                break
+            await pilot.pause(0.05)
+        hosts = app.screen.query_one("#cluster-hosts", SortedTable)
+        shown = list(hosts.keys)
+        assert "node-a" in shown
+        faults.prom.stop()
+        for _ in range(100):
+            if app.last_error:
+                break
+            await pilot.pause(0.05)
+        banner = app.screen.query_one("#cluster-banner")
+        assert not banner.has_class("hidden")
+        text = str(banner.content)
+        assert "Prometheus unreachable" in text and "Connection refused" in text
+        assert "showing data from" in text
+        assert list(hosts.keys) == shown and hosts.has_class("outdated")  # kept, greyed
+        delays = [app.backoff.delay()]
+        for _ in range(60):
+            await pilot.pause(0.05)
+            if app.backoff.failures >= 2:
+                break
+        delays.append(app.backoff.delay())
+        assert delays[1] > delays[0]  # backing off
+        faults.prom.start()
+        for _ in range(300):
+            if app.last_error is None:
+                break
+            await pilot.pause(0.05)
+        assert app.last_error is None
+        assert banner.has_class("hidden") and not hosts.has_class("outdated")
+
+
+def test_one_shot_commands_report_unreachable_prometheus(faults: FaultFleet) -> None:
+    source = PrometheusSource(faults.prom.url)
+    faults.prom.stop()
+    try:
+        with pytest.raises(PrometheusUnreachable, match="Connection refused"):
+            source.poll_cluster()
+    finally:
+        faults.prom.start()
