@@ -237,7 +237,12 @@ def estimate_pass(
             checks.append(estimate(model, target))
         if stopped:
             break
-        if model.name not in rankings and clock() - started <= budget_s:
+    # Ranking every catalog card is the slow part: done with what is left of the budget,
+    # kept across passes, so a later pass completes it.
+    for model in models:
+        if clock() - started > budget_s:
+            break
+        if model.name not in rankings:
             rankings[model.name] = rank_cards(model, catalog.cards, catalog.architectures)
     return replace(
         read,
@@ -275,16 +280,17 @@ class FitScreen(Screen[None]):
         models_path: Path | None,
         catalog: Catalog | None = None,
         *,
-        budget_s: float = ESTIMATE_BUDGET_S,
+        budget_s: float | None = None,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.requested_path = models_path
-        self.budget_s = budget_s
+        self.budget_s = ESTIMATE_BUDGET_S if budget_s is None else budget_s
         self.result = FitPass(catalog=catalog)
         self.busy = False  # a pass is running in its worker
+        self._ready = False  # mounted: the table exists and passes may start
         self._busy_since = 0.0
         self._snapshot: Snapshot | None = None
         self._inputs: tuple[object, ...] | None = None
@@ -341,6 +347,7 @@ class FitScreen(Screen[None]):
         for key, label in COLUMNS:
             table.add_column(label, key=key)
         table.focus()
+        self._ready = True
         self._start()
         self.set_interval(1.0, self._show_progress, name="fit-progress")
 
@@ -368,7 +375,7 @@ class FitScreen(Screen[None]):
         self.app.pop_screen()
 
     def _start(self) -> None:
-        if not self.is_mounted:
+        if not self._ready:
             return  # on_mount starts the first pass
         if self.busy:
             self._again = True
@@ -431,7 +438,20 @@ class FitScreen(Screen[None]):
         table = self.query_one("#fit-table", DataTable)
         cursor = table.cursor_row
         table.clear()
-        self.rows = [*self.checks, *self.unavailable]
+        # Unavailable GPUs first: a lost GPU must not hide below the fold.
+        self.rows = [*self.unavailable, *self.checks]
+        for j, u in enumerate(self.unavailable):
+            table.add_row(
+                Text("(every model)", style="dim"),
+                Text(f"{u.index}: {short_gpu_name(u.name)}"),
+                Text("unavailable", style="bold red"),
+                Text(u.reason, style="red"),  # where a verdict would be: on screen at 80 columns
+                Text("-"),
+                Text(""),
+                Text(""),
+                Text(""),
+                key=f"lost-{j}",
+            )
         for i, c in enumerate(self.checks):
             e = c.chosen
             peak = e.peak_bytes
@@ -455,18 +475,6 @@ class FitScreen(Screen[None]):
                 gib(peak),
                 memory_bar(c.target, peak),
                 key=str(i),
-            )
-        for j, u in enumerate(self.unavailable):
-            table.add_row(
-                Text("(every model)", style="dim"),
-                Text(f"{u.index}: {short_gpu_name(u.name)}"),
-                Text("unavailable", style="bold red"),
-                Text("-"),
-                Text("-"),
-                Text(""),
-                Text(""),
-                Text(u.reason, style="red"),
-                key=f"lost-{j}",
             )
         if self.rows:
             table.move_cursor(row=min(max(cursor, 0), len(self.rows) - 1))
@@ -597,7 +605,10 @@ class FitScreen(Screen[None]):
             "samples/s (rough)",
         ):
             t.add_column(label, justify="left" if label in ("card", "precision") else "right")
-        for i, r in enumerate(self.result.rankings.get(m.name, [])[:top]):
+        ranked = self.result.rankings.get(m.name)
+        if ranked is None:
+            t.caption = "ranking the catalog's cards… (shown on a later pass)"
+        for i, r in enumerate((ranked or [])[:top]):
             t.add_row(
                 str(i + 1),
                 Text(r.card.name),
