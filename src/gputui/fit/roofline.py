@@ -17,7 +17,8 @@ Compute peak per op class and precision (see `Ceilings`): matmul/conv ops run at
 the catalog's tensor-core figure only in precisions the architecture's tensor
 cores accelerate and, for 16-bit (8-bit) inputs, only when the channel counts
 are multiples of 8 (16): cuBLAS/cuDNN pick tensor-core kernels only for aligned
-shapes (NVIDIA "Deep Learning Performance Guide: Tensor Core requirements").
+shapes (NVIDIA, "Matrix Multiplication Background User's Guide", 2.2 Tensor Core
+Requirements).
 Otherwise, and for elementwise and reduction work, the CUDA-core FP32 rate. The
 catalog's fp16/bf16 tensor figures are FP32-accumulate rates, which is what
 GeForce runs at half speed, so that halving is already in the figure.
@@ -43,20 +44,22 @@ Bound = Literal["compute", "memory", "launch"]
 BOUNDS: tuple[Bound, ...] = ("compute", "memory", "launch")
 
 # One efficiency factor per op class: the fraction of a ceiling (compute peak and
-# memory bandwidth alike) that class of kernel reaches. Set from what the kernels
-# are known to reach, not fitted to the published points they are checked on:
-# - matmul/conv 0.7: cuBLAS GEMMs of realistic (not square-huge) sizes and cuDNN
-#   convolutions reach roughly 60-80 % of the tensor-core peak (NVIDIA's
-#   "Matrix Multiplication Background" guide shows large FP16 GEMMs near 80 %,
-#   smaller tiles and wave quantisation lower); 0.7 is the middle of that range.
-# - elementwise 0.8: streaming kernels (copy/scale/add, BabelStream-style) reach
-#   about 80-90 % of the DRAM datasheet bandwidth on NVIDIA GPUs.
+# memory bandwidth alike) that class of kernel reaches. Chosen from what such kernels
+# are known to reach, before and not by fitting to the published points they are
+# checked against (benchmarks/speed_vs_published.md); none is per card:
+# - matmul/conv 0.7: big square cuBLAS FP16 GEMMs reach about 90 % of peak (e.g.
+#   23.6 of 26 TFLOPS on an RTX 2060 in andylolu2/simpleGEMM's cuBLAS reference run);
+#   layer-sized GEMMs and convolutions lose more to tile and wave quantisation (NVIDIA,
+#   "Matrix Multiplication Background User's Guide", ch. 3). 0.7 is an assumed middle.
+# - elementwise 0.8: streaming kernels (copy/scale/add) reach roughly 80-90 % of the
+#   DRAM datasheet bandwidth; 0.8 is the assumed low end.
 # - reduction 0.7: reductions (normalisation statistics, pooling, softmax) add a
-#   second pass through shared memory and atomics, a little below streaming.
+#   second pass through shared memory, a little below streaming (assumed).
 EFFICIENCY: dict[OpClass, float] = {"matmul": 0.7, "elementwise": 0.8, "reduction": 0.7}
 # GPU-side cost of one kernel beyond its work: launch latency, ramp-up and tail
-# (a few microseconds on every CUDA GPU; CPU-side framework dispatch overlaps
-# with execution when the GPU is busy and is not counted).
+# (a few microseconds on every CUDA GPU; an assumed 5 us). CPU-side framework
+# dispatch overlaps with execution while the GPU is busy and is not counted, so
+# host-bound runs (PyTorch eager at batch 1) come out too fast.
 LAUNCH_S = 5e-6
 # Elements a dimension must be a multiple of for tensor-core kernels, by input width.
 TENSOR_ALIGN = {2: 8, 1: 16, 4: 1}
