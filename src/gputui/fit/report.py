@@ -366,7 +366,7 @@ def render_layers(m: ModelSpec, prof: Profile | None = None) -> list[str]:
             + ("  type <- inputs" if graph else "")
         )
         net_key = label.strip()
-        for node, d in zip(net.nodes, network_layers(net), strict=True):
+        for pos, (node, d) in enumerate(zip(net.nodes, network_layers(net), strict=True)):
             layer = node.stats
             shown_name = node.name if graph else layer.type
             tail = f"  {layer.type} <- {', '.join(d['inputs'])}" if graph else ""
@@ -374,7 +374,7 @@ def render_layers(m: ModelSpec, prof: Profile | None = None) -> list[str]:
                 f"    {' ' * len(label)}{layer.index:>3} {shown_name:<22} "
                 f"{str(tuple(layer.output_shape)):<18} {layer.params:>12,} "
                 f"{flops_text(layer.flops):>12} {gib(d['saved_bytes_per_sample_fp32']):>12}"
-                + (_layer_bound_cell(bounds, net_key, layer.index, prof) if prof else "")
+                + (_layer_bound_cell(bounds, net_key, pos, prof) if prof else "")
                 + tail
             )
     return lines
