@@ -87,6 +87,7 @@ class DashboardScreen(Screen[None]):
         Binding("k", "app.kill", "Kill"),
         Binding("c", "app.catalog", "Catalog", show=False),
         Binding("f", "app.fit", "Fit", show=False),
+        Binding("h", "app.history", "History", show=False),
         Binding("tab", "app.focus_next", "Panel"),
     ]
 
