@@ -143,7 +143,7 @@ class FitLine(Widget):
     """Fit verdicts under the host panel; `update_snapshot` after each poll."""
 
     DEFAULT_CSS = """
-    FitLine { height: auto; padding: 0 1; text-wrap: nowrap; }
+    FitLine { height: auto; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, models_path: Path | None = None, *, id: str | None = "fit-line") -> None:
