@@ -127,3 +127,19 @@ def test_needs_pass_thresholds() -> None:
     failed = make_snapshot(devices=(replace(gpu(0, 4.0), failed="GPU is lost"),))
     assert needs_pass(a, pass_inputs(failed))
     assert needs_pass(a, pass_inputs(make_snapshot(devices=(gpu(0, 4.0), gpu(1, 4.0)))))
+
+
+def test_the_line_reads_the_same_verdict_as_the_fit_screen() -> None:
+    """One precision instead of all: the recommended one's verdict and batch are unchanged."""
+    from gputui.tui.fit_screen import estimate_pass
+    from gputui.tui.widgets.fit_line import recommended_only
+
+    snap = make_snapshot(devices=(gpu(0, 3.0), gpu(1, 70.0)))
+    full = estimate_pass(EXAMPLES, snap, None, rank=False)
+    light = estimate_pass(EXAMPLES, snap, full, rank=False, estimate=recommended_only)
+    assert len(light.checks) == len(full.checks) > 0
+    for a, b in zip(light.checks, full.checks, strict=True):
+        assert a.recommended == b.recommended
+        assert len(a.estimates) == 1
+        assert a.chosen.verdict_free == b.chosen.verdict_free
+        assert a.chosen.max_batch_size_free == b.chosen.max_batch_size_free

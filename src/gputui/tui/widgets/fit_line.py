@@ -31,6 +31,8 @@ from gputui.telemetry.snapshot import Snapshot
 from gputui.textsafe import visible
 
 if TYPE_CHECKING:
+    from gputui.fit.config import ModelSpec
+    from gputui.fit.estimate import ModelCheck, Target
     from gputui.tui.fit_screen import FitPass
 
 FREE_THRESHOLD = 0.02  # of the GPU's memory
@@ -144,6 +146,19 @@ def fit_lines(result: FitPass) -> list[Text]:
     return lines
 
 
+def recommended_only(model: ModelSpec, target: Target) -> ModelCheck:
+    """The fit engine's check at the precision it recommends for this GPU: what the line shows.
+
+    The Fit screen checks every precision; the line names one batch per model, so
+    the other precisions (and their speed estimates) would be a quarter of the work.
+    """
+    from gputui.fit.estimate import check
+    from gputui.fit.precision import recommend
+
+    precision, _ = recommend(target.architecture, model.mode, target.card)
+    return check(model, target, precision=precision)
+
+
 class FitLineDone(Message):
     def __init__(self, result: FitPass) -> None:
         super().__init__()
@@ -211,7 +226,9 @@ class FitLine(Widget):
         from gputui.tui.fit_screen import FitPass, estimate_pass
 
         try:
-            result = estimate_pass(requested, snapshot, previous, rank=False)
+            result = estimate_pass(
+                requested, snapshot, previous, rank=False, estimate=recommended_only
+            )
         except Exception as exc:  # an estimator bug is shown in the line, never fatal
             result = FitPass(error=visible(f"{type(exc).__name__}: {exc}"))
         self.post_message(FitLineDone(result))
