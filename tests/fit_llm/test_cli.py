@@ -122,3 +122,10 @@ def test_multi_gpu_70b(capsys: pytest.CaptureFixture[str]) -> None:
         and four["fits"]
         and four["breakdown"]["weights"] < one["breakdown"]["weights"] / 3.9
     )
+
+
+def test_training_that_does_not_fit_gets_hints(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run(capsys, LLAMA3, "--mode", "train", "--lora-rank", "16", "--gpu", "RTX 4090")
+    assert rc == 1 and "does not fit" in out
+    hints = out.split("hints:")[1]
+    assert "with --grad-checkpointing: peak" in hints and ", fits," in hints

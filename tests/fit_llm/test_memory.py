@@ -158,3 +158,21 @@ def test_moe_holds_all_experts(example) -> None:
     m = example("mixtral-8x7b")
     _, b = memory(m, Workload(mode="generate", seq_len=512)).breakdown(1, 512)
     assert b.weights == 2 * 46_702_792_704
+
+
+def test_cpu_sdpa_math_fallback_only_where_pytorch_takes_it(example) -> None:
+    gpt2 = example("gpt2")  # attention dropout 0.1, q/k are views of the fused qkv output
+    wl = Workload(mode="train", seq_len=512, precision="fp32", backend="cpu")
+    cpu_sdpa = memory(gpt2, wl).peak(2, 512)
+    assert cpu_sdpa == memory(gpt2, replace(wl, attention="eager")).peak(2, 512)
+    cuda = replace(wl, backend="cuda")
+    assert memory(gpt2, cuda).peak(2, 512) < memory(gpt2, replace(cuda, attention="eager")).peak(2, 512)
+
+
+def test_tied_embedding_gradients_are_summed(example) -> None:
+    gpt2 = example("gpt2")
+    wl = Workload(mode="train", seq_len=128, precision="fp32", backend="cpu")
+    names = {ph.name for ph in memory(gpt2, wl).stages[0].phases}
+    assert "backward, embedding" in names
+    llama = example("llama-2-7b")  # untied
+    assert "backward, embedding" not in {ph.name for ph in memory(llama, wl).stages[0].phases}

@@ -131,9 +131,24 @@ def detect(path: Path) -> str | None:
 # Flags that mean nothing for a layer model (a models TOML or a Keras file): given there, they
 # are refused rather than silently ignored.
 LLM_ONLY_FLAGS = (
-    "method", "seq_len", "new_tokens", "weights", "kv_dtype", "paged", "mla_cache",
-    "prefill_chunk", "lora_rank", "lora_alpha", "lora_targets", "grad_checkpointing",
-    "grad_accum", "attention", "gpus", "parallel", "tp", "pp",
+    "method",
+    "seq_len",
+    "new_tokens",
+    "weights",
+    "kv_dtype",
+    "paged",
+    "mla_cache",
+    "prefill_chunk",
+    "lora_rank",
+    "lora_alpha",
+    "lora_targets",
+    "grad_checkpointing",
+    "grad_accum",
+    "attention",
+    "gpus",
+    "parallel",
+    "tp",
+    "pp",
 )
 
 
@@ -409,4 +424,44 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(payload, indent=2))
     else:
         print("\n".join(render(model, wl, results, [_target_line(t) for t in targets])))
+        for line in _hints(model, wl, results):
+            print(line)
     return 0 if ok else 1
+
+
+def _hints(model: Any, wl: Any, results: list[Any]) -> list[str]:
+    """When training does not fit: what the usual memory savers would give, on the first GPU."""
+    from dataclasses import replace
+
+    from gputui.fit.llm.estimate import estimate
+    from gputui.fit.llm.report import gib
+
+    e = results[0]
+    if wl.mode != "train" or e.fits_now:
+        return []
+    tries = []
+    if not wl.grad_checkpointing:
+        tries.append(("--grad-checkpointing", replace(wl, grad_checkpointing=True)))
+    if wl.method == "full":
+        tries.append(("--lora-rank 16", replace(wl, method="lora", weights="bf16")))
+    if wl.method in ("full", "lora"):
+        tries.append(
+            (
+                "--method qlora --grad-checkpointing",
+                replace(
+                    wl,
+                    method="qlora",
+                    weights="nf4-dq",
+                    optimizer="adamw_8bit",
+                    grad_checkpointing=True,
+                ),
+            )
+        )
+    lines = []
+    for flag, alt in tries:
+        a = estimate(model, alt, e.target)
+        lines.append(
+            f"  with {flag}: peak {gib(a.peak_bytes)}, {a.verdict}, longest sequence "
+            f"{a.longest_seq:,}{' (the model maximum)' if a.longest_capped else ''}"
+        )
+    return ["", "hints:", *lines] if lines else []

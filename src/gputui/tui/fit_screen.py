@@ -40,7 +40,8 @@ from gputui.errors import UserError
 from gputui.fit.config import ModelSpec, load_models, shown
 from gputui.fit.estimate import ModelCheck, PrecisionEstimate, Ranked, Target, check, rank_cards
 from gputui.fit.paths import resolve_models_path
-from gputui.fit.report import batch_text, flops_text, gib, layer_dict
+from gputui.fit.report import batch_text, bound_text, flops_text, gib, layer_dict
+from gputui.fit.roofline import Profile
 from gputui.fit.targets import targets_from_snapshot
 from gputui.telemetry.snapshot import DeviceSnapshot, Snapshot
 from gputui.textsafe import visible
@@ -525,7 +526,7 @@ class FitScreen(Screen[None]):
             head,
             self._breakdown_table(e),
             self._precision_table(c),
-            self._layers_table(m),
+            self._layers_table(m, e.speed.profile if e.speed else None),
             self._ranking_table(m),
         )
 
@@ -563,10 +564,14 @@ class FitScreen(Screen[None]):
             )
         return t
 
-    def _layers_table(self, m: ModelSpec) -> Table:
+    def _layers_table(self, m: ModelSpec, prof: Profile | None = None) -> Table:
         t = Table(title="Layers", title_justify="left")
-        for label in ("net", "#", "layer", "output shape", "params", "FLOPs", "kept/sample (fp32)"):
+        labels = ["net", "#", "layer", "output shape", "params", "FLOPs", "kept/sample (fp32)"]
+        if prof is not None:  # the roofline of the chosen precision: what each layer waits on
+            labels.append("bound (share of step)")
+        for label in labels:
             t.add_column(label, justify="right" if label not in ("net", "layer") else "left")
+        bounds = {(lt.network, lt.layer): lt for lt in prof.layers} if prof is not None else {}
         nets = (
             [("", m.network)]
             if m.network is not None
@@ -576,10 +581,11 @@ class FitScreen(Screen[None]):
             if net is None:
                 continue
             shape = net.input_shape
-            for layer in net.layers:
+            key = {"": "", "G": "generator", "D": "discriminator"}[label]
+            for pos, layer in enumerate(net.layers):
                 d = layer_dict(layer, shape)
                 shape = layer.output_shape
-                t.add_row(
+                cells: list[str | Text] = [
                     label,
                     str(layer.index),
                     Text(visible(layer.type)),
@@ -587,7 +593,12 @@ class FitScreen(Screen[None]):
                     f"{layer.params:,}",
                     flops_text(layer.flops),
                     gib(d["saved_bytes_per_sample_fp32"]),
-                )
+                ]
+                if prof is not None:
+                    lt = bounds.get((key, pos))
+                    share = lt.seconds / prof.step_time_s if lt and prof.step_time_s else 0.0
+                    cells.append(f"{lt.bound} {share:.1%}" if lt else "-")
+                t.add_row(*cells)
         return t
 
     def _ranking_table(self, m: ModelSpec, top: int = RANK_TOP) -> Table:
@@ -603,6 +614,7 @@ class FitScreen(Screen[None]):
             "verdict",
             "max batch",
             "samples/s (rough)",
+            "bound",
         ):
             t.add_column(label, justify="left" if label in ("card", "precision") else "right")
         ranked = self.result.rankings.get(m.name)
@@ -617,5 +629,6 @@ class FitScreen(Screen[None]):
                 verdict_text(r.estimate.verdict),
                 batch_text(r.estimate.max_batch_size),
                 f"{r.samples_per_s:,.0f}" if r.samples_per_s is not None else "-",
+                bound_text(r.estimate.speed),
             )
         return t

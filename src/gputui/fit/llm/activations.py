@@ -115,7 +115,14 @@ def layer_acts(
     roles = {lin.role for lin in linears}
     q, kv, vd = cfg.q_dim / tp, (cfg.kv_dim if cfg.mla is None else cfg.q_dim) / tp, cfg.v_dim / tp
     heads = cfg.num_heads / tp
-    eager = wl.attention == "eager"
+    # PyTorch's CPU sdpa falls back to its math path, which materializes the probabilities
+    # like eager attention, with dropout in training and for strided q/k (views of the
+    # projections: models without RoPE, whose q and k are never copied)
+    eager = wl.attention == "eager" or (
+        wl.backend == "cpu"
+        and wl.attention == "sdpa"
+        and ((wl.training and cfg.attention_dropout > 0) or cfg.learned_positions > 0)
+    )
     repeat = eager and cfg.mla is None and cfg.num_kv_heads < cfg.num_heads
     dropout_attn = wl.training and cfg.attention_dropout > 0
     dropout_hidden = wl.training and cfg.hidden_dropout > 0
@@ -140,9 +147,12 @@ def layer_acts(
     saved += a * q  # q after RoPE, kept by attention
     saved += a * (q if repeat else kv) * 2  # k, v (expanded per head in eager GQA)
     sq = 0.0
+    # Llama-family eager attention runs softmax in fp32 and casts back; GPT-2 and BERT
+    # run it in the activation dtype
+    fp32_softmax = cfg.family not in ("gpt2", "bert", "distilbert")
     if eager:
-        sq += heads * 4  # fp32 softmax output
-        if a < 4 or dropout_attn:
+        sq += heads * (4 if fp32_softmax else a)  # the softmax output, kept by its backward
+        if dropout_attn or (fp32_softmax and a < 4):
             sq += heads * a  # its cast (or dropout's output) kept by probs @ v
         if dropout_attn:
             sq += heads * d.mask
@@ -165,11 +175,13 @@ def layer_acts(
     # --- transients
     attn_bwd = Acts(a * (2 * q + 2 * kv + vd))
     if eager:
-        attn_bwd = attn_bwd + Acts(0, heads * (a + 8))
+        # the probabilities' gradient and the softmax backward's output (fp32 in Llama's path)
+        attn_bwd = attn_bwd + Acts(0, heads * ((a + 8) if fp32_softmax else 2 * a))
     stream = d.stream * h
     attn_fwd = Acts(stream * 2 + a * (q + 2 * kv) + a * (q + kv) + a * vd)
     if eager:
-        attn_fwd = attn_fwd + Acts(a * (2 * q if repeat else 0), heads * ((a + 8) if a < 4 else 8))
+        probs = ((a + 8) if a < 4 else 8) if fp32_softmax else 2 * a  # scores, (fp32 copy,) softmax
+        attn_fwd = attn_fwd + Acts(a * (2 * q if repeat else 0), heads * probs)
         attn_fwd = attn_fwd + Acts(0, a)  # the causal mask, one (seq x seq) per sequence
     mlp_fwd = Acts(stream * 2 + _mlp_forward(cfg, a, moe, tp, inter))
     return LayerActs(Acts(saved, sq), (attn_bwd, Acts(mlp_bwd)), (attn_fwd, mlp_fwd))

@@ -16,6 +16,7 @@ from gputui.fit.llm.overheads import (
     ALLOCATOR_SLACK,
     BANDWIDTH_EFFICIENCY,
     EFFICIENCY,
+    LAUNCH_OVERHEAD_S,
     Target,
     cuda_context_bytes,
     library_workspace_bytes,
@@ -123,8 +124,18 @@ class Memory:
         return lo
 
 
-def memory(model: TransformerModel, wl: Workload, cc: str | None = None) -> Memory:
-    sms = tuple(stage_memory(model, wl, st) for st in stages(model, wl))
+def stage_memories(model: TransformerModel, wl: Workload) -> tuple[StageMemory, ...]:
+    return tuple(stage_memory(model, wl, st) for st in stages(model, wl))
+
+
+def memory(
+    model: TransformerModel,
+    wl: Workload,
+    cc: str | None = None,
+    built: tuple[StageMemory, ...] | None = None,
+) -> Memory:
+    """The workload's memory on a GPU of compute capability `cc` (`built`: reuse stages)."""
+    sms = built if built is not None else stage_memories(model, wl)
     if wl.backend == "cpu":
         return Memory(sms, 0, 0.0, 0)
     return Memory(sms, cuda_context_bytes(cc), ALLOCATOR_SLACK, library_workspace_bytes(cc))
@@ -167,11 +178,12 @@ def speed(model: TransformerModel, wl: Workload, card: Card, batch: int) -> Spee
     prefill = train = decode = None
     if tflops:
         peak = tflops * 1e12 * EFFICIENCY * gpus
-        prefill = batch * seq / (batch * flops_seq / peak)
+        launch = cfg.num_layers * LAUNCH_OVERHEAD_S  # every layer costs some kernel launches
+        prefill = batch * seq / (batch * flops_seq / peak + launch)
         mult = 4 if wl.grad_checkpointing else 3
         if wl.training and wl.method != "full":
             mult -= 1  # frozen weights need no weight gradients
-        train = batch * seq / (batch * flops_seq * mult / peak)
+        train = batch * seq / (batch * flops_seq * mult / peak + 3 * launch)
     bw = card.memory_bandwidth_gbs
     if bw and cfg.decoder:
         weights = 0.0
@@ -194,7 +206,7 @@ def speed(model: TransformerModel, wl: Workload, card: Card, batch: int) -> Spee
         kv = kv_cache_bytes(cfg, mean_ctx, batch, wl.kv_dtype, mla_cache=wl.mla_cache)
         t_mem = (weights + kv) / (bw * 1e9 * BANDWIDTH_EFFICIENCY * gpus)
         t_compute = 2 * active * batch / (tflops * 1e12 * EFFICIENCY * gpus) if tflops else 0.0
-        decode = batch / max(t_mem, t_compute)
+        decode = batch / (max(t_mem, t_compute) + cfg.num_layers * LAUNCH_OVERHEAD_S)
     return Speed(decode, prefill, train, tflops, bw)
 
 
@@ -237,9 +249,14 @@ class Estimate:
         )
 
 
-def estimate(model: TransformerModel, wl: Workload, target: Target) -> Estimate:
+def estimate(
+    model: TransformerModel,
+    wl: Workload,
+    target: Target,
+    built: tuple[StageMemory, ...] | None = None,
+) -> Estimate:
     cc = target.compute_capability or (target.card.compute_capability if target.card else None)
-    mem = memory(model, wl, cc)
+    mem = memory(model, wl, cc, built)
     phase, b = mem.breakdown(wl.batch_size, wl.seq_len)
     limit = target.memory_total
     cap, _known = context_cap(model)
@@ -301,14 +318,26 @@ def scaled_workload(model: TransformerModel, wl: Workload, n: int) -> Workload |
     return replace(wl, gpus=n, tp=tp, pp=pp, parallel="tp" if pp == 1 else "pp")
 
 
-def min_cards(model: TransformerModel, wl: Workload, card: Card) -> tuple[int, str] | None:
-    """The fewest of this card that hold the workload (and how they split it), if 64 do."""
+def min_cards(
+    model: TransformerModel,
+    wl: Workload,
+    card: Card,
+    cache: dict[int, tuple[Workload, tuple[StageMemory, ...]] | None] | None = None,
+) -> tuple[int, str] | None:
+    """The fewest of this card that hold the workload (and how they split it), if 64 do.
+
+    `cache` keeps each card count's phases across cards (they differ only in overheads)."""
     target = card_target(card)
+    cache = {} if cache is None else cache
     for n in CARD_COUNTS:
-        swl = scaled_workload(model, wl, n)
-        if swl is None:
+        if n not in cache:
+            swl0 = scaled_workload(model, wl, n)
+            cache[n] = None if swl0 is None else (swl0, stage_memories(model, swl0))
+        entry = cache[n]
+        if entry is None:
             continue
-        mem = memory(model, swl, card.compute_capability)
+        swl, built = entry
+        mem = memory(model, swl, card.compute_capability, built)
         if mem.peak(wl.batch_size, wl.seq_len) <= target.memory_total:
             how = (
                 "1 GPU"

@@ -110,6 +110,10 @@ class StageMemory:
     workload: Workload
     tp: int
 
+    @property
+    def fused_qkv(self) -> bool:
+        return any(lin.role == "qkv" for b in self.model.layout.blocks for lin in b.linears)
+
     def kv_bytes(self, batch: int, context: int, concat: bool = False) -> float:
         wl = self.workload
         layers = self.stage.layers
@@ -146,6 +150,11 @@ class StageMemory:
         if phase.kv:
             ctx = seq + (self.workload.new_tokens if phase.kv == "context" else 0)
             kv = self.kv_bytes(batch, ctx)
+            if phase.kv == "prompt" and self.fused_qkv and not self.workload.paged_block:
+                # transformers' cache keeps the prompt's K and V as views of the fused qkv
+                # output, so q's share stays allocated until the first decode step's concat
+                cfg = self.model.config
+                kv *= (cfg.q_dim + 2 * cfg.kv_dim) / (2 * cfg.kv_dim)
             extra = (
                 self.kv_bytes(batch, ctx, True) - kv
                 if phase.kv_concat and not self.workload.paged_block
@@ -392,10 +401,15 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             )
         )
         first = layer_saved_max if stage.layers else Acts()
+        tied = 0.0
+        if wl.method == "full" and stage.embedding and cfg.tie_word_embeddings and not cfg.encoder:
+            # a tied table gets a second gradient from the embedding's backward; autograd
+            # sums the two into a new tensor while both exist
+            tied = 2 * lay.token_embedding / tp * grad_b
         phases.append(
             Phase(
-                "backward, first layer",
-                base + Parts(gradients=grads),
+                "backward, embedding" if tied else "backward, first layer",
+                base + Parts(gradients=grads, workspace=tied),
                 acts=ids + first + (ckpt if wl.grad_checkpointing else Acts()) + prior,
                 work=worst_bwd,
             )
@@ -425,10 +439,13 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
         for c in worst_fwd or [Acts()]:
             phases.append(Phase("forward", base, acts=ids + c))
         if has_lm:
-            # logits of every position, their fp32 copy and log-softmax for the loss
+            # logits of every position, their fp32 copy (none when already fp32), log-softmax
+            upcast = 4 * vocab if a < 4 else 0.0
             phases.append(
                 Phase(
-                    "logits and loss", base, acts=ids + Acts(d.stream * h + a * vocab + 8 * vocab)
+                    "logits and loss",
+                    base,
+                    acts=ids + Acts(d.stream * h + a * vocab + upcast + 4 * vocab),
                 )
             )
         return StageMemory(stage, tuple(phases), model, wl, tp)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from gputui.fit.estimate import (
     ALLOCATOR_SLACK,
     EFFICIENCY,
+    LAUNCH_OVERHEAD_S,
     TIGHT_MARGIN,
     Target,
     cuda_context_bytes,
@@ -20,6 +21,7 @@ __all__ = [
     "ALLOCATOR_SLACK",
     "BANDWIDTH_EFFICIENCY",
     "EFFICIENCY",
+    "LAUNCH_OVERHEAD_S",
     "TIGHT_MARGIN",
     "Target",
     "cuda_context_bytes",
