@@ -195,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
         return _all_cards(args, models, header, path, origin)
     targets = _targets(args)
     from gputui.fit.estimate import check
-    from gputui.fit.report import check_dict, render_check
+    from gputui.fit.report import check_dict, json_safe, render_check
 
     results = [
         check(
@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
             "all_fit": ok,
             "models": [check_dict(r) for r in results],
         }
-        print(json.dumps(payload, indent=2, allow_nan=False))
+        print(json.dumps(json_safe(payload), indent=2, allow_nan=False))
         return 0 if ok else 1
     print(f"models: {shown(path)} ({origin})")
     if args.device == "cpu":
@@ -305,7 +305,7 @@ def _all_cards(
     from gputui.errors import UserError
     from gputui.fit.config import shown
     from gputui.fit.estimate import rank_cards
-    from gputui.fit.report import ranking_dict, render_ranking
+    from gputui.fit.report import json_safe, ranking_dict, render_ranking
 
     if args.device != "cuda":
         raise UserError("--all-cards ranks cards as CUDA runs them; use --device cpu with --gpu")
@@ -326,7 +326,7 @@ def _all_cards(
     ok = all(any(r.estimate.fits for r in ranked) for _, ranked in rankings)
     if args.json:
         payload = {**header, "all_fit": ok, "rankings": [ranking_dict(m, r) for m, r in rankings]}
-        print(json.dumps(payload, indent=2, allow_nan=False))
+        print(json.dumps(json_safe(payload), indent=2, allow_nan=False))
         return 0 if ok else 1
     print(f"models: {shown(path)} ({origin})")
     for m, ranked in rankings:
