@@ -187,6 +187,7 @@ def exporter_rows(scenario: Path, scrapes: int) -> None:
 
     sc = load_scenario(scenario)
     print(f"\n2. exporter scrapes ({len(sc.gpus)} GPUs, {len(sc.processes)} processes, {scrapes} scrapes each)")
+    print("   CPU ms/scrape: the exporter process's CPU time over the run / scrapes (its polls included)")
     print(f"{'':34} {'median ms':>9} {'p95 ms':>7} {'CPU ms/scrape':>13} {'bytes':>7}")
     for interval in ("3600", "1"):
         proc = subprocess.Popen(

@@ -33,6 +33,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from gputui.fit.config import ModelSpec, Network, load_models
+from gputui.fit.graph import Node, Ref
 from gputui.fit.memory import model_phases, peak
 from gputui.fit.precision import policy
 
@@ -250,7 +251,7 @@ class Layer(nn.Module):
         if k == "Activation":
             return self.act(x)
         if k == "ReLU":
-            return F.relu(x)
+            return _keras_relu(x, raw)
         if k == "LeakyReLU":
             return F.leaky_relu(x, float(raw.get("negative_slope", raw.get("alpha", 0.3))))
         if k == "UpSampling2D":
@@ -279,26 +280,241 @@ class Layer(nn.Module):
         raise NotImplementedError(k)
 
 
-def build(net: Network) -> nn.Sequential:
-    mods = []
-    shape = net.input_shape
-    for raw, stats in zip(net.raw_layers, net.layers, strict=True):
-        mods.append(Layer(raw, shape, stats.output_shape))
-        shape = stats.output_shape
-    return nn.Sequential(*mods)
+def _keras_relu(x: torch.Tensor, raw: Mapping[str, Any]) -> torch.Tensor:
+    """Keras 3's ReLU.static_call on the torch backend (relu6 for max_value = 6 alone)."""
+    max_value = raw.get("max_value")
+    slope = float(raw.get("negative_slope") or 0.0)
+    threshold = float(raw.get("threshold") or 0.0)
+    if slope and max_value is None and not threshold:
+        return F.leaky_relu(x, slope)
+    negative = F.relu(-x + threshold) if slope else None
+    clip = max_value is not None
+    if threshold:
+        x = x * (x > threshold).to(x.dtype)
+    elif max_value == 6:
+        x, clip = F.relu6(x), False
+    else:
+        x = F.relu(x)
+    if clip:
+        x = torch.clamp(x, 0.0, float(max_value))
+    if negative is not None:
+        x = x - slope * negative
+    return x
+
+
+def _channel_axis(keras_index: int, rank: int) -> int:
+    """A per-sample Keras axis (channels last) as a dim of the PyTorch tensor (N, C, H, W)."""
+    if rank != 3:
+        return keras_index + 1
+    return {0: 2, 1: 3, 2: 1}[keras_index]
+
+
+class Merge(nn.Module):
+    def __init__(self, kind: str, raw: Mapping[str, Any], in_shapes: tuple[tuple[int, ...], ...]):
+        super().__init__()
+        self.kind = kind
+        rank = len(in_shapes[0])
+        axis = int(raw.get("axis", -1))
+        index = axis - 1 if axis > 0 else rank + axis
+        self.dim = _channel_axis(index, rank)
+
+    def forward(self, *xs: torch.Tensor) -> torch.Tensor:
+        k = self.kind
+        if k == "Concatenate":
+            return torch.cat(xs, dim=self.dim)
+        out = xs[0]
+        for x in xs[1:]:
+            if k in ("Add", "Average"):
+                out = out + x
+            elif k == "Subtract":
+                out = out - x
+            elif k == "Multiply":
+                out = out * x
+            elif k == "Maximum":
+                out = torch.maximum(out, x)
+            elif k == "Minimum":
+                out = torch.minimum(out, x)
+        return out / len(xs) if k == "Average" else out
+
+
+class MHA(nn.Module):
+    """Keras 3's MultiHeadAttention as its torch backend runs it (EinsumDense projections).
+
+    Eager path (dropout > 0, or attention = "eager"): scale the query, einsum scores,
+    softmax, dropout, einsum with the values. Fused path: scaled_dot_product_attention.
+    """
+
+    def __init__(self, raw: Mapping[str, Any], shapes: tuple[tuple[int, ...], ...], mode: str):
+        super().__init__()
+        h, kd = int(raw["num_heads"]), int(raw["key_dim"])
+        vd = int(raw.get("value_dim") or kd)
+        q, v = shapes[0], shapes[1]
+        k = shapes[2] if len(shapes) == 3 else v
+        out = int(raw.get("output_shape") or q[-1])
+        self.h, self.kd = h, kd
+        self.wq = nn.Parameter(torch.randn(q[-1], h, kd) * 0.05)
+        self.bq = nn.Parameter(torch.zeros(h, kd))
+        self.wk = nn.Parameter(torch.randn(k[-1], h, kd) * 0.05)
+        self.bk = nn.Parameter(torch.zeros(h, kd))
+        self.wv = nn.Parameter(torch.randn(v[-1], h, vd) * 0.05)
+        self.bv = nn.Parameter(torch.zeros(h, vd))
+        self.wo = nn.Parameter(torch.randn(h, vd, out) * 0.05)
+        self.bo = nn.Parameter(torch.zeros(out))
+        self.rate = float(raw.get("dropout") or 0.0)
+        self.eager = mode == "eager" or (mode == "auto" and self.rate > 0)
+
+    def forward(
+        self, query: torch.Tensor, value: torch.Tensor, key: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        key = value if key is None else key
+        q = torch.einsum("abc,cde->abde", query, self.wq) + self.bq
+        k = torch.einsum("abc,cde->abde", key, self.wk) + self.bk
+        v = torch.einsum("abc,cde->abde", value, self.wv) + self.bv
+        if self.eager:
+            q = q * (1.0 / math.sqrt(self.kd))
+            scores = torch.einsum("aecd,abcd->acbe", k, q)
+            probs = torch.softmax(scores, dim=-1)
+            probs = F.dropout(probs, self.rate, self.training) if self.rate else probs
+            o = torch.einsum("acbe,aecd->abcd", probs, v)
+        else:
+            o = F.scaled_dot_product_attention(
+                q.transpose(1, 2),
+                k.transpose(1, 2),
+                v.transpose(1, 2),
+                scale=1 / math.sqrt(self.kd),
+            ).transpose(1, 2)
+        return torch.einsum("abcd,cde->abe", o, self.wo) + self.bo
+
+
+class TokenAndPosition(nn.Module):
+    def __init__(self, raw: Mapping[str, Any]):
+        super().__init__()
+        self.tok = nn.Embedding(int(raw["vocabulary_size"]), int(raw["embedding_dim"]))
+        self.pos = nn.Parameter(torch.randn(int(raw["sequence_length"]), int(raw["embedding_dim"])))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.tok(x) + self.pos[: x.shape[1]]
+
+
+class Recurrent(nn.Module):
+    """LSTM/GRU/SimpleRNN with Keras' return_state and initial_state (extra inputs)."""
+
+    def __init__(self, raw: Mapping[str, Any], in_shape: tuple[int, ...]):
+        super().__init__()
+        cls = {"SimpleRNN": nn.RNN, "LSTM": nn.LSTM, "GRU": nn.GRU}[str(raw["type"])]
+        self.mod = cls(in_shape[-1], int(raw["units"]), batch_first=True)
+        self.seq = bool(raw.get("return_sequences", False))
+        self.state = bool(raw.get("return_state", False))
+        self.lstm = raw["type"] == "LSTM"
+
+    def forward(self, x: torch.Tensor, *states: torch.Tensor) -> Any:
+        init: Any = None
+        if states:
+            init = tuple(s.unsqueeze(0) for s in states) if self.lstm else states[0].unsqueeze(0)
+        out, hc = self.mod(x, init)
+        h, c = (hc[0][-1], hc[1][-1]) if self.lstm else (hc[-1], None)
+        y = out if self.seq else h
+        if not self.state:
+            return y
+        return (y, h, c) if self.lstm else (y, h)
+
+
+def _module(node: Node, attention: str) -> nn.Module:
+    raw, kind = node.raw, node.stats.type
+    shapes = node.input_shapes
+    if kind in ("Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate"):
+        return Merge(kind, raw, shapes)
+    if kind == "MultiHeadAttention":
+        return MHA(raw, shapes, str(raw.get("attention", attention)))
+    if kind == "TokenAndPositionEmbedding":
+        return TokenAndPosition(raw)
+    if kind in ("LSTM", "GRU", "SimpleRNN") and (len(shapes) > 1 or raw.get("return_state")):
+        return Recurrent(raw, shapes[0])
+    return Layer(raw, shapes[0], node.stats.output_shape)
+
+
+class GraphNet(nn.Module):
+    """A Network run as Keras runs a functional model: in graph order, each tensor
+    dropped once its last reader has it (Keras' Functional frees by use count)."""
+
+    def __init__(self, net: Network, attention: str = "auto"):
+        super().__init__()
+        self.net = net
+        self.mods = nn.ModuleList()
+        slot: dict[str, int] = {}
+        self.which: list[int] = []
+        self.frozen: list[nn.Module] = []
+        for node in net.nodes:
+            if node.shared:
+                self.which.append(slot[node.weights])
+                continue
+            mod = _module(node, attention)
+            if node.stats.params and not node.stats.trainable_params:
+                mod.requires_grad_(False)
+                self.frozen.append(mod)
+            slot[node.name] = len(self.mods)
+            self.which.append(len(self.mods))
+            self.mods.append(mod)
+        uses: dict[Ref, int] = {}
+        for node in net.nodes:
+            for r in node.inputs:
+                uses[r] = uses.get(r, 0) + 1
+        for r in net.outputs:
+            uses[r] = uses.get(r, 0) + 1
+        self.uses = uses
+
+    def train(self, mode: bool = True) -> GraphNet:
+        super().train(mode)
+        for mod in self.frozen:
+            mod.eval()  # Keras 3: a frozen BatchNormalization runs in inference mode
+        return self
+
+    def forward(self, *inputs: torch.Tensor) -> Any:
+        vals: dict[Ref, torch.Tensor] = {(-1 - k, 0): x for k, x in enumerate(inputs)}
+        left = dict(self.uses)
+        for i, node in enumerate(self.net.nodes):
+            args = [vals[r] for r in node.inputs]
+            for r in node.inputs:
+                left[r] -= 1
+                if left[r] == 0:
+                    del vals[r]
+            out = self.mods[self.which[i]](*args)
+            del args
+            outs = out if isinstance(out, tuple) else (out,)
+            for k, o in enumerate(outs):
+                if left.get((i, k), 0):
+                    vals[(i, k)] = o
+            del out, outs
+        results = [vals[r] for r in self.net.outputs]
+        return results[0] if len(results) == 1 else results
+
+
+def build(net: Network, attention: str = "auto") -> GraphNet:
+    return GraphNet(net, attention)
+
+
+def make_inputs(net: Network, batch: int, device: str) -> list[torch.Tensor]:
+    out = []
+    for k, inp in enumerate(net.inputs):
+        if inp.integer:
+            reader = next(n for n in net.nodes if (-1 - k, 0) in n.inputs)
+            vocab = int(reader.raw.get("input_dim") or reader.raw.get("vocabulary_size"))
+            out.append(torch.randint(0, vocab, (batch, *inp.shape), device=device))
+            continue
+        s = inp.shape
+        shape = (batch, s[2], s[0], s[1]) if len(s) == 3 else (batch, *s)
+        out.append(torch.randn(shape, device=device))
+    return out
 
 
 def make_input(net: Network, batch: int, device: str) -> torch.Tensor:
-    if net.integer_input:
-        vocab = next(r["input_dim"] for r in net.raw_layers if r["type"] == "Embedding")
-        return torch.randint(0, vocab, (batch, *net.input_shape), device=device)
-    s = net.input_shape
-    shape = (batch, s[2], s[0], s[1]) if len(s) == 3 else (batch, *s)
-    return torch.randn(shape, device=device)
+    return make_inputs(net, batch, device)[0]
 
 
-def _loss(out: torch.Tensor) -> torch.Tensor:
-    return out.float().pow(2).mean()  # keeps the output, as cross-entropy keeps its log-softmax
+def _loss(out: Any) -> torch.Tensor:
+    # keeps each output, as cross-entropy keeps its log-softmax; one loss per output
+    outs = out if isinstance(out, list) else [out]
+    return sum((o.float().pow(2).mean() for o in outs), torch.zeros(()))
 
 
 def _optimizer(params: Any, name: str) -> torch.optim.Optimizer:
@@ -337,21 +553,21 @@ def run_steps(
     if model.mode == "inference":
         net_spec = model.network or model.generator
         assert net_spec is not None
-        infer = _cast(build(net_spec).to(device).eval(), precision)
-        x = _cast(make_input(net_spec, batch, device), precision)
+        infer = _cast(build(net_spec, model.attention).to(device).eval(), precision)
+        xs = [_cast(x, precision) for x in make_inputs(net_spec, batch, device)]
         with torch.no_grad():
             for _ in range(steps):
                 with amp():
-                    infer(x)
+                    infer(*xs)
         return
     if model.network is not None:
-        net = _cast(build(model.network).to(device).train(), precision)
-        opt = _optimizer(net.parameters(), model.optimizer)
-        x = _cast(make_input(model.network, batch, device), precision)
+        net = _cast(build(model.network, model.attention).to(device).train(), precision)
+        opt = _optimizer([q for q in net.parameters() if q.requires_grad], model.optimizer)
+        xs = [_cast(x, precision) for x in make_inputs(model.network, batch, device)]
         for _ in range(steps):
             opt.zero_grad(set_to_none=True)
             with amp():
-                loss = _loss(net(x))
+                loss = _loss(net(*xs))
             loss.backward()
             del loss
             opt.step()

@@ -13,8 +13,10 @@ stride-2 on the first 1x1 of a stage, where NVIDIA's v1.5 strides the 3x3; about
 fewer FLOPs), trained with SGD momentum as in NVIDIA's scripts. BERT-base/large SQuAD
 is written below in the models-file syntax (sequence 384, the layers of a BERT
 encoder: embedding, 12/24 x [attention, add, norm, GELU FFN, add, norm], QA head;
-Adam as run_squad's BertAdam). Llama 3 8B goes through fit.roofline.llm_speed with
-its published shape and the GGUF sizes the source reports.
+Adam as run_squad's BertAdam). Llama 3 8B is read by the LLM importer from
+examples/llm/llama-3-8b.json and timed by fit.roofline.llm_speed with the GGUF sizes
+the source reports. The baseline column is what gputui estimated before the roofline
+(FLOPs at 40 % of peak; for LLMs fit.llm's own speed).
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ from gputui.catalog.models import Architecture, Card
 from gputui.fit import roofline
 from gputui.fit.config import ModelSpec, load_keras_model, parse_models
 from gputui.fit.estimate import EFFICIENCY, _speed_at
+from gputui.fit.importers.hf import load_path
+from gputui.fit.llm.estimate import speed as llm_code_speed
+from gputui.fit.llm.model import TransformerModel
+from gputui.fit.llm.workload import Workload
 from gputui.fit.precision import has_tensor
 from gputui.fit.throughput import rate
 
@@ -40,15 +46,24 @@ ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "benchmarks" / "published"
 RESNET50 = ROOT / "tests" / "fixtures" / "keras" / "resnet50.json"
 
-# Llama 3 8B (Meta's config.json): 32 layers, 32 query heads and 8 KV heads of 128, a
-# 128,256-token vocabulary; 8,030,261,248 parameters. GGUF sizes from the source's
-# "Total VRAM Requirements" table (llama-bench prints GiB).
-LLAMA3_8B = {
-    "params": 8_030_261_248,
-    "n_layers": 32,
-    "kv_bytes_per_token": 2 * 32 * 8 * 128 * 2,  # K and V, fp16 cache
-    "attention_flops_per_token_pair": 4 * 32 * 32 * 128,
-}
+# Llama 3 8B through the LLM importer (examples/llm/llama-3-8b.json, Meta's config):
+# 32 layers, 32 query heads and 8 KV heads of 128, 8,030,261,248 parameters. GGUF
+# sizes from the source's "Total VRAM Requirements" table (llama-bench prints GiB).
+LLAMA3_CONFIG = ROOT / "examples" / "llm" / "llama-3-8b.json"
+
+
+def llama_shape() -> tuple[TransformerModel, dict[str, int]]:
+    model = load_path(LLAMA3_CONFIG)
+    cfg = model.config
+    return model, {
+        "params": model.params,
+        "n_layers": cfg.num_layers,
+        "kv_bytes_per_token": 2 * cfg.num_layers * cfg.kv_dim * 2,  # K and V, fp16 cache
+        "attention_flops_per_token_pair": 4 * cfg.num_layers * cfg.q_dim,
+    }
+
+
+LLAMA_MODEL, LLAMA3_8B = llama_shape()
 GGUF_BYTES = {"Q4_K_M": int(4.58 * 2**30), "F16": int(14.96 * 2**30)}
 # llama.cpp (May 2024) multiplies batches > 32 tokens by dequantizing the weights to
 # fp16 and calling cuBLAS with FP16 compute: 2 bytes written and read back per
@@ -122,13 +137,21 @@ def run_precision(row: dict[str, str], card: Card, arch: Architecture | None) ->
 def baseline(
     row: dict[str, str], card: Card, arch: Architecture | None, models: dict[str, ModelSpec]
 ) -> float | None:
-    """The estimate before the roofline: FLOPs at 40 % of the precision's peak + launches."""
+    """The estimate gputui gave before the roofline: for layer models FLOPs at 40 % of the
+    precision's peak + launches; for LLMs fit.llm's own speed (decode: bytes at 80 % of
+    the bandwidth; prefill: FLOPs at 40 % of the tensor peak)."""
     wl = row["workload"]
     if wl.startswith("llama3_8b"):
-        found = rate(card, arch, "fp16")
-        if found.tflops is None:
-            return None
-        return found.tflops * 1e12 * EFFICIENCY / (2 * LLAMA3_8B["params"])
+        fmt = "gguf-q4_k" if row["precision"] == "Q4_K_M" else "fp16"
+        prefill = row["mode"] == "prefill"
+        work = Workload(
+            mode="generate",
+            seq_len=512 if prefill else 1,
+            new_tokens=1 if prefill else 512,
+            weights=fmt,
+        )
+        s = llm_code_speed(LLAMA_MODEL, work, card, int(row["batch"]))
+        return s.prefill_tokens_per_s if prefill else s.decode_tokens_per_s
     prec = run_precision(row, card, arch)
     found = rate(card, arch, prec)
     if found.tflops is None:
@@ -285,7 +308,8 @@ def render(points: list[Point]) -> list[str]:
         "",
         f"All points: {within}/{len(known)} within a factor of 1.5 "
         f"({within / len(known):.0%}); {len(points) - len(known)} without an estimate. "
-        f"Baseline (FLOPs at {EFFICIENCY:.0%} of peak, the estimate before the roofline): "
+        f"Baseline (before the roofline: FLOPs at {EFFICIENCY:.0%} of peak; fit.llm's speed "
+        "for LLMs): "
         f"{base_within}/{len(base)} ({base_within / len(base):.0%}).",
         "",
         "| workload | precision (run as) | batch | GPU | measured | estimate | est/meas "

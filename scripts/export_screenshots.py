@@ -21,9 +21,11 @@ from typing import Any
 from textual.pilot import Pilot
 
 from gputui.resources import scenarios_dir
+from gputui.tui import fit_screen
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.cards import catalog_labels
 from gputui.tui.demo import demo_app
+from gputui.tui.fit_screen import FitScreen
 from gputui.tui.kill import KillPolicy
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.kill import KillScreen
@@ -52,11 +54,14 @@ SCENES = (
     Scene("kill-dialog", (120, 40), keys=("k",), wait_for_screen=KillScreen),
     Scene("help", (120, 40), keys=("question_mark",), wait_for_screen=HelpScreen),
     Scene("process-details", (120, 40), keys=("enter",), wait_for_screen=ProcessScreen),
+    Scene("fit", (120, 40), keys=("f",), wait_for_screen=FitScreen),
+    Scene("fit-80x24", (80, 24), keys=("f",), wait_for_screen=FitScreen),
+    Scene("fit-faults", (120, 40), scenario="faults.toml", keys=("f",), wait_for_screen=FitScreen),
 )
 
 
 async def _until(pilot: Pilot[Any], cond: Callable[[], bool], what: str) -> None:
-    for _ in range(500):
+    for _ in range(3000):  # a minute: the fit estimates on a loaded machine
         if cond():
             return
         await pilot.pause(0.02)
@@ -72,6 +77,7 @@ async def shoot(scene: Scene, out: Path) -> None:
         kill_policy=KillPolicy(
             is_root=lambda: True, allow_simulated=True, send_signal=lambda pid, sig: None
         ),
+        models_path=ROOT / "examples" / "models.toml",  # not whatever ./gputui.toml holds
     )
     async with app.run_test(size=scene.size) as pilot:
         await _until(pilot, lambda: app.latest_snapshot is not None, "the first poll")
@@ -85,6 +91,15 @@ async def shoot(scene: Scene, out: Path) -> None:
         if scene.wait_for_screen is not None:
             kind = scene.wait_for_screen
             await _until(pilot, lambda: isinstance(app.screen, kind), kind.__name__)
+        screen = app.screen
+        if isinstance(screen, FitScreen):
+            await _until(
+                pilot,
+                lambda: screen.passes > 0
+                and not screen.busy
+                and all(m.name in screen.result.rankings for m in screen.models),
+                "the fit estimates",
+            )
         await pilot.pause(0.2)
         await pilot.wait_for_scheduled_animations()
         app.save_screenshot(filename=out.name, path=str(out.parent))
@@ -101,6 +116,8 @@ def to_png(svg: Path, png: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # The pictures must not depend on how fast this machine is: no fit pass is cut short.
+    fit_screen.ESTIMATE_BUDGET_S = 600.0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "screenshots")
     parser.add_argument("--only", nargs="*", help="scene names to render (default: all)")

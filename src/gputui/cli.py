@@ -19,6 +19,7 @@ from gputui.commands import snapshot as snapshot_cmd
 from gputui.commands import tui as tui_cmd
 from gputui.errors import UserError
 from gputui.outstream import run_guarded
+from gputui.textsafe import visible
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,7 +50,9 @@ def _dispatch(argv: Sequence[str] | None) -> int:
     try:
         return int(args.run(args))
     except UserError as exc:
-        print(f"gputui: {exc}", file=sys.stderr)
+        # Messages quote file contents and names; whatever a loader forgot, no control
+        # character reaches the terminal from here (visible() leaves clean text as it is).
+        print(f"gputui: {visible(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

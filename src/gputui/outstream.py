@@ -27,6 +27,10 @@ from collections.abc import Callable
 
 EXIT_BROKEN_PIPE = 141
 EXIT_WRITE_FAILED = 1
+# Errors of the original (unguarded) stdout that mean "this output cannot be written".
+_WRITE_ERRNOS = frozenset(
+    getattr(errno, name) for name in ("ENOSPC", "EIO", "EDQUOT", "EFBIG") if hasattr(errno, name)
+)
 
 
 class OutputError(BaseException):
@@ -106,7 +110,7 @@ def flush() -> None:
         except BrokenPipeError as exc:  # the original stream, or an unguarded one
             raise OutputError(exc) from None
         except OSError as exc:
-            if exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG):
+            if exc.errno in _WRITE_ERRNOS:
                 raise OutputError(exc) from None
             raise
         except ValueError:  # closed by the command; nothing left to flush

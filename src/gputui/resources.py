@@ -25,6 +25,24 @@ def catalog_dir() -> Path:
     )
 
 
+def examples_dir() -> Path:
+    """The example models (`models.toml`, `llm/*.json`): the wheel's copy, else the checkout's.
+
+    The top-level `examples/` folder is the only copy in the repository; a wheel carries
+    it at `gputui/_data/examples` (hatch force-include), like the catalog.
+    """
+    packaged = _PACKAGE_DIR / "_data" / "examples"
+    if packaged.is_dir():
+        return packaged
+    checkout = _PACKAGE_DIR.parent.parent / "examples"
+    if checkout.is_dir():
+        return checkout
+    raise FileNotFoundError(
+        f"gputui's example models are missing (looked in {packaged} and {checkout}); "
+        "reinstall gputui"
+    )
+
+
 def scenarios_dir() -> Path:
     """Simulated-GPU scenarios ship inside the package itself."""
     return _PACKAGE_DIR / "telemetry" / "scenarios"

@@ -22,9 +22,7 @@ def _reported_mib(card: Card) -> int:
     return int(card.memory_gib * 1024 * 0.97)
 
 
-@pytest.mark.parametrize(
-    ("card", "alias"), NAMED, ids=[f"{c.name}|{a}" for c, a in NAMED]
-)
+@pytest.mark.parametrize(("card", "alias"), NAMED, ids=[f"{c.name}|{a}" for c, a in NAMED])
 def test_nvml_name_matches_its_card_and_no_other(catalog: Catalog, card: Card, alias: str) -> None:
     result = catalog.match(alias, _reported_mib(card), card.compute_capability)
     assert result.status == "card", (alias, result)
@@ -79,8 +77,16 @@ TRAPS: list[tuple[str, int, str | None]] = [
     ("NVIDIA H200 NVL", 143771, "H200 NVL"),
     ("NVIDIA GH200 480GB", 97871, "GH200 96 GB"),
     ("NVIDIA GH200 144G HBM3e", 145920, "GH200 144 GB"),
-    ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 97887, "RTX PRO 6000 Blackwell Workstation Edition"),
-    ("NVIDIA RTX PRO 6000 Blackwell Server Edition", 97887, "RTX PRO 6000 Blackwell Server Edition"),
+    (
+        "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+        97887,
+        "RTX PRO 6000 Blackwell Workstation Edition",
+    ),
+    (
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+        97887,
+        "RTX PRO 6000 Blackwell Server Edition",
+    ),
     ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", 97887, None),
     ("NVIDIA RTX 4000 Ada Generation", 20475, "RTX 4000 Ada Generation"),
     ("NVIDIA RTX 4000 SFF Ada Generation", 20475, None),
@@ -119,7 +125,9 @@ def _rules(card: Card) -> dict[str, Rule]:
     geforce = card.segment == "consumer"
     rules: dict[str, Rule] = {
         "fp32_tflops": _fp32,
-        "memory_data_rate_gbps": lambda c: _v(c, "memory_bandwidth_gbs") * 8 / _v(c, "memory_bus_width_bits"),
+        "memory_data_rate_gbps": lambda c: (
+            _v(c, "memory_bandwidth_gbs") * 8 / _v(c, "memory_bus_width_bits")
+        ),
     }
     arch = card.architecture
     if arch == "turing" and card.chip in {"TU116", "TU117"}:

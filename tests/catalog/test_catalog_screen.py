@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pytest
 from rich.console import Console
 from textual.app import App
+from textual.geometry import Region
 from textual.widgets import DataTable, Input, Static
 
 from gputui.catalog import Catalog
@@ -114,3 +116,93 @@ async def test_escape_goes_back() -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, CatalogScreen)
+
+
+# ------------------------------------------------------------------ no number is cut
+
+RTX_4070_TI_SUPER = DeviceInfo(
+    index=0,
+    name="NVIDIA GeForce RTX 4070 Ti SUPER",
+    memory_total=16376 * 1024 * 1024,
+    compute_capability="8.9",
+)
+RTX_PRO_6000 = DeviceInfo(
+    index=0,
+    name="NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+    memory_total=97887 * 1024 * 1024,
+    compute_capability="12.0",
+)
+
+
+def _whole(value: str, text: str) -> bool:
+    import re
+
+    return re.search(rf"(?<![\d.,]){re.escape(value)}(?![\d.,])", text) is not None
+
+
+@pytest.mark.parametrize(
+    ("installed", "query", "picked", "size"),
+    [
+        (RTX_4070_TI_SUPER, "3090 Ti", "GeForce RTX 3090 Ti", (80, 24)),
+        (RTX_4070_TI_SUPER, "4090", "GeForce RTX 4090", (80, 24)),
+        (RTX_PRO_6000, "GB200", "GB200 (per GPU)", (80, 24)),
+        (A100_80, "B200", "B200", (100, 30)),
+        (RTX_PRO_6000, "H200 NVL", "H200 NVL", (120, 40)),
+        (RTX_4070_TI_SUPER, "3090 Ti", "GeForce RTX 3090 Ti", (50, 24)),  # panel > screen
+    ],
+)
+async def test_comparison_never_cuts_a_number(
+    installed: DeviceInfo, query: str, picked: str, size: tuple[int, int]
+) -> None:
+    """Issue 11 item 7: bandwidth 1008 was shown as `10`. Every figure appears whole."""
+    from gputui.catalog.present import compare, fmt
+
+    app = Host([installed])
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        await pilot.press("slash", *query, "enter")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen.selected is not None and screen.selected.name == picked
+        detail = screen.query_one("#catalog-detail", Static)
+        # What is on screen, scrolled through: the panel's lines as Textual draws them.
+        shown = []
+        for y in range(0, detail.virtual_size.height, max(1, detail.size.height)):
+            detail.scroll_to(y=y, animate=False, immediate=True)
+            await pilot.pause()
+            region = Region(0, 0, detail.outer_size.width, detail.outer_size.height)
+            shown += [strip.text for strip in detail.render_lines(region)]
+        text = "\n".join(shown)
+        assert "…" not in text
+        assert detail.region.right <= size[0]  # never runs off the screen
+        cards = [*screen.installed_cards[:1], screen.selected]
+        ratios_shown = "ratio" in text
+        for row in compare(cards):
+            for value in row.values:
+                if value is not None:
+                    assert _whole(fmt(value), text), (row.field, fmt(value), text)
+            q = row.ratios[-1]
+            if ratios_shown and q is not None:
+                assert f"x{q:.2f}" in text, (row.field, text)
+
+
+async def test_derived_figures_are_marked_on_the_screen() -> None:
+    app = Host([RTX_4070_TI_SUPER])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        table = screen.query_one("#catalog-table", DataTable)
+        row = table.get_row("GeForce RTX 4070 Ti SUPER")
+        assert "88.2*" in [str(cell) for cell in row]
+        a100 = table.get_row("A100 SXM4 80 GB")
+        assert not any(str(cell).endswith("*") for cell in a100)
+        await pilot.press("slash", *"3090 Ti", "enter")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        text = _plain(screen.query_one("#catalog-detail", Static).content, width=90)
+        assert "80*" in text and "derived by an architecture rule" in text

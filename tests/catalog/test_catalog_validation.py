@@ -137,3 +137,36 @@ def test_any_accepted_card_dumps_to_finite_positive_json(field: str, value: floa
     dumped = card.model_dump(mode="json")
     text = json.dumps(dumped, allow_nan=False)  # raises on NaN/inf
     assert _strict_json(text)[field] > 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "reason"),
+    [
+        ("notes = " + "[" * 500 + "]" * 500 + "\n", "nested too deeply"),
+        ("sm_count = " + "9" * 5000 + "\n", "too long"),
+    ],
+)
+def test_hostile_toml_in_a_card_file_is_one_line(
+    capsys: Capsys, scratch_catalog: MakeCatalog, extra: str, reason: str
+) -> None:
+    # Found by benchmarks/fuzz.py: RecursionError and the int-conversion ValueError
+    # escaped tomllib as tracebacks.
+    root = scratch_catalog(GOOD_CARD + extra)
+    assert main(["catalog", "--catalog-dir", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "test.toml:" in err and reason in err
+
+
+def test_control_characters_in_an_error_line_are_shown_not_sent(
+    capsys: Capsys, scratch_catalog: MakeCatalog
+) -> None:
+    # A card name echoed in a validation error must not retitle the terminal (issue 8).
+    text = GOOD_CARD.replace('name = "Test Card"', 'name = "\\u001b]0;pwn\\u0007"')
+    text = text.replace("memory_gib = 24", "memory_gib = -1")
+    assert text != GOOD_CARD
+    root = scratch_catalog(text)
+    assert main(["catalog", "--catalog-dir", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err
+    assert "^[]0;pwn^G" in err

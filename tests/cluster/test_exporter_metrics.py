@@ -228,3 +228,37 @@ def test_running_exporter_binds_loopback_and_serves_parseable_text(
     families = {f.name for f in text_string_to_metric_families(text)}
     assert {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_FREE", "gputui_gpu_up"} <= families
     assert "SECRET123" not in text
+
+
+def test_scrapes_between_polls_get_the_same_encoding_and_a_poll_changes_it(tmp_path: Path) -> None:
+    import gzip
+
+    from gputui.exporter.server import MetricsServer
+
+    clock = {"t": 100.0}
+    source = SimulatedSource(load_scenario(write_scenario(tmp_path, "node-a")), clock=lambda: clock["t"])
+    poller = Poller(source, interval=3600)
+    poller.poll_once()
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(poller)
+    server = MetricsServer(registry, "127.0.0.1", 0, generation=lambda: poller.generation)
+    server.start()
+    try:
+        def get(encoding: str | None = None) -> tuple[bytes, str | None]:
+            req = urllib.request.Request(server.url)
+            if encoding:
+                req.add_header("Accept-Encoding", encoding)
+            with urllib.request.urlopen(req, timeout=5) as r:
+                return r.read(), r.headers.get("Content-Encoding")
+
+        first, _ = get()
+        assert get()[0] == first
+        zipped, how = get("gzip")
+        assert how == "gzip" and gzip.decompress(zipped) == first  # the library still negotiates
+        clock["t"] = 160.0
+        poller.poll_once()
+        after, _ = get()
+        assert after != first
+        assert "DCGM_FI_DEV_GPU_UTIL" in {f.name for f in text_string_to_metric_families(after.decode())}
+    finally:
+        server.shutdown()

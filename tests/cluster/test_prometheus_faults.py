@@ -1,20 +1,28 @@
 """Faults with a real Prometheus: a host going stale, an exporter killed, Prometheus restarted.
 
-A fleet of its own (these tests break it): two `gputui exporter` processes
-and a dcgm page whose samples carry a frozen timestamp (what a relay that
-stopped updating looks like: Prometheus still scrapes it, the data is old).
+A fleet of its own (these tests break it): two `gputui exporter` processes,
+a dcgm page whose samples carry a frozen timestamp (what a relay that
+stopped updating looks like: Prometheus still scrapes it, the data is old),
+and an exporter run in this process whose NVML poll can be made to hang.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from prometheus_client import CollectorRegistry
 
+from gputui.exporter.poller import Poller
+from gputui.exporter.server import MetricsServer
 from gputui.telemetry.prometheus import PrometheusSource
 from gputui.telemetry.prometheus_api import PrometheusUnreachable
+from gputui.telemetry.scenario import load_scenario
+from gputui.telemetry.simulated import SimulatedSource
+from gputui.telemetry.snapshot import Snapshot
 from gputui.tui.cluster_app import ClusterApp
 from gputui.tui.cluster_screen import SortedTable
 
@@ -27,8 +35,35 @@ pytestmark = [
 ]
 
 
+class HangingSource:
+    """The simulated GPUs, until `hang` is set: then poll() blocks, like a driver call that hangs."""
+
+    name = "simulated"
+
+    def __init__(self, path: Path) -> None:
+        self.inner = SimulatedSource(load_scenario(path))
+        self.hang = threading.Event()
+        self.release = threading.Event()
+
+    def poll(self) -> Snapshot:
+        if self.hang.is_set():
+            self.release.wait(60)
+        return self.inner.poll()
+
+    def close(self) -> None:
+        pass
+
+
 class FaultFleet:
     def __init__(self, folder: Path) -> None:
+        self.hanging = HangingSource(write_scenario(folder, "node-c"))
+        self.poller = Poller(self.hanging, interval=0.5)
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(self.poller)
+        self.poller.start()
+        server = MetricsServer(registry, "127.0.0.1", 0)
+        server.start()
+        self.node_c: MetricsServer | None = server
         self.exporters = {
             host: ExporterProcess(
                 ["--source", "demo", "--scenario", str(write_scenario(folder, host)),
@@ -39,11 +74,16 @@ class FaultFleet:
         frozen_ms = int(time.time() * 1000)
         self.frozen = StaticEndpoint(dcgm_text("relay-1", 2, timestamp_ms=frozen_ms))
         targets = [e.address for e in self.exporters.values()] + [self.frozen.address]
+        targets.append(f"127.0.0.1:{server.port}")
         self.prom = PrometheusServer(folder / "prometheus", targets).start()
         self.prom.wait_targets_up()
-        self.prom.wait_for("DCGM_FI_DEV_FB_FREE", 6)
+        self.prom.wait_for("DCGM_FI_DEV_FB_FREE", 8)
 
     def stop(self) -> None:
+        self.hanging.release.set()
+        self.poller.stop()
+        if self.node_c is not None:
+            self.node_c.shutdown()
         self.prom.stop()
         for e in self.exporters.values():
             e.stop()
@@ -78,6 +118,19 @@ def test_samples_older_than_two_scrape_intervals_are_stale(faults: FaultFleet) -
     assert seen["node-a"] == seen["node-b"] == "up"
     relay = next(h for h in source.poll_cluster().hosts if h.name == "relay-1")
     assert relay.age_s is not None and relay.age_s > 2.0  # 1 s scrapes
+
+
+def test_exporter_hung_in_nvml_goes_stale_then_down_when_killed(faults: FaultFleet) -> None:
+    source = PrometheusSource(faults.prom.url)
+    assert states(source)["node-c"] == "up"
+    faults.hanging.hang.set()  # the poller blocks; /metrics keeps serving the last poll
+    seen = wait_state(source, "node-c", "stale")
+    assert seen["node-a"] == "up"
+    assert faults.prom.targets_up()  # Prometheus still scrapes it fine: only the data is old
+    assert faults.node_c is not None
+    faults.node_c.shutdown()  # then the exporter goes away altogether
+    faults.node_c = None
+    wait_state(source, "node-c", "down")
 
 
 def test_killed_exporter_host_goes_down_and_keeps_its_last_numbers(faults: FaultFleet) -> None:

@@ -153,3 +153,17 @@ def test_unguarded_broken_pipe_in_process_is_141(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(cli, "build_parser", lambda: parser)
     parser.set_defaults(run=broken)
     assert cli.main([]) == 141
+
+
+def test_flush_reports_an_unguarded_full_stdout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Output an embedding program wrote to the original stdout also fails as OutputError."""
+    from gputui.outstream import OutputError, flush
+
+    with open("/dev/full", "w") as full:
+        full.write("pending")
+        monkeypatch.setattr(sys, "stdout", full)
+        monkeypatch.setattr(sys, "__stdout__", full)
+        with pytest.raises(OutputError) as exc:
+            flush()
+        assert exc.value.errno == errno.ENOSPC
+        full.buffer.raw.close()  # drop what is pending; closing would flush again

@@ -74,9 +74,8 @@ def test_all_cards_ranks_fitting_cards_first(capsys: pytest.CaptureFixture[str])
     assert len(cards) > 10
     fits = [c["fits"] for c in cards]
     assert fits == sorted(fits, reverse=True)
-    # Cards whose rate is unknown are placed by what is known (their FP32 floor), not as 0,
-    # so only the known speeds must come fastest first.
-    speeds = [c["samples_per_s"] for c in cards if c["fits"] and c["samples_per_s"] is not None]
+    # An unknown speed is placed by its floor (a rate the card is sure to reach), not as 0.
+    speeds = [c["samples_per_s"] or c["samples_per_s_floor"] or 0 for c in cards if c["fits"]]
     assert speeds == sorted(speeds, reverse=True)
 
 

@@ -134,8 +134,8 @@ def test_normalisations_are_memory_bound_and_follow_bandwidth(cat: Catalog) -> N
     arch = cat.architectures[a100.architecture]
     q = R.profile(bn, faster, arch, "amp_bf16", 64)
     assert q is not None
-    norm = [t for t in q.ops if "BatchNormalization" in t.op.name]
-    base = [t for t in p.ops if "BatchNormalization" in t.op.name]
+    norm = [t for t in q.op_times() if "BatchNormalization" in t.op.name]
+    base = [t for t in p.op_times() if "BatchNormalization" in t.op.name]
     assert sum(t.seconds for t in norm) < 0.6 * sum(t.seconds for t in base)
 
 
@@ -261,3 +261,15 @@ def test_eager_attention_moves_its_maps_through_memory_and_fused_does_not() -> N
     assert e_bytes - f_bytes > 10 * maps  # several bf16 passes over the maps, both ways
     # projections and the batched matmuls are tensor-core eligible (64 and 16 are aligned)
     assert all(o.tensor_cores for o in eager if o.layer == 0 and o.op_class == "matmul")
+
+
+def test_step_totals_equal_the_sum_of_op_times(cat: Catalog) -> None:
+    # time_ops sums inline for speed; the per-op view must give the same step and shares
+    vgg = next(m for m in load_models(EXAMPLES) if m.name == "vgg16")
+    p = prof(cat, "GeForce RTX 4090", vgg, "amp_bf16", 16)
+    times = p.op_times()
+    assert sum(t.seconds for t in times) == pytest.approx(p.step_time_s)
+    for b in R.BOUNDS:
+        assert sum(t.seconds for t in times if t.bound == b) == pytest.approx(p.by_bound[b])
+    # the cached op list is the one a fresh build gives
+    assert R.model_ops(vgg, "amp_bf16", 16) == R._model_ops(vgg, "amp_bf16", 16, None)

@@ -463,6 +463,7 @@ def model_case(rng: Random) -> tuple[str, list[str]]:
     planted: list[str] = []
     models = []
     for m in range(rng.randint(1, 2)):
+        before = len(planted)  # what is planted in this model (dropped if its layers are replaced)
         rank = rng.randint(1, 3)
         dims: list[Any] = [rng.choice([1, 4, 28, 32, 80]) for _ in range(rank)]
         roll = rng.random()
@@ -500,12 +501,17 @@ def model_case(rng: Random) -> tuple[str, list[str]]:
             if key == "shape" and isinstance(value, list) and value[:1] == [1]:
                 value = value[1:]
             model["layers"].insert(0, {"type": "InputLayer", key: value})
-            if value not in ([1, *dims], dims):
+            shape = value[1:] if key == "batch_shape" and isinstance(value, list) else value
+            if not isinstance(shape, list) or not all(
+                isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape
+            ):
                 planted.append(f"InputLayer.{key} = {value!r}")
         elif roll < 0.11:  # a valid but very deep stack: the walk must stay linear (or be capped)
+            del planted[before:]  # the generated layers are replaced
             model["input_shape"] = [8]
             model["layers"] = [{"type": "Dense", "units": 8} for _ in range(rng.choice([2000, 10_000]))]
         elif roll < 0.14:  # sizes that multiply past 2^63
+            del planted[before:]
             model["input_shape"] = [8, 8, 3]
             model["layers"] = [{"type": "UpSampling2D", "size": 10**rng.choice([3, 9, 18])}
                                for _ in range(rng.choice([2, 20]))]
@@ -635,8 +641,9 @@ def check_catalog(name: str, text: str) -> Outcome:
                 value = getattr(card, field, None)
                 if value is None or isinstance(value, bool):
                     continue
-                if not math.isfinite(value) or value <= 0:
-                    what = "non-finite" if not math.isfinite(value) else "<= 0"
+                finite = isinstance(value, int) or math.isfinite(value)
+                if not finite or value <= 0:
+                    what = "non-finite" if not finite else "<= 0"
                     return Outcome("wrong-accept", f"{field} {what} accepted | {card.name}: {value!r}")
             if card.memory_gib > 1 << 20:
                 return Outcome("wrong-accept", f"memory_gib over 1 PiB accepted | {card.name}: {card.memory_gib!r}")

@@ -138,7 +138,9 @@ async def test_unsupported_values_read_na_never_zero(
         util, mem, stats = panel_texts(app, 0)
         assert util.strip() == "N/A"
         assert mem.split()[0] == "N/A"
-        assert "N/A°C" in stats and "fan N/A" in stats and "SM N/A" in stats
+        assert "temp N/A" in stats and "fan N/A" in stats and "SM N/A" in stats
+        assert "power N/A (limit 350 W)" in stats
+        assert "N/A°C" not in stats and "N/A/" not in stats  # one N/A per field, labelled
         assert "0 %" not in util and " 0°C" not in stats
 
 

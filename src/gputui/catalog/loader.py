@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +17,11 @@ from pydantic import ValidationError
 from gputui.catalog.catalog import Catalog
 from gputui.catalog.models import Architecture, Card
 from gputui.errors import UserError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
+from gputui.tomlsafe import read_toml
 
 ARCHITECTURES_FILE = "architectures.toml"
 CARDS_DIR = "cards"
 
-_TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
 _CARD_HEADER = re.compile(r"^\s*\[\[\s*card\s*\]\]")
 
 
@@ -64,18 +58,8 @@ def _shown(path: Path) -> str:
 
 
 def _parse(path: Path) -> tuple[str, dict[str, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{_shown(path)}: cannot read catalog file: {exc}") from None
-    try:
-        return text, tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        message = str(exc)
-        found = _TOML_LINE.search(message)
-        line = f":{found.group(1)}" if found else ""
-        reason = _TOML_LINE.sub("", message).strip()
-        raise UserError(f"{_shown(path)}{line}: invalid TOML: {reason}") from None
+    """Text and data of a catalog file; hostile TOML (deep nesting, huge numbers) is one line."""
+    return read_toml(path, _shown(path), what="catalog file")
 
 
 def _field_line(lines: list[str], start: int, end: int, field: str) -> int | None:

@@ -171,7 +171,9 @@ def run(args: argparse.Namespace) -> int:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(poller)
     try:
-        server = MetricsServer(registry, host, port, tls=tls, users=users)
+        server = MetricsServer(
+            registry, host, port, tls=tls, users=users, generation=lambda: poller.generation
+        )
     except UserError:
         source.close()
         raise

@@ -56,6 +56,7 @@ class Poller(Collector):
         self.clock = clock
         self.polls = 0
         self.errors = 0
+        self.generation = 0  # bumped whenever what collect() yields changes
         self.last_error: str | None = None
         self._families: list[Metric] = []
         self._last_poll: float | None = None
@@ -94,6 +95,7 @@ class Poller(Collector):
             families = self._families_for(snap)
         except Exception as exc:  # keep serving the last good poll; count and log the failure
             self.errors += 1
+            self.generation += 1  # the error counter changed
             self.last_error = f"{type(exc).__name__}: {exc}"
             log.warning("poll failed: %s", self.last_error)
         else:
@@ -101,6 +103,7 @@ class Poller(Collector):
                 self._families = families
                 self._last_poll = snap.timestamp
                 self._poll_seconds = time.perf_counter() - start
+                self.generation += 1
             self.polls += 1
         finally:
             self.first_poll.set()

@@ -122,6 +122,45 @@ def with_basic_auth(app: WsgiApp, users: dict[str, str]) -> WsgiApp:
     return guarded
 
 
+def cached(app: WsgiApp, generation: Callable[[], int]) -> WsgiApp:
+    """The library's response, encoded (and gzipped) once per poll instead of once per scrape.
+
+    Keyed by the poll generation and what shapes the answer (method, Accept,
+    Accept-Encoding, query string): the library still negotiates the format and
+    encodes; scrapes between two polls get the same bytes. A few entries at most
+    (Prometheus' Accept header, a curl's, a browser's).
+    """
+    lock = threading.Lock()
+    store: dict[tuple[Any, ...], tuple[str, list[tuple[str, str]], bytes]] = {}
+
+    def serve(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        key = (
+            generation(),
+            environ.get("REQUEST_METHOD"),
+            environ.get("HTTP_ACCEPT"),
+            environ.get("HTTP_ACCEPT_ENCODING"),
+            environ.get("QUERY_STRING"),
+        )
+        with lock:
+            hit = store.get(key)
+            if hit is None:
+                got: dict[str, Any] = {}
+
+                def capture(status: str, headers: list[tuple[str, str]], *_: Any) -> None:
+                    got["status"], got["headers"] = status, headers
+
+                body = b"".join(app(environ, capture))
+                hit = (got["status"], list(got["headers"]), body)
+                for old in [k for k in store if k[0] != key[0]]:
+                    del store[old]
+                if len(store) < 8:
+                    store[key] = hit
+        start_response(hit[0], hit[1])
+        return [hit[2]]
+
+    return serve
+
+
 def routed(metrics: WsgiApp) -> WsgiApp:
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "/")
@@ -175,8 +214,11 @@ class MetricsServer:
         *,
         tls: TlsFiles | None = None,
         users: dict[str, str] | None = None,
+        generation: Callable[[], int] | None = None,
     ) -> None:
         app: WsgiApp = make_wsgi_app(registry)
+        if generation is not None:
+            app = cached(app, generation)
         if users:
             app = with_basic_auth(app, users)
         context = tls_context(tls) if tls is not None else None

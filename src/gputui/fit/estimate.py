@@ -152,7 +152,7 @@ def memory_model(
     model: ModelSpec, precision: str, cc: str | None = None, backend: Backend = "cuda"
 ) -> MemoryModel:
     p = policy(precision)
-    phases = envelope(cached_phases(model, p, backend))
+    phases = cached_envelope(model, p, backend)
     if backend == "cuda":
         lib = Parts(workspace=library_workspace_bytes(cc))
         phases = [Phase(ph.name, ph.fixed + lib, ph.per_sample) for ph in phases]
@@ -182,6 +182,21 @@ def cached_phases(model: ModelSpec, p: Precision, backend: Backend) -> list[Phas
         _CACHE.clear()
     _CACHE[key] = (model, phases)
     return phases
+
+
+_ENVELOPES: dict[int, tuple[list[Phase], list[Phase]]] = {}
+
+
+def cached_envelope(model: ModelSpec, p: Precision, backend: Backend) -> list[Phase]:
+    phases = cached_phases(model, p, backend)
+    hit = _ENVELOPES.get(id(phases))
+    if hit is not None and hit[0] is phases:
+        return hit[1]
+    if len(_ENVELOPES) >= _CACHE_SIZE:
+        _ENVELOPES.clear()
+    hull = envelope(phases)
+    _ENVELOPES[id(phases)] = (phases, hull)
+    return hull
 
 
 def envelope(phases: list[Phase]) -> list[Phase]:
@@ -439,8 +454,9 @@ def rank_cards(
     """The model on every card in its recommended precision: fitting cards first, fastest first.
 
     A card whose figure for that precision is unknown keeps speed None (shown as
-    "unknown") and is placed by what is known of it, its FP32 rate as a floor, rather
-    than as zero; with no floor either it goes after the cards of its verdict.
+    "unknown") and is placed by what is known of it, a rate it is sure to reach (see
+    fit.throughput), rather than as zero; with no floor either it goes after the cards
+    of its verdict.
     """
     from gputui.fit.precision import recommend as recommend_for_card
     from gputui.fit.throughput import rate
@@ -455,9 +471,13 @@ def rank_cards(
         found = rate(card, arch, name)
         floor = None
         if found.tflops is None and found.lower_bound_tflops is not None:
-            floor = speed(model, card, "fp32", est.batch_size, model.mode, arch)
+            # The roofline at the floor rate: the card with that figure in place of the
+            # unknown one (a rate it is sure to reach), so the floor is priced like the rest.
+            assert found.figure is not None
+            floored = card.model_copy(update={found.figure: found.lower_bound_tflops})
+            floor = speed(model, floored, name, est.batch_size, model.mode, arch)
             if floor is not None:
-                floor = replace(floor, basis="fp32 floor")
+                floor = replace(floor, basis=found.lower_bound_basis or "a floor", derived=False)
         reason = found.unknown_reason if found.tflops is None else None
         out.append(Ranked(card, name, est, reason, floor))
 

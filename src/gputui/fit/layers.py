@@ -878,6 +878,9 @@ def _recurrent(
         matmul_params=params * directions,
         extra_outputs=tuple((units,) for _ in range(n_states)) if return_state else (),
         saved_slots=(0,),
+        # oneDNN keeps its reordered copy of the weights for backward (measured: one
+        # weight-sized tensor per LSTM call on CPU)
+        fixed_saved_cpu=params * directions if kind == "LSTM" else 0,
     )
 
 

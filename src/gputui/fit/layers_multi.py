@@ -330,20 +330,38 @@ def multi_head_attention(
     maps = heads * t * s
     flops = 2 * (q_el * q_shape[-1] + k_el * k_shape[-1] + v_el * v_shape[-1])
     flops += 2 * maps * (kd + vd) + 2 * o_el * out_dim
+    qkv = q_el + k_el + v_el
     if mode == "eager":
         # projections' outputs (the scaled query and the key/value copies einsum makes
         # for its batched matmuls), the probabilities softmax keeps, the dropout mask
         # and dropped copy the value matmul keeps, and the merged heads the output
         # projection keeps
-        saved = [Saved(q_el + k_el + v_el), Saved(maps), Saved(o_el)]
+        saved = [Saved(qkv), Saved(maps), Saved(o_el)]
+        drop = 2 * maps if rate > 0 else 0
         if rate > 0:
             saved += [Saved(maps, "mask"), Saved(maps)]
         # the raw scores exist until softmax has run; the query before its scaling
         transient = maps + q_el + o_el
+        everything = qkv + maps + o_el + drop
+        # backward, op by op: output projection; probs @ v (the merged heads' copy
+        # is gone); dropout; softmax (v and the dropped copy are gone); q @ k^T (the
+        # probabilities are gone); the q/k/v projections, making the inputs' gradients
+        steps = [
+            (everything, o_el, False),
+            (everything - o_el, o_el + maps + v_el, False),
+            (q_el + k_el + maps, 2 * maps + v_el, False),
+            (q_el + k_el, maps + qkv, False),
+            (0, qkv, True),
+        ]
+        if rate > 0:
+            steps.insert(2, (everything - o_el - v_el - maps, 2 * maps + v_el, False))
     else:
         # fused: q, k, v, the output and fp32 log-sum-exp per query row are kept
-        saved = [Saved(q_el + k_el + v_el), Saved(o_el), Saved(heads * t, "stat")]
+        saved = [Saved(qkv), Saved(o_el), Saved(heads * t, "stat")]
         transient = q_el + o_el
+        everything = qkv + o_el
+        # output projection; the fused backward (dq, dk, dv at once); the projections
+        steps = [(everything, o_el, False), (everything, o_el + qkv, False), (0, qkv, True)]
     return LayerStats(
         0,
         "",
@@ -354,8 +372,7 @@ def multi_head_attention(
         saves_input_if_trainable=True,
         internal_saved=tuple(saved),
         forward_transient=transient,
-        # backward: gradients of the maps (eager) or of q, k, v at once
-        backward_transient=(2 * maps if mode == "eager" else 0) + q_el + k_el + v_el + o_el,
+        backward_steps=tuple(steps),
         inference_transient=(2 * maps if mode == "eager" else 0) + q_el + k_el + v_el + o_el,
         param_tensors=tensors,
         matmul_params=params,

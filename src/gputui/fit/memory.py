@@ -320,8 +320,12 @@ def train_phases(
     copies = [
         nd.stats.matmul_params * p.low_copy_bytes if active[i] else 0 for i, nd in enumerate(nodes)
     ]
+    cpu = backend == "cpu"
     fixed_saved = [
-        nd.stats.fixed_saved * p.weight_bytes if active[i] else 0 for i, nd in enumerate(nodes)
+        (nd.stats.fixed_saved + (nd.stats.fixed_saved_cpu if cpu else 0)) * p.weight_bytes
+        if active[i]
+        else 0
+        for i, nd in enumerate(nodes)
     ]
     batch = Parts(activations=batch_bytes(net, p))
     # forward liveness by difference arrays: +size when made, -size after the last reader
@@ -431,6 +435,21 @@ def train_phases(
                 acts -= sum(v.size[o] for o in freed_at.get(i, ()) if o not in inputs_owned)
                 if st.fused_activation == "input":
                     acts -= st.output_elements * act
+            flowing = g.live + new_bytes + st.backward_transient * act
+            if st.backward_steps:
+                # the worst of the layer's own backward steps (the stat kinds of its saved
+                # tensors count as activation elements here: a slight over-estimate)
+                worst = max(
+                    (
+                        (
+                            acts - internal[i] + kept * act,
+                            g.live + alive * act + (new_bytes if ins else 0),
+                        )
+                        for kept, alive, ins in st.backward_steps
+                    ),
+                    key=lambda pair: pair[0] + pair[1],
+                )
+                acts, flowing = worst
             if capture == len(phases) and live is not None:
                 _live_backward(net, v, first_user, internal, i, g, live)
             phases.append(
@@ -442,12 +461,7 @@ def train_phases(
                         workspace=param_transient,
                         activations=fixed_live + transient,
                     ),
-                    base_per_sample
-                    + batch
-                    + Parts(
-                        activations=acts,
-                        workspace=g.live + new_bytes + st.backward_transient * act,
-                    ),
+                    base_per_sample + batch + Parts(activations=acts, workspace=flowing),
                 )
             )
             # hand gradients to the inputs, then let go of the outputs' gradients

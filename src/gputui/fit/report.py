@@ -366,7 +366,7 @@ def render_layers(m: ModelSpec, prof: Profile | None = None) -> list[str]:
             + ("  type <- inputs" if graph else "")
         )
         net_key = label.strip()
-        for node, d in zip(net.nodes, network_layers(net), strict=True):
+        for pos, (node, d) in enumerate(zip(net.nodes, network_layers(net), strict=True)):
             layer = node.stats
             shown_name = node.name if graph else layer.type
             tail = f"  {layer.type} <- {', '.join(d['inputs'])}" if graph else ""
@@ -374,7 +374,7 @@ def render_layers(m: ModelSpec, prof: Profile | None = None) -> list[str]:
                 f"    {' ' * len(label)}{layer.index:>3} {shown_name:<22} "
                 f"{str(tuple(layer.output_shape)):<18} {layer.params:>12,} "
                 f"{flops_text(layer.flops):>12} {gib(d['saved_bytes_per_sample_fp32']):>12}"
-                + (_layer_bound_cell(bounds, net_key, layer.index, prof) if prof else "")
+                + (_layer_bound_cell(bounds, net_key, pos, prof) if prof else "")
                 + tail
             )
     return lines
@@ -400,16 +400,18 @@ def _speed_cell(r: Ranked) -> str:
 def render_ranking(
     model: ModelSpec, ranked: list[Ranked], batch: int, top_value: int = 10
 ) -> list[str]:
+    name_w = max([34, *(len(r.card.name) for r in ranked)])
     lines = [
         f"{model.name} on every catalog card (recommended precision per card, batch {batch}; "
         "speed is a rough roofline estimate; bound: what most of the step waits on):",
-        f"  {'#':>2} {'card':<34} {'precision':<9} {'memory':>10} {'peak':>10} {'verdict':<12} "
-        f"{'max batch':>10} {'samples/s':>11} {'bound':>12} {'per $1k launch':>14}",
+        f"  {'#':>2} {'card':<{name_w}} {'precision':<9} {'memory':>10} {'peak':>10} "
+        f"{'verdict':<12} {'max batch':>10} {'samples/s':>11} {'bound':>12} "
+        f"{'per $1k launch':>14}",
     ]
     for i, r in enumerate(ranked):
         per = r.samples_per_s_per_dollar
         lines.append(
-            f"  {i + 1:>2} {r.card.name:<34} {r.precision:<9} {gib(r.card.memory_bytes):>10} "
+            f"  {i + 1:>2} {r.card.name:<{name_w}} {r.precision:<9} {gib(r.card.memory_bytes):>10} "
             f"{gib(r.estimate.peak_bytes):>10} {r.estimate.verdict:<12} "
             f"{r.estimate.max_batch_size:>10,} {_speed_cell(r):>11} "
             f"{bound_text(r.estimate.speed):>12} "
@@ -422,7 +424,11 @@ def render_ranking(
         )
     for r in ranked:
         if r.unknown_reason is not None:
-            placed = "placed by its fp32 rate as a floor" if r.lower_bound else "placed last"
+            placed = (
+                f"placed by {r.lower_bound.basis}, a rate it is sure to reach"
+                if r.lower_bound
+                else "placed last"
+            )
             lines.append(f"  unknown: {r.card.name}: {r.unknown_reason} ({placed})")
     for r in ranked:
         s = r.estimate.speed
@@ -438,7 +444,7 @@ def render_ranking(
         for i, r in enumerate(priced[:top_value]):
             per = (r.samples_per_s_per_dollar or 0.0) * 1000
             lines.append(
-                f"    {i + 1:>2} {r.card.name:<34} {per:>8,.1f} samples/s per $1k "
+                f"    {i + 1:>2} {r.card.name:<{name_w}} {per:>8,.1f} samples/s per $1k "
                 f"(launch price ${r.card.launch_price_usd:,.0f})"
             )
     return lines

@@ -17,7 +17,8 @@ Compute peak per op class and precision (see `Ceilings`): matmul/conv ops run at
 the catalog's tensor-core figure only in precisions the architecture's tensor
 cores accelerate and, for 16-bit (8-bit) inputs, only when the channel counts
 are multiples of 8 (16): cuBLAS/cuDNN pick tensor-core kernels only for aligned
-shapes (NVIDIA "Deep Learning Performance Guide: Tensor Core requirements").
+shapes (NVIDIA, "Matrix Multiplication Background User's Guide", 2.2 Tensor Core
+Requirements).
 Otherwise, and for elementwise and reduction work, the CUDA-core FP32 rate. The
 catalog's fp16/bf16 tensor figures are FP32-accumulate rates, which is what
 GeForce runs at half speed, so that halving is already in the figure.
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from gputui.catalog.models import Architecture, Card
@@ -43,20 +44,22 @@ Bound = Literal["compute", "memory", "launch"]
 BOUNDS: tuple[Bound, ...] = ("compute", "memory", "launch")
 
 # One efficiency factor per op class: the fraction of a ceiling (compute peak and
-# memory bandwidth alike) that class of kernel reaches. Set from what the kernels
-# are known to reach, not fitted to the published points they are checked on:
-# - matmul/conv 0.7: cuBLAS GEMMs of realistic (not square-huge) sizes and cuDNN
-#   convolutions reach roughly 60-80 % of the tensor-core peak (NVIDIA's
-#   "Matrix Multiplication Background" guide shows large FP16 GEMMs near 80 %,
-#   smaller tiles and wave quantisation lower); 0.7 is the middle of that range.
-# - elementwise 0.8: streaming kernels (copy/scale/add, BabelStream-style) reach
-#   about 80-90 % of the DRAM datasheet bandwidth on NVIDIA GPUs.
+# memory bandwidth alike) that class of kernel reaches. Chosen from what such kernels
+# are known to reach, before and not by fitting to the published points they are
+# checked against (benchmarks/speed_vs_published.md); none is per card:
+# - matmul/conv 0.7: big square cuBLAS FP16 GEMMs reach about 90 % of peak (e.g.
+#   23.6 of 26 TFLOPS on an RTX 2060 in andylolu2/simpleGEMM's cuBLAS reference run);
+#   layer-sized GEMMs and convolutions lose more to tile and wave quantisation (NVIDIA,
+#   "Matrix Multiplication Background User's Guide", ch. 3). 0.7 is an assumed middle.
+# - elementwise 0.8: streaming kernels (copy/scale/add) reach roughly 80-90 % of the
+#   DRAM datasheet bandwidth; 0.8 is the assumed low end.
 # - reduction 0.7: reductions (normalisation statistics, pooling, softmax) add a
-#   second pass through shared memory and atomics, a little below streaming.
+#   second pass through shared memory, a little below streaming (assumed).
 EFFICIENCY: dict[OpClass, float] = {"matmul": 0.7, "elementwise": 0.8, "reduction": 0.7}
 # GPU-side cost of one kernel beyond its work: launch latency, ramp-up and tail
-# (a few microseconds on every CUDA GPU; CPU-side framework dispatch overlaps
-# with execution when the GPU is busy and is not counted).
+# (a few microseconds on every CUDA GPU; an assumed 5 us). CPU-side framework
+# dispatch overlaps with execution while the GPU is busy and is not counted, so
+# host-bound runs (PyTorch eager at batch 1) come out too fast.
 LAUNCH_S = 5e-6
 # Elements a dimension must be a multiple of for tensor-core kernels, by input width.
 TENSOR_ALIGN = {2: 8, 1: 16, 4: 1}
@@ -138,32 +141,38 @@ class LayerTime:
 
 @dataclass(frozen=True, slots=True)
 class Profile:
-    """A whole step on one card: time, throughput and where the time goes."""
+    """A whole step on one card: time, throughput and where the time goes.
+
+    Only the totals are computed up front (a ranking times every card); per-op and
+    per-layer times are worked out when a report asks for them.
+    """
 
     step_time_s: float
     samples_per_s: float
     batch: int
     ceilings: Ceilings
-    ops: tuple[OpTime, ...]
-    layers: tuple[LayerTime, ...] = field(default=())
+    ops: tuple[Op, ...]
+    by_bound: dict[Bound, float]  # seconds of the step each bound takes
+
+    def op_times(self) -> tuple[OpTime, ...]:
+        return tuple(op_time(op, self.ceilings) for op in self.ops)
+
+    @property
+    def layers(self) -> tuple[LayerTime, ...]:
+        return _layer_times(self.op_times())
 
     def seconds_by_bound(self) -> dict[Bound, float]:
-        out: dict[Bound, float] = {b: 0.0 for b in BOUNDS}
-        for t in self.ops:
-            out[t.bound] += t.seconds
-        return out
+        return dict(self.by_bound)
 
     @property
     def shares(self) -> dict[Bound, float]:
         """Fraction of the step each bound takes (an op's whole time goes to its bound)."""
         total = self.step_time_s
-        by = self.seconds_by_bound()
-        return {b: (by[b] / total if total > 0 else 0.0) for b in BOUNDS}
+        return {b: (self.by_bound[b] / total if total > 0 else 0.0) for b in BOUNDS}
 
     @property
     def bound(self) -> Bound:
-        by = self.seconds_by_bound()
-        return max(BOUNDS, key=lambda b: by[b])
+        return max(BOUNDS, key=self.by_bound.__getitem__)
 
 
 # ------------------------------------------------------------------ ceilings
@@ -230,16 +239,29 @@ def op_time(op: Op, c: Ceilings) -> OpTime:
 
 
 def time_ops(ops: Sequence[Op], c: Ceilings, batch: int) -> Profile:
-    times = tuple(op_time(op, c) for op in ops)
-    total = sum(t.seconds for t in times)
-    return Profile(
-        total,
-        batch / total if total > 0 else math.inf,
-        batch,
-        c,
-        times,
-        _layer_times(times),
-    )
+    """Sum `op_time` over the ops (inlined: a ranking does this for every card)."""
+    by: dict[Bound, float] = {"compute": 0.0, "memory": 0.0, "launch": 0.0}
+    total = 0.0
+    bw = c.bandwidth
+    cuda = c.cuda_core_flops
+    tensor = c.tensor_flops
+    for op in ops:
+        eff = EFFICIENCY[op.op_class]
+        peak = (
+            tensor if (tensor is not None and op.tensor_cores and op.op_class == "matmul") else cuda
+        )
+        compute = op.flops / (peak * eff)
+        memory = op.bytes / (bw * eff)
+        launch = op.kernels * LAUNCH_S
+        work = compute if compute >= memory else memory
+        if launch >= work:
+            by["launch"] += work + launch
+        elif compute >= memory:
+            by["compute"] += work + launch
+        else:
+            by["memory"] += work + launch
+        total += work + launch
+    return Profile(total, batch / total if total > 0 else math.inf, batch, c, tuple(ops), by)
 
 
 def _layer_times(times: Iterable[OpTime]) -> tuple[LayerTime, ...]:
@@ -276,6 +298,7 @@ class LayerIO:
     trains: bool  # this call's weights get a gradient (a shared layer's every call does)
     training: bool
     label: str = ""  # how reports name the layer, e.g. "Conv2D 'conv1' (layers[2])"
+    index: int = -1  # the node's position in its graph (-1: the stats' own index)
 
 
 _MATMUL_TYPES = frozenset({"Dense", "Conv1D", "Conv2D", "Conv2DTranspose", "SeparableConv2D"})
@@ -323,7 +346,8 @@ def layer_ops(
     w_read = layer.matmul_params * (p.low_copy_bytes if p.amp else p.weight_bytes)
     trains = io.trains and io.training
     back_in = io.training and io.needs_input_grad and not layer.no_input_grad
-    label = io.label or f"{layer.type} (layers[{layer.index}])"
+    idx = io.index if io.index >= 0 else layer.index
+    label = io.label or f"{layer.type} (layers[{idx}])"
     ops: list[Op] = []
 
     def add(
@@ -344,7 +368,7 @@ def layer_ops(
                 nbytes,
                 kernels,
                 tensor,
-                layer.index,
+                idx,
                 network,
                 label,
             )
@@ -440,7 +464,8 @@ def _recurrent_ops(
     x_bytes = io.in_bytes * batch
     y_bytes = layer.output_elements * batch * act
     per_step = w_read + batch * layer.output_shape[-1] * act * 4  # weights and one step's gates
-    label = io.label or f"{layer.type} (layers[{layer.index}])"
+    idx = io.index if io.index >= 0 else layer.index
+    label = io.label or f"{layer.type} (layers[{idx}])"
     ops = [
         Op(
             f"{label} forward",
@@ -450,7 +475,7 @@ def _recurrent_ops(
             x_bytes + steps * per_step + y_bytes,
             2 * steps + 1,
             tensor,
-            layer.index,
+            idx,
             network,
             label,
         )
@@ -467,7 +492,7 @@ def _recurrent_ops(
                 y_bytes + saved + steps * per_step + grads + x_bytes,
                 3 * steps + 1,
                 tensor,
-                layer.index,
+                idx,
                 network,
                 label,
             )
@@ -505,14 +530,13 @@ def attention_ops(
     eager = any(x.elements == heads * t * s_len for x in layer.internal_saved)
     act = p.act_bytes
     wb = p.low_copy_bytes if p.amp else p.weight_bytes
-    label = io.label or f"{layer.type} (layers[{layer.index}])"
+    idx = io.index if io.index >= 0 else layer.index
+    label = io.label or f"{layer.type} (layers[{idx}])"
     training = io.training and (io.needs_input_grad or io.trains)
     ops: list[Op] = []
 
     def add(what: str, cls: OpClass, pas: Pass, flops: float, nbytes: float, tensor: bool) -> None:
-        ops.append(
-            Op(f"{label} {what}", cls, pas, flops, nbytes, 1, tensor, layer.index, network, label)
-        )
+        ops.append(Op(f"{label} {what}", cls, pas, flops, nbytes, 1, tensor, idx, network, label))
 
     projections = (
         ("query", q_shape[-1], heads * kd),
@@ -604,11 +628,12 @@ def network_ops(
             node.trains,
             training,
             node.label,
+            i,
         )
         if st.type == "MultiHeadAttention":
-            ops += attention_ops(replace(st, index=i), node.raw, shapes, io, p, batch, network)
+            ops += attention_ops(st, node.raw, shapes, io, p, batch, network)
         else:
-            ops += layer_ops(replace(st, index=i), io, p, batch, network)
+            ops += layer_ops(st, io, p, batch, network)
         out_w = 4 if (p.amp and st.autocast_fp32) else p.act_bytes
         for k in range(1 + len(st.extra_outputs)):
             req[(i, k)] = needs or node.trains
@@ -673,8 +698,28 @@ def optimizer_ops(
     return ops
 
 
+# model_ops depends on the model, precision, batch and mode, not on the card: a
+# ranking reuses one op list for every card. Keyed by the model's identity (models
+# hold dicts, so they do not hash); the entry keeps the model alive, so an id in the
+# cache is never a different, newer model.
+_OPS_CACHE: dict[tuple[int, str, int, str], tuple[ModelSpec, tuple[Op, ...]]] = {}
+_OPS_CACHE_SIZE = 64
+
+
 def model_ops(model: ModelSpec, precision: str, batch: int, mode: str | None = None) -> list[Op]:
     """One step of `model` as ops: a training step with its optimizer, or a forward pass."""
+    key = (id(model), precision, batch, mode or model.mode)
+    hit = _OPS_CACHE.get(key)
+    if hit is not None and hit[0] is model:
+        return list(hit[1])
+    ops = _model_ops(model, precision, batch, mode)
+    if len(_OPS_CACHE) >= _OPS_CACHE_SIZE:
+        _OPS_CACHE.pop(next(iter(_OPS_CACHE)), None)
+    _OPS_CACHE[key] = (model, tuple(ops))
+    return ops
+
+
+def _model_ops(model: ModelSpec, precision: str, batch: int, mode: str | None) -> list[Op]:
     p = policy(precision)
     mode = mode or model.mode
     training = mode == "train" and p.training

@@ -69,9 +69,17 @@ class LayerStats:
     # elements (not per sample) kept for backward while the graph lives, in the weights'
     # dtype: LoRA's merged kernel `W + a @ b * scale`, computed at every call
     fixed_saved: int = 0
+    # the same, kept only by a CPU kernel: oneDNN's LSTM keeps its weights reordered
+    # into its own layout for the backward pass
+    fixed_saved_cpu: int = 0
     # elements (not per sample) alive while the layer runs, forward and backward (LoRA's
     # low-rank product and its gradient)
     fixed_transient: int = 0
+    # A layer made of several autograd ops whose backward frees its saved tensors
+    # step by step (attention): per step, (elements of its own saved tensors still
+    # alive, elements of gradients alive besides the output's, whether the inputs'
+    # new gradients exist then). The worst step is the layer's backward moment.
+    backward_steps: tuple[tuple[int, int, bool], ...] = ()
     notes: tuple[str, ...] = field(default=())
 
     @property

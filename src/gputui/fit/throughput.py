@@ -32,6 +32,25 @@ class Rate:
     derived: bool  # the figure is marked derived in the catalog (an architecture rule)
     unknown_reason: str | None = None  # set when tflops is None
     lower_bound_tflops: float | None = None  # a known rate the real one is at least (ranking)
+    lower_bound_basis: str | None = None  # what that floor is
+
+
+def _floor(card: Card, key: str) -> tuple[float | None, str | None]:
+    """The highest rate the unknown one is sure to reach, and what it is.
+
+    Tensor maths with FP32 accumulate (FP16, BF16) runs at least at half the FP16-accumulate
+    rate: GeForce boards halve it, professional and data-centre boards do not (Turing, GA102
+    and Ada whitepapers). Any tensor rate is at least the FP32 rate of the CUDA cores.
+    """
+    options: list[tuple[float, str]] = []
+    if card.fp32_tflops is not None:
+        options.append((card.fp32_tflops, "its fp32 rate"))
+    acc16 = card.fp16_acc16_tensor_tflops
+    if key in {"fp16", "bf16"} and acc16 is not None:
+        options.append((acc16 / 2, "half its fp16-accumulate tensor rate"))
+    if not options:
+        return None, None
+    return max(options)
 
 
 def _from_field(card: Card, field: str, basis: str) -> Rate:
@@ -52,7 +71,7 @@ def rate(card: Card, architecture: Architecture | None, precision: str) -> Rate:
         if value is not None:
             return _from_field(card, field, f"{key} tensor")
         # The hardware runs it but no figure is known: say so, keep what is known.
-        lower = card.fp32_tflops
+        lower, basis = _floor(card, key)
         return Rate(
             None,
             f"{key} tensor",
@@ -60,6 +79,7 @@ def rate(card: Card, architecture: Architecture | None, precision: str) -> Rate:
             False,
             f"no published or derivable {key} tensor figure",
             lower_bound_tflops=lower,
+            lower_bound_basis=basis,
         )
     # Not on tensor cores here: what the chip really runs it at.
     if key == "fp16" and cuda_core_fp16_fast(architecture, card):
@@ -72,6 +92,7 @@ def rate(card: Card, architecture: Architecture | None, precision: str) -> Rate:
             False,
             "no FP16 (CUDA core) figure",
             lower_bound_tflops=card.fp32_tflops,
+            lower_bound_basis="its fp32 rate",
         )
     if key in {"fp16", "bf16", "tf32"} and card.fp32_tflops is not None:
         # cuBLAS computes 16-bit/TF32 GEMMs in FP32 where the chip has no faster path.

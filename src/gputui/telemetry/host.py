@@ -59,6 +59,21 @@ def _or_none(read: Callable[[], T]) -> T | None:
         return None
 
 
+def why_not_visible(pid: int) -> str:
+    """Why psutil cannot describe `pid` from the host's PID namespace: exited, or no permission.
+
+    Only meaningful where gputui shares the host's PID namespace (NVML reports
+    host PIDs); in a container every PID is simply another namespace's.
+    """
+    try:
+        exists = psutil.pid_exists(pid)
+    except (OSError, ValueError):
+        exists = False
+    if not exists:
+        return "no: it has exited (No Such Process), though NVML still lists it"
+    return "no: no permission to read it (hidepid, or another user's process)"
+
+
 class HostSampler:
     def __init__(
         self,

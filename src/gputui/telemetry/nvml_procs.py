@@ -22,7 +22,7 @@ from typing import Any
 import pynvml
 
 from gputui.telemetry.nvml_query import Call, DeviceQuery
-from gputui.telemetry.snapshot import GpuProcess
+from gputui.telemetry.snapshot import PROCESS_LIST, GpuProcess
 
 _NOT_AVAILABLE = (1 << 64) - 1  # NVML_VALUE_NOT_AVAILABLE as an unsigned long long
 # pynvml's structs override __getattribute__ in Python (~0.85 us a field); the plain slot
@@ -94,7 +94,7 @@ def _process_utilization(h: Any, last_seen: int) -> Any:
 
 # (query key, type name, variants newest first)
 PROCESS_LISTS: tuple[tuple[str, str, tuple[Call, ...]], ...] = (
-    ("processes", "compute", (_compute_v3, _compute_v2, _compute_v1)),
+    (PROCESS_LIST, "compute", (_compute_v3, _compute_v2, _compute_v1)),
     ("graphics_processes", "graphics", (_graphics_v3, _graphics_v2, _graphics_v1)),
     ("mps_processes", "mps", (_mps_v3, _mps_v2, _mps_v1)),
 )

@@ -589,7 +589,7 @@ class PrometheusSource:
         """One range query for the whole fleet: values per (host, gpu), NaN and gaps dropped."""
         end = self.clock()
         step = max(1.0, seconds / points)
-        series = self.client.query_range(self.selector(metric), end - seconds, end, step)
+        series = self.client.query_range(self.metric_query(metric), end - seconds, end, step)
         out: dict[tuple[str, int], list[float]] = {}
         gputui = self._gputui_instances  # as in poll_cluster: a mixed host's gputui series first
 

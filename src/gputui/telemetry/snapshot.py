@@ -16,6 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# The `unsupported` name of the compute process list (the NVML source's query key).
+PROCESS_LIST = "processes"
+
 
 @dataclass(frozen=True, slots=True)
 class DeviceInfo:
@@ -69,6 +72,11 @@ class DeviceSnapshot:
     @property
     def index(self) -> int:
         return self.info.index
+
+    @property
+    def processes_unsupported(self) -> bool:
+        """NVML cannot list this GPU's compute processes: an empty list means "unknown"."""
+        return PROCESS_LIST in self.unsupported
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,16 +88,27 @@ def render(
         lines.append("no GPUs found")
     for dev in snapshot.devices:
         lines.append(_device_line(dev, name_width, st))
-        procs = by_gpu.pop(dev.index, [])
+        # Biggest GPU memory first, like the dashboard's table (NVML's order is arbitrary).
+        procs = sorted(by_gpu.pop(dev.index, []), key=_by_gpu_memory)
         if dev.failed is None and not procs:
-            lines.append(st("    no running processes", _DIM))
+            if dev.processes_unsupported:
+                lines.append(
+                    st("    process list not available on this GPU (NVML: not supported)", _DIM)
+                )
+            else:
+                lines.append(st("    no running processes", _DIM))
         lines.extend(_process_lines(procs, st, width))
     for gpu_index, procs in sorted(by_gpu.items()):  # processes on a device we did not list
         lines.append(f"[{gpu_index}] (device not listed)")
-        lines.extend(_process_lines(procs, st, width))
+        lines.extend(_process_lines(sorted(procs, key=_by_gpu_memory), st, width))
     for notice in snapshot.notices:
         lines.append(st(f"note: {notice}", _YELLOW))
     return "\n".join(lines) + "\n"
+
+
+def _by_gpu_memory(p: GpuProcess) -> tuple[bool, int, int]:
+    """GPU memory descending, unknown last, then PID: a stable, readable order."""
+    return (p.gpu_memory is None, -(p.gpu_memory or 0), p.pid)
 
 
 def _header(snap: Snapshot, st: _Style, source_label: str | None) -> str:
@@ -186,5 +197,9 @@ def _process_lines(procs: Iterable[GpuProcess], st: _Style, width: int | None) -
             room = width - len(head) - len(tail)
             if len(command) > room:
                 command = command[: room - 3] + "..." if room > 3 else ""
-        out.append(head + (st(command, _DIM) if not p.host_visible else command) + (st(tail, _CYAN) if tail else ""))
+        out.append(
+            head
+            + (st(command, _DIM) if not p.host_visible else command)
+            + (st(tail, _CYAN) if tail else "")
+        )
     return out

@@ -8,6 +8,7 @@ posts the immutable Snapshot to the UI thread, which only renders it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import select
@@ -28,7 +29,9 @@ from textual.timer import Timer
 from textual.widgets import DataTable
 
 from gputui.telemetry.history import History
-from gputui.telemetry.snapshot import Snapshot
+from gputui.telemetry.host import CONTAINER_NOTICE
+from gputui.telemetry.host import why_not_visible as host_why_not_visible
+from gputui.telemetry.snapshot import GpuProcess, Snapshot
 from gputui.telemetry.source import Source
 from gputui.textsafe import visible
 from gputui.tui.cards import CardLookup, catalog_labels
@@ -37,7 +40,7 @@ from gputui.tui.messages import CardsMatched, DashboardReady, PollFailed, Snapsh
 from gputui.tui.screens.dashboard import CSS_PATHS, DashboardScreen
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.kill import KillScreen
-from gputui.tui.screens.process import ProcessScreen
+from gputui.tui.screens.process import NOT_VISIBLE, ProcessScreen
 from gputui.tui.widgets.info_bar import HeaderFacts
 from gputui.tui.widgets.process_table import ProcessTable
 
@@ -131,7 +134,14 @@ class GpuTuiApp(App[int]):
     def on_dashboard_ready(self, message: DashboardReady) -> None:
         self._show_header()
         self.dashboard.query_one(ProcessTable).focus()
+        # The header clock ticks on its own: at a 30 s interval it must not stand still.
+        self.set_interval(1.0, self._tick_clock, name="clock")
         self._start_poll()
+
+    def _tick_clock(self) -> None:
+        if self._dashboard_visible() and not self._shutting_down():
+            with contextlib.suppress(NoMatches):  # the screen may be tearing down
+                self._show_header()
 
     # -- polling ----------------------------------------------------------------------------
 
@@ -388,7 +398,16 @@ class GpuTuiApp(App[int]):
             return
         proc = self.dashboard.query_one(ProcessTable).processes.get(str(event.row_key.value))
         if proc is not None:
-            self.push_screen(ProcessScreen(proc))
+            self.push_screen(ProcessScreen(proc, self.why_not_visible))
+
+    def why_not_visible(self, proc: GpuProcess) -> str:
+        """Why a listed process has no host details: exited, another namespace, no permission."""
+        snap = self.latest_snapshot
+        if snap is None or snap.simulated:
+            return NOT_VISIBLE  # demo data says so itself; its PIDs are made up
+        if CONTAINER_NOTICE in snap.notices:
+            return NOT_VISIBLE + " (gputui runs in a container)"
+        return host_why_not_visible(proc.pid)
 
     def action_catalog(self) -> None:
         screen_class = _optional_screen("gputui.tui.catalog_screen", "CatalogScreen")

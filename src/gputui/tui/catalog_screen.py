@@ -6,6 +6,7 @@ people bring to this screen: "how much faster/bigger is that card than mine?".
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,6 +26,13 @@ from gputui.errors import UserError
 from gputui.telemetry.snapshot import DeviceInfo
 
 INSTALLED_MARK = "●"
+DERIVED_MARK = "*"  # a figure computed by an architecture rule, not printed by NVIDIA
+LABEL_MIN = 12  # the comparison's label column may wrap down to this
+DETAIL_MIN_WIDTH = 56  # the comparison panel's width in the .tcss
+DETAIL_CHROME = 4  # its left border, padding and scrollbar gutter (see the .tcss)
+TABLE_MIN_WIDTH = 24  # what the card list keeps when the panel widens
+NAME_MIN = 11  # card names in the comparison wrap to at least this width ("(installed)")
+NAME_MAX = 20  # and at most this
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("installed", ""),
     ("name", "Card"),
@@ -37,6 +45,17 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("year", "Year"),
     ("price", "Price $"),
 )
+
+
+def _padding(columns: int) -> int:
+    """Cells the comparison table's padding takes: one each side of every column."""
+    return 2 * columns
+
+
+def _figure(card: Card, field: str) -> str:
+    """A figure as shown on this screen: marked when it is derived."""
+    text = fmt(getattr(card, field))
+    return text + DERIVED_MARK if card.is_derived(field) and text != "-" else text
 
 
 def match_installed(catalog: Catalog, installed: Sequence[DeviceInfo]) -> list[MatchResult]:
@@ -155,50 +174,126 @@ class CatalogScreen(Screen[None]):
                 card.name,
                 self.catalog.architectures[card.architecture].name,
                 *(
-                    Text(fmt(v), justify="right")
-                    for v in (
-                        card.memory_gib,
-                        card.memory_bandwidth_gbs,
-                        card.fp16_tensor_tflops,
-                        card.bf16_tensor_tflops,
-                        card.tdp_w,
-                        card.launch_year,
-                        card.launch_price_usd,
+                    Text(_figure(card, field), justify="right")
+                    for field in (
+                        "memory_gib",
+                        "memory_bandwidth_gbs",
+                        "fp16_tensor_tflops",
+                        "bf16_tensor_tflops",
+                        "tdp_w",
+                        "launch_year",
+                        "launch_price_usd",
                     )
                 ),
                 key=card.name,
             )
 
-    def comparison(self, card: Card) -> Table:
-        """The selected card beside the installed one (ratios to the installed card)."""
+    def comparison(self, card: Card, width: int | None = None) -> Table:
+        """The selected card beside the installed one (ratios to the installed card).
+
+        Numbers are never cut: each value column is as wide as its widest number and does
+        not wrap; only the labels and card names wrap. When `width` is too narrow for the
+        ratio column it is dropped (the ratio stays readable from the two values).
+        """
         reference = self.installed_cards[0] if self.installed_cards else None
         cards = [reference, card] if reference and reference.name != card.name else [card]
+        rows = compare(cards)
+        values = [[_figure(c, r.field) for c in cards] for r in rows]
+        ratios = [fmt_ratio(r.ratios[-1]) if r.ratios[-1] is not None else "" for r in rows]
+        show_ratio = len(cards) > 1
+        value_widths = [max(len(v[i]) for v in values) for i in range(len(cards))]
+        ratio_width = max(len(q) for q in ratios) if show_ratio else 0
+        if width is not None and show_ratio:
+            base = self._name_widths(cards, value_widths, ratio_width, None, grow=False)
+            needed = LABEL_MIN + sum(base) + ratio_width + _padding(len(cards) + 2)
+            show_ratio = needed <= width
         table = Table(box=None, padding=(0, 1), title=None, show_edge=False)
-        table.add_column("")
+        table.add_column("", min_width=LABEL_MIN, overflow="fold")
+        name_widths = self._name_widths(
+            cards, value_widths, ratio_width if show_ratio else 0, width
+        )
         for i, c in enumerate(cards):
-            title = f"{c.name}\n(installed)" if c is reference else c.name
-            table.add_column(title, justify="right", style="bold" if i == len(cards) - 1 else "")
-        for row in compare(cards):
-            cells = [fmt(row.values[0])]
-            for value, ratio in zip(row.values[1:], row.ratios[1:], strict=True):
-                if value is None or ratio is None:
-                    cells.append(fmt(value))
-                else:
-                    cells.append(f"{fmt(value)} {fmt_ratio(ratio)}")
-            table.add_row(row.label, *cells)
+            # Pre-wrapped: a no_wrap column would otherwise size itself to the whole name.
+            name_width = name_widths[i]
+            title = "\n".join(textwrap.wrap(c.name, name_width, break_long_words=False))
+            if c is reference:
+                title += "\n(installed)"
+            table.add_column(
+                title,
+                justify="right",
+                style="bold" if i == len(cards) - 1 else "",
+                no_wrap=True,
+                min_width=max(value_widths[i], name_width),
+            )
+        if show_ratio:
+            table.add_column("ratio", justify="right", no_wrap=True, min_width=ratio_width)
+        for row, cells, q in zip(rows, values, ratios, strict=True):
+            table.add_row(row.label, *cells, *([q] if show_ratio else []))
         return table
+
+    @staticmethod
+    def _name_widths(
+        cards: Sequence[Card],
+        value_widths: list[int],
+        ratio_width: int,
+        width: int | None,
+        *,
+        grow: bool = True,
+    ) -> list[int]:
+        """How wide each card's column is: its numbers, then as much of its name as fits."""
+        base = [
+            max(v, NAME_MIN, *(len(w) for w in c.name.split()))
+            for c, v in zip(cards, value_widths, strict=True)
+        ]
+        if not grow:
+            return base
+        wanted = [max(b, min(len(c.name), NAME_MAX)) for c, b in zip(cards, base, strict=True)]
+        if width is None:
+            return wanted
+        columns = len(cards) + 1 + (1 if ratio_width else 0)
+        spare = width - LABEL_MIN - sum(base) - ratio_width - _padding(columns)
+        out = []
+        for b, w in zip(base, wanted, strict=True):
+            extra = max(0, min(w - b, spare))
+            spare -= extra
+            out.append(b + extra)
+        return out
+
+    def comparison_width(self, card: Card) -> int:
+        """Columns the comparison needs with every number and its ratio whole."""
+        reference = self.installed_cards[0] if self.installed_cards else None
+        cards = [reference, card] if reference and reference.name != card.name else [card]
+        rows = compare(cards)
+        widths = [max(len(_figure(c, r.field)) for r in rows) for c in cards]
+        names = [max(NAME_MIN, *(len(w) for w in c.name.split())) for c in cards]
+        widths = [max(w, n) for w, n in zip(widths, names, strict=True)]
+        ratio = 5 if len(cards) > 1 else 0
+        return LABEL_MIN + sum(widths) + ratio + _padding(len(cards) + 2)
 
     def _show_detail(self, card: Card) -> None:
         self.selected = card
         detail = self.query_one("#catalog-detail", Static)
+        # Widen the panel when the numbers need it, leaving the card list some room.
+        # On a narrow terminal the panel takes the whole width rather than run off screen.
+        wanted = self.comparison_width(card) + DETAIL_CHROME
+        available = self.size.width
+        low = min(DETAIL_MIN_WIDTH, available - 4)
+        high = max(available - TABLE_MIN_WIDTH, low)
+        detail.styles.width = max(low, min(wanted, high))
+        inner = int(detail.styles.width.value) - DETAIL_CHROME if detail.styles.width else None
         note = "" if self.installed_cards else "\n(no installed card matched: figures only)"
         arch = self.catalog.architectures[card.architecture] if self.catalog else None
         precisions = ", ".join(arch.tensor_precisions) if arch else ""
-        footer = Text(
-            f"{note}\n{arch.name if arch else ''} tensor precisions: {precisions or 'none'}",
-            style="dim",
-        )
-        detail.update(Group(self.comparison(card), footer))
+        lines = [f"{note}\n{arch.name if arch else ''} tensor precisions: {precisions or 'none'}"]
+        shown = [self.installed_cards[0]] if self.installed_cards else []
+        derived = list(dict.fromkeys(c.name for c in (*shown, card) if c.derived))
+        if derived:
+            lines.append(
+                f"{DERIVED_MARK} derived by an architecture rule, not printed by NVIDIA "
+                f"({'; '.join(derived)}: rule in `gputui catalog show`)"
+            )
+        footer = Text("\n".join(lines), style="dim")
+        detail.update(Group(self.comparison(card, inner), footer))
         detail.add_class("open")
 
     # ----------------------------------------------------------------- events

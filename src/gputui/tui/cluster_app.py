@@ -60,6 +60,17 @@ class ClusterApp(App[int]):
         Binding("p", "toggle_pause", "Pause"),
         Binding("plus,equals_sign", "faster", "Faster", key_display="+"),
         Binding("minus", "slower", "Slower", key_display="-"),
+        Binding("question_mark", "help", "Help", key_display="?"),
+    ]
+    HELP_KEYS = [
+        ("q, ctrl+c", "quit"),
+        ("p", "pause / resume refreshing"),
+        ("+ / -", "refresh faster / slower"),
+        ("s / r", "cycle the sort column of the focused table / reverse it"),
+        ("/", "filter hosts and GPUs by text (escape clears)"),
+        ("tab", "move between the host and GPU tables"),
+        ("enter", "the selected host's GPUs and processes (escape: back)"),
+        ("?", "this help"),
     ]
     INTERVALS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 
@@ -205,6 +216,12 @@ class ClusterApp(App[int]):
         if self._timer is not None:
             self._arm(value)
         self._show_info()
+
+    def action_help(self) -> None:
+        from gputui.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.HELP_KEYS))
 
     def action_faster(self) -> None:
         smaller = [i for i in self.INTERVALS if i < self.interval]

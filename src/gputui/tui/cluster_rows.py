@@ -49,6 +49,8 @@ def _pct(v: float | None) -> str:
 
 
 def _gib_pair(used: float | None, total: float | None) -> str:
+    if used is None and total is None:
+        return NA
     u = NA if used is None else f"{used / GiB:.1f}"
     t = NA if total is None else f"{total / GiB:.1f}"
     return f"{u}/{t}"

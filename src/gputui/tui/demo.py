@@ -43,6 +43,7 @@ def demo_app(
     readonly: bool = False,
     kill_policy: KillPolicy | None = None,
     interval: float = 1.0,
+    models_path: Path | None = None,
 ) -> GpuTuiApp:
     """Polls repeat the same frozen snapshot, which the app does not add to history twice."""
     source = frozen_source(scenario, t)
@@ -56,6 +57,7 @@ def demo_app(
         history=prefilled_history(source, t),
         card_lookup=card_lookup,
         kill_policy=kill_policy,
+        models_path=models_path,
     )
     if kill_policy is not None and kill_policy.allow_simulated:
         # Made-up PIDs have no live process to identify: take the listing's word for it.

@@ -40,7 +40,8 @@ from gputui.errors import UserError
 from gputui.fit.config import ModelSpec, load_models, shown
 from gputui.fit.estimate import ModelCheck, PrecisionEstimate, Ranked, Target, check, rank_cards
 from gputui.fit.paths import resolve_models_path
-from gputui.fit.report import batch_text, flops_text, gib, layer_dict
+from gputui.fit.report import batch_text, bound_text, flops_text, gib, layer_dict
+from gputui.fit.roofline import Profile
 from gputui.fit.targets import targets_from_snapshot
 from gputui.telemetry.snapshot import DeviceSnapshot, Snapshot
 from gputui.textsafe import visible
@@ -237,7 +238,12 @@ def estimate_pass(
             checks.append(estimate(model, target))
         if stopped:
             break
-        if model.name not in rankings and clock() - started <= budget_s:
+    # Ranking every catalog card is the slow part: done with what is left of the budget,
+    # kept across passes, so a later pass completes it.
+    for model in models:
+        if clock() - started > budget_s:
+            break
+        if model.name not in rankings:
             rankings[model.name] = rank_cards(model, catalog.cards, catalog.architectures)
     return replace(
         read,
@@ -275,16 +281,17 @@ class FitScreen(Screen[None]):
         models_path: Path | None,
         catalog: Catalog | None = None,
         *,
-        budget_s: float = ESTIMATE_BUDGET_S,
+        budget_s: float | None = None,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.requested_path = models_path
-        self.budget_s = budget_s
+        self.budget_s = ESTIMATE_BUDGET_S if budget_s is None else budget_s
         self.result = FitPass(catalog=catalog)
         self.busy = False  # a pass is running in its worker
+        self._ready = False  # mounted: the table exists and passes may start
         self._busy_since = 0.0
         self._snapshot: Snapshot | None = None
         self._inputs: tuple[object, ...] | None = None
@@ -341,6 +348,7 @@ class FitScreen(Screen[None]):
         for key, label in COLUMNS:
             table.add_column(label, key=key)
         table.focus()
+        self._ready = True
         self._start()
         self.set_interval(1.0, self._show_progress, name="fit-progress")
 
@@ -368,7 +376,7 @@ class FitScreen(Screen[None]):
         self.app.pop_screen()
 
     def _start(self) -> None:
-        if not self.is_mounted:
+        if not self._ready:
             return  # on_mount starts the first pass
         if self.busy:
             self._again = True
@@ -431,7 +439,20 @@ class FitScreen(Screen[None]):
         table = self.query_one("#fit-table", DataTable)
         cursor = table.cursor_row
         table.clear()
-        self.rows = [*self.checks, *self.unavailable]
+        # Unavailable GPUs first: a lost GPU must not hide below the fold.
+        self.rows = [*self.unavailable, *self.checks]
+        for j, u in enumerate(self.unavailable):
+            table.add_row(
+                Text("(every model)", style="dim"),
+                Text(f"{u.index}: {short_gpu_name(u.name)}"),
+                Text("unavailable", style="bold red"),
+                Text(u.reason, style="red"),  # where a verdict would be: on screen at 80 columns
+                Text("-"),
+                Text(""),
+                Text(""),
+                Text(""),
+                key=f"lost-{j}",
+            )
         for i, c in enumerate(self.checks):
             e = c.chosen
             peak = e.peak_bytes
@@ -455,18 +476,6 @@ class FitScreen(Screen[None]):
                 gib(peak),
                 memory_bar(c.target, peak),
                 key=str(i),
-            )
-        for j, u in enumerate(self.unavailable):
-            table.add_row(
-                Text("(every model)", style="dim"),
-                Text(f"{u.index}: {short_gpu_name(u.name)}"),
-                Text("unavailable", style="bold red"),
-                Text("-"),
-                Text("-"),
-                Text(""),
-                Text(""),
-                Text(u.reason, style="red"),
-                key=f"lost-{j}",
             )
         if self.rows:
             table.move_cursor(row=min(max(cursor, 0), len(self.rows) - 1))
@@ -517,7 +526,7 @@ class FitScreen(Screen[None]):
             head,
             self._breakdown_table(e),
             self._precision_table(c),
-            self._layers_table(m),
+            self._layers_table(m, e.speed.profile if e.speed else None),
             self._ranking_table(m),
         )
 
@@ -555,10 +564,14 @@ class FitScreen(Screen[None]):
             )
         return t
 
-    def _layers_table(self, m: ModelSpec) -> Table:
+    def _layers_table(self, m: ModelSpec, prof: Profile | None = None) -> Table:
         t = Table(title="Layers", title_justify="left")
-        for label in ("net", "#", "layer", "output shape", "params", "FLOPs", "kept/sample (fp32)"):
+        labels = ["net", "#", "layer", "output shape", "params", "FLOPs", "kept/sample (fp32)"]
+        if prof is not None:  # the roofline of the chosen precision: what each layer waits on
+            labels.append("bound (share of step)")
+        for label in labels:
             t.add_column(label, justify="right" if label not in ("net", "layer") else "left")
+        bounds = {(lt.network, lt.layer): lt for lt in prof.layers} if prof is not None else {}
         nets = (
             [("", m.network)]
             if m.network is not None
@@ -568,10 +581,11 @@ class FitScreen(Screen[None]):
             if net is None:
                 continue
             shape = net.input_shape
-            for layer in net.layers:
+            key = {"": "", "G": "generator", "D": "discriminator"}[label]
+            for pos, layer in enumerate(net.layers):
                 d = layer_dict(layer, shape)
                 shape = layer.output_shape
-                t.add_row(
+                cells: list[str | Text] = [
                     label,
                     str(layer.index),
                     Text(visible(layer.type)),
@@ -579,7 +593,12 @@ class FitScreen(Screen[None]):
                     f"{layer.params:,}",
                     flops_text(layer.flops),
                     gib(d["saved_bytes_per_sample_fp32"]),
-                )
+                ]
+                if prof is not None:
+                    lt = bounds.get((key, pos))
+                    share = lt.seconds / prof.step_time_s if lt and prof.step_time_s else 0.0
+                    cells.append(f"{lt.bound} {share:.1%}" if lt else "-")
+                t.add_row(*cells)
         return t
 
     def _ranking_table(self, m: ModelSpec, top: int = RANK_TOP) -> Table:
@@ -595,9 +614,13 @@ class FitScreen(Screen[None]):
             "verdict",
             "max batch",
             "samples/s (rough)",
+            "bound",
         ):
             t.add_column(label, justify="left" if label in ("card", "precision") else "right")
-        for i, r in enumerate(self.result.rankings.get(m.name, [])[:top]):
+        ranked = self.result.rankings.get(m.name)
+        if ranked is None:
+            t.caption = "ranking the catalog's cards… (shown on a later pass)"
+        for i, r in enumerate((ranked or [])[:top]):
             t.add_row(
                 str(i + 1),
                 Text(r.card.name),
@@ -606,5 +629,6 @@ class FitScreen(Screen[None]):
                 verdict_text(r.estimate.verdict),
                 batch_text(r.estimate.max_batch_size),
                 f"{r.samples_per_s:,.0f}" if r.samples_per_s is not None else "-",
+                bound_text(r.estimate.speed),
             )
         return t

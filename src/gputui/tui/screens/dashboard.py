@@ -33,7 +33,16 @@ COMPACT_BELOW_ROWS = 30
 SeriesFn = Callable[[int, str], Sequence[float | None]]
 
 
-def process_details(p: GpuProcess | None) -> Text:
+def process_list_note(snap: Snapshot) -> str | None:
+    """GPUs whose process list NVML cannot give: their empty table means "unknown", not "idle"."""
+    gpus = [str(d.index) for d in snap.devices if d.processes_unsupported]
+    if not gpus:
+        return None
+    which = "GPU " + ", ".join(gpus)
+    return f"{which}: the process list is not available on this GPU (NVML: not supported)"
+
+
+def process_details(p: GpuProcess | None, why_not_visible: str | None = None) -> Text:
     if p is None:
         return Text("no process selected", style="dim")
     text = Text(no_wrap=True, overflow="ellipsis")
@@ -48,7 +57,9 @@ def process_details(p: GpuProcess | None) -> Text:
         f"  RSS {fmt.size(p.rss)}  up {fmt.duration(p.running_s)}"
     )
     if not p.host_visible:
-        text.append("  (not visible from this PID namespace)", style="bold")
+        text.append(
+            f"  (host details: {why_not_visible or 'no: another PID namespace'})", style="bold"
+        )
     text.append("\n")
     text.append(p.command or fmt.NA)
     return text
@@ -93,6 +104,7 @@ class DashboardScreen(Screen[None]):
         yield VerticalScroll(id="gpus")
         yield HostPanel()
         yield Input(placeholder="filter processes (enter: keep, escape: clear)", id="filter")
+        yield Field("", id="proc-note", classes="hidden")
         yield ProcessTable(id="procs")
         yield Field(process_details(None), id="details")
         yield Field("", id="status", classes="hidden")
@@ -146,6 +158,11 @@ class DashboardScreen(Screen[None]):
             mem = series(dev.index, "memory") if series else ()
             panel.update_device(dev, util, mem)
         self.query_one(HostPanel).update_host(snap.host)
+        note = process_list_note(snap)
+        field = self.query_one("#proc-note", Field)
+        if field.has_class("hidden") != (note is None):
+            field.set_class(note is None, "hidden")
+        field.show(note or "")
         table = self.query_one(ProcessTable)
         table.set_processes(snap.processes)
         self._show_details(table.selected)
@@ -167,7 +184,11 @@ class DashboardScreen(Screen[None]):
     # -- process table interaction ------------------------------------------------------------
 
     def _show_details(self, proc: GpuProcess | None) -> None:
-        self.query_one("#details", Field).show(process_details(proc))
+        why: str | None = None
+        if proc is not None and not proc.host_visible:
+            explain = getattr(self.app, "why_not_visible", None)
+            why = explain(proc) if callable(explain) else None
+        self.query_one("#details", Field).show(process_details(proc, why))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_details(self.query_one(ProcessTable).selected)

@@ -21,7 +21,11 @@ EXTRA = [
 
 class HelpScreen(ModalScreen[None]):
     CSS_PATH = Path(__file__).with_name("help.tcss")
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss_help", "Close")]
+    # q quits, here as everywhere (a modal screen does not pass keys on to the App).
+    BINDINGS = [
+        Binding("escape,question_mark", "dismiss_help", "Close"),
+        Binding("q", "app.quit", "Quit"),
+    ]
 
     def __init__(self, keys: list[tuple[str, str]]) -> None:
         super().__init__()

@@ -55,14 +55,15 @@ def stats_line(dev: DeviceSnapshot, compact: bool, warn: Style | None = None) ->
         )
     sep = " " if compact else "  "
     limit = s.power_limit_w or dev.info.power_limit_w
+    # One N/A per field, with its label: never "N/A°C" or "N/A/N/A W".
     parts = [
-        f"{fmt.na(s.temperature_c)}°C",
+        "temp N/A" if s.temperature_c is None else f"{s.temperature_c}°C",
         f"fan {fmt.na(s.fan_pct, '{}%')}",
-        f"{fmt.na(s.power_w, '{:.0f}')}/{fmt.na(limit, '{:.0f}')} W",
+        power_text(s.power_w, limit),
         f"SM {fmt.na(s.sm_clock_mhz, '{} MHz')}",
         f"MEM {fmt.na(s.mem_clock_mhz, '{} MHz')}",
-        fmt.pstate(s.performance_state),
-        f"PCIe rx {fmt.throughput_kbs(s.pcie_rx_kbs)} tx {fmt.throughput_kbs(s.pcie_tx_kbs)}",
+        "P-state N/A" if s.performance_state is None else fmt.pstate(s.performance_state),
+        pcie_text(s.pcie_rx_kbs, s.pcie_tx_kbs),
     ]
     warnings = []
     if s.throttle_reasons:
@@ -82,6 +83,24 @@ def stats_line(dev: DeviceSnapshot, compact: bool, warn: Style | None = None) ->
         text.append("\n")
         text.append(sep.join(warnings), warn or "bold")
     return text
+
+
+def power_text(power_w: float | None, limit_w: float | None) -> str:
+    if power_w is None:
+        return "power N/A" if limit_w is None else f"power N/A (limit {limit_w:.0f} W)"
+    return f"{power_w:.0f} W" if limit_w is None else f"{power_w:.0f}/{limit_w:.0f} W"
+
+
+def pcie_text(rx: int | None, tx: int | None) -> str:
+    if rx is None and tx is None:
+        return "PCIe N/A"
+    return f"PCIe rx {fmt.throughput_kbs(rx)} tx {fmt.throughput_kbs(tx)}"
+
+
+def compact_gib(value: int) -> str:
+    """A whole number of GiB only when it is one: 79.65 GiB is "79.7", not an 80 GiB card's "80"."""
+    gib = value / fmt.GIB
+    return f"{gib:.0f}" if abs(gib - round(gib)) < 0.05 else f"{gib:.1f}"
 
 
 def title(dev: DeviceSnapshot, card_label: str | None) -> str:
@@ -177,8 +196,12 @@ class GpuPanel(Widget):
 
     def mem_value(self, compact: bool) -> str:
         used, total, pct = self._memory()
+        if total is None:
+            return fmt.NA  # one N/A for the field, never "N/A/N/AG"
         if compact:
-            return f"{fmt.gib(used)}/{fmt.gib(total, 0)}G"
+            return f"{fmt.gib(used)}/{compact_gib(total)}G"
+        if used is None:
+            return f"N/A of {fmt.gib(total)} GiB"
         pct_text = fmt.na(None if pct is None else round(pct), "{:>3}%")
         return f"{fmt.gib(used)} / {fmt.gib(total)} GiB {pct_text}"
 

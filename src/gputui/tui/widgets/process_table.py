@@ -14,6 +14,7 @@ from typing import Any
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
@@ -23,7 +24,9 @@ from gputui.telemetry.snapshot import GpuProcess
 from gputui.tui import formatting as fmt
 
 COMMAND_WIDTH = 40  # before the first resize; then whatever the terminal leaves
+COMMAND_MIN = 16  # below this, lower-priority columns give way to the command
 _CMD_MAX = 400
+SORT_ARROW = 2  # " ▼" after the sorted column's label: every column has room for it
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,12 @@ class Column:
     sort_value: Callable[[GpuProcess], Any]
     right: bool = False
     width: int = 0  # 0: the command column, which takes what is left
+    drop: int = 0  # order in which columns give way on a narrow terminal (0: never)
+
+    @property
+    def room(self) -> int:
+        """Cells for the values and for the label with its sort arrow."""
+        return max(self.width, len(self.label) + SORT_ARROW)
 
 
 def _short_type(t: str) -> str:
@@ -51,19 +60,28 @@ def _pct(v: float | int | None) -> str:
     return fmt.NA if v is None else f"{v:.0f}"
 
 
+# `drop`: on a narrow terminal Container, Host mem and Time give way first (as in nvitop
+# and nvtop, the command stays, abbreviated), then CPU%, Type and SM%.
 COLUMNS: tuple[Column, ...] = (
     Column("gpu", "GPU", lambda p: str(p.gpu_index), lambda p: p.gpu_index, right=True, width=3),
     Column("pid", "PID", lambda p: str(p.pid), lambda p: p.pid, right=True, width=7),
-    Column("container", "Container", lambda p: p.container or "", lambda p: p.container, width=14),
-    Column("user", "User", lambda p: p.user or fmt.NA, lambda p: p.user, width=10),
-    Column("type", "Type", lambda p: _short_type(p.type), lambda p: p.type, width=4),
-    Column("gpu_mem", "GPU mem", lambda p: fmt.size(p.gpu_memory), lambda p: p.gpu_memory, True, 9),
-    Column("sm", "SM%", lambda p: _pct(p.sm_util), lambda p: p.sm_util, right=True, width=4),
     Column(
-        "cpu", "CPU%", lambda p: _pct(p.cpu_percent), lambda p: p.cpu_percent, right=True, width=5
+        "container",
+        "Container",
+        lambda p: p.container or "",
+        lambda p: p.container,
+        width=14,
+        drop=1,
     ),
-    Column("host_mem", "Host mem", lambda p: fmt.size(p.rss), lambda p: p.rss, right=True, width=9),
-    Column("time", "Time", lambda p: fmt.duration(p.running_s), lambda p: p.running_s, True, 8),
+    Column("user", "User", lambda p: p.user or fmt.NA, lambda p: p.user, width=10),
+    Column("type", "Type", lambda p: _short_type(p.type), lambda p: p.type, width=4, drop=5),
+    Column("gpu_mem", "GPU mem", lambda p: fmt.size(p.gpu_memory), lambda p: p.gpu_memory, True, 9),
+    Column("sm", "SM%", lambda p: _pct(p.sm_util), lambda p: p.sm_util, True, width=4, drop=6),
+    Column("cpu", "CPU%", lambda p: _pct(p.cpu_percent), lambda p: p.cpu_percent, True, 5, drop=4),
+    Column("host_mem", "Host mem", lambda p: fmt.size(p.rss), lambda p: p.rss, True, 9, drop=2),
+    Column(
+        "time", "Time", lambda p: fmt.duration(p.running_s), lambda p: p.running_s, True, 8, drop=3
+    ),
     Column("command", "Command", _command, lambda p: p.command),
 )
 COLUMN_KEYS = tuple(c.key for c in COLUMNS)
@@ -96,6 +114,17 @@ def fitted(plain: str, width: int, justify: str) -> str | None:
     if len(plain) > width:
         plain = plain[: width - 1] + "…"
     return plain.rjust(width) if justify == "right" else plain.ljust(width)
+
+
+def visible_columns(width: int, padding: int = 1) -> tuple[Column, ...]:
+    """The columns that fit in `width` cells with at least COMMAND_MIN for the command."""
+    shown = list(COLUMNS)
+    for victim in sorted((c for c in COLUMNS if c.drop), key=lambda c: c.drop):
+        fixed = sum(c.room + 2 * padding for c in shown if c.width) + 2 * padding + 1
+        if width - fixed >= COMMAND_MIN:
+            break
+        shown.remove(victim)
+    return tuple(shown)
 
 
 def row_key(p: GpuProcess) -> str:
@@ -137,6 +166,12 @@ def sort_key(column: str, reverse: bool) -> Callable[[GpuProcess], tuple[int, An
 class ProcessTable(DataTable[Any]):
     """Rows are cell strings; the GpuProcess behind each row is kept in `processes`."""
 
+    # DataTable's home/end scroll sideways; in a process list they move the selection.
+    BINDINGS = [
+        Binding("home", "first_row", "First", show=False),
+        Binding("end", "last_row", "Last", show=False),
+    ]
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.processes: dict[str, GpuProcess] = {}
@@ -148,6 +183,7 @@ class ProcessTable(DataTable[Any]):
         self._cell_styles: LRUCache[tuple[Any, ...], Style] = LRUCache(4000)
         self._cells: dict[str, list[str]] = {}  # what each row shows, to diff the next poll against
         self._column_keys: dict[str, ColumnKey] = {}
+        self.shown: tuple[Column, ...] = COLUMNS  # what fits the width (visible_columns)
 
     def _render_cell(
         self,
@@ -265,24 +301,39 @@ class ProcessTable(DataTable[Any]):
             self._cell_styles[self._style_key(key)] = style
 
     def on_mount(self) -> None:
+        self._add_columns()
+
+    def _add_columns(self) -> None:
         # Fixed widths: DataTable re-measures every cell of a column after each update_cell
         # when widths are automatic, which cost more than everything else in a refresh.
-        for c in COLUMNS:
+        self._column_keys.clear()
+        for c in self.shown:
             label = Text(c.label, justify="right" if c.right else "left")
             self._column_keys[c.key] = self.add_column(
-                label, key=c.key, width=c.width or COMMAND_WIDTH
+                label, key=c.key, width=c.room if c.width else COMMAND_WIDTH
             )
         self._refresh_header_labels()
         self._fit_command_column()
 
     def on_resize(self) -> None:
+        shown = visible_columns(self.size.width, self.cell_padding) if self.size.width else COLUMNS
+        if shown != self.shown:
+            # Rare (a resize across a threshold): rebuild columns and rows at the new set.
+            self.shown = shown
+            selected = self.selected
+            self.clear(columns=True)
+            self.processes.clear()
+            self._cells.clear()
+            self._add_columns()
+            self._apply(keep=row_key(selected) if selected is not None else None)
         self._fit_command_column()
 
     def _fit_command_column(self) -> None:
         if not self.columns:
             return
-        fixed = sum(c.width for c in COLUMNS) + 2 * self.cell_padding * len(COLUMNS)
-        width = max(COMMAND_WIDTH // 2, self.size.width - fixed - 1)
+        fixed = sum(c.room for c in self.shown if c.width)
+        fixed += 2 * self.cell_padding * len(self.shown)
+        width = max(COMMAND_MIN, self.size.width - fixed - 1)
         column = self.columns[self._column_key("command")]
         if column.width != width:
             column.width = width
@@ -332,8 +383,20 @@ class ProcessTable(DataTable[Any]):
         self._apply()
 
     def cycle_sort(self) -> None:
-        i = COLUMN_KEYS.index(self.sort_column)
-        self.set_sort(COLUMN_KEYS[(i + 1) % len(COLUMN_KEYS)])
+        """The next column on screen (a column that gave way to the width is skipped)."""
+        keys = [c.key for c in self.shown]
+        if self.sort_column in keys:
+            self.set_sort(keys[(keys.index(self.sort_column) + 1) % len(keys)])
+        else:
+            self.set_sort(keys[0])
+
+    def action_first_row(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=0)
+
+    def action_last_row(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=self.row_count - 1)
 
     @property
     def settled(self) -> bool:
@@ -352,10 +415,13 @@ class ProcessTable(DataTable[Any]):
     def _refresh_header_labels(self) -> None:
         if not self.columns:
             return
-        for c in COLUMNS:
+        for c in self.shown:
             arrow = (" ▼" if self.sort_reverse else " ▲") if c.key == self.sort_column else ""
             col = self.columns[self._column_key(c.key)]
             col.label = Text(c.label + arrow, justify="right" if c.right else "left")
+        # DataTable caches rendered rows (the header too) by its update counter: without a
+        # bump, a sort that leaves the row order alone kept drawing the old arrow.
+        self._update_count += 1
         self._require_update_dimensions = True
         self.refresh()
 
@@ -365,11 +431,12 @@ class ProcessTable(DataTable[Any]):
                 return ck
         raise KeyError(key)
 
-    def _apply(self) -> None:
+    def _apply(self, keep: str | None = None) -> None:
         if not self.columns:
             return
         selected = self.selected
-        selected_key = row_key(selected) if selected is not None else None
+        selected_key = row_key(selected) if selected is not None else keep
+        shown = self.shown
         wanted = {row_key(p): p for p in self._all if matches(p, self.filter_text)}
 
         for key in [k for k in self.processes if k not in wanted]:
@@ -381,13 +448,13 @@ class ProcessTable(DataTable[Any]):
         for key, proc in wanted.items():
             old = self.processes.get(key)
             if old is None:
-                cells = self._cells[key] = [c.cell(proc) for c in COLUMNS]
-                self.add_row(*(_styled(c, v) for c, v in zip(COLUMNS, cells, strict=True)), key=key)
+                cells = self._cells[key] = [c.cell(proc) for c in shown]
+                self.add_row(*(_styled(c, v) for c, v in zip(shown, cells, strict=True)), key=key)
             elif old != proc:
-                cells = [c.cell(proc) for c in COLUMNS]
+                cells = [c.cell(proc) for c in shown]
                 prev_cells = self._cells[key]
                 row = data[RowKey(key)]
-                for i, (c, new, prev) in enumerate(zip(COLUMNS, cells, prev_cells, strict=True)):
+                for i, (c, new, prev) in enumerate(zip(shown, cells, prev_cells, strict=True)):
                     if new != prev:
                         # What DataTable.update_cell does, with one refresh for the whole poll
                         # instead of one per cell (~90 cells change per poll with 8 GPUs).
