@@ -131,6 +131,13 @@ def test_first_layer_input_arguments_must_agree(layers: str, head: str, expected
             "input_length: 99999 differs from the input's length 20",
         ),
         ('{ type = "Dense", units = 2, name = 5 }', "[4]", "name: must be a non-empty string"),
+        ('{ type = "Normalization", mean = "x", variance = 1 }', "[4]", "mean: must be a number"),
+        ('{ type = "Normalization", mean = 0, variance = -1 }', "[4]", "variance: must not be"),
+        (
+            '{ type = "PositionEmbedding", sequence_length = 4, initializer = 3 }',
+            "[4, 2]",
+            "initializer:",
+        ),
         ('{ type = "Dense", units = 2, kernel_initializer = 5 }', "[4]", "kernel_initializer:"),
         (
             '{ type = "Conv2DTranspose", filters = 2, kernel_size = 2, padding = "same", output_padding = 0 }',
