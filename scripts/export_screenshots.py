@@ -26,10 +26,12 @@ from gputui.tui.app import GpuTuiApp
 from gputui.tui.cards import catalog_labels
 from gputui.tui.demo import demo_app
 from gputui.tui.fit_screen import FitScreen
+from gputui.tui.history_screen import HistoryScreen
 from gputui.tui.kill import KillPolicy
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.kill import KillScreen
 from gputui.tui.screens.process import ProcessScreen
+from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.process_table import ProcessTable
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +59,8 @@ SCENES = (
     Scene("fit", (120, 40), keys=("f",), wait_for_screen=FitScreen),
     Scene("fit-80x24", (80, 24), keys=("f",), wait_for_screen=FitScreen),
     Scene("fit-faults", (120, 40), scenario="faults.toml", keys=("f",), wait_for_screen=FitScreen),
+    Scene("history", (120, 40), keys=("h",), wait_for_screen=HistoryScreen),
+    Scene("history-80x24", (80, 24), keys=("h",), wait_for_screen=HistoryScreen),
 )
 
 
@@ -85,6 +89,8 @@ async def shoot(scene: Scene, out: Path) -> None:
         table = app.dashboard.query_one(ProcessTable)
         await pilot.pause(0.05)
         await _until(pilot, lambda: table.settled, "process table column widths")
+        fit_line = app.dashboard.query_one(FitLine)
+        await _until(pilot, lambda: fit_line.passes > 0, "the fit line's estimates")
         await pilot.pause(0.1)
         for key in scene.keys:
             await pilot.press(key)
