@@ -241,8 +241,9 @@ class FitLine(Widget):
             self._mtime = self._models_mtime()
         lines = fit_lines(message.result)
         if [ln.plain for ln in lines] != [ln.plain for ln in self._lines]:
+            relayout = len(lines) != len(self._lines)  # a layout pass only when the height changes
             self._lines = lines
-            self.refresh(layout=True)
+            self.refresh(layout=relayout)
         pending, self._pending = self._pending, None
         if pending is not None:
             self.update_snapshot(pending)

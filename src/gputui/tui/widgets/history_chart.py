@@ -126,7 +126,7 @@ class HistoryChart(Widget):
             self._limit = power_limit_w
             self._data = data
             self._metrics = new_metrics
-            self.refresh(layout=True)
+            self.refresh()  # same height whatever the data: no layout pass
 
     def get_content_height(self, container: object, viewport: object, width: int) -> int:
         return len(self._metrics) * (1 + self.chart_height)
