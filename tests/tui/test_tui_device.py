@@ -165,6 +165,7 @@ async def test_mig_devices_under_their_gpu_in_panel_and_details() -> None:
         for m in migs:
             assert m.uuid is not None and m.uuid in mig
         assert "PIDs 41001 41002" in mig and "PIDs 41003" in mig and "PIDs 41004" in mig
+        assert "  └ MIG-" in mig
 
 
 # --- the formatting rules, directly ---------------------------------------------------------
@@ -205,3 +206,22 @@ def test_mig_line_counts_processes_of_its_instance(process_factory: Any) -> None
     assert mig_line(m, procs).endswith("1 proc")
     assert "mem 5.0/20.0 GiB" in mig_line(m) and "util N/A" in mig_line(m)
     assert "proc" not in mig_line(m)
+
+
+# --- snapshot of the details view (MIG scenario, frozen clock) -------------------------------
+
+
+def test_device_details_mig_130x45(snap_compare: Any) -> None:
+    from gputui.tui.demo import demo_app
+
+    async def open_details(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert isinstance(app, GpuTuiApp)
+        await wait_for(pilot, lambda: app.latest_snapshot is not None)
+        await _focus_gpu(pilot, app, 0)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, DeviceScreen))
+        await pilot.pause(0.2)
+
+    app = demo_app(scenarios_dir() / "mig.toml", card_lookup=None)
+    assert snap_compare(app, terminal_size=(130, 45), run_before=open_details)

@@ -65,14 +65,14 @@ def mig_text(dev: DeviceSnapshot, processes: tuple[GpuProcess, ...]) -> Text:
             for p in mine
             if m.gpu_instance_id is not None and p.gpu_instance_id == m.gpu_instance_id
         ]
-        text.append(f"    {m.uuid or fmt.NA}   BAR1 ")
+        text.append(f"  └ {m.uuid or fmt.NA} · BAR1 ")
         bar1 = (
             fmt.NA
             if m.bar1_total is None
             else f"{fmt.size(m.bar1_used)} / {fmt.size(m.bar1_total)}"
         )
         text.append(bar1)
-        text.append(f"   PIDs {' '.join(pids) if pids else '-'}\n")
+        text.append(f" · PIDs {' '.join(pids) if pids else '-'}\n")
     return text
 
 
@@ -88,7 +88,7 @@ class DeviceScreen(ModalScreen[None]):
     def _title(self) -> Text:
         info = self.device.info
         text = Text(f"GPU {info.index}: {info.name}", style="bold")
-        text.append(f"   {info.uuid or 'UUID N/A'}", style="not bold")
+        text.append(f" · {info.uuid or 'UUID N/A'}", style="not bold")
         return text
 
     def compose(self) -> ComposeResult:
