@@ -182,7 +182,7 @@ def test_pcie_link_text(gen: int | None, width: int | None, text: str) -> None:
 @pytest.mark.parametrize(
     ("joules", "text"),
     [(None, "N/A"), (0.0, "0 J"), (999.0, "999 J"), (4500.0, "4.5 kJ"),
-     (3.6e6, "3.60 MJ (1.00 kWh)")],
+     (3.6e6, "3.60 MJ (1.00 kWh)"), (4.6579e10, "46.58 GJ (12,939 kWh)")],
 )
 def test_energy_text(joules: float | None, text: str) -> None:
     assert energy(joules) == text

@@ -28,6 +28,8 @@ def energy(joules: float | None) -> str:
     """1234567 J as "1.23 MJ (0.34 kWh)": joules for the unit, kWh for the electricity bill."""
     if joules is None:
         return NA
+    if joules >= 1e9:  # a driver loaded for months: the kWh are what people read
+        return f"{joules / 1e9:.2f} GJ ({joules / _KWH:,.0f} kWh)"
     if joules >= 1e6:
         return f"{joules / 1e6:.2f} MJ ({joules / _KWH:.2f} kWh)"
     if joules >= 1e3:
