@@ -864,3 +864,67 @@ def _compute_bound_batch(step: Callable[[int], OpTime], limit: int = 1 << 16) ->
         else:
             lo = mid
     return hi
+
+
+@dataclass(frozen=True, slots=True)
+class LLMTrainSpeed:
+    """Rough training tokens/s of a transformer on one card (labelled rough wherever shown)."""
+
+    tokens_per_s: float
+    bound: Bound
+    basis: str
+
+
+def llm_train_speed(
+    card: Card,
+    architecture: Architecture | None,
+    *,
+    params: int,
+    trainable_params: int,
+    weight_bytes: int,
+    n_layers: int,
+    attention_flops_per_token_pair: int,
+    seq_len: int,
+    batch: int,
+    passes: int,
+    compute_precision: str = "bf16",
+    causal: bool = True,
+    optimizer: str = "adamw",
+    grad_accum: int = 1,
+) -> LLMTrainSpeed | None:
+    """Training tokens/s of a transformer: the matmuls of `passes` forward-sized passes plus
+    the optimizer step; None without the card's figures.
+
+    `passes` counts forward-sized passes: 3 for a full step (forward, then input and
+    weight gradients at twice the forward FLOPs), one more with gradient checkpointing
+    (the forward is recomputed), one fewer when the base weights are frozen (LoRA:
+    no weight gradients for them). Each pass reads every weight once; the optimizer
+    step streams `trainable_params` through PyTorch's foreach kernels (OPTIMIZER_TRAFFIC,
+    fp32 master weights and state) once per `grad_accum` micro-batches.
+    """
+    c = ceilings(card, architecture, compute_precision)
+    if c is None:
+        return None
+    tokens = seq_len * batch
+    pairs = seq_len * (seq_len + 1) / 2 if causal else seq_len * seq_len
+    fwd_flops = 2 * params * tokens + attention_flops_per_token_pair * batch * pairs
+    main = Op(
+        "train step",
+        "matmul",
+        "forward",
+        passes * fwd_flops,
+        passes * weight_bytes,
+        passes * (n_layers * LLM_KERNELS_PER_LAYER + 3),
+        True,
+    )
+    accesses, foreach = OPTIMIZER_TRAFFIC.get(optimizer, OPTIMIZER_TRAFFIC["adamw"])
+    opt = Op(
+        "optimizer step",
+        "elementwise",
+        "optimizer",
+        accesses * trainable_params / grad_accum,
+        accesses * trainable_params * 4 / grad_accum,
+        max(1, math.ceil(trainable_params / FOREACH_ELEMENTS_PER_LAUNCH)) * foreach,
+    )
+    prof = time_ops((main, opt), c, tokens)
+    return LLMTrainSpeed(prof.samples_per_s, prof.bound, c.basis)
