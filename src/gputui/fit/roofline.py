@@ -238,29 +238,50 @@ def op_time(op: Op, c: Ceilings) -> OpTime:
     )
 
 
-def time_ops(ops: Sequence[Op], c: Ceilings, batch: int) -> Profile:
-    """Sum `op_time` over the ops (inlined: a ranking does this for every card)."""
-    by: dict[Bound, float] = {"compute": 0.0, "memory": 0.0, "launch": 0.0}
-    total = 0.0
-    bw = c.bandwidth
-    cuda = c.cuda_core_flops
-    tensor = c.tensor_flops
+# An op as the card-independent numbers its time needs: (FLOPs / efficiency, bytes /
+# efficiency, launch seconds, runs on tensor cores). Worked out once per op list, so
+# timing a card is a division and a max per op.
+Compiled = tuple[tuple[float, float, float, bool], ...]
+
+
+def compile_ops(ops: Iterable[Op]) -> Compiled:
+    out = []
     for op in ops:
         eff = EFFICIENCY[op.op_class]
-        peak = (
-            tensor if (tensor is not None and op.tensor_cores and op.op_class == "matmul") else cuda
+        out.append(
+            (
+                op.flops / eff,
+                op.bytes / eff,
+                op.kernels * LAUNCH_S,
+                op.tensor_cores and op.op_class == "matmul",
+            )
         )
-        compute = op.flops / (peak * eff)
-        memory = op.bytes / (bw * eff)
-        launch = op.kernels * LAUNCH_S
-        work = compute if compute >= memory else memory
-        if launch >= work:
-            by["launch"] += work + launch
-        elif compute >= memory:
-            by["compute"] += work + launch
+    return tuple(out)
+
+
+def time_ops(
+    ops: Sequence[Op], c: Ceilings, batch: int, compiled: Compiled | None = None
+) -> Profile:
+    """Sum `op_time` over the ops (inlined: a ranking does this for every card)."""
+    by: dict[Bound, float] = {"compute": 0.0, "memory": 0.0, "launch": 0.0}
+    t_compute = t_memory = t_launch = 0.0
+    bw = c.bandwidth
+    cuda = c.cuda_core_flops
+    tensor = c.tensor_flops if c.tensor_flops is not None else cuda
+    for flops, nbytes, launch, on_tensor in compiled if compiled is not None else compile_ops(ops):
+        compute = flops / (tensor if on_tensor else cuda)
+        memory = nbytes / bw
+        if compute >= memory:
+            if launch >= compute:
+                t_launch += compute + launch
+            else:
+                t_compute += compute + launch
+        elif launch >= memory:
+            t_launch += memory + launch
         else:
-            by["memory"] += work + launch
-        total += work + launch
+            t_memory += memory + launch
+    by["compute"], by["memory"], by["launch"] = t_compute, t_memory, t_launch
+    total = t_compute + t_memory + t_launch
     return Profile(total, batch / total if total > 0 else math.inf, batch, c, tuple(ops), by)
 
 
@@ -702,21 +723,28 @@ def optimizer_ops(
 # ranking reuses one op list for every card. Keyed by the model's identity (models
 # hold dicts, so they do not hash); the entry keeps the model alive, so an id in the
 # cache is never a different, newer model.
-_OPS_CACHE: dict[tuple[int, str, int, str], tuple[ModelSpec, tuple[Op, ...]]] = {}
+_OPS_CACHE: dict[tuple[int, str, int, str], tuple[ModelSpec, tuple[Op, ...], Compiled]] = {}
 _OPS_CACHE_SIZE = 64
+
+
+def _cached_ops(
+    model: ModelSpec, precision: str, batch: int, mode: str | None
+) -> tuple[tuple[Op, ...], Compiled]:
+    key = (id(model), precision, batch, mode or model.mode)
+    hit = _OPS_CACHE.get(key)
+    if hit is not None and hit[0] is model:
+        return hit[1], hit[2]
+    ops = tuple(_model_ops(model, precision, batch, mode))
+    compiled = compile_ops(ops)
+    if len(_OPS_CACHE) >= _OPS_CACHE_SIZE:
+        _OPS_CACHE.pop(next(iter(_OPS_CACHE)), None)
+    _OPS_CACHE[key] = (model, ops, compiled)
+    return ops, compiled
 
 
 def model_ops(model: ModelSpec, precision: str, batch: int, mode: str | None = None) -> list[Op]:
     """One step of `model` as ops: a training step with its optimizer, or a forward pass."""
-    key = (id(model), precision, batch, mode or model.mode)
-    hit = _OPS_CACHE.get(key)
-    if hit is not None and hit[0] is model:
-        return list(hit[1])
-    ops = _model_ops(model, precision, batch, mode)
-    if len(_OPS_CACHE) >= _OPS_CACHE_SIZE:
-        _OPS_CACHE.pop(next(iter(_OPS_CACHE)), None)
-    _OPS_CACHE[key] = (model, tuple(ops))
-    return ops
+    return list(_cached_ops(model, precision, batch, mode)[0])
 
 
 def _model_ops(model: ModelSpec, precision: str, batch: int, mode: str | None) -> list[Op]:
@@ -761,7 +789,8 @@ def profile(
     c = ceilings(card, architecture, precision)
     if c is None:
         return None
-    return time_ops(model_ops(model, precision, batch, mode), c, batch)
+    ops, compiled = _cached_ops(model, precision, batch, mode)
+    return time_ops(ops, c, batch, compiled)
 
 
 # ------------------------------------------------------------------ LLMs
