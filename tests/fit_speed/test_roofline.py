@@ -265,11 +265,30 @@ def test_eager_attention_moves_its_maps_through_memory_and_fused_does_not() -> N
 
 def test_step_totals_equal_the_sum_of_op_times(cat: Catalog) -> None:
     # time_ops sums inline for speed; the per-op view must give the same step and shares
+    # (the step adds the time the GPU waits for the host to issue kernels, counted as launch)
     vgg = next(m for m in load_models(EXAMPLES) if m.name == "vgg16")
     p = prof(cat, "GeForce RTX 4090", vgg, "amp_bf16", 16)
     times = p.op_times()
-    assert sum(t.seconds for t in times) == pytest.approx(p.step_time_s)
+    assert sum(t.seconds for t in times) + p.host_wait_s == pytest.approx(p.step_time_s)
     for b in R.BOUNDS:
-        assert sum(t.seconds for t in times if t.bound == b) == pytest.approx(p.by_bound[b])
+        wait = p.host_wait_s if b == "launch" else 0.0
+        assert sum(t.seconds for t in times if t.bound == b) + wait == pytest.approx(p.by_bound[b])
     # the cached op list is the one a fresh build gives
     assert R.model_ops(vgg, "amp_bf16", 16) == R._model_ops(vgg, "amp_bf16", 16, None)
+
+
+def test_a_stream_of_tiny_kernels_waits_on_the_host(cat: Catalog) -> None:
+    """Kernels shorter than the host's cost of issuing them: the step is the host's time,
+    the same on a fast and a slow card; big kernels hide the host entirely."""
+    c = R.ceilings(cat.find("H100 SXM5 80GB"), None, "fp32")
+    slow = R.ceilings(cat.find("T4"), None, "fp32")
+    assert c is not None and slow is not None
+    tiny = [R.Op(f"k{i}", "elementwise", "forward", 10.0, 1e3) for i in range(100)]
+    p, q = R.time_ops(tiny, c, 1), R.time_ops(tiny, slow, 1)
+    assert p.step_time_s == pytest.approx(100 * R.HOST_S_PER_KERNEL + R.LAUNCH_S, rel=0.01)
+    assert q.step_time_s == pytest.approx(p.step_time_s, rel=0.01)
+    assert p.bound == "launch" and p.host_wait_s > 0.5 * p.step_time_s
+    big = [R.Op(f"k{i}", "elementwise", "forward", 1.0, 1e9) for i in range(100)]
+    b = R.time_ops(big, c, 1)
+    assert b.host_wait_s == pytest.approx(R.HOST_S_PER_KERNEL)  # only the first issue
+    assert b.step_time_s == pytest.approx(sum(t.seconds for t in b.op_times()) + b.host_wait_s)

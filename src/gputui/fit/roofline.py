@@ -57,10 +57,16 @@ BOUNDS: tuple[Bound, ...] = ("compute", "memory", "launch")
 #   second pass through shared memory, a little below streaming (assumed).
 EFFICIENCY: dict[OpClass, float] = {"matmul": 0.7, "elementwise": 0.8, "reduction": 0.7}
 # GPU-side cost of one kernel beyond its work: launch latency, ramp-up and tail
-# (a few microseconds on every CUDA GPU; an assumed 5 us). CPU-side framework
-# dispatch overlaps with execution while the GPU is busy and is not counted, so
-# host-bound runs (PyTorch eager at batch 1) come out too fast.
+# (a few microseconds on every CUDA GPU; an assumed 5 us).
 LAUNCH_S = 5e-6
+# CPU-side cost of issuing one kernel from PyTorch eager: Python, the autograd and
+# ATen dispatchers, the library's algorithm choice and cudaLaunchKernel, "~5-25 us of
+# CPU-side work per op" by the layer-by-layer tally in "From PyTorch op to kernel
+# launch" (jiahuanglin.xyz, gpu_kernel_serving lesson 18); 10 us assumed, the low
+# middle of that range. The host runs ahead of the GPU, so this costs nothing while
+# kernels take longer than it; a stream of tiny kernels (small models, batch 1) waits
+# on the host instead, and `time_ops` counts that wait as launch-bound time.
+HOST_S_PER_KERNEL = 10e-6
 # Elements a dimension must be a multiple of for tensor-core kernels, by input width.
 TENSOR_ALIGN = {2: 8, 1: 16, 4: 1}
 # PyTorch's multi_tensor_apply (foreach optimizers): at most 48 tensors of a
@@ -153,6 +159,7 @@ class Profile:
     ceilings: Ceilings
     ops: tuple[Op, ...]
     by_bound: dict[Bound, float]  # seconds of the step each bound takes
+    host_wait_s: float = 0.0  # of by_bound["launch"]: the GPU idle, waiting for the host
 
     def op_times(self) -> tuple[OpTime, ...]:
         return tuple(op_time(op, self.ceilings) for op in self.ops)
@@ -262,15 +269,25 @@ def compile_ops(ops: Iterable[Op]) -> Compiled:
 def time_ops(
     ops: Sequence[Op], c: Ceilings, batch: int, compiled: Compiled | None = None
 ) -> Profile:
-    """Sum `op_time` over the ops (inlined: a ranking does this for every card)."""
+    """Sum `op_time` over the ops (inlined: a ranking does this for every card), plus the
+    time the GPU waits for the host to issue the next kernel (HOST_S_PER_KERNEL): op i
+    starts when the GPU has finished op i-1 and the host has issued op i."""
     by: dict[Bound, float] = {"compute": 0.0, "memory": 0.0, "launch": 0.0}
     t_compute = t_memory = t_launch = 0.0
+    host = gpu = waited = 0.0
+    host_per_launch_s = HOST_S_PER_KERNEL / LAUNCH_S
     bw = c.bandwidth
     cuda = c.cuda_core_flops
     tensor = c.tensor_flops if c.tensor_flops is not None else cuda
     for flops, nbytes, launch, on_tensor in compiled if compiled is not None else compile_ops(ops):
         compute = flops / (tensor if on_tensor else cuda)
         memory = nbytes / bw
+        host += launch * host_per_launch_s
+        if host > gpu:  # the GPU idles until the host has issued this op
+            t_launch += host - gpu
+            waited += host - gpu
+            gpu = host
+        gpu += (compute if compute >= memory else memory) + launch
         if compute >= memory:
             if launch >= compute:
                 t_launch += compute + launch
@@ -282,7 +299,9 @@ def time_ops(
             t_memory += memory + launch
     by["compute"], by["memory"], by["launch"] = t_compute, t_memory, t_launch
     total = t_compute + t_memory + t_launch
-    return Profile(total, batch / total if total > 0 else math.inf, batch, c, tuple(ops), by)
+    return Profile(
+        total, batch / total if total > 0 else math.inf, batch, c, tuple(ops), by, waited
+    )
 
 
 def _layer_times(times: Iterable[OpTime]) -> tuple[LayerTime, ...]:
