@@ -30,6 +30,7 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from gputui.catalog import load_catalog
 from gputui.catalog.models import Architecture, Card
@@ -37,6 +38,7 @@ from gputui.fit import roofline
 from gputui.fit.config import ModelSpec, load_keras_model, parse_models
 from gputui.fit.estimate import EFFICIENCY, _speed_at
 from gputui.fit.importers.hf import load_path
+from gputui.fit.llm.estimate import gemm_shapes
 from gputui.fit.llm.model import TransformerModel
 from gputui.fit.llm.workload import Workload
 from gputui.fit.precision import has_tensor
@@ -52,7 +54,7 @@ RESNET50 = ROOT / "tests" / "fixtures" / "keras" / "resnet50.json"
 LLAMA3_CONFIG = ROOT / "examples" / "llm" / "llama-3-8b.json"
 
 
-def llama_shape() -> tuple[TransformerModel, dict[str, int]]:
+def llama_shape() -> tuple[TransformerModel, dict[str, Any]]:
     model = load_path(LLAMA3_CONFIG)
     cfg = model.config
     return model, {
@@ -60,6 +62,7 @@ def llama_shape() -> tuple[TransformerModel, dict[str, int]]:
         "n_layers": cfg.num_layers,
         "kv_bytes_per_token": 2 * cfg.num_layers * cfg.kv_dim * 2,  # K and V, fp16 cache
         "attention_flops_per_token_pair": 4 * cfg.num_layers * cfg.q_dim,
+        "gemm_shapes": gemm_shapes(model),
     }
 
 

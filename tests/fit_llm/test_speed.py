@@ -11,7 +11,7 @@ import pytest
 from gputui.catalog import load_catalog
 from gputui.cli import main
 from gputui.fit import roofline
-from gputui.fit.llm.estimate import card_target, estimate
+from gputui.fit.llm.estimate import card_target, estimate, gemm_shapes
 from gputui.fit.llm.hfkeys import from_hf_dict
 from gputui.fit.llm.model import TransformerModel, from_config
 from gputui.fit.llm.workload import Workload
@@ -53,6 +53,7 @@ def test_cli_speed_is_the_roofline(capsys: pytest.CaptureFixture[str]) -> None:
         prompt_tokens=1024,
         context_tokens=ctx,
         compute_precision="bf16",
+        gemm_shapes=gemm_shapes(m),
     )
     assert direct is not None
     assert s["decode_tokens_per_s"] == pytest.approx(direct.decode_tokens_per_s, rel=0.01)
@@ -117,3 +118,15 @@ def test_training_counts_its_passes(capsys: pytest.CaptureFixture[str]) -> None:
     assert a["train_bound"] == "compute"
     # recomputing the forward: 3 passes instead of 2 (LoRA skips the base weight gradients)
     assert a["train_tokens_per_s"] / b["train_tokens_per_s"] == pytest.approx(1.5, rel=0.02)
+
+
+def test_gemm_shapes_are_the_dense_matrices_of_the_layout() -> None:
+    m = llama()
+    shapes = {(o, i): n for o, i, n in gemm_shapes(m)}
+    # Llama 3 8B: q and o 4096 x 4096, k and v 1024 x 4096, gate/up 14336 x 4096, down
+    # 4096 x 14336 in each of 32 layers, and the untied LM head
+    assert shapes[(4096, 4096)] == 64 and shapes[(1024, 4096)] == 64
+    assert shapes[(14336, 4096)] == 64 and shapes[(4096, 14336)] == 32
+    assert shapes[(128256, 4096)] == 1
+    weights = sum(o * i * n for (o, i), n in shapes.items())
+    assert weights == m.params - m.layout.token_embedding - 32 * 2 * 4096 - 4096  # no norms

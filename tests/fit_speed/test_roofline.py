@@ -292,3 +292,34 @@ def test_a_stream_of_tiny_kernels_waits_on_the_host(cat: Catalog) -> None:
     b = R.time_ops(big, c, 1)
     assert b.host_wait_s == pytest.approx(R.HOST_S_PER_KERNEL)  # only the first issue
     assert b.step_time_s == pytest.approx(sum(t.seconds for t in b.op_times()) + b.host_wait_s)
+
+
+def test_wave_quantisation_counts_idle_sms() -> None:
+    # 1024 x 512 outputs: 8 x 4 = 32 tiles of 128 x 128
+    assert R.wave_efficiency(1024, 512, 32) == 1.0
+    assert R.wave_efficiency(1024, 512, 142) == pytest.approx(32 / 142)  # one part-full wave
+    assert R.wave_efficiency(1024, 512, 30) == pytest.approx(32 / 60)  # a second wave of 2
+    assert R.wave_efficiency(1024, 512, 0) == 1.0  # SM count unknown: no correction
+
+
+def test_prefill_pays_for_idle_sms_only_with_the_shapes(cat: Catalog) -> None:
+    """Llama 3 8B's k/v projections (1024 x 4096) at 512 tokens fill 32 tiles: a 142-SM
+    card leaves most SMs idle, so prefill slows; decode (GEMV, bandwidth) does not move."""
+    c = card(cat, "RTX 6000 Ada Generation")
+    assert c.sm_count == 142
+    arch = cat.architectures[c.architecture]
+    shapes = ((4096, 4096, 64), (1024, 4096, 64), (14336, 4096, 64), (4096, 14336, 32))
+    plain = R.llm_speed(c, arch, **LLAMA8B)  # type: ignore[arg-type]
+    waved = R.llm_speed(c, arch, **LLAMA8B, gemm_shapes=shapes)  # type: ignore[arg-type]
+    assert plain is not None and waved is not None
+    assert waved.prefill_tokens_per_s < 0.9 * plain.prefill_tokens_per_s
+    assert waved.decode_tokens_per_s == plain.decode_tokens_per_s
+    # the slowdown is the FLOP-weighted idle share: work / (work / efficiency)
+    work = [2 * o * i * n * 512 for o, i, n in shapes]
+    seen = [w / R.wave_efficiency(o, 512, 142) for w, (o, _, _) in zip(work, shapes, strict=True)]
+    other = 2 * 8_030_261_248 * 512 - sum(work)
+    attn = 4 * 32 * 32 * 128 * 512 * 513 / 2
+    expect = (other + sum(work) + attn) / (other + sum(seen) + attn)
+    assert waved.prefill_tokens_per_s / plain.prefill_tokens_per_s == pytest.approx(
+        expect, rel=0.02
+    )

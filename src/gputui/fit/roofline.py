@@ -814,6 +814,24 @@ def profile(
 
 # ------------------------------------------------------------------ LLMs
 
+# Wave quantisation (NVIDIA, "Matrix Multiplication Background User's Guide", section
+# "Wave Quantization"): a GEMM runs one thread block per output tile; T tiles on S
+# SMs take ceil(T / S) waves, the last one with SMs idle, so the GEMM reaches
+# T / (ceil(T / S) x S) of the card's rate. 128 x 128 output tiles (a common cuBLAS
+# FP16 tile; the guide's examples use 256 x 128) and one block per SM at a time are
+# assumed. Applied where the GEMM shapes are known (LLM prefill, `gemm_shapes`) and
+# on top of the matmul efficiency; layer models do not carry shapes yet.
+GEMM_TILE = (128, 128)
+
+
+def wave_efficiency(m: int, n: int, sms: int) -> float:
+    """Share of the SMs an (m x n)-output GEMM keeps busy over its waves."""
+    if sms <= 0 or m <= 0 or n <= 0:
+        return 1.0
+    tiles = math.ceil(m / GEMM_TILE[0]) * math.ceil(n / GEMM_TILE[1])
+    return tiles / (math.ceil(tiles / sms) * sms)
+
+
 # llama.cpp-style decoder graph: per layer two norms and their scales, q/k/v/o and
 # three FFN matmuls, rope on q and k, KV-cache copies, attention (QK, softmax, AV),
 # the SwiGLU product and two residual adds: about 20 kernels.
@@ -848,6 +866,7 @@ def llm_speed(
     compute_precision: str = "fp16",
     dequant_bytes_per_param: float = 0.0,
     accumulate16: bool = False,
+    gemm_shapes: Sequence[tuple[int, int, int]] = (),
 ) -> LLMSpeed | None:
     """Prefill and decode tokens/s of a decoder-only transformer; None without the figures.
 
@@ -863,6 +882,9 @@ def llm_speed(
     - decode: one step reads every weight once (shared by the batch) and each sequence's
       KV cache of `context_tokens`; FLOPs grow with the batch, bytes barely, so decode
       is bandwidth-bound until `decode_compute_bound_batch`.
+    - `gemm_shapes`: (out_features, in_features, copies over all layers) of the weight
+      matrices; with the card's SM count, prefill's GEMMs (one row per prompt token)
+      are slowed by their wave quantisation (`wave_efficiency`).
     """
     c = ceilings(card, architecture, compute_precision, accumulate16=accumulate16)
     if c is None:
@@ -873,6 +895,11 @@ def llm_speed(
         prompt_tokens * (prompt_tokens + 1) / 2
     )
     pp_bytes = weight_bytes + params * dequant_bytes_per_param + kv_bytes_per_token * pp_tokens
+    # FLOPs as the card sees them: each GEMM's divided by the share of SMs its waves use
+    sms = card.sm_count or 0
+    for out_f, in_f, copies in gemm_shapes if sms else ():
+        flops = 2 * out_f * in_f * copies * pp_tokens
+        pp_flops += flops / wave_efficiency(out_f, pp_tokens, sms) - flops
     pp = op_time(Op("prefill", "matmul", "forward", pp_flops, pp_bytes, kernels, True), c)
 
     def step(b: int) -> OpTime:

@@ -241,6 +241,22 @@ def _decode_weight_bytes(model: TransformerModel, fmt: WeightFormat, batch: int)
     return weights
 
 
+def gemm_shapes(model: TransformerModel) -> tuple[tuple[int, int, int], ...]:
+    """(out, in, copies over the layers) of every dense weight matrix a token multiplies;
+    routed experts are left out (each sees only its share of the tokens)."""
+    shapes: dict[tuple[int, int], int] = {}
+    for b in model.layout.blocks:
+        for lin in b.linears:
+            if not lin.expert:
+                key = (lin.out_features, lin.in_features)
+                shapes[key] = shapes.get(key, 0) + lin.copies * b.count
+    cfg = model.config
+    if not cfg.encoder:
+        head = (cfg.vocab_size, cfg.hidden_size)
+        shapes[head] = shapes.get(head, 0) + 1
+    return tuple((o, i, n) for (o, i), n in shapes.items())
+
+
 def speed(
     model: TransformerModel,
     wl: Workload,
@@ -324,6 +340,7 @@ def speed(
         compute_precision=precision,
         dequant_bytes_per_param=_dequant_bytes(fmt),
         accumulate16=fmt.name.startswith("gguf-"),
+        gemm_shapes=tuple((o // tp, i, n) for o, i, n in gemm_shapes(model)),
     )
     if s is None:
         return out
