@@ -29,7 +29,8 @@ def transformer_detail(c: TransformerCheck, ranked: list[Ranked] | None, top: in
     seq_word = "prompt" if wl.mode == "generate" else "sequence"
     head = Text()
     head.append(visible(c.model.name), style="bold")
-    head.append(f"  transformer: {visible(model_line(c.model.model))}\n")
+    about = model_line(c.model.model).removeprefix(f"model: {c.model.model.name} ")
+    head.append(f"  transformer {visible(about)}\n")
     head.append(visible(workload_line(wl, c.model.model)) + "\n")
     head.append(f"Peak {gib(e.peak_bytes)} during {e.peak_phase}\n", style="bold")
     return Group(
