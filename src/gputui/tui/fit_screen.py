@@ -162,8 +162,12 @@ def estimate_pass(
     budget_s: float = ESTIMATE_BUDGET_S,
     clock: Callable[[], float] = time.monotonic,
     estimate: Callable[[ModelSpec, Target], ModelCheck] | None = None,
+    rank: bool = True,
 ) -> FitPass:
-    """Read the models file (again only when it changed) and check every model on every GPU."""
+    """Read the models file (again only when it changed) and check every model on every GPU.
+
+    `rank=False` (the dashboard's fit line) skips ranking the catalog's cards, the slow part.
+    """
     estimate = estimate or check
     started = clock()
     warnings: list[str] = []
@@ -228,7 +232,7 @@ def estimate_pass(
             break
     # Ranking every catalog card is the slow part: done with what is left of the budget,
     # kept across passes, so a later pass completes it.
-    for model in models:
+    for model in models if rank else ():
         if clock() - started > budget_s:
             break
         if isinstance(model, TransformerSpec):
