@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from gputui.fit.llm.estimate import Estimate, Ranked, estimate, rank_cards
 from gputui.fit.llm.overheads import Target
 from gputui.fit.llm.table import TransformerSpec
+from gputui.fit.llm.workload import Backend
 
 if TYPE_CHECKING:
     from gputui.catalog import Catalog
@@ -49,13 +50,11 @@ class TransformerCheck:
 
 
 def check_transformer(
-    spec: TransformerSpec, target: Target, backend: str = "cuda"
+    spec: TransformerSpec, target: Target, backend: Backend = "cuda"
 ) -> TransformerCheck:
-    wl = (
-        spec.workload
-        if backend == spec.workload.backend
-        else replace(spec.workload, backend=backend)
-    )  # type: ignore[arg-type]
+    wl = spec.workload
+    if backend != wl.backend:
+        wl = replace(wl, backend=backend)
     return TransformerCheck(spec, target, estimate(spec.model, wl, target))
 
 
