@@ -41,7 +41,8 @@ def register(sub: Any) -> None:
         help="will a model fit on a GPU: peak memory, largest batch, precision",
         description=(
             "Estimate the peak GPU memory of each model in MODELS (a models TOML of "
-            "Keras-style layer lists or graphs, or a Keras .json / .keras file), the largest "
+            "Keras-style layer lists or graphs and kind = \"transformer\" tables, or a Keras .json / "
+            ".keras file, a Hugging Face config.json or model folder, or a GGUF file), the largest "
             "batch that fits and the precision to use. Default models file: ./gputui.toml, "
             "else the user config dir's models.toml, else the shipped examples. Exit 0 when "
             "every model fits, 1 when one does not, 2 on bad input, 3 when an installed GPU "
