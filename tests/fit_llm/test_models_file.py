@@ -182,3 +182,20 @@ def test_all_cards_ranks_transformers_too(mixed: Path, capsys: pytest.CaptureFix
     assert gpt2["cards"][0]["fits"] and gpt2["cards"][0]["min_cards"] == 1
     rc, text, _ = run(capsys, str(mixed), "--all-cards", "--model", "gpt2")
     assert rc == 0 and "cards needed" in text and "decode tok/s" in text
+
+
+def test_shared_flags_meant_for_layer_models_leave_transformers_alone(
+    mixed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--optimizer rmsprop / --precision tf32 are layer-model values here: the transformers
+    keep their tables' settings; asked of a transformer alone they are refused."""
+    rc, out, _ = run(
+        capsys, str(mixed), "--optimizer", "rmsprop", "--precision", "tf32", "--gpu", "RTX 4090",
+        "--json",
+    )  # fmt: skip
+    data = json.loads(out)
+    assert rc == 0 and data["models"][0]["optimizer"] == "rmsprop"
+    llama = next(t for t in data["transformers"] if t["name"] == "llama3-lora")
+    assert llama["workload"]["optimizer"] == "adamw"
+    rc, _, err = run(capsys, str(mixed), "--model", "gpt2", "--optimizer", "adam", "--gpu", "T4")
+    assert rc == 2 and "--optimizer: only with --mode train" in err

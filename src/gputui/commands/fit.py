@@ -233,7 +233,7 @@ def run(args: argparse.Namespace) -> int:
         for t in targets
         for m in models
     ]
-    llm = fit_transformers.estimates(transformers, targets, args)
+    llm = fit_transformers.estimates(transformers, targets, args, with_layers=bool(models))
     ok = all(_fits_now(r.estimate_for(r.recommended) or r.chosen) for r in results)
     ok = ok and fit_transformers.all_fit_now(llm)
     # 0: every model fits on every GPU asked about; 1: one does not; 3: it fits where it
@@ -372,7 +372,7 @@ def _all_cards(
         )
         for m in models
     ]
-    llm = fit_transformers.rankings(transformers, args)
+    llm = fit_transformers.rankings(transformers, args, with_layers=bool(models))
     ok = all(any(r.estimate.fits for r in ranked) for _, ranked in rankings)
     ok = ok and all(any(r.estimate.fits for r in rs) for _, _, rs in llm)
     if args.json:

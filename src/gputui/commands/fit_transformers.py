@@ -33,6 +33,7 @@ _FLAG_OF = {
 _TRAIN_ONLY = {"method", "precision", "optimizer", "lora_rank", "lora_alpha", "lora_targets",
                "grad_checkpointing", "grad_accum"}  # fmt: skip
 _GENERATE_ONLY = {"new_tokens", "kv_dtype", "paged_block"}
+_TRAIN_PRECISIONS = ("fp32", "amp_bf16", "amp_fp16", "bf16", "fp16")
 
 
 def split(models: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
@@ -59,14 +60,26 @@ def check_flags(args: argparse.Namespace, transformers: tuple[Any, ...]) -> None
         )
 
 
-def workload(spec: Any, args: argparse.Namespace, precision_default: str) -> Any:
-    """The table's workload with the command line's flags on top, validated as one."""
+def workload(
+    spec: Any, args: argparse.Namespace, precision_default: str, with_layers: bool = False
+) -> Any:
+    """The table's workload with the command line's flags on top, validated as one.
+
+    `with_layers`: layer models are checked too, so --optimizer and --precision may be
+    meant for them; a value a transformer cannot take then leaves the transformer alone.
+    """
+    from gputui.commands.fit_llm import OPTIMIZERS
     from gputui.commands.fit_llm import workload as cli_workload
 
     ns = argparse.Namespace(**vars(args))
     ns.hf = None
     mode = args.mode or spec.workload.mode
     ns.mode = mode
+    shared_optimizer = ns.optimizer is not None
+    if with_layers and shared_optimizer and (mode != "train" or ns.optimizer not in OPTIMIZERS):
+        ns.optimizer = None
+    if with_layers and mode == "train" and ns.precision not in (None, *_TRAIN_PRECISIONS):
+        ns.precision = None
     wl = spec.workload
     for key in spec.given:
         flag = _FLAG_OF.get(key)
@@ -88,7 +101,10 @@ def workload(spec: Any, args: argparse.Namespace, precision_default: str) -> Any
 
 
 def estimates(
-    transformers: tuple[Any, ...], targets: list[Any], args: argparse.Namespace
+    transformers: tuple[Any, ...],
+    targets: list[Any],
+    args: argparse.Namespace,
+    with_layers: bool = False,
 ) -> list[tuple[Any, Any, list[Any]]]:
     """(spec, workload, one estimate per target) for each transformer."""
     from gputui.commands.fit_llm import _precision_for
@@ -97,7 +113,8 @@ def estimates(
     out = []
     for spec in transformers:
         mode = args.mode or spec.workload.mode
-        wl = workload(spec, args, _precision_for(targets[0], mode) if targets else "amp_bf16")
+        default = _precision_for(targets[0], mode) if targets else "amp_bf16"
+        wl = workload(spec, args, default, with_layers)
         out.append((spec, wl, [estimate(spec.model, wl, t) for t in targets]))
     return out
 
@@ -131,7 +148,7 @@ def text_lines(results: list[tuple[Any, Any, list[Any]]], target_lines: list[str
 
 
 def rankings(
-    transformers: tuple[Any, ...], args: argparse.Namespace
+    transformers: tuple[Any, ...], args: argparse.Namespace, with_layers: bool = False
 ) -> list[tuple[Any, Any, list[Any]]]:
     """--all-cards: every catalog card for each transformer, with the cards it would need."""
     from gputui.catalog import load_catalog
@@ -140,7 +157,7 @@ def rankings(
     catalog = load_catalog()
     out = []
     for spec in transformers:
-        wl = workload(spec, args, "amp_bf16")
+        wl = workload(spec, args, "amp_bf16", with_layers)
         out.append(
             (spec, wl, rank_cards(spec.model, wl, catalog.cards, dict(catalog.architectures)))
         )
