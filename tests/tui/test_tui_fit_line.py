@@ -81,6 +81,7 @@ async def test_follows_free_memory_but_skips_small_changes(tmp_path: Path) -> No
     app = make_app(source, models)
     async with app.run_test(size=(160, 50)) as pilot:
         line = app.dashboard.query_one(FitLine)
+        line.min_gap_s = 0.0  # this test is about the threshold, the next one about the gap
         await wait_for(pilot, lambda: line.passes >= 1)
         await pilot.pause(0.1)
         assert "fits now: wide-mlp" in fit_text(app)[0]
@@ -97,6 +98,25 @@ async def test_follows_free_memory_but_skips_small_changes(tmp_path: Path) -> No
         assert "not: wide-mlp" in fit_text(app)[0]
 
 
+async def test_moving_free_memory_waits_for_the_gap_a_lost_gpu_does_not(tmp_path: Path) -> None:
+    models = tmp_path / "models.toml"
+    models.write_text(ONE_MODEL)
+    source = ScriptedSource(make_snapshot(devices=(gpu(0, 1.0),)))
+    app = make_app(source, models)
+    async with app.run_test(size=(160, 50)) as pilot:
+        line = app.dashboard.query_one(FitLine)
+        await wait_for(pilot, lambda: line.passes >= 1)
+        source.next_snapshot = make_snapshot(devices=(gpu(0, 23.9),))
+        polls = source.polls
+        await wait_for(pilot, lambda: source.polls >= polls + 10)
+        assert line.passes == 1  # within MIN_GAP_S of the last pass
+        lost = DeviceSnapshot(info=gpu(0, 1.0).info, failed="GPU is lost")
+        source.next_snapshot = make_snapshot(devices=(lost,))
+        await wait_for(pilot, lambda: line.passes >= 2, timeout=5)
+        await pilot.pause(0.1)
+        assert fit_text(app)[0].startswith("Fit GPU 0: unavailable: GPU is lost")
+
+
 def test_needs_pass_thresholds() -> None:
     a = pass_inputs(make_snapshot(devices=(gpu(0, 4.0),)))
     same = pass_inputs(make_snapshot(devices=(gpu(0, 4.2),)))
@@ -107,3 +127,19 @@ def test_needs_pass_thresholds() -> None:
     failed = make_snapshot(devices=(replace(gpu(0, 4.0), failed="GPU is lost"),))
     assert needs_pass(a, pass_inputs(failed))
     assert needs_pass(a, pass_inputs(make_snapshot(devices=(gpu(0, 4.0), gpu(1, 4.0)))))
+
+
+def test_the_line_reads_the_same_verdict_as_the_fit_screen() -> None:
+    """One precision instead of all: the recommended one's verdict and batch are unchanged."""
+    from gputui.tui.fit_screen import estimate_pass
+    from gputui.tui.widgets.fit_line import recommended_only
+
+    snap = make_snapshot(devices=(gpu(0, 3.0), gpu(1, 70.0)))
+    full = estimate_pass(EXAMPLES, snap, None, rank=False)
+    light = estimate_pass(EXAMPLES, snap, full, rank=False, estimate=recommended_only)
+    assert len(light.checks) == len(full.checks) > 0
+    for a, b in zip(light.checks, full.checks, strict=True):
+        assert a.recommended == b.recommended
+        assert len(a.estimates) == 1
+        assert a.chosen.verdict_free == b.chosen.verdict_free
+        assert a.chosen.max_batch_size_free == b.chosen.max_batch_size_free

@@ -279,7 +279,7 @@ class GpuTuiApp(App[int]):
         if self._dashboard_stale and self.latest_snapshot is not None:
             self._render_dashboard(self.latest_snapshot)
 
-    @work(thread=True, exit_on_error=False, group="cards")
+    @work(thread=True, exit_on_error=False, group="cards", description="card labels")
     def _match_cards(self, snap: Snapshot) -> None:
         lookup = self.card_lookup
         if lookup is None:

@@ -382,7 +382,9 @@ class FitScreen(Screen[None]):
         reload, self._reload = self._reload, False
         self._run_pass(self._snapshot, self.result, reload)
 
-    @work(thread=True, exit_on_error=False, group="fit-estimates")
+    # description: without it Textual builds one from repr() of every argument, here a
+    # Snapshot and the previous pass with its whole catalog: seconds of UI-thread time.
+    @work(thread=True, exit_on_error=False, group="fit-estimates", description="fit estimates")
     def _run_pass(self, snapshot: Snapshot | None, previous: FitPass, reload: bool) -> None:
         try:
             result = estimate_pass(

@@ -4,7 +4,8 @@ The estimates are the Fit screen's own pass (`fit_screen.estimate_pass`, without
 the catalog ranking), run in a thread worker, one at a time, under the same
 time budget; the UI thread only draws the result. A pass is cheap to skip:
 a new one starts only when a GPU's free memory moved by more than
-`FREE_THRESHOLD` (of its total, at least `FREE_MIN_BYTES`), a GPU appeared,
+`FREE_THRESHOLD` (of its total, at least `FREE_MIN_BYTES`; at most one such
+pass every `MIN_GAP_S`), a GPU appeared,
 failed or came back, or the models file changed. The fit engine, the catalog
 and pydantic are imported by the first pass, in its thread, after the first
 frame: the dashboard starts without them.
@@ -14,6 +15,8 @@ A lost or unreadable GPU shows its reason, never a verdict.
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,10 +31,15 @@ from gputui.telemetry.snapshot import Snapshot
 from gputui.textsafe import visible
 
 if TYPE_CHECKING:
+    from gputui.fit.config import ModelSpec
+    from gputui.fit.estimate import ModelCheck, Target
     from gputui.tui.fit_screen import FitPass
 
 FREE_THRESHOLD = 0.02  # of the GPU's memory
 FREE_MIN_BYTES = 256 * 1024**2
+# Free memory that keeps moving (a training job's allocator) starts a pass at most this
+# often; a GPU lost, added or back, or an edited models file, starts one at once.
+MIN_GAP_S = 10.0
 MAX_NAMES = 4  # models named per verdict before "+N more"
 
 
@@ -58,20 +66,25 @@ def pass_inputs(snapshot: Snapshot) -> tuple[_GpuKey, ...]:
     return tuple(out)
 
 
-def needs_pass(old: Sequence[_GpuKey] | None, new: Sequence[_GpuKey]) -> bool:
-    """True when the estimates would read something new enough to be worth a pass."""
+def change(old: Sequence[_GpuKey] | None, new: Sequence[_GpuKey]) -> str | None:
+    """What changed that the estimates read: "devices" (now), "free" (worth a pass), or None."""
     if old is None or len(old) != len(new):
-        return True
+        return "devices"
+    free = False
     for a, b in zip(old, new, strict=True):
         if (a.index, a.failed, a.total) != (b.index, b.failed, b.total):
-            return True
+            return "devices"
         if (a.free is None) != (b.free is None):
-            return True
+            return "devices"
         if a.free is not None and b.free is not None:
             threshold = max(FREE_MIN_BYTES, FREE_THRESHOLD * (b.total or 0))
-            if abs(a.free - b.free) > threshold:
-                return True
-    return False
+            free = free or abs(a.free - b.free) > threshold
+    return "free" if free else None
+
+
+def needs_pass(old: Sequence[_GpuKey] | None, new: Sequence[_GpuKey]) -> bool:
+    """True when the estimates would read something new enough to be worth a pass."""
+    return change(old, new) is not None
 
 
 def _names(items: list[str]) -> str:
@@ -133,6 +146,19 @@ def fit_lines(result: FitPass) -> list[Text]:
     return lines
 
 
+def recommended_only(model: ModelSpec, target: Target) -> ModelCheck:
+    """The fit engine's check at the precision it recommends for this GPU: what the line shows.
+
+    The Fit screen checks every precision; the line names one batch per model, so
+    the other precisions (and their speed estimates) would be a quarter of the work.
+    """
+    from gputui.fit.estimate import check
+    from gputui.fit.precision import recommend
+
+    precision, _ = recommend(target.architecture, model.mode, target.card)
+    return check(model, target, precision=precision)
+
+
 class FitLineDone(Message):
     def __init__(self, result: FitPass) -> None:
         super().__init__()
@@ -143,12 +169,20 @@ class FitLine(Widget):
     """Fit verdicts under the host panel; `update_snapshot` after each poll."""
 
     DEFAULT_CSS = """
-    FitLine { height: auto; padding: 0 1; text-wrap: nowrap; }
+    FitLine { height: auto; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
-    def __init__(self, models_path: Path | None = None, *, id: str | None = "fit-line") -> None:
+    def __init__(
+        self,
+        models_path: Path | None = None,
+        *,
+        min_gap_s: float = MIN_GAP_S,
+        id: str | None = "fit-line",
+    ) -> None:
         super().__init__(id=id)
         self.models_path = models_path
+        self.min_gap_s = min_gap_s
+        self._started_at = -math.inf
         self.result: FitPass | None = None
         self.busy = False
         self.passes = 0
@@ -160,12 +194,18 @@ class FitLine(Widget):
     def update_snapshot(self, snapshot: Snapshot) -> None:
         inputs = pass_inputs(snapshot)
         mtime = self._models_mtime()
-        if not needs_pass(self._inputs, inputs) and mtime == self._mtime:
+        what = change(self._inputs, inputs)
+        if mtime != self._mtime:
+            what = "models"
+        if what is None:
             return
+        if what == "free" and time.monotonic() - self._started_at < self.min_gap_s:
+            return  # a later poll sees the same difference once the gap has passed
         if self.busy:
             self._pending = snapshot  # the newest one waits; older ones are dropped
             return
         self._inputs, self._mtime = inputs, mtime
+        self._started_at = time.monotonic()
         self.busy = True
         requested = self.models_path or getattr(self.app, "models_path", None)
         self._run_pass(requested, snapshot, self.result)
@@ -177,14 +217,18 @@ class FitLine(Widget):
         except OSError:
             return None
 
-    @work(thread=True, exit_on_error=False, group="fit-line")
+    # description: without it Textual builds one from repr() of every argument (a Snapshot,
+    # the previous pass and its whole catalog): measured at ~0.5 s of UI thread per pass.
+    @work(thread=True, exit_on_error=False, group="fit-line", description="fit line")
     def _run_pass(
         self, requested: Path | None, snapshot: Snapshot, previous: FitPass | None
     ) -> None:
         from gputui.tui.fit_screen import FitPass, estimate_pass
 
         try:
-            result = estimate_pass(requested, snapshot, previous, rank=False)
+            result = estimate_pass(
+                requested, snapshot, previous, rank=False, estimate=recommended_only
+            )
         except Exception as exc:  # an estimator bug is shown in the line, never fatal
             result = FitPass(error=visible(f"{type(exc).__name__}: {exc}"))
         self.post_message(FitLineDone(result))

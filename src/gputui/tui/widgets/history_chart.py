@@ -104,7 +104,7 @@ class HistoryChart(Widget):
     """A summary line and `chart_height` rows per metric for the series `set_data` gives."""
 
     DEFAULT_CSS = """
-    HistoryChart { height: auto; padding: 0 1; }
+    HistoryChart { height: auto; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     HistoryChart > .history-chart--label { text-style: bold; }
     HistoryChart > .history-chart--bars { color: $primary; }
     HistoryChart > .history-chart--dim { color: $text-muted; }
