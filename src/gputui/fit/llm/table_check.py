@@ -33,6 +33,11 @@ class TransformerCheck:
         return self.estimate
 
     @property
+    def estimates(self) -> tuple[Estimate, ...]:
+        """Like ModelCheck.estimates (one per precision): a transformer has its table's one."""
+        return (self.estimate,)
+
+    @property
     def recommended(self) -> str:
         """What the Precision column shows: the weights' format (and the KV cache's)."""
         wl = self.estimate.workload
