@@ -23,7 +23,7 @@ from pathlib import Path
 
 from gputui.catalog import load_catalog
 from gputui.fit import estimate, roofline
-from gputui.fit.config import ModelSpec, load_keras_model, load_models
+from gputui.fit.config import ModelSpec, layer_models, load_keras_model, load_models
 from gputui.fit.estimate import Target, check, rank_cards
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         card.compute_capability,
     )
     cases: list[tuple[str, Callable[[], object]]] = []
-    for m in load_models(ROOT / "examples" / "models.toml"):
+    for m in layer_models(load_models(ROOT / "examples" / "models.toml")):
         cases.append(
             (
                 f"{m.name}: all {len(catalog.cards)} cards",

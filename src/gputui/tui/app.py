@@ -80,6 +80,7 @@ class GpuTuiApp(App[int]):
         ("tab / shift+tab", "move between panels"),
         ("c", "GPU catalog"),
         ("f", "will my model fit?"),
+        ("h", "history graphs of a GPU (w: 1 / 5 / 15 min)"),
         ("?", "this help"),
     ]
 
@@ -109,7 +110,8 @@ class GpuTuiApp(App[int]):
         self.clock = clock or _wall_clock
         self.hostname = hostname
         self.kill_policy = kill_policy or KillPolicy()
-        self.history = history if history is not None else History(maxlen=300)
+        # 15 minutes at one point per second, at any interval: the history view's longest window.
+        self.history = history if history is not None else History(maxlen=900, min_spacing_s=1.0)
         self.card_lookup = card_lookup
         self.models_path = models_path
         self.watch_terminal = watch_terminal
@@ -123,6 +125,7 @@ class GpuTuiApp(App[int]):
         self.last_poll_s: float | None = None
         self.last_error: str | None = None
         self._poll_timer: Timer | None = None
+        self._header_drawn_at = -1.0
         self._cards_requested = False
         self.cards_matched = card_lookup is None
         self._seen_notices: set[str] = set()
@@ -141,6 +144,10 @@ class GpuTuiApp(App[int]):
         self._start_poll()
 
     def _tick_clock(self) -> None:
+        # At 1 s or faster each poll redraws the header, clock included: a tick of its own
+        # would be a second frame per second for nothing. A slow or failing poll does not.
+        if time.monotonic() - self._header_drawn_at < 0.9:
+            return
         if self._dashboard_visible() and not self._shutting_down():
             with contextlib.suppress(NoMatches):  # the screen may be tearing down
                 self._show_header()
@@ -274,7 +281,7 @@ class GpuTuiApp(App[int]):
         if self._dashboard_stale and self.latest_snapshot is not None:
             self._render_dashboard(self.latest_snapshot)
 
-    @work(thread=True, exit_on_error=False, group="cards")
+    @work(thread=True, exit_on_error=False, group="cards", description="card labels")
     def _match_cards(self, snap: Snapshot) -> None:
         lookup = self.card_lookup
         if lookup is None:
@@ -294,6 +301,7 @@ class GpuTuiApp(App[int]):
             self.dashboard.update_snapshot(self.latest_snapshot, self.history.series)
 
     def _show_header(self) -> None:
+        self._header_drawn_at = time.monotonic()
         snap = self.latest_snapshot
         host = self.hostname
         if host is None:
@@ -442,6 +450,16 @@ class GpuTuiApp(App[int]):
         if self.latest_snapshot is not None and callable(update):
             update(self.latest_snapshot)
 
+    def action_history(self) -> None:
+        if self.screen is not self.dashboard:
+            return
+        from gputui.tui.history_screen import HistoryScreen
+
+        proc = self.dashboard.query_one(ProcessTable).selected
+        self.push_screen(
+            HistoryScreen(self.history, self.latest_snapshot, proc.gpu_index if proc else None)
+        )
+
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand(
@@ -464,6 +482,9 @@ class GpuTuiApp(App[int]):
             )
         yield SystemCommand("GPU catalog", "Known cards and architectures", self.action_catalog)
         yield SystemCommand("Will my model fit?", "The fit checker", self.action_fit)
+        yield SystemCommand(
+            "GPU history", "Power, temperature, PCIe... over 1 / 5 / 15 min", self.action_history
+        )
         yield SystemCommand("Help", "All keys", self.action_help)
 
 

@@ -322,3 +322,8 @@ def render_ranking(m: TransformerModel, wl: Workload, ranked: list[Ranked]) -> l
         "training shards with ZeRO-3; * the model's maximum context, not memory)"
     )
     return lines
+
+
+def workload_line(wl: Workload, m: TransformerModel) -> str:
+    """One line saying what the workload is (the TUI's detail view shows it too)."""
+    return _workload_line(wl, m)
