@@ -35,12 +35,14 @@ from gputui.telemetry.snapshot import GpuProcess, Snapshot
 from gputui.telemetry.source import Source
 from gputui.textsafe import visible
 from gputui.tui.cards import CardLookup, catalog_labels
+from gputui.tui.device_screen import DeviceScreen
 from gputui.tui.kill import KillPolicy
 from gputui.tui.messages import CardsMatched, DashboardReady, PollFailed, SnapshotReady
 from gputui.tui.screens.dashboard import CSS_PATHS, DashboardScreen
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.kill import KillScreen
 from gputui.tui.screens.process import NOT_VISIBLE, ProcessScreen
+from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.info_bar import HeaderFacts
 from gputui.tui.widgets.process_table import ProcessTable
 
@@ -73,7 +75,7 @@ class GpuTuiApp(App[int]):
         ("s", "cycle the sort column"),
         ("r", "reverse the sort order"),
         ("/", "filter processes by text"),
-        ("enter", "all details of the selected process"),
+        ("enter", "all details of the selected process, or of the focused GPU"),
         ("k", "kill the selected process (asks first)"),
         ("tab / shift+tab", "move between panels"),
         ("c", "GPU catalog"),
@@ -411,6 +413,13 @@ class GpuTuiApp(App[int]):
         proc = self.dashboard.query_one(ProcessTable).processes.get(str(event.row_key.value))
         if proc is not None:
             self.push_screen(ProcessScreen(proc, self.why_not_visible))
+
+    def on_gpu_panel_selected(self, event: GpuPanel.Selected) -> None:
+        """Enter or a click on a GPU panel: all its facts and MIG devices (device_screen.py)."""
+        snap = self.latest_snapshot
+        dev = next((d for d in snap.devices if d.index == event.index), None) if snap else None
+        if snap is not None and dev is not None and self.screen is self.dashboard:
+            self.push_screen(DeviceScreen(dev, snap.processes))
 
     def why_not_visible(self, proc: GpuProcess) -> str:
         """Why a listed process has no host details: exited, another namespace, no permission."""
