@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from gputui.telemetry.snapshot import DeviceSample, DeviceSnapshot, MigDevice
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.device_facts import device_facts, energy, mig_line, pcie_link, subtitle
 from gputui.tui.device_screen import DeviceScreen
+from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.gpu_panel import GpuPanel
 
 GIB = 1024**3
@@ -218,10 +220,14 @@ def test_device_details_mig_130x45(snap_compare: Any) -> None:
         app = pilot.app
         assert isinstance(app, GpuTuiApp)
         await wait_for(pilot, lambda: app.latest_snapshot is not None)
+        # the dashboard shows through the dialog: its fit line must have its first verdicts
+        fit_line = app.dashboard.query_one(FitLine)
+        await wait_for(pilot, lambda: fit_line.passes > 0)
         await _focus_gpu(pilot, app, 0)
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, DeviceScreen))
         await pilot.pause(0.2)
 
-    app = demo_app(scenarios_dir() / "mig.toml", card_lookup=None)
+    examples = Path(__file__).resolve().parents[2] / "examples" / "models.toml"
+    app = demo_app(scenarios_dir() / "mig.toml", card_lookup=None, models_path=examples)
     assert snap_compare(app, terminal_size=(130, 45), run_before=open_details)
