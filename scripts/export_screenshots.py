@@ -112,7 +112,10 @@ async def shoot(scene: Scene, out: Path) -> None:
                 pilot,
                 lambda: screen.passes > 0
                 and not screen.busy
-                and all(m.name in screen.result.rankings for m in screen.models),
+                and all(
+                    m.name in screen.result.rankings or m.name in screen.result.llm_rankings
+                    for m in screen.models
+                ),
                 "the fit estimates",
             )
         await pilot.pause(0.2)
