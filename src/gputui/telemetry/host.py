@@ -235,7 +235,7 @@ class HostSampler:
         user's `ESC ] 0 ; ... BEL` would retitle our terminal): made visible here, once."""
         pid = proc.pid
         cmdline = _or_none(proc.cmdline)
-        container = containers.container_of(pid, self._proc_root)
+        container = containers.container_of(pid, self._proc_root, self._root)
         user = _or_none(proc.username)
         name = _or_none(proc.name)
         return {
