@@ -29,8 +29,9 @@ from textual.timer import Timer
 from textual.widgets import DataTable
 
 from gputui.telemetry.history import History
-from gputui.telemetry.host import CONTAINER_NOTICE
+from gputui.telemetry.host import CONTAINER_NOTICE, read_ancestors, read_extras
 from gputui.telemetry.host import why_not_visible as host_why_not_visible
+from gputui.telemetry.proc_history import ProcessHistory
 from gputui.telemetry.snapshot import GpuProcess, Snapshot
 from gputui.telemetry.source import Source
 from gputui.textsafe import visible
@@ -40,9 +41,9 @@ from gputui.tui.messages import CardsMatched, DashboardReady, PollFailed, Snapsh
 from gputui.tui.screens.dashboard import CSS_PATHS, DashboardScreen
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.kill import KillScreen
-from gputui.tui.screens.process import NOT_VISIBLE, ProcessScreen
+from gputui.tui.screens.process import NOT_VISIBLE, ExtrasOf, ProcessScreen
 from gputui.tui.widgets.info_bar import HeaderFacts
-from gputui.tui.widgets.process_table import ProcessTable
+from gputui.tui.widgets.process_table import ParentsOf, ProcessTable
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
 
@@ -96,6 +97,8 @@ class GpuTuiApp(App[int]):
         models_path: Path | None = None,
         watch_terminal: bool = False,
         exit_watchdog_s: float | None = None,
+        process_extras: ExtrasOf = read_extras,
+        parents_of: ParentsOf = read_ancestors,
     ) -> None:
         super().__init__()
         if interval <= 0:
@@ -112,6 +115,10 @@ class GpuTuiApp(App[int]):
         self.models_path = models_path
         self.watch_terminal = watch_terminal
         self.exit_watchdog_s = exit_watchdog_s
+        # What the host says about a process beyond the poll: read on demand, real PIDs only.
+        self.process_extras = process_extras
+        self.parents_of = parents_of
+        self.process_history = ProcessHistory()
 
         self.latest_snapshot: Snapshot | None = None
         self._dashboard_stale = False
@@ -234,6 +241,10 @@ class GpuTuiApp(App[int]):
         # A source frozen in time (screenshots, tests) repeats its timestamp: no new history point.
         if previous is None or snap.timestamp != previous.timestamp:
             self.history.add(snap)
+            self.process_history.add(snap)
+        self.dashboard.query_one(ProcessTable).parents_of = (
+            None if snap.simulated else self.parents_of
+        )
         if self._dashboard_visible():
             self._render_dashboard(snap)
         else:
@@ -398,7 +409,17 @@ class GpuTuiApp(App[int]):
             return
         proc = self.dashboard.query_one(ProcessTable).processes.get(str(event.row_key.value))
         if proc is not None:
-            self.push_screen(ProcessScreen(proc, self.why_not_visible))
+            snap = self.latest_snapshot
+            real = snap is not None and not snap.simulated
+            self.push_screen(
+                ProcessScreen(
+                    proc,
+                    self.why_not_visible,
+                    listed_at=snap.timestamp if snap is not None else None,
+                    history=self.process_history.series,
+                    extras=self.process_extras if real else None,
+                )
+            )
 
     def why_not_visible(self, proc: GpuProcess) -> str:
         """Why a listed process has no host details: exited, another namespace, no permission."""
