@@ -20,10 +20,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
+from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import DataTable
@@ -42,6 +43,7 @@ from gputui.tui.screens.dashboard import CSS_PATHS, DashboardScreen
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.kill import KillScreen
 from gputui.tui.screens.process import NOT_VISIBLE, ExtrasOf, ProcessScreen
+from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.info_bar import HeaderFacts
 from gputui.tui.widgets.process_table import ParentsOf, ProcessTable
 
@@ -371,37 +373,46 @@ class GpuTuiApp(App[int]):
     def action_kill(self) -> None:
         if self.readonly or self.screen is not self.dashboard:
             return
-        proc = self.dashboard.query_one(ProcessTable).selected
-        if proc is None:
+        table = self.dashboard.query_one(ProcessTable)
+        procs = table.tagged_processes
+        if not procs:
+            proc = table.selected
+            procs = [proc] if proc is not None else []
+        if not procs:
             self.notify("select a process first", severity="warning")
             return
         snap = self.latest_snapshot
-        ident, refusal = self.kill_policy.check(
-            proc,
+        allowed, refusals = self.kill_policy.check_all(
+            procs,
             simulated=snap is None or snap.simulated,
             listed_at=snap.timestamp if snap is not None else None,
         )
-        if ident is None:
+        if not allowed:
             self.notify(
-                refusal or "cannot signal this process",
+                "\n".join(refusals) or "cannot signal this process",
                 title="kill refused",
                 severity="error",
                 timeout=6,
                 markup=False,
             )
             return
+        idents = [ident for _, ident in allowed]
 
         def done(sig: int | None) -> None:
             if sig is None:
                 return
-            # Re-checked at the moment of signalling: the dialog may have stayed open
-            # while the process exited and its PID went to someone else.
-            sent, message = self.kill_policy.kill(ident, sig)
+            # Re-checked at the moment of signalling, one process at a time: the dialog
+            # may have stayed open while one exited and its PID went to someone else.
+            results = self.kill_policy.kill_all(idents, sig)
+            table.clear_tags()
             self.notify(
-                message, severity="information" if sent else "error", timeout=5, markup=False
+                "\n".join(message for _, message in results),
+                severity="information" if all(sent for sent, _ in results) else "error",
+                timeout=5,
+                markup=False,
             )
 
-        self.push_screen(KillScreen(proc), done)
+        self.push_screen(KillScreen([p for p, _ in allowed], refusals), done)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter or a click on a process row: its full details."""
@@ -420,6 +431,19 @@ class GpuTuiApp(App[int]):
                     extras=self.process_extras if real else None,
                 )
             )
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on a GPU panel selects that GPU: the table shows its processes; again: all."""
+        node: DOMNode | None = event.widget
+        while node is not None and not isinstance(node, GpuPanel):
+            node = node.parent
+        if not isinstance(node, GpuPanel) or self.screen is not self.dashboard:
+            return
+        # Hook: once the device details screen is on main, open it here for node.index.
+        table = self.dashboard.query_one(ProcessTable)
+        table.set_gpu(None if table.gpu_filter == node.index else node.index)
+        which = "every GPU" if table.gpu_filter is None else f"GPU {node.index} only"
+        self.notify(f"processes: {which} (click the GPU again for all)", timeout=3)
 
     def why_not_visible(self, proc: GpuProcess) -> str:
         """Why a listed process has no host details: exited, another namespace, no permission."""
