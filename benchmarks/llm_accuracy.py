@@ -109,7 +109,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, impl: str, caus
     w = torch.matmul(q, k.transpose(2, 3)) * (q.shape[-1] ** -0.5)
     if causal and q.shape[2] > 1:
         s = q.shape[2]
-        mask = torch.full((s, s), float("-inf"), dtype=q.dtype).triu(1)[None, None]
+        # one (seq x seq) mask per sequence, as transformers builds it for eager attention
+        mask = torch.full((q.shape[0], 1, s, s), float("-inf"), dtype=q.dtype).triu(1)
         w = w + mask
     w = (
         F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
@@ -401,7 +402,7 @@ def estimate(name: str, impl: str, mode: str, batch: int, seq: int, new: int) ->
         mode="train" if mode == "lora" else mode,  # type: ignore[arg-type]
         batch_size=batch, seq_len=seq, new_tokens=new, attention=impl,  # type: ignore[arg-type]
         method="lora" if mode == "lora" else "full", precision="fp32", weights="fp32",
-        lora_rank=8, backend="cpu",
+        lora_rank=8, backend="cpu", kv_dtype="fp32",  # the models cache in their own dtype
     )  # fmt: skip
     phase, b = memory(m, wl).breakdown(batch, seq)
     return b.total, phase

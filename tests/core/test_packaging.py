@@ -34,6 +34,8 @@ def test_wheel_carries_catalog_and_scenarios(tmp_path: Path) -> None:
     assert "gputui/_data/catalog/architectures.toml" in names
     assert any(n.startswith("gputui/_data/catalog/cards/") for n in names)
     assert "gputui/telemetry/scenarios/demo.toml" in names
+    assert "gputui/_data/examples/models.toml" in names
+    assert any(n.startswith("gputui/_data/examples/llm/") for n in names)
 
     # Unpacked, the wheel is the installed layout. Run from an unrelated directory,
     # with the unpacked copy first on the path, and check it uses its own data.
@@ -47,6 +49,8 @@ def test_wheel_carries_catalog_and_scenarios(tmp_path: Path) -> None:
         "print(r.catalog_dir())\n"
         "print(len(load_catalog().cards))\n"
         "print(len(SimulatedSource.from_scenario(None, clock=lambda: 5.0).poll().devices))\n"
+        "from gputui.fit.paths import shipped_examples\n"
+        "print(shipped_examples())\n"
     )
     env = {**os.environ, "PYTHONPATH": str(site)}
     out = subprocess.run(
@@ -57,3 +61,4 @@ def test_wheel_carries_catalog_and_scenarios(tmp_path: Path) -> None:
     assert out[1] == str(site / "gputui" / "_data" / "catalog")
     assert int(out[2]) > 20
     assert int(out[3]) >= 2
+    assert out[4] == str(site / "gputui" / "_data" / "examples" / "models.toml")

@@ -131,6 +131,13 @@ def test_first_layer_input_arguments_must_agree(layers: str, head: str, expected
             "input_length: 99999 differs from the input's length 20",
         ),
         ('{ type = "Dense", units = 2, name = 5 }', "[4]", "name: must be a non-empty string"),
+        ('{ type = "Normalization", mean = "x", variance = 1 }', "[4]", "mean: must be a number"),
+        ('{ type = "Normalization", mean = 0, variance = -1 }', "[4]", "variance: must not be"),
+        (
+            '{ type = "PositionEmbedding", sequence_length = 4, initializer = 3 }',
+            "[4, 2]",
+            "initializer:",
+        ),
         ('{ type = "Dense", units = 2, kernel_initializer = 5 }', "[4]", "kernel_initializer:"),
         (
             '{ type = "Conv2DTranspose", filters = 2, kernel_size = 2, padding = "same", output_padding = 0 }',
@@ -190,3 +197,42 @@ def test_control_characters_from_the_file_are_shown_not_sent(
     assert main(["fit", str(bad), "--gpu", "RTX 3090"]) == 2
     err_text = capsys.readouterr().err
     assert "\x1b" not in err_text and "^[[2J" in err_text
+
+
+def test_a_model_without_work_gives_valid_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    path = tmp_path / "m.toml"
+    path.write_text(
+        '[[model]]\nname = "m"\ninput_shape = [1]\nbatch_size = 1\nlayers = [ { type = "Flatten" } ]\n'
+    )
+    for extra in ([], ["--all-cards"]):
+        target = [] if extra else ["--gpu", "RTX 3090"]
+        assert main(["fit", str(path), *target, *extra, "--json"]) in (0, 1)
+        json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(c))
+
+
+@pytest.mark.parametrize(
+    ("layers", "head", "expected"),
+    [
+        (
+            '{ type = "InputLayer", batch_shape = [1, 28, 7] }, { type = "Dense", units = 2 }',
+            "batch_size = 128\n",
+            "layers[0] (InputLayer): batch_shape: fixes the batch at 1, but the model's batch_size is 128",
+        ),
+        (
+            '{ type = "InputLayer", batch_shape = [1, 80, 32], input_shape = [81, 33] }',
+            "batch_size = 1\n",
+            "layers[0] (InputLayer): input_shape: [81, 33] differs from batch_shape [80, 32]",
+        ),
+        (
+            '{ type = "Dense", units = 2, input_shape = [4], batch_size = 0 }',
+            "",
+            "batch_size: must be a positive integer",
+        ),
+    ],
+)
+def test_batch_fixed_by_a_layer_must_agree(layers: str, head: str, expected: str) -> None:
+    assert expected in err(seq(layers, head))

@@ -179,8 +179,3 @@ def test_batchnorm_splits_trainable_and_moving_statistics() -> None:
 def test_trainable_false_moves_params_to_non_trainable() -> None:
     m = one('{ type = "Dense", units = 4, trainable = false }', "[3]")
     assert (m.trainable_params, m.params) == (0, 16)
-
-
-def test_shipped_examples_copy_is_identical() -> None:
-    shipped = ROOT / "src" / "gputui" / "fit" / "examples" / "models.toml"
-    assert shipped.read_bytes() == (ROOT / "examples" / "models.toml").read_bytes()

@@ -44,8 +44,10 @@ class Host(App[None]):
         self.path = path
 
     def on_mount(self) -> None:
-        # A generous budget: these tests assert rows, not speed, and CI machines are noisy.
-        self.push_screen(FitScreen(self.path, budget_s=600.0))
+        # the shipped examples now hold 14 models ranked on 86 cards: on a loaded CI
+        # machine the first pass can exceed the screen's 5 s budget, which is not
+        # what these tests are about (the budget has its own tests in tests/tui)
+        self.push_screen(FitScreen(self.path, budget_s=120.0))
 
 
 async def test_rows_follow_models_gpus_and_free_memory(tmp_path: Path) -> None:

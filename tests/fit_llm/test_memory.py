@@ -166,7 +166,9 @@ def test_cpu_sdpa_math_fallback_only_where_pytorch_takes_it(example) -> None:
     cpu_sdpa = memory(gpt2, wl).peak(2, 512)
     assert cpu_sdpa == memory(gpt2, replace(wl, attention="eager")).peak(2, 512)
     cuda = replace(wl, backend="cuda")
-    assert memory(gpt2, cuda).peak(2, 512) < memory(gpt2, replace(cuda, attention="eager")).peak(2, 512)
+    assert memory(gpt2, cuda).peak(2, 512) < memory(gpt2, replace(cuda, attention="eager")).peak(
+        2, 512
+    )
 
 
 def test_tied_embedding_gradients_are_summed(example) -> None:
@@ -176,3 +178,18 @@ def test_tied_embedding_gradients_are_summed(example) -> None:
     assert "backward, embedding" in names
     llama = example("llama-2-7b")  # untied
     assert "backward, embedding" not in {ph.name for ph in memory(llama, wl).stages[0].phases}
+
+
+@pytest.mark.parametrize(
+    "wl",
+    [
+        Workload(mode="generate", seq_len=3000, new_tokens=100, paged_block=16),
+        Workload(mode="train", method="lora", seq_len=1024, grad_accum=4),
+        Workload(mode="inference", seq_len=512, gpus=2, pp=2, parallel="pp"),
+    ],
+)
+def test_fast_peak_equals_the_breakdown_total(example, wl) -> None:
+    for name in ("llama-3-8b", "gemma-2-9b", "gpt2"):
+        mem = memory(example(name), wl, "9.0")
+        for batch in (1, 3):
+            assert mem.peak(batch, wl.seq_len) == mem.breakdown(batch, wl.seq_len)[1].total

@@ -30,6 +30,9 @@ MODE_CHOICES = ("train", "inference", "generate")
 OPTIMIZER_CHOICES = ("sgd", "momentum", "rmsprop", "adam", "adamw", "adamw_8bit", "sgd_momentum")
 LAYER_OPTIMIZERS = ("sgd", "momentum", "rmsprop", "adam", "adamw")
 DEVICE_CHOICES = ("cuda", "cpu")
+# Exit status when the models fit where they could be checked but an installed GPU that was
+# asked about could not be read: the question was answered only in part.
+EXIT_PARTIAL = 3
 
 
 def register(sub: Any) -> None:
@@ -41,7 +44,8 @@ def register(sub: Any) -> None:
             "Keras-style layer lists or graphs, or a Keras .json / .keras file), the largest "
             "batch that fits and the precision to use. Default models file: ./gputui.toml, "
             "else the user config dir's models.toml, else the shipped examples. Exit 0 when "
-            "every model fits, 1 when one does not, 2 on bad input."
+            "every model fits, 1 when one does not, 2 on bad input, 3 when an installed GPU "
+            "asked about could not be read (listed with its reason)."
         ),
     )
     add_arguments(p)
@@ -193,9 +197,9 @@ def run(args: argparse.Namespace) -> int:
         return run_fit(args, models, header)
     if args.all_cards:
         return _all_cards(args, models, header, path, origin)
-    targets = _targets(args)
+    targets, unavailable = _targets(args)
     from gputui.fit.estimate import check
-    from gputui.fit.report import check_dict, render_check
+    from gputui.fit.report import check_dict, json_safe, render_check
 
     results = [
         check(
@@ -210,21 +214,30 @@ def run(args: argparse.Namespace) -> int:
         for m in models
     ]
     ok = all(_fits_now(r.estimate_for(r.recommended) or r.chosen) for r in results)
+    # 0: every model fits on every GPU asked about; 1: one does not; 3: it fits where it
+    # could be checked, but a GPU asked about could not be read (lost, memory unreadable).
+    code = 1 if not ok else (EXIT_PARTIAL if unavailable else 0)
     if args.json:
         payload = {
             **header,
             "gpus": [_target_json(t) for t in targets],
-            "all_fit": ok,
+            "unavailable_gpus": [
+                {"index": u.index, "name": u.name, "reason": u.reason} for u in unavailable
+            ],
+            "all_fit": ok and not unavailable,
             "models": [check_dict(r) for r in results],
         }
-        print(json.dumps(payload, indent=2, allow_nan=False))
-        return 0 if ok else 1
+        print(json.dumps(json_safe(payload), indent=2, allow_nan=False))
+        return code
     print(f"models: {shown(path)} ({origin})")
     if args.device == "cpu":
         print(
             "backend: cpu (PyTorch's CPU allocator behaviour, tensor memory only: compare with "
             "a CPU measurement; a GPU adds its CUDA context and allocator slack)"
         )
+    for u in unavailable:
+        print()
+        print(f"GPU {u.index}: {u.name}: unavailable, not checked: {u.reason}")
     for t in targets:
         print()
         print(_target_line(t))
@@ -232,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
             if r.target is t:
                 print()
                 print("\n".join(render_check(r, show_layers=args.layers)))
-    return 0 if ok else 1
+    return code
 
 
 def _fits_now(e: Any) -> bool:
@@ -257,7 +270,12 @@ def _target_line(t: Any) -> str:
     return f"GPU {t.index}: {t.name} ({free}{gib(t.memory_total)}, {arch}{card})"
 
 
-def _targets(args: argparse.Namespace) -> list[Any]:
+def _targets(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
+    """The fit targets, and the installed GPUs that cannot be one (with their reasons).
+
+    Every installed GPU is accounted for: an unreadable or lost one is listed with its
+    reason, never silently left out (the exit status then says the answer is partial).
+    """
     from gputui.catalog import load_catalog
     from gputui.errors import UserError
     from gputui.fit.estimate import Target
@@ -266,7 +284,7 @@ def _targets(args: argparse.Namespace) -> list[Any]:
     if args.gpu:
         card = catalog.find(args.gpu)
         arch = catalog.architectures.get(card.architecture)
-        return [Target(card.name, card.memory_bytes, arch, card, card.compute_capability)]
+        return [Target(card.name, card.memory_bytes, arch, card, card.compute_capability)], []
     from gputui.telemetry.source import SourceUnavailable, open_source
 
     try:
@@ -283,17 +301,18 @@ def _targets(args: argparse.Namespace) -> list[Any]:
     if args.index is not None and not any(d.index == args.index for d in snapshot.devices):
         have = ", ".join(str(d.index) for d in snapshot.devices) or "none"
         raise UserError(f"--index {args.index}: no such GPU (NVML indices: {have})")
-    from gputui.fit.targets import targets_from_snapshot
+    from gputui.fit.targets import targets_from_snapshot, unavailable_devices
 
     targets = targets_from_snapshot(snapshot, catalog)
+    unavailable = unavailable_devices(snapshot)
     if args.index is not None:
         targets = [t for t in targets if t.index == args.index]
-    if not targets:
+        unavailable = [u for u in unavailable if u.index == args.index]
+    if not targets and not unavailable:
         raise UserError(
-            "NVML reports no GPU with readable memory; pass --gpu NAME to use a catalog card, "
-            "or --all-cards"
+            "NVML reports no GPU; pass --gpu NAME to use a catalog card, or --all-cards"
         )
-    return targets
+    return targets, unavailable
 
 
 def _all_cards(
@@ -305,7 +324,7 @@ def _all_cards(
     from gputui.errors import UserError
     from gputui.fit.config import shown
     from gputui.fit.estimate import rank_cards
-    from gputui.fit.report import ranking_dict, render_ranking
+    from gputui.fit.report import json_safe, ranking_dict, render_ranking
 
     if args.device != "cuda":
         raise UserError("--all-cards ranks cards as CUDA runs them; use --device cpu with --gpu")
@@ -326,7 +345,7 @@ def _all_cards(
     ok = all(any(r.estimate.fits for r in ranked) for _, ranked in rankings)
     if args.json:
         payload = {**header, "all_fit": ok, "rankings": [ranking_dict(m, r) for m, r in rankings]}
-        print(json.dumps(payload, indent=2, allow_nan=False))
+        print(json.dumps(json_safe(payload), indent=2, allow_nan=False))
         return 0 if ok else 1
     print(f"models: {shown(path)} ({origin})")
     for m, ranked in rankings:

@@ -407,9 +407,16 @@ def run(args: argparse.Namespace) -> int:
         else:
             print("\n".join(render_ranking(model, wl, ranked)))
         return 0 if ok else 1
-    from gputui.commands.fit import _target_line, _targets
+    from gputui.commands.fit import EXIT_PARTIAL, _target_line, _targets
 
-    targets = _targets(args)
+    targets, unavailable = _targets(args)
+    lost_lines = [f"GPU {u.index}: {u.name}: unavailable, not checked: {u.reason}" for u in unavailable]
+    if not targets:  # every GPU asked about is lost or unreadable
+        if args.json:
+            print(json.dumps({**header, "unavailable_gpus": [vars_of(u) for u in unavailable]}, indent=2))
+        else:
+            print("\n".join(lost_lines))
+        return EXIT_PARTIAL
     wl = workload(args, model, _precision_for(targets[0], args.mode or ""))
     results = [estimate(model, wl, t) for t in targets]
     ok = all(e.fits_now for e in results)
@@ -418,15 +425,22 @@ def run(args: argparse.Namespace) -> int:
             **header,
             "model": model_dict(model),
             "workload": workload_dict(wl, model),
-            "all_fit": ok,
+            "all_fit": ok and not unavailable,
+            "unavailable_gpus": [vars_of(u) for u in unavailable],
             "estimates": [estimate_dict(e) for e in results],
         }
         print(json.dumps(payload, indent=2))
     else:
         print("\n".join(render(model, wl, results, [_target_line(t) for t in targets])))
+        if lost_lines:
+            print("\n" + "\n".join(lost_lines))
         for line in _hints(model, wl, results):
             print(line)
-    return 0 if ok else 1
+    return 1 if not ok else (EXIT_PARTIAL if unavailable else 0)
+
+
+def vars_of(u: Any) -> dict[str, Any]:
+    return {"index": u.index, "name": u.name, "reason": u.reason}
 
 
 def _hints(model: Any, wl: Any, results: list[Any]) -> list[str]:

@@ -70,9 +70,9 @@ def run(args: argparse.Namespace) -> int:
         source.close()
 
     if getattr(args, "json", False):
-        from gputui.telemetry.jsonout import snapshot_to_dict
+        from gputui.telemetry.jsonout import snapshot_to_json
 
-        print(json.dumps(snapshot_to_dict(snap), indent=2))
+        print(snapshot_to_json(snap))
         return 0
 
     import shutil

@@ -56,7 +56,7 @@ class Args:
                 raise LayerArgError(key, f"unknown argument (this layer takes: {choices})")
         self.raw = raw
         for key in raw:
-            if key in COSMETIC or key in extra_ok and key.endswith(_COSMETIC_SUFFIXES):
+            if key in COSMETIC or key == "initializer" or key.endswith(_COSMETIC_SUFFIXES):
                 _cosmetic(key, raw[key])
         self.flag("trainable", True)
 
@@ -137,7 +137,7 @@ def _cosmetic(key: str, value: Any) -> None:
         and (isinstance(value, bool) or not isinstance(value, int))
     ):
         raise LayerArgError(key, f"must be an integer, got {value!r}")
-    named = key == "dtype" or key.endswith(_COSMETIC_SUFFIXES)
+    named = key in ("dtype", "initializer") or key.endswith(_COSMETIC_SUFFIXES)
     # a Keras name ("glorot_uniform", "float32") or its serialised config table
     if named and value is not None and not isinstance(value, (str, dict)):
         raise LayerArgError(key, f"must be a name or a config table, got {value!r}")

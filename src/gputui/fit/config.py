@@ -266,7 +266,7 @@ def _model(raw: dict[str, Any], fallback: str, where: str) -> ModelSpec:
             f"{ctx}: attention: must be one of {', '.join(ATTENTION_MODES)}, got {attention!r}"
         )
     if kind == "sequential":
-        network = _sequential(raw, ctx, "", attention)
+        network = _sequential(raw, ctx, "", attention, batch)
         return ModelSpec(name, "sequential", batch, optimizer, mode, network, attention=attention)
     if kind == "functional":
         network = GraphBuilder(ctx, attention).model(raw)
@@ -281,7 +281,7 @@ def _model(raw: dict[str, Any], fallback: str, where: str) -> ModelSpec:
                 raise UserError(
                     f"{ctx}: {part}.{key}: unknown field (allowed: input_shape, layers)"
                 )
-        parts[part] = _sequential(table, ctx, f"{part}.", attention)
+        parts[part] = _sequential(table, ctx, f"{part}.", attention, batch)
     gen, disc = parts["generator"], parts["discriminator"]
     if gen.output_shape != disc.input_shape:
         raise UserError(
@@ -305,7 +305,9 @@ def shape_field(value: Any, ctx: str, field: str) -> tuple[int, ...]:
     return tuple(value)
 
 
-def _sequential(raw: Mapping[str, Any], ctx: str, prefix: str, attention: str) -> Network:
+def _sequential(
+    raw: Mapping[str, Any], ctx: str, prefix: str, attention: str, batch: int
+) -> Network:
     layers = raw.get("layers")
     if not isinstance(layers, list) or not layers:
         raise UserError(f"{ctx}: {prefix}layers: required, a non-empty list of layer tables")
@@ -318,7 +320,7 @@ def _sequential(raw: Mapping[str, Any], ctx: str, prefix: str, attention: str) -
             raise UserError(
                 f'{ctx}: {prefix}layers[{i}]: must be a table like {{ type = "Dense", ... }}'
             )
-    from gputui.fit.layers import declared_input
+    from gputui.fit.layers import declared_batch, declared_input
     from gputui.fit.registry import is_known
 
     def label(i: int) -> str:
@@ -335,8 +337,14 @@ def _sequential(raw: Mapping[str, Any], ctx: str, prefix: str, attention: str) -
             raise UserError(f"{label(i)}: type: must be the first layer")
         try:
             declared = declared_input(layer)
+            fixed = declared_batch(layer)
         except LayerArgError as exc:
             raise UserError(f"{label(i)}: {exc.field}: {exc.reason}") from None
+        if fixed is not None and fixed[1] != batch:
+            raise UserError(
+                f"{label(i)}: {fixed[0]}: fixes the batch at {fixed[1]}, but the model's "
+                f"batch_size is {batch} (leave the batch out, or make them agree)"
+            )
         if declared is None:
             continue
         field, shape = declared

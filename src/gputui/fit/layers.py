@@ -936,29 +936,44 @@ def _shape_arg(value: Any, field: str, skip_batch: bool = False) -> Shape:
 
 
 def declared_input(raw: Mapping[str, Any]) -> tuple[str, Shape] | None:
-    """The input shape a layer table declares (Keras 2 style or InputLayer), with its field."""
+    """The input shape a layer table declares (Keras 2 style or InputLayer), with its field.
+
+    A table may give it more than once (`shape` and Keras 2's `input_shape`); every
+    form must agree, else the disagreement is an error naming both fields.
+    """
     kind = raw.get("type")
-    if kind == "InputLayer":
-        if "shape" in raw:
-            return "shape", _shape_arg(raw["shape"], "shape")
-        if "batch_shape" in raw:
-            return "batch_shape", _shape_arg(raw["batch_shape"], "batch_shape", skip_batch=True)
-        if "batch_input_shape" in raw:
-            return "batch_input_shape", _shape_arg(
-                raw["batch_input_shape"], "batch_input_shape", skip_batch=True
+    found: list[tuple[str, Shape]] = []
+    fields = ("shape", "batch_shape", "input_shape", "batch_input_shape")
+    for field in fields if kind == "InputLayer" else fields[2:]:
+        if field in raw:
+            found.append(
+                (field, _shape_arg(raw[field], field, skip_batch=field.startswith("batch")))
             )
-        return None
-    if "input_shape" in raw:
-        return "input_shape", _shape_arg(raw["input_shape"], "input_shape")
-    if "batch_input_shape" in raw:
-        return "batch_input_shape", _shape_arg(
-            raw["batch_input_shape"], "batch_input_shape", skip_batch=True
-        )
     if "input_dim" in raw and kind != "Embedding":
         dim = raw["input_dim"]
         if isinstance(dim, bool) or not isinstance(dim, int) or not 0 < dim <= MAX_DIM:
             raise LayerArgError("input_dim", f"must be a positive integer, got {dim!r}")
-        return "input_dim", (dim,)
+        found.append(("input_dim", (dim,)))
+    for field, shape in found[1:]:
+        if shape != found[0][1]:
+            raise LayerArgError(
+                field, f"{list(shape)} differs from {found[0][0]} {list(found[0][1])}"
+            )
+    return found[0] if found else None
+
+
+def declared_batch(raw: Mapping[str, Any]) -> tuple[str, int] | None:
+    """A batch size the layer fixes (the first entry of batch_shape, Keras 2's batch_size)."""
+    for field in ("batch_shape", "batch_input_shape"):
+        value = raw.get(field)
+        first = value[0] if isinstance(value, list) and value else None
+        if isinstance(first, int) and not isinstance(first, bool):
+            return field, first
+    size = raw.get("batch_size")
+    if size is not None:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise LayerArgError("batch_size", f"must be a positive integer, got {size!r}")
+        return "batch_size", size
     return None
 
 
@@ -966,7 +981,7 @@ def input_layer(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     a = Args(
         raw,
         {"shape", "batch_shape", "batch_input_shape", "sparse", "ragged", "input_tensor"}
-        | {"optional"},
+        | {"optional", "input_shape"},
         frozenset(),
     )
     for name in ("sparse", "ragged", "optional"):

@@ -159,6 +159,16 @@ def normalization(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     given = a.has("mean"), a.has("variance")
     if given[0] != given[1]:
         raise LayerArgError("mean" if not given[0] else "variance", "mean and variance go together")
+    for name in ("mean", "variance"):
+        value = a.get(name)
+        items = value if isinstance(value, list) else [value]
+        if a.has(name) and not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            for v in items
+        ):
+            raise LayerArgError(name, f"must be a number or a list of numbers, got {value!r}")
+        if name == "variance" and a.has(name) and any(v < 0 for v in items):
+            raise LayerArgError(name, "must not be negative")
     el = _prod(shape)
     kept = _prod(tuple(shape[x] for x in axes))
     # without mean/variance: adapt() state as non-trainable weights (mean, variance, count)

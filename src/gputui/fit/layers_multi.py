@@ -340,8 +340,10 @@ def multi_head_attention(
         drop = 2 * maps if rate > 0 else 0
         if rate > 0:
             saved += [Saved(maps, "mask"), Saved(maps)]
-        # the raw scores exist until softmax has run; the query before its scaling
-        transient = maps + q_el + o_el
+        # while it runs: the raw scores (until softmax has run), the projections' own
+        # outputs (the call still holds them next to einsum's copies), the scaled
+        # query, and the heads before they are merged
+        transient = maps + qkv + q_el + o_el
         everything = qkv + maps + o_el + drop
         # backward, op by op: output projection; probs @ v (the merged heads' copy
         # is gone); dropout; softmax (v and the dropped copy are gone); q @ k^T (the

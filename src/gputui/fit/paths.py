@@ -25,8 +25,10 @@ Warn = Callable[[str], None]
 
 
 def shipped_examples() -> Path:
-    """The example models inside the package (a copy of the repository's examples/models.toml)."""
-    return Path(__file__).resolve().parent / "examples" / "models.toml"
+    """The example models shipped with gputui (examples/models.toml, carried in the wheel)."""
+    from gputui.resources import examples_dir
+
+    return examples_dir() / "models.toml"
 
 
 def user_models_file() -> Path:

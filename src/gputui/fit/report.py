@@ -6,6 +6,7 @@ JSON field names and meanings are documented in docs/fit.md; bump
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from gputui.fit.config import ModelSpec, Network
@@ -448,3 +449,15 @@ def render_ranking(
                 f"(launch price ${r.card.launch_price_usd:,.0f})"
             )
     return lines
+
+
+def json_safe(value: Any) -> Any:
+    """`value` with every non-finite float as null: JSON has no infinity (a model with no
+    work has an unbounded samples/s), and `json.dumps(allow_nan=False)` would raise."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value

@@ -308,7 +308,11 @@ class GpuTuiApp(App[int]):
         snap = self.latest_snapshot
         host = self.hostname
         if host is None:
-            host = snap.host.hostname if snap is not None and snap.host else socket.gethostname()
+            host = (
+                snap.host.hostname
+                if snap is not None and snap.host
+                else visible(socket.gethostname())
+            )
         self.dashboard.show_header(
             HeaderFacts(
                 hostname=host,

@@ -42,7 +42,7 @@ from gputui.fit.estimate import ModelCheck, PrecisionEstimate, Ranked, Target, c
 from gputui.fit.paths import resolve_models_path
 from gputui.fit.report import batch_text, bound_text, flops_text, gib, layer_dict
 from gputui.fit.roofline import Profile
-from gputui.fit.targets import targets_from_snapshot
+from gputui.fit.targets import Unavailable, targets_from_snapshot, unavailable_reason
 from gputui.telemetry.snapshot import DeviceSnapshot, Snapshot
 from gputui.textsafe import visible
 
@@ -94,35 +94,12 @@ def short_gpu_name(name: str) -> str:
     return name
 
 
-@dataclass(frozen=True, slots=True)
-class Unavailable:
-    """An installed GPU no model can be placed on, and why."""
-
-    index: int
-    name: str
-    reason: str
-
-
-def unavailable_reason(dev: DeviceSnapshot) -> str | None:
-    """Why `dev` cannot be a fit target now (lost, no data, memory unreadable), or None."""
-    if dev.failed is not None:
-        return dev.failed
-    sample = dev.sample
-    if sample is None:
-        return "no data from this GPU"
-    if (sample.memory_total or dev.info.memory_total) is None:
-        if "memory_total" in dev.unsupported:
-            return "it does not report its memory (NotSupported)"
-        return "its memory could not be read"
-    return None
-
-
 def split_devices(snapshot: Snapshot) -> tuple[Snapshot, list[Unavailable]]:
     """The snapshot with only usable GPUs, and the others with their reasons."""
     usable: list[DeviceSnapshot] = []
     lost: list[Unavailable] = []
     for dev in snapshot.devices:
-        reason = unavailable_reason(dev)
+        reason = unavailable_reason(dev)  # shared with `gputui fit` (fit/targets.py)
         if reason is None:
             usable.append(dev)
         else:

@@ -115,13 +115,10 @@ def layer_acts(
     roles = {lin.role for lin in linears}
     q, kv, vd = cfg.q_dim / tp, (cfg.kv_dim if cfg.mla is None else cfg.q_dim) / tp, cfg.v_dim / tp
     heads = cfg.num_heads / tp
-    # PyTorch's CPU sdpa falls back to its math path, which materializes the probabilities
-    # like eager attention, with dropout in training and for strided q/k (views of the
-    # projections: models without RoPE, whose q and k are never copied)
+    # PyTorch's CPU sdpa has no fused kernel with dropout: training with attention dropout
+    # falls back to the math path, which materializes the probabilities like eager attention
     eager = wl.attention == "eager" or (
-        wl.backend == "cpu"
-        and wl.attention == "sdpa"
-        and ((wl.training and cfg.attention_dropout > 0) or cfg.learned_positions > 0)
+        wl.backend == "cpu" and wl.training and cfg.attention_dropout > 0
     )
     repeat = eager and cfg.mla is None and cfg.num_kv_heads < cfg.num_heads
     dropout_attn = wl.training and cfg.attention_dropout > 0
@@ -178,11 +175,13 @@ def layer_acts(
         # the probabilities' gradient and the softmax backward's output (fp32 in Llama's path)
         attn_bwd = attn_bwd + Acts(0, heads * ((a + 8) if fp32_softmax else 2 * a))
     stream = d.stream * h
-    attn_fwd = Acts(stream * 2 + a * (q + 2 * kv) + a * (q + kv) + a * vd)
+    rope = a * (q + kv) if not cfg.learned_positions else 0.0  # q and k after RoPE
+    attn_fwd = Acts(stream * 2 + a * (q + 2 * kv) + rope + a * vd)
     if eager:
         probs = ((a + 8) if a < 4 else 8) if fp32_softmax else 2 * a  # scores, (fp32 copy,) softmax
         attn_fwd = attn_fwd + Acts(a * (2 * q if repeat else 0), heads * probs)
-        attn_fwd = attn_fwd + Acts(0, a)  # the causal mask, one (seq x seq) per sequence
+        if cfg.decoder:
+            attn_fwd = attn_fwd + Acts(0, a)  # the causal mask, one (seq x seq) per sequence
     mlp_fwd = Acts(stream * 2 + _mlp_forward(cfg, a, moe, tp, inter))
     return LayerActs(Acts(saved, sq), (attn_bwd, Acts(mlp_bwd)), (attn_fwd, mlp_fwd))
 

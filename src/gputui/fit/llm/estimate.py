@@ -84,7 +84,22 @@ class Memory:
         return best
 
     def peak(self, batch: int, seq: int) -> int:
-        return self.breakdown(batch, seq)[1].total
+        """breakdown(batch, seq)[1].total without building the breakdowns (searches call it often)."""
+        best = 0
+        for sm in self.stages:
+            for ph in sm.phases:
+                p = sm.parts(ph, batch, seq)
+                tensor = (
+                    math.ceil(p.weights)
+                    + math.ceil(p.gradients)
+                    + math.ceil(p.optimizer_state)
+                    + math.ceil(p.activations)
+                    + math.ceil(p.kv_cache)
+                    + math.ceil(p.workspace)
+                    + self.library
+                )
+                best = max(best, tensor + self.cuda_context + int(tensor * self.slack))
+        return best
 
     def max_batch(self, limit: int, seq: int) -> int:
         """The largest batch whose peak is within `limit` (every phase is affine in the batch)."""

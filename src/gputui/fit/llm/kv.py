@@ -56,8 +56,12 @@ def kv_cache_bytes(
         return 0
     values = values_per_token(cfg, mla_cache, tp)
     bits = kv_bits(dtype)
+    span = layers if layers is not None else range(cfg.num_layers)
+    if cfg.sliding_window is None:  # every layer caches the same tokens
+        total_values = values * cached_tokens(cfg, 0, context, paged_block) * len(span)
+        return math.ceil(total_values * bits / 8) * batch
     total_values = 0
-    for layer in layers if layers is not None else range(cfg.num_layers):
+    for layer in span:
         total_values += values * cached_tokens(cfg, layer, context, paged_block)
     return math.ceil(total_values * bits / 8) * batch
 
