@@ -322,6 +322,13 @@ async def test_demo_processes_have_no_environment_read() -> None:
         assert "simulated process" in plain(app.screen.query_one("#process-env", Static))
 
 
+async def drawn(pilot: Any, table: ProcessTable) -> None:
+    """A click lands on what was last drawn: wait for the table's frame to be on screen."""
+    await wait_for(pilot, lambda: table.settled)
+    await pilot.pause(0.05)
+    await pilot.pause()
+
+
 # -- mouse ----------------------------------------------------------------------------------
 
 
@@ -331,14 +338,19 @@ async def test_click_header_sorts_click_row_selects_and_again_opens_details() ->
         table = app.dashboard.query_one(ProcessTable)
         await wait_for(pilot, lambda: table.row_count == 3)
         x = sum(c.get_render_width(table) for c in list(table.columns.values())[:2])
+        await drawn(pilot, table)
         # PID header: one click sorts by PID ascending, a second reverses it.
         await pilot.click(table, offset=(x - 3, 1))
-        assert table.sort_column == "pid" and not table.sort_reverse
+        await wait_for(pilot, lambda: table.sort_column == "pid")
+        assert not table.sort_reverse
+        await drawn(pilot, table)
         assert [pid for pid, _ in commands(table)] == ["1001", "1002", "1003"]
         await pilot.click(table, offset=(x - 3, 1))
-        assert table.sort_reverse
+        await wait_for(pilot, lambda: table.sort_reverse)
+        await drawn(pilot, table)
         assert [pid for pid, _ in commands(table)] == ["1003", "1002", "1001"]
         await pilot.click(table, offset=(x - 3, 4))  # the third row
+        await drawn(pilot, table)
         assert table.selected is not None and table.selected.pid == 1001
         assert app.screen is app.dashboard
         await pilot.click(table, offset=(x - 3, 4))  # the selected row again: its details
@@ -369,8 +381,10 @@ async def test_click_on_a_gpu_selects_it_and_again_shows_all() -> None:
         table = app.dashboard.query_one(ProcessTable)
         await wait_for(pilot, lambda: table.row_count == 3)
         panel = app.dashboard.query_one("#gpu-1", GpuPanel)
+        await drawn(pilot, table)
         await pilot.click(panel, offset=(2, 1))
         await wait_for(pilot, lambda: table.row_count == 2)
+        await drawn(pilot, table)
         assert {p.gpu_index for p in table.processes.values()} == {1}
         await pilot.click(panel, offset=(2, 1))
         await wait_for(pilot, lambda: table.row_count == 3)

@@ -77,7 +77,10 @@ class GpuTuiApp(App[int]):
         ("r", "reverse the sort order"),
         ("/", "filter processes by text"),
         ("enter", "all details of the selected process"),
+        ("t", "processes as a tree under their parents / flat"),
+        ("space", "tag / untag the process (k signals all tagged)"),
         ("k", "kill the selected process (asks first)"),
+        ("mouse", "click a header: sort; a row: select (again: details); a GPU: its processes"),
         ("tab / shift+tab", "move between panels"),
         ("c", "GPU catalog"),
         ("f", "will my model fit?"),
@@ -371,7 +374,7 @@ class GpuTuiApp(App[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            keys = [k for k in self.HELP_KEYS if not (self.readonly and k[0] == "k")]
+            keys = [k for k in self.HELP_KEYS if not (self.readonly and k[0] in ("k", "space"))]
             self.push_screen(HelpScreen(keys))
 
     def action_kill(self) -> None:
