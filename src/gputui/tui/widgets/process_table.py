@@ -182,8 +182,9 @@ class ProcessTable(DataTable[Any]):
     BINDINGS = [
         Binding("home", "first_row", "First", show=False),
         Binding("end", "last_row", "Last", show=False),
-        Binding("t", "toggle_tree", "Tree"),
-        Binding("space", "toggle_tag", "Tag"),
+        # Listed in help (?), not the footer: at 80 columns they would push Kill and Quit out.
+        Binding("t", "toggle_tree", "Tree", show=False),
+        Binding("space", "toggle_tag", "Tag", show=False),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -389,6 +390,8 @@ class ProcessTable(DataTable[Any]):
         self.tree_view = not self.tree_view
         if self.tree_view:
             self._ask_parents()
+            if self.parents_of is None:
+                self.notify("tree view: demo processes have no parents to show", timeout=4)
         self._apply()
 
     def action_toggle_tag(self) -> None:
