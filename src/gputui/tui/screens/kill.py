@@ -20,6 +20,8 @@ from textual.widgets import Button, Label, Static
 from gputui.telemetry.snapshot import GpuProcess
 from gputui.tui import formatting as fmt
 
+LIST_MAX = 12
+
 
 class KillScreen(ModalScreen[int | None]):
     """Dismisses with the signal number to send, or None to cancel."""
@@ -49,11 +51,17 @@ class KillScreen(ModalScreen[int | None]):
             details.append(f"GPU      {p.gpu_index} ({p.type}, {fmt.size(p.gpu_memory)})\n")
             details.append(f"command  {p.command or fmt.NA}")
             return details
-        for p in self.procs:
+        # One line per process (commands cut with an ellipsis), at most LIST_MAX of them.
+        details = Text(no_wrap=True, overflow="ellipsis")
+        for p in self.procs[:LIST_MAX]:
             details.append(f"PID {p.pid:<8} {p.user or fmt.NA:<10} GPU {p.gpu_index}  ")
             details.append(f"{p.command or fmt.NA}\n")
-        for line in self.refused:
+        if len(self.procs) > LIST_MAX:
+            details.append(f"and {len(self.procs) - LIST_MAX} more\n")
+        for line in self.refused[:LIST_MAX]:
             details.append(f"not sent: {line}\n", style="bold")
+        if len(self.refused) > LIST_MAX:
+            details.append(f"and {len(self.refused) - LIST_MAX} more not sent\n", style="bold")
         details.rstrip()
         return details
 
@@ -65,7 +73,8 @@ class KillScreen(ModalScreen[int | None]):
         )
         with Vertical(id="kill-dialog"):
             yield Label(title, id="kill-title")
-            yield Static(self._details(), id="kill-details")
+            single = len(self.procs) == 1 and not self.refused
+            yield Static(self._details(), id="kill-details", classes="" if single else "list")
             with Horizontal(id="kill-buttons"):
                 yield Button("SIGTERM (t)", id="term", variant="warning")
                 yield Button("SIGKILL (K)", id="kill", variant="error")
