@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gputui.fit.config import ModelSpec, Network, load_models
+from gputui.fit.config import ModelSpec, Network, layer_models, load_models
 from gputui.fit.graph import Node, Ref
 from gputui.fit.memory import model_phases, peak
 from gputui.fit.precision import policy
@@ -658,7 +658,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = ap.parse_args(argv)
     torch.set_num_threads(max(1, torch.get_num_threads()))
-    models = [m for m in load_models(args.models) if not args.model or m.name in args.model]
+    models = [
+        m for m in layer_models(load_models(args.models)) if not args.model or m.name in args.model
+    ]  # measured in PyTorch from the layer lists; transformers have their own benchmark
     rows = []
     for m in models:
         big = m.flops * 3 > 5e9

@@ -16,7 +16,8 @@ encoder: embedding, 12/24 x [attention, add, norm, GELU FFN, add, norm], QA head
 Adam as run_squad's BertAdam). Llama 3 8B is read by the LLM importer from
 examples/llm/llama-3-8b.json and timed by fit.roofline.llm_speed with the GGUF sizes
 the source reports. The baseline column is what gputui estimated before the roofline
-(FLOPs at 40 % of peak; for LLMs fit.llm's own speed).
+(FLOPs at 40 % of peak; for LLMs fit.llm's own speed before it moved onto the
+roofline, kept below as `old_llm_speed`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from gputui.catalog import load_catalog
 from gputui.catalog.models import Architecture, Card
@@ -36,7 +38,7 @@ from gputui.fit import roofline
 from gputui.fit.config import ModelSpec, load_keras_model, parse_models
 from gputui.fit.estimate import EFFICIENCY, _speed_at
 from gputui.fit.importers.hf import load_path
-from gputui.fit.llm.estimate import speed as llm_code_speed
+from gputui.fit.llm.estimate import gemm_shapes
 from gputui.fit.llm.model import TransformerModel
 from gputui.fit.llm.workload import Workload
 from gputui.fit.precision import has_tensor
@@ -52,7 +54,7 @@ RESNET50 = ROOT / "tests" / "fixtures" / "keras" / "resnet50.json"
 LLAMA3_CONFIG = ROOT / "examples" / "llm" / "llama-3-8b.json"
 
 
-def llama_shape() -> tuple[TransformerModel, dict[str, int]]:
+def llama_shape() -> tuple[TransformerModel, dict[str, Any]]:
     model = load_path(LLAMA3_CONFIG)
     cfg = model.config
     return model, {
@@ -60,6 +62,7 @@ def llama_shape() -> tuple[TransformerModel, dict[str, int]]:
         "n_layers": cfg.num_layers,
         "kv_bytes_per_token": 2 * cfg.num_layers * cfg.kv_dim * 2,  # K and V, fp16 cache
         "attention_flops_per_token_pair": 4 * cfg.num_layers * cfg.q_dim,
+        "gemm_shapes": gemm_shapes(model),
     }
 
 
@@ -134,6 +137,50 @@ def run_precision(row: dict[str, str], card: Card, arch: Architecture | None) ->
     return p
 
 
+# fit.llm's own speed before it moved onto fit.roofline (kept here as the baseline).
+OLD_LLM_COMPUTE_EFFICIENCY = 0.4
+OLD_LLM_BANDWIDTH_EFFICIENCY = 0.8
+OLD_LLM_LAUNCH_S = 10e-6  # per layer
+
+
+def old_llm_speed(
+    model: TransformerModel, wl: Workload, card: Card, batch: int
+) -> tuple[float | None, float | None]:
+    """(prefill, decode) tokens/s as fit.llm computed them before the roofline: prefill by
+    FLOPs at 40 % of the tensor peak, decode by the weights and cache read per step at
+    80 % of the bandwidth, plus 10 us per layer."""
+    from gputui.fit.llm.formats import weight_format
+    from gputui.fit.llm.kv import kv_cache_bytes
+    from gputui.fit.llm.weights import block_weight_bytes
+
+    cfg, lay = model.config, model.layout
+    fmt = weight_format(wl.weights)
+    tflops = (
+        card.tensor_tflops(fmt.tensor_key)
+        or card.tensor_tflops("bf16")
+        or card.tensor_tflops("fp16")
+        or card.fp32_tflops
+    )
+    active = lay.params - (0 if cfg.tie_word_embeddings else lay.token_embedding)
+    seq = wl.seq_len
+    attn = 2 * seq * seq * cfg.q_dim * cfg.num_layers * 0.5
+    launch = cfg.num_layers * OLD_LLM_LAUNCH_S
+    prefill = decode = None
+    if tflops:
+        peak = tflops * 1e12 * OLD_LLM_COMPUTE_EFFICIENCY
+        prefill = batch * seq / (batch * (2 * active * seq + 2 * attn) / peak + launch)
+    bw = card.memory_bandwidth_gbs
+    if bw:
+        weights = sum(block_weight_bytes(b, fmt) * b.count for b in lay.blocks)
+        weights += lay.lm_head * fmt.dense_bytes
+        ctx = seq + max(1, wl.new_tokens) // 2
+        kv = kv_cache_bytes(cfg, ctx, batch, wl.kv_dtype)
+        t_mem = (weights + kv) / (bw * 1e9 * OLD_LLM_BANDWIDTH_EFFICIENCY)
+        t_cmp = 2 * active * batch / (tflops * 1e12 * OLD_LLM_COMPUTE_EFFICIENCY) if tflops else 0.0
+        decode = batch / (max(t_mem, t_cmp) + launch)
+    return prefill, decode
+
+
 def baseline(
     row: dict[str, str], card: Card, arch: Architecture | None, models: dict[str, ModelSpec]
 ) -> float | None:
@@ -150,8 +197,8 @@ def baseline(
             new_tokens=1 if prefill else 512,
             weights=fmt,
         )
-        s = llm_code_speed(LLAMA_MODEL, work, card, int(row["batch"]))
-        return s.prefill_tokens_per_s if prefill else s.decode_tokens_per_s
+        pre, dec = old_llm_speed(LLAMA_MODEL, work, card, int(row["batch"]))
+        return pre if prefill else dec
     prec = run_precision(row, card, arch)
     found = rate(card, arch, prec)
     if found.tflops is None:

@@ -2,10 +2,12 @@
 
 Prints figures; asserts nothing (timings on a shared 2-core box are noise for tests).
 
-1. refresh: median wall and CPU time from handing the app a new Snapshot to the
-   frame being rendered (apply_snapshot, let Textual settle layout and idle
-   work, then render the full frame through the compositor), for 1, 8 and 16
-   GPUs with 50 processes whose values change every tick.
+1. refresh: median CPU per refresh split into poll (the source, in the
+   worker thread), diff (apply_snapshot: widgets take the new values) and
+   render (Textual settling messages and idle work, layout and the full
+   frame through the compositor, Textual's own screen update included),
+   plus widget refreshes and layout passes per tick, for 1, 8 and 16 GPUs
+   with 50 processes whose values change every tick.
 2. idle cost: the real `gputui --demo` (8 GPUs) in a tmux pane at the default
    1 s interval: CPU % of one core and CPU seconds per minute over a window,
    from /proc via psutil, plus resident memory. Falls back to a headless run
@@ -30,6 +32,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import psutil
+from textual.widget import Widget
 
 from gputui.resources import scenarios_dir
 from gputui.telemetry.simulated import SimulatedSource
@@ -87,7 +90,36 @@ def synthetic(base: Snapshot, n_gpus: int, n_procs: int, tick: int) -> Snapshot:
     )
 
 
-async def refresh_cost(n_gpus: int, n_procs: int, ticks: int) -> tuple[float, float]:
+class RefreshCounter:
+    """Counts Widget.refresh calls per widget class, and how many asked for a layout pass."""
+
+    def __init__(self) -> None:
+        self.by_class: dict[str, int] = {}
+        self.layouts = 0
+        self._orig = Widget.refresh
+
+    def __enter__(self) -> RefreshCounter:
+        counter, orig = self, self._orig
+
+        def counting(widget: Widget, *args: object, **kw: object) -> object:
+            name = type(widget).__name__
+            counter.by_class[name] = counter.by_class.get(name, 0) + 1
+            if kw.get("layout"):
+                counter.layouts += 1
+            return orig(widget, *args, **kw)  # type: ignore[arg-type]
+
+        Widget.refresh = counting  # type: ignore[assignment,method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        Widget.refresh = self._orig  # type: ignore[method-assign]
+
+
+async def refresh_cost(n_gpus: int, n_procs: int, ticks: int) -> dict[str, float | str]:
+    """Median UI-thread CPU ms per refresh: diff (apply_snapshot) and render (settle + frame).
+
+    thread_time, not process_time: the fit line's estimate worker must not count as the UI's.
+    """
     base = SimulatedSource.from_scenario(
         scenarios_dir() / "demo-8gpu.toml", clock=lambda: 600.0
     ).poll()
@@ -97,23 +129,49 @@ async def refresh_cost(n_gpus: int, n_procs: int, ticks: int) -> tuple[float, fl
         source, interval=3600.0, clock=lambda: "12:00:00", hostname="bench", card_lookup=None
     )
     walls: list[float] = []
-    cpus: list[float] = []
+    diffs: list[float] = []
+    renders: list[float] = []
+    counter = RefreshCounter()
     async with app.run_test(size=(120, 40)) as pilot:
         while app.latest_snapshot is None:
             await pilot.pause(0.01)
         await pilot.pause(0.1)
-        for tick in range(1, ticks + 1):
-            snap = synthetic(base, n_gpus, n_procs, tick)
-            source.snap = snap
-            w0, c0 = time.perf_counter(), time.process_time()
-            await app.apply_snapshot(snap)
-            await pilot.pause()  # messages, idle work (table column widths), layout
-            screen = app.screen
-            screen._refresh_layout(app.size)  # noqa: SLF001 - force the frame now, not at the next 60 Hz tick
-            screen._compositor.render_update(full=True)  # noqa: SLF001
-            walls.append(time.perf_counter() - w0)
-            cpus.append(time.process_time() - c0)
-    return statistics.median(walls) * 1000, statistics.median(cpus) * 1000
+        with counter:
+            for tick in range(1, ticks + 1):
+                snap = synthetic(base, n_gpus, n_procs, tick)
+                source.snap = snap
+                w0, c0 = time.perf_counter(), time.thread_time()
+                await app.apply_snapshot(snap)  # diff: widgets take the new values
+                c1 = time.thread_time()
+                await pilot.pause()  # messages, idle work (table column widths), the frame
+                screen = app.screen
+                screen._refresh_layout(app.size)  # noqa: SLF001 - force the frame now, not at the next 60 Hz tick
+                screen._compositor.render_update(full=True)  # noqa: SLF001
+                walls.append(time.perf_counter() - w0)
+                diffs.append(c1 - c0)
+                renders.append(time.thread_time() - c1)
+    top = sorted(counter.by_class.items(), key=lambda kv: -kv[1])[:5]
+    return {
+        "wall_ms": statistics.median(walls) * 1000,
+        "diff_ms": statistics.median(diffs) * 1000,
+        "render_ms": statistics.median(renders) * 1000,
+        "refreshes": sum(counter.by_class.values()) / ticks,
+        "layouts": counter.layouts / ticks,
+        "top": " ".join(f"{k}:{v / ticks:.1f}" for k, v in top),
+    }
+
+
+def poll_cost(polls: int) -> float:
+    """Median CPU ms of one poll of the simulated 8-GPU source with host enrichment (the worker's half)."""
+    source = SimulatedSource.from_scenario(scenarios_dir() / "demo-8gpu.toml")
+    source.poll()
+    cpus = []
+    for _ in range(polls):
+        c0 = time.process_time()
+        source.poll()
+        cpus.append(time.process_time() - c0)
+    source.close()
+    return statistics.median(cpus) * 1000
 
 
 def _tmux(*args: str) -> str:
@@ -200,11 +258,18 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, textual {__import__('textual').__version__}"
     )
-    print("\n1. one refresh (apply snapshot + settle + full frame), 120x40, 50 processes")
-    print("   GPUs  median wall ms  median CPU ms")
+    print("\n1. one refresh, 120x40, 50 processes: CPU ms split into poll (worker thread),")
+    print("   diff (apply_snapshot: widgets take new values) and render (settle, layout, frame)")
+    print(
+        f"   poll (simulated 8 GPUs + host; NVML: benchmarks/poll.py): {poll_cost(args.ticks):.1f} ms"
+    )
+    print("   GPUs  wall ms  diff ms  render ms  refreshes/tick  layouts/tick  most refreshed")
     for n in (1, 8, 16):
-        wall, cpu = asyncio.run(refresh_cost(n, 50, args.ticks))
-        print(f"   {n:>4}  {wall:>14.1f}  {cpu:>13.1f}")
+        r = asyncio.run(refresh_cost(n, 50, args.ticks))
+        print(
+            f"   {n:>4}  {r['wall_ms']:>7.1f}  {r['diff_ms']:>7.1f}  {r['render_ms']:>9.1f}"
+            f"  {r['refreshes']:>14.1f}  {r['layouts']:>12.1f}  {r['top']}"
+        )
 
     print("\n2. steady state at the default 1 s interval, 8 simulated GPUs")
     if not args.skip_tmux and shutil.which("tmux") and GPUTUI.exists():

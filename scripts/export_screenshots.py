@@ -25,6 +25,7 @@ from gputui.tui import fit_screen
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.cards import catalog_labels
 from gputui.tui.demo import demo_app
+from gputui.tui.device_screen import DeviceScreen
 from gputui.tui.fit_screen import FitScreen
 from gputui.tui.kill import KillPolicy
 from gputui.tui.screens.help import HelpScreen
@@ -54,6 +55,14 @@ SCENES = (
     Scene("kill-dialog", (120, 40), keys=("k",), wait_for_screen=KillScreen),
     Scene("help", (120, 40), keys=("question_mark",), wait_for_screen=HelpScreen),
     Scene("process-details", (120, 40), keys=("enter",), wait_for_screen=ProcessScreen),
+    # tab from the process table: the GPU list, then GPU 0; enter opens its details
+    Scene(
+        "device-details-mig",
+        (130, 45),
+        scenario="mig.toml",
+        keys=("tab", "tab", "enter"),
+        wait_for_screen=DeviceScreen,
+    ),
     Scene("fit", (120, 40), keys=("f",), wait_for_screen=FitScreen),
     Scene("fit-80x24", (80, 24), keys=("f",), wait_for_screen=FitScreen),
     Scene("fit-faults", (120, 40), scenario="faults.toml", keys=("f",), wait_for_screen=FitScreen),

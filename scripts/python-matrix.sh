@@ -42,6 +42,7 @@ find_python() {
 }
 
 binary=(--only-binary psutil --only-binary pydantic-core)
+suites=()
 failed=()
 summary=()
 for v in "${pythons[@]}"; do
@@ -53,7 +54,7 @@ for v in "${pythons[@]}"; do
       failed+=("$v $res: install"); continue
     fi
     versions=$("$uv" pip list -p "$venv/bin/python" 2>/dev/null \
-      | awk 'tolower($1) ~ /^(textual|nvidia-ml-py|psutil|pydantic|platformdirs|tomli)$/ {printf "%s=%s ", $1, $2}')
+      | awk 'tolower($1) ~ /^(textual|nvidia-ml-py|psutil|pydantic|platformdirs|tomli|prometheus-client)$/ {printf "%s=%s ", $1, $2}')
     if (cd "$tmp" && "$venv/bin/gputui" --version >/dev/null \
         && "$venv/bin/gputui" snapshot --demo >/dev/null \
         && "$venv/bin/gputui" catalog match "NVIDIA GeForce RTX 3090" >/dev/null \
@@ -67,14 +68,25 @@ for v in "${pythons[@]}"; do
       tvenv="$tmp/tvenv-$v-$res"
       "$uv" venv -q --seed -p "$py" "$tvenv"
       "$uv" pip install -q -p "$tvenv/bin/python" --resolution "$res" "${binary[@]}" -e "$repo[test]"
-      echo "python-matrix: test suite on Python $v, $res versions:"
-      "$uv" pip list -p "$tvenv/bin/python" 2>/dev/null \
-        | awk 'tolower($1) ~ /^(textual|nvidia-ml-py|psutil|pydantic|platformdirs|tomli|pytest|pytest-asyncio|pytest-textual-snapshot|hypothesis)$/ {printf "  %s %s\n", $1, $2}'
-      if ! (cd "$repo" && "$tvenv/bin/python" -m pytest -q -p no:cacheprovider); then
-        failed+=("$v $res: tests")
-      fi
+      log="$tmp/tests-$v-$res.log"
+      {
+        echo "python-matrix: test suite on Python $v, $res versions:"
+        "$uv" pip list -p "$tvenv/bin/python" 2>/dev/null \
+          | awk 'tolower($1) ~ /^(textual|nvidia-ml-py|psutil|pydantic|platformdirs|tomli|prometheus-client|pytest|pytest-asyncio|pytest-textual-snapshot|hypothesis)$/ {printf "  %s %s\n", $1, $2}'
+      } > "$log"
+      # The two corner suites run side by side (one per core), to keep CI short.
+      (cd "$repo" && exec "$tvenv/bin/python" -m pytest -q -p no:cacheprovider) >> "$log" 2>&1 &
+      suites+=("$!:$v $res:$log")
     fi
   done
+done
+for suite in "${suites[@]}"; do
+  pid=${suite%%:*}; rest=${suite#*:}; name=${rest%%:*}; log=${rest#*:}
+  if wait "$pid"; then
+    grep -vE '^[.sxX]+ *(\[ *[0-9]+%\])?$' "$log"   # the versions and pytest's summary
+  else
+    cat "$log"; failed+=("$name: tests")
+  fi
 done
 # The artefacts a release would publish: an sdist and a wheel, each installed into a fresh
 # venv and run; and the tool-style install users type (`uv tool install .`).

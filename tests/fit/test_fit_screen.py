@@ -53,6 +53,7 @@ class Host(App[None]):
 async def test_rows_follow_models_gpus_and_free_memory(tmp_path: Path) -> None:
     models = tmp_path / "models.toml"
     shutil.copy(ROOT / "examples" / "models.toml", models)
+    shutil.copytree(ROOT / "examples" / "llm", tmp_path / "llm")  # its hf_config files
     app = Host(models)
     async with app.run_test(size=(160, 50)) as pilot:
         screen = app.screen

@@ -265,11 +265,61 @@ def test_eager_attention_moves_its_maps_through_memory_and_fused_does_not() -> N
 
 def test_step_totals_equal_the_sum_of_op_times(cat: Catalog) -> None:
     # time_ops sums inline for speed; the per-op view must give the same step and shares
+    # (the step adds the time the GPU waits for the host to issue kernels, counted as launch)
     vgg = next(m for m in load_models(EXAMPLES) if m.name == "vgg16")
     p = prof(cat, "GeForce RTX 4090", vgg, "amp_bf16", 16)
     times = p.op_times()
-    assert sum(t.seconds for t in times) == pytest.approx(p.step_time_s)
+    assert sum(t.seconds for t in times) + p.host_wait_s == pytest.approx(p.step_time_s)
     for b in R.BOUNDS:
-        assert sum(t.seconds for t in times if t.bound == b) == pytest.approx(p.by_bound[b])
+        wait = p.host_wait_s if b == "launch" else 0.0
+        assert sum(t.seconds for t in times if t.bound == b) + wait == pytest.approx(p.by_bound[b])
     # the cached op list is the one a fresh build gives
     assert R.model_ops(vgg, "amp_bf16", 16) == R._model_ops(vgg, "amp_bf16", 16, None)
+
+
+def test_a_stream_of_tiny_kernels_waits_on_the_host(cat: Catalog) -> None:
+    """Kernels shorter than the host's cost of issuing them: the step is the host's time,
+    the same on a fast and a slow card; big kernels hide the host entirely."""
+    c = R.ceilings(cat.find("H100 SXM5 80GB"), None, "fp32")
+    slow = R.ceilings(cat.find("T4"), None, "fp32")
+    assert c is not None and slow is not None
+    tiny = [R.Op(f"k{i}", "elementwise", "forward", 10.0, 1e3) for i in range(100)]
+    p, q = R.time_ops(tiny, c, 1), R.time_ops(tiny, slow, 1)
+    assert p.step_time_s == pytest.approx(100 * R.HOST_S_PER_KERNEL + R.LAUNCH_S, rel=0.01)
+    assert q.step_time_s == pytest.approx(p.step_time_s, rel=0.01)
+    assert p.bound == "launch" and p.host_wait_s > 0.5 * p.step_time_s
+    big = [R.Op(f"k{i}", "elementwise", "forward", 1.0, 1e9) for i in range(100)]
+    b = R.time_ops(big, c, 1)
+    assert b.host_wait_s == pytest.approx(R.HOST_S_PER_KERNEL)  # only the first issue
+    assert b.step_time_s == pytest.approx(sum(t.seconds for t in b.op_times()) + b.host_wait_s)
+
+
+def test_wave_quantisation_counts_idle_sms() -> None:
+    # 1024 x 512 outputs: 8 x 4 = 32 tiles of 128 x 128
+    assert R.wave_efficiency(1024, 512, 32) == 1.0
+    assert R.wave_efficiency(1024, 512, 142) == pytest.approx(32 / 142)  # one part-full wave
+    assert R.wave_efficiency(1024, 512, 30) == pytest.approx(32 / 60)  # a second wave of 2
+    assert R.wave_efficiency(1024, 512, 0) == 1.0  # SM count unknown: no correction
+
+
+def test_prefill_pays_for_idle_sms_only_with_the_shapes(cat: Catalog) -> None:
+    """Llama 3 8B's k/v projections (1024 x 4096) at 512 tokens fill 32 tiles: a 142-SM
+    card leaves most SMs idle, so prefill slows; decode (GEMV, bandwidth) does not move."""
+    c = card(cat, "RTX 6000 Ada Generation")
+    assert c.sm_count == 142
+    arch = cat.architectures[c.architecture]
+    shapes = ((4096, 4096, 64), (1024, 4096, 64), (14336, 4096, 64), (4096, 14336, 32))
+    plain = R.llm_speed(c, arch, **LLAMA8B)  # type: ignore[arg-type]
+    waved = R.llm_speed(c, arch, **LLAMA8B, gemm_shapes=shapes)  # type: ignore[arg-type]
+    assert plain is not None and waved is not None
+    assert waved.prefill_tokens_per_s < 0.9 * plain.prefill_tokens_per_s
+    assert waved.decode_tokens_per_s == plain.decode_tokens_per_s
+    # the slowdown is the FLOP-weighted idle share: work / (work / efficiency)
+    work = [2 * o * i * n * 512 for o, i, n in shapes]
+    seen = [w / R.wave_efficiency(o, 512, 142) for w, (o, _, _) in zip(work, shapes, strict=True)]
+    other = 2 * 8_030_261_248 * 512 - sum(work)
+    attn = 4 * 32 * 32 * 128 * 512 * 513 / 2
+    expect = (other + sum(work) + attn) / (other + sum(seen) + attn)
+    assert waved.prefill_tokens_per_s / plain.prefill_tokens_per_s == pytest.approx(
+        expect, rel=0.02
+    )

@@ -42,6 +42,7 @@ async def settle(pilot: Any, screen: FitScreen) -> None:
 async def test_detail_view_shows_bounds(tmp_path: Path) -> None:
     models = tmp_path / "models.toml"
     shutil.copy(ROOT / "examples" / "models.toml", models)
+    shutil.copytree(ROOT / "examples" / "llm", tmp_path / "llm")  # its hf_config files
     app = Host(models)
     async with app.run_test(size=(160, 50)) as pilot:
         screen = app.screen

@@ -322,7 +322,11 @@ def _no_constant(name: str) -> Any:
 
 
 def _rejected(exc: UserError) -> Outcome:
-    message = str(exc)
+    # Judged as the user sees it: `gputui` prints every UserError through visible(), so a
+    # newline quoted from a file shows as ^J; the message itself must still be one line.
+    from gputui.textsafe import visible
+
+    message = visible(str(exc))
     if "\n" in message or "\x1b" in message or exc.exit_code != 2:
         return Outcome("wrong-accept", f"rejection is not one clean line | {message[:80]!r}")
     return Outcome("rejected", message)

@@ -63,6 +63,43 @@ class FakeGpu:
     errors: dict[str, int] = field(default_factory=dict)  # function name -> NVML error code
     lost: bool = False  # every query raises GPU_IS_LOST
     handle_error: int | None = None  # nvmlDeviceGetHandleByIndex raises this
+    # device facts
+    default_limit_mw: int = 350_000
+    limit_constraints_mw: tuple[int, int] = (100_000, 400_000)
+    pcie_max_gen: int = 4
+    pcie_max_width: int = 16
+    pcie_gen: int = 3
+    pcie_width: int = 16
+    bar1_total: int = 256 * MiB
+    bar1_used: int = 5 * MiB
+    ecc_mode: int = pynvml.NVML_FEATURE_ENABLED
+    persistence: int = pynvml.NVML_FEATURE_ENABLED
+    display_active: int = pynvml.NVML_FEATURE_DISABLED
+    compute_mode: int = pynvml.NVML_COMPUTEMODE_EXCLUSIVE_PROCESS
+    energy_mj: int = 123_456_789
+    # MIG: the devices, and (GI, CI) ids of processes by pid on the parent's lists
+    migs: list[FakeMig] = field(default_factory=list)
+    max_mig: int = 7
+    instances: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+
+@dataclass
+class FakeMig:
+    """A MIG device handle: its own memory and BAR1; utilization NotSupported, as on real NVML."""
+
+    parent: FakeGpu | None
+    index: int
+    gpu_instance: int
+    compute_instance: int = 0
+    name: str = "NVIDIA A100-SXM4-80GB MIG 3g.40gb"
+    uuid: str = "MIG-11111111-2222-3333-4444-555555555555"
+    memory_total: int = 40192 * MiB
+    memory_used: int = 20 * GiB
+    bar1_total: int = 2 * GiB
+    bar1_used: int = 4 * MiB
+    errors: dict[str, int] = field(
+        default_factory=lambda: {"nvmlDeviceGetUtilizationRates": pynvml.NVML_ERROR_NOT_SUPPORTED}
+    )
 
 
 class FakeNvml:
@@ -87,7 +124,17 @@ class FakeNvml:
         return sum(v for (name, _), v in self.calls.items() if name == fn)
 
     # -- plumbing ------------------------------------------------------------
-    def _enter(self, fn: str, gpu: FakeGpu | None) -> None:
+    def _enter(self, fn: str, gpu: FakeGpu | FakeMig | None) -> None:
+        if isinstance(gpu, FakeMig):
+            assert gpu.parent is not None
+            self.calls[(fn, ("mig", gpu.parent.index, gpu.index))] += 1  # type: ignore[index]
+            if fn in self.missing:
+                raise pynvml.NVMLError(pynvml.NVML_ERROR_FUNCTION_NOT_FOUND)
+            if gpu.parent.lost:
+                raise pynvml.NVMLError(pynvml.NVML_ERROR_GPU_IS_LOST)
+            if fn in gpu.errors:
+                raise pynvml.NVMLError(gpu.errors[fn])
+            return
         self.calls[(fn, None if gpu is None else gpu.index)] += 1
         if fn in self.missing:
             raise pynvml.NVMLError(pynvml.NVML_ERROR_FUNCTION_NOT_FOUND)
@@ -142,11 +189,11 @@ class FakeNvml:
         return self.nvml_version
 
     # -- static --------------------------------------------------------------
-    def nvmlDeviceGetName(self, g: FakeGpu) -> str:
+    def nvmlDeviceGetName(self, g: FakeGpu | FakeMig) -> str:
         self._enter("nvmlDeviceGetName", g)
         return g.name
 
-    def nvmlDeviceGetUUID(self, g: FakeGpu) -> str:
+    def nvmlDeviceGetUUID(self, g: FakeGpu | FakeMig) -> str:
         self._enter("nvmlDeviceGetUUID", g)
         return g.uuid
 
@@ -178,7 +225,12 @@ class FakeNvml:
         return [g.mig, g.mig]
 
     # -- per poll ------------------------------------------------------------
-    def nvmlDeviceGetMemoryInfo(self, g: FakeGpu, version: int | None = None) -> Any:
+    def nvmlDeviceGetMemoryInfo(self, g: FakeGpu | FakeMig, version: int | None = None) -> Any:
+        if isinstance(g, FakeMig):
+            self._enter("nvmlDeviceGetMemoryInfo", g)
+            mm = pynvml.c_nvmlMemory_t()
+            mm.total, mm.used, mm.free = g.memory_total, g.memory_used, g.memory_total - g.memory_used
+            return mm
         if version:
             self._enter("nvmlDeviceGetMemoryInfo_v2", g)
             assert version == pynvml.nvmlMemory_v2
@@ -196,7 +248,10 @@ class FakeNvml:
         m.free = g.memory_total - m.used
         return m
 
-    def nvmlDeviceGetUtilizationRates(self, g: FakeGpu) -> Any:
+    def nvmlDeviceGetUtilizationRates(self, g: FakeGpu | FakeMig) -> Any:
+        if isinstance(g, FakeMig):
+            self._enter("nvmlDeviceGetUtilizationRates", g)
+            raise AssertionError("the fake MIG device has no utilization")
         self._enter("nvmlDeviceGetUtilizationRates", g)
         u = pynvml.c_nvmlUtilization_t()
         u.gpu, u.memory = g.util_gpu, g.util_mem
@@ -260,6 +315,77 @@ class FakeNvml:
             self.pcie_hook(g, counter)
         return g.pcie_rx if counter == pynvml.NVML_PCIE_UTIL_RX_BYTES else g.pcie_tx
 
+    def nvmlDeviceGetPowerManagementDefaultLimit(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetPowerManagementDefaultLimit", g)
+        return g.default_limit_mw
+
+    def nvmlDeviceGetPowerManagementLimitConstraints(self, g: FakeGpu) -> list[int]:
+        self._enter("nvmlDeviceGetPowerManagementLimitConstraints", g)
+        return list(g.limit_constraints_mw)
+
+    def nvmlDeviceGetMaxPcieLinkGeneration(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetMaxPcieLinkGeneration", g)
+        return g.pcie_max_gen
+
+    def nvmlDeviceGetMaxPcieLinkWidth(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetMaxPcieLinkWidth", g)
+        return g.pcie_max_width
+
+    def nvmlDeviceGetCurrPcieLinkGeneration(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetCurrPcieLinkGeneration", g)
+        return g.pcie_gen
+
+    def nvmlDeviceGetCurrPcieLinkWidth(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetCurrPcieLinkWidth", g)
+        return g.pcie_width
+
+    def nvmlDeviceGetBAR1MemoryInfo(self, g: FakeGpu | FakeMig) -> Any:
+        self._enter("nvmlDeviceGetBAR1MemoryInfo", g)
+        b = pynvml.c_nvmlBAR1Memory_t()
+        b.bar1Total, b.bar1Used, b.bar1Free = g.bar1_total, g.bar1_used, g.bar1_total - g.bar1_used
+        return b
+
+    def nvmlDeviceGetEccMode(self, g: FakeGpu) -> list[int]:
+        self._enter("nvmlDeviceGetEccMode", g)
+        return [g.ecc_mode, g.ecc_mode]
+
+    def nvmlDeviceGetPersistenceMode(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetPersistenceMode", g)
+        return g.persistence
+
+    def nvmlDeviceGetDisplayActive(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetDisplayActive", g)
+        return g.display_active
+
+    def nvmlDeviceGetComputeMode(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetComputeMode", g)
+        return g.compute_mode
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetTotalEnergyConsumption", g)
+        return g.energy_mj
+
+    # -- MIG -----------------------------------------------------------------
+    def nvmlDeviceGetMaxMigDeviceCount(self, g: FakeGpu) -> int:
+        self._enter("nvmlDeviceGetMaxMigDeviceCount", g)
+        return g.max_mig if g.mig == pynvml.NVML_DEVICE_MIG_ENABLE else 0
+
+    def nvmlDeviceGetMigDeviceHandleByIndex(self, g: FakeGpu, index: int) -> FakeMig:
+        self._enter("nvmlDeviceGetMigDeviceHandleByIndex", g)
+        if index >= 7:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_INVALID_ARGUMENT)
+        if index >= len(g.migs):
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_FOUND)
+        return g.migs[index]
+
+    def nvmlDeviceGetGpuInstanceId(self, m: FakeMig) -> int:
+        self._enter("nvmlDeviceGetGpuInstanceId", m)
+        return m.gpu_instance
+
+    def nvmlDeviceGetComputeInstanceId(self, m: FakeMig) -> int:
+        self._enter("nvmlDeviceGetComputeInstanceId", m)
+        return m.compute_instance
+
     # -- processes -----------------------------------------------------------
     def _procs(self, fn: str, g: FakeGpu, entries: list[tuple[int, int]]) -> list[Any]:
         self._enter(fn, g)
@@ -268,7 +394,8 @@ class FakeNvml:
             p = pynvml.c_nvmlProcessInfo_v3_t()
             p.pid = pid
             p.usedGpuMemory = mem
-            p.gpuInstanceId = p.computeInstanceId = 0xFFFFFFFF
+            gi, ci = g.instances.get(pid, (0xFFFFFFFF, 0xFFFFFFFF))
+            p.gpuInstanceId, p.computeInstanceId = gi, ci
             out.append(p)
         return out
 

@@ -16,6 +16,7 @@ from gputui.telemetry.snapshot import (
     DeviceSnapshot,
     GpuProcess,
     HostSnapshot,
+    MigDevice,
     Snapshot,
 )
 
@@ -32,6 +33,7 @@ def _dict(name: str = "demo.toml", t: float = 60.0) -> dict[str, object]:
         (DeviceSample, schema.DeviceSampleModel, set()),
         (DeviceSnapshot, schema.DeviceModel, set()),
         (HostSnapshot, schema.HostModel, set()),
+        (MigDevice, schema.MigDeviceModel, set()),
         (GpuProcess, schema.ProcessModel, {"command"}),
         (Snapshot, schema.SnapshotModel, {"schema_version"}),
     ],
@@ -42,7 +44,7 @@ def test_schema_mirrors_every_dataclass_field(
     assert set(model.model_fields) == {f.name for f in fields(dataclass)} | extra
 
 
-@pytest.mark.parametrize("name", ["demo.toml", "demo-8gpu.toml", "faults.toml"])
+@pytest.mark.parametrize("name", ["demo.toml", "demo-8gpu.toml", "faults.toml", "mig.toml"])
 @pytest.mark.parametrize("t", [0.0, 45.0])
 def test_json_round_trips_through_the_schema(name: str, t: float) -> None:
     data = _dict(name, t)
@@ -114,7 +116,7 @@ def test_docs_describe_every_field() -> None:
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "snapshot-json.md").read_text()
     names = {f"`{f.name}`" for cls in (DeviceInfo, DeviceSample, DeviceSnapshot, HostSnapshot,
-                                       GpuProcess, Snapshot) for f in fields(cls)}
+                                       GpuProcess, Snapshot, MigDevice) for f in fields(cls)}
     names |= {"`command`", "`schema_version`"}
     missing = sorted(n for n in names if f"| {n} |" not in doc)
     assert not missing, f"docs/snapshot-json.md lacks rows for {missing}"

@@ -65,7 +65,7 @@ def test_gpu_is_lost_after_lost_after_s_and_others_keep_updating(timeline: Path)
 
 def test_unsupported_fields_are_none_and_listed(timeline: Path) -> None:
     dev = _src(timeline).snapshot_at(20.0).devices[0]
-    assert dev.unsupported == {"fan_pct", "ecc_volatile_uncorrected"}
+    assert dev.unsupported == {"fan_pct", "ecc_volatile_uncorrected", "ecc_mode"}
     assert dev.sample is not None
     assert dev.sample.fan_pct is None and dev.sample.ecc_volatile_uncorrected is None
     assert dev.sample.temperature_c is not None  # supported ones are still there

@@ -179,6 +179,7 @@ async def test_lost_gpu_is_listed_with_its_reason_not_as_fitting(
 ) -> None:
     models = tmp_path / "models.toml"
     shutil.copy(EXAMPLES, models)
+    shutil.copytree(EXAMPLES.parent / "llm", tmp_path / "llm")  # its hf_config files
     source = scripted_source
     source.next_snapshot = _lost_snapshot(snapshot_factory, device_factory)
     app = GpuTuiApp(

@@ -10,6 +10,7 @@ from typing import Any
 from textual.pilot import Pilot
 
 from gputui.tui.screens.kill import KillScreen
+from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.process_table import ProcessTable
 
 from .conftest import ScriptedSource
@@ -19,6 +20,11 @@ from .test_tui_snapshots import app_for, ready
 
 
 async def _settled(pilot: Pilot[Any]) -> None:
+    fit = pilot.app.query_one(FitLine)
+    for _ in range(1500):  # the fit line's first estimate pass, as the dashboard snapshots
+        if fit.passes:
+            break
+        await pilot.pause(0.02)
     table = pilot.app.query_one(ProcessTable)
     for _ in range(250):
         await pilot.pause(0.02)

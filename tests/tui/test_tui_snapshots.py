@@ -7,6 +7,7 @@ Baselines live in tests/tui/__snapshots__/; regenerate with
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
@@ -17,6 +18,7 @@ from gputui.tui.app import GpuTuiApp
 from gputui.tui.demo import demo_app
 from gputui.tui.kill import KillPolicy
 from gputui.tui.screens.kill import KillScreen
+from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.process_table import ProcessTable
 
 
@@ -30,6 +32,8 @@ def fixed_cards(devices: Sequence[DeviceInfo]) -> dict[int, str]:
 
 def app_for(scenario: str | None = None, **kw: Any) -> GpuTuiApp:
     path = scenarios_dir() / scenario if scenario else None
+    # the shipped examples, not whatever models file this machine's user has
+    kw.setdefault("models_path", Path(__file__).resolve().parents[2] / "examples" / "models.toml")
     return demo_app(
         path,
         card_lookup=fixed_cards,
@@ -48,6 +52,11 @@ async def ready(pilot: Pilot[Any]) -> None:
             break
         await pilot.pause(0.02)
     assert app.latest_snapshot is not None
+    fit = app.dashboard.query_one(FitLine)
+    for _ in range(1500):  # the fit line's first estimate pass (a thread; the box is slow)
+        if fit.passes:
+            break
+        await pilot.pause(0.02)
     table = app.dashboard.query_one(ProcessTable)
     for _ in range(250):
         await pilot.pause(0.02)

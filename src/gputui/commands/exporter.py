@@ -102,13 +102,13 @@ def _check_args(args: argparse.Namespace) -> None:
 
 def _models(path: Path | None) -> tuple[Any, ...]:
     """The models to fit: --models, else a local or user models file; not the examples."""
-    from gputui.fit.config import load_models
+    from gputui.fit.config import layer_models, load_models
     from gputui.fit.paths import resolve_models_path
 
     resolved, origin = resolve_models_path(path)
     if origin == "shipped examples":
         return ()
-    return load_models(resolved)
+    return layer_models(load_models(resolved))  # its metrics are the layer estimator's
 
 
 def run(args: argparse.Namespace) -> int:

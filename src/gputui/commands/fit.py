@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from gputui.commands import fit_llm
+from gputui.commands import fit_llm, fit_transformers
 
 # Kept here (not imported) so the parser stays import-light; a test checks it
 # matches gputui.fit.precision.PRECISIONS.
@@ -41,7 +41,8 @@ def register(sub: Any) -> None:
         help="will a model fit on a GPU: peak memory, largest batch, precision",
         description=(
             "Estimate the peak GPU memory of each model in MODELS (a models TOML of "
-            "Keras-style layer lists or graphs, or a Keras .json / .keras file), the largest "
+            "Keras-style layer lists or graphs and kind = \"transformer\" tables, or a Keras .json / "
+            ".keras file, a Hugging Face config.json or model folder, or a GGUF file), the largest "
             "batch that fits and the precision to use. Default models file: ./gputui.toml, "
             "else the user config dir's models.toml, else the shipped examples. Exit 0 when "
             "every model fits, 1 when one does not, 2 on bad input, 3 when an installed GPU "
@@ -137,16 +138,21 @@ def load(path: Path, args: argparse.Namespace) -> tuple[Any, ...]:
 
 
 def _overridden(models: tuple[Any, ...], args: argparse.Namespace) -> tuple[Any, ...]:
+    """The layer models with --mode/--optimizer applied (transformers take theirs later)."""
     from dataclasses import replace
 
     from gputui.errors import UserError
 
+    if not models:
+        return models
+    first = f" (layer model {models[0].name!r}; pick transformers with --model)"
     if args.mode is not None and args.mode not in ("train", "inference"):
-        raise UserError(f"--mode {args.mode}: applies to language models only")
+        raise UserError(f"--mode {args.mode}: applies to language models only{first}")
     if args.optimizer is not None and args.optimizer not in LAYER_OPTIMIZERS:
         raise UserError(
             f"--optimizer {args.optimizer}: applies to transformer models; layer models take "
             + ", ".join(LAYER_OPTIMIZERS)
+            + first
         )
     changes = {k: getattr(args, k) for k in ("optimizer", "mode") if getattr(args, k)}
     return tuple(replace(m, **changes) for m in models) if changes else models
@@ -162,11 +168,10 @@ def run(args: argparse.Namespace) -> int:
 
     if fit_llm.handles(args):  # HF config/folder, --hf, GGUF: the transformer estimator
         return fit_llm.run(args)
-    fit_llm.refuse_llm_only_flags(args)
     if args.batch_size is not None and not 1 <= args.batch_size <= 1 << 24:
         raise UserError(f"--batch-size: must be a positive integer, got {args.batch_size}")
     path, origin = resolve_models_path(args.models)
-    models = _overridden(load(path, args), args)
+    models = load(path, args)
     if args.model:
         missing = [n for n in args.model if n not in {m.name for m in models}]
         if missing:
@@ -177,6 +182,10 @@ def run(args: argparse.Namespace) -> int:
                 f"{shown(path)}: no model named {visible(missing[0])!r} (models: {known})"
             )
         models = tuple(m for m in models if m.name in args.model)
+    # kind = "transformer" tables: the LLM estimator (commands/fit_transformers.py)
+    models, transformers = fit_transformers.split(models)
+    fit_transformers.check_flags(args, transformers)
+    models = _overridden(models, args)
     if args.precision in ("int8", "fp8"):
         training = [m.name for m in models if m.mode == "train"]
         if training:
@@ -194,9 +203,20 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "prometheus", None) or getattr(args, "match", None):
         from gputui.telemetry.prometheus_fit import run_fit
 
+        if transformers and args.model:
+            raise UserError(
+                f"--prometheus: ranks layer models only; {transformers[0].name!r} is a "
+                "transformer (leave it out of --model)"
+            )
+        if transformers:  # e.g. the shipped examples: rank the rest, and say so
+            import sys
+
+            names = ", ".join(repr(t.name) for t in transformers)
+            print(f"note: --prometheus ranks layer models only; skipped {names}", file=sys.stderr)
+
         return run_fit(args, models, header)
     if args.all_cards:
-        return _all_cards(args, models, header, path, origin)
+        return _all_cards(args, models, header, path, origin, transformers)
     targets, unavailable = _targets(args)
     from gputui.fit.estimate import check
     from gputui.fit.report import check_dict, json_safe, render_check
@@ -213,7 +233,9 @@ def run(args: argparse.Namespace) -> int:
         for t in targets
         for m in models
     ]
+    llm = fit_transformers.estimates(transformers, targets, args, with_layers=bool(models))
     ok = all(_fits_now(r.estimate_for(r.recommended) or r.chosen) for r in results)
+    ok = ok and fit_transformers.all_fit_now(llm)
     # 0: every model fits on every GPU asked about; 1: one does not; 3: it fits where it
     # could be checked, but a GPU asked about could not be read (lost, memory unreadable).
     code = 1 if not ok else (EXIT_PARTIAL if unavailable else 0)
@@ -226,6 +248,7 @@ def run(args: argparse.Namespace) -> int:
             ],
             "all_fit": ok and not unavailable,
             "models": [check_dict(r) for r in results],
+            "transformers": fit_transformers.json_entries(llm),
         }
         print(json.dumps(json_safe(payload), indent=2, allow_nan=False))
         return code
@@ -238,13 +261,15 @@ def run(args: argparse.Namespace) -> int:
     for u in unavailable:
         print()
         print(f"GPU {u.index}: {u.name}: unavailable, not checked: {u.reason}")
-    for t in targets:
+    for t in targets if results else ():  # transformers print their own GPU lines below
         print()
         print(_target_line(t))
         for r in results:
             if r.target is t:
                 print()
                 print("\n".join(render_check(r, show_layers=args.layers)))
+    if llm:
+        print("\n".join(fit_transformers.text_lines(llm, [_target_line(t) for t in targets])))
     return code
 
 
@@ -316,7 +341,12 @@ def _targets(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
 
 
 def _all_cards(
-    args: argparse.Namespace, models: Any, header: dict[str, Any], path: Path, origin: str
+    args: argparse.Namespace,
+    models: Any,
+    header: dict[str, Any],
+    path: Path,
+    origin: str,
+    transformers: tuple[Any, ...] = (),
 ) -> int:
     import json
 
@@ -342,13 +372,22 @@ def _all_cards(
         )
         for m in models
     ]
+    llm = fit_transformers.rankings(transformers, args, with_layers=bool(models))
     ok = all(any(r.estimate.fits for r in ranked) for _, ranked in rankings)
+    ok = ok and all(any(r.estimate.fits for r in rs) for _, _, rs in llm)
     if args.json:
-        payload = {**header, "all_fit": ok, "rankings": [ranking_dict(m, r) for m, r in rankings]}
+        payload = {
+            **header,
+            "all_fit": ok,
+            "rankings": [ranking_dict(m, r) for m, r in rankings],
+            "transformer_rankings": fit_transformers.ranking_json(llm),
+        }
         print(json.dumps(json_safe(payload), indent=2, allow_nan=False))
         return 0 if ok else 1
     print(f"models: {shown(path)} ({origin})")
     for m, ranked in rankings:
         print()
         print("\n".join(render_ranking(m, ranked, args.batch_size or m.batch_size)))
+    if llm:
+        print("\n".join(fit_transformers.ranking_lines(llm)))
     return 0 if ok else 1

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from gputui.errors import UserError
 from gputui.fit.args import MAX_DIM, LayerArgError
@@ -24,6 +24,9 @@ from gputui.fit.graph import ModelInput, Network
 from gputui.fit.graph_build import MAX_LAYERS, GraphBuilder, sequential_network
 from gputui.fit.layers_multi import ATTENTION_MODES
 from gputui.textsafe import visible
+
+if TYPE_CHECKING:
+    from gputui.fit.llm.table import TransformerSpec
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,6 +38,7 @@ __all__ = [
     "MODES",
     "OPTIMIZERS",
     "OPTIMIZER_STATES",
+    "AnyModel",
     "ModelSpec",
     "Network",
     "load_keras_model",
@@ -101,6 +105,15 @@ class ModelSpec:
         return self.source_warnings + tuple(w for n in self.networks for w in n.warnings)
 
 
+# What a models file holds: layer models and (kind = "transformer") Hugging Face-style configs.
+AnyModel: TypeAlias = "ModelSpec | TransformerSpec"
+
+
+def layer_models(models: tuple[AnyModel, ...]) -> tuple[ModelSpec, ...]:
+    """The layer models of a mixed tuple (for consumers that only estimate those)."""
+    return tuple(m for m in models if isinstance(m, ModelSpec))
+
+
 def shown(path: Path) -> str:
     try:
         text = str(path.resolve().relative_to(Path.cwd().resolve()))
@@ -109,7 +122,7 @@ def shown(path: Path) -> str:
     return visible(text)
 
 
-def load_models(path: Path) -> tuple[ModelSpec, ...]:
+def load_models(path: Path) -> tuple[AnyModel, ...]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -119,8 +132,9 @@ def load_models(path: Path) -> tuple[ModelSpec, ...]:
 
 def parse_models(
     text: str, where: str = "<models>", base: Path | None = None
-) -> tuple[ModelSpec, ...]:
-    """Every model of a models file; `base` is where a sidecar's `keras = "path"` is relative to."""
+) -> tuple[AnyModel, ...]:
+    """Every model of a models file, in file order; `base` is where a sidecar's
+    `keras = "path"` and a transformer's `hf_config = "path"` are relative to."""
     try:
         return _parse_models(text, where, base)
     except UserError as exc:
@@ -128,7 +142,7 @@ def parse_models(
         raise UserError(visible(str(exc)), exc.exit_code) from None
 
 
-def _parse_models(text: str, where: str, base: Path | None) -> tuple[ModelSpec, ...]:
+def _parse_models(text: str, where: str, base: Path | None) -> tuple[AnyModel, ...]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -145,12 +159,14 @@ def _parse_models(text: str, where: str, base: Path | None) -> tuple[ModelSpec, 
     models = data.get("model")
     if not isinstance(models, list) or not models:
         raise UserError(f"{where}: no [[model]] tables found")
-    specs = []
+    specs: list[AnyModel] = []
     names: set[str] = set()
     for i, raw in enumerate(models):
         if not isinstance(raw, dict):
             raise UserError(f"{where}: model[{i}]: must be a [[model]] table")
-        if "keras" in raw:
+        if raw.get("kind") == "transformer":
+            spec: AnyModel = _transformer(raw, f"{where}: model[{i}]", where, base or Path.cwd())
+        elif "keras" in raw:
             spec = _sidecar(raw, f"{where}: model[{i}]", where, base or Path.cwd())
         else:
             spec = _model(raw, f"{where}: model[{i}]", where)
@@ -159,6 +175,15 @@ def _parse_models(text: str, where: str, base: Path | None) -> tuple[ModelSpec, 
         names.add(spec.name)
         specs.append(spec)
     return tuple(specs)
+
+
+def _transformer(raw: dict[str, Any], fallback: str, where: str, base: Path) -> TransformerSpec:
+    """A `kind = "transformer"` table: the LLM estimator's model and workload (fit/llm/table.py)."""
+    from gputui.fit.llm.table import from_model_table
+
+    name = raw.get("name")
+    ctx = f"{where}: model {visible(name)!r}" if isinstance(name, str) and name else fallback
+    return from_model_table(raw, ctx, base)
 
 
 def parse_model_table(raw: dict[str, Any], where: str) -> ModelSpec:
@@ -242,7 +267,9 @@ def _model(raw: dict[str, Any], fallback: str, where: str) -> ModelSpec:
     ctx = f"{where}: model {name!r}"
     kind = raw.get("kind", "sequential")
     if kind not in ("sequential", "functional", "gan"):
-        raise UserError(f'{ctx}: kind: must be "sequential", "functional" or "gan", got {kind!r}')
+        raise UserError(
+            f'{ctx}: kind: must be "sequential", "functional", "gan" or "transformer", got {kind!r}'
+        )
     allowed = {"sequential": _MODEL_KEYS, "functional": _FUNCTIONAL_KEYS, "gan": _GAN_KEYS}[kind]
     for key in raw:
         if key not in allowed:

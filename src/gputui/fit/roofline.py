@@ -57,10 +57,16 @@ BOUNDS: tuple[Bound, ...] = ("compute", "memory", "launch")
 #   second pass through shared memory, a little below streaming (assumed).
 EFFICIENCY: dict[OpClass, float] = {"matmul": 0.7, "elementwise": 0.8, "reduction": 0.7}
 # GPU-side cost of one kernel beyond its work: launch latency, ramp-up and tail
-# (a few microseconds on every CUDA GPU; an assumed 5 us). CPU-side framework
-# dispatch overlaps with execution while the GPU is busy and is not counted, so
-# host-bound runs (PyTorch eager at batch 1) come out too fast.
+# (a few microseconds on every CUDA GPU; an assumed 5 us).
 LAUNCH_S = 5e-6
+# CPU-side cost of issuing one kernel from PyTorch eager: Python, the autograd and
+# ATen dispatchers, the library's algorithm choice and cudaLaunchKernel, "~5-25 us of
+# CPU-side work per op" by the layer-by-layer tally in "From PyTorch op to kernel
+# launch" (jiahuanglin.xyz, gpu_kernel_serving lesson 18); 10 us assumed, the low
+# middle of that range. The host runs ahead of the GPU, so this costs nothing while
+# kernels take longer than it; a stream of tiny kernels (small models, batch 1) waits
+# on the host instead, and `time_ops` counts that wait as launch-bound time.
+HOST_S_PER_KERNEL = 10e-6
 # Elements a dimension must be a multiple of for tensor-core kernels, by input width.
 TENSOR_ALIGN = {2: 8, 1: 16, 4: 1}
 # PyTorch's multi_tensor_apply (foreach optimizers): at most 48 tensors of a
@@ -153,6 +159,7 @@ class Profile:
     ceilings: Ceilings
     ops: tuple[Op, ...]
     by_bound: dict[Bound, float]  # seconds of the step each bound takes
+    host_wait_s: float = 0.0  # of by_bound["launch"]: the GPU idle, waiting for the host
 
     def op_times(self) -> tuple[OpTime, ...]:
         return tuple(op_time(op, self.ceilings) for op in self.ops)
@@ -238,30 +245,63 @@ def op_time(op: Op, c: Ceilings) -> OpTime:
     )
 
 
-def time_ops(ops: Sequence[Op], c: Ceilings, batch: int) -> Profile:
-    """Sum `op_time` over the ops (inlined: a ranking does this for every card)."""
-    by: dict[Bound, float] = {"compute": 0.0, "memory": 0.0, "launch": 0.0}
-    total = 0.0
-    bw = c.bandwidth
-    cuda = c.cuda_core_flops
-    tensor = c.tensor_flops
+# An op as the card-independent numbers its time needs: (FLOPs / efficiency, bytes /
+# efficiency, launch seconds, runs on tensor cores). Worked out once per op list, so
+# timing a card is a division and a max per op.
+Compiled = tuple[tuple[float, float, float, bool], ...]
+
+
+def compile_ops(ops: Iterable[Op]) -> Compiled:
+    out = []
     for op in ops:
         eff = EFFICIENCY[op.op_class]
-        peak = (
-            tensor if (tensor is not None and op.tensor_cores and op.op_class == "matmul") else cuda
+        out.append(
+            (
+                op.flops / eff,
+                op.bytes / eff,
+                op.kernels * LAUNCH_S,
+                op.tensor_cores and op.op_class == "matmul",
+            )
         )
-        compute = op.flops / (peak * eff)
-        memory = op.bytes / (bw * eff)
-        launch = op.kernels * LAUNCH_S
-        work = compute if compute >= memory else memory
-        if launch >= work:
-            by["launch"] += work + launch
-        elif compute >= memory:
-            by["compute"] += work + launch
+    return tuple(out)
+
+
+def time_ops(
+    ops: Sequence[Op], c: Ceilings, batch: int, compiled: Compiled | None = None
+) -> Profile:
+    """Sum `op_time` over the ops (inlined: a ranking does this for every card), plus the
+    time the GPU waits for the host to issue the next kernel (HOST_S_PER_KERNEL): op i
+    starts when the GPU has finished op i-1 and the host has issued op i."""
+    by: dict[Bound, float] = {"compute": 0.0, "memory": 0.0, "launch": 0.0}
+    t_compute = t_memory = t_launch = 0.0
+    host = gpu = waited = 0.0
+    host_per_launch_s = HOST_S_PER_KERNEL / LAUNCH_S
+    bw = c.bandwidth
+    cuda = c.cuda_core_flops
+    tensor = c.tensor_flops if c.tensor_flops is not None else cuda
+    for flops, nbytes, launch, on_tensor in compiled if compiled is not None else compile_ops(ops):
+        compute = flops / (tensor if on_tensor else cuda)
+        memory = nbytes / bw
+        host += launch * host_per_launch_s
+        if host > gpu:  # the GPU idles until the host has issued this op
+            t_launch += host - gpu
+            waited += host - gpu
+            gpu = host
+        gpu += (compute if compute >= memory else memory) + launch
+        if compute >= memory:
+            if launch >= compute:
+                t_launch += compute + launch
+            else:
+                t_compute += compute + launch
+        elif launch >= memory:
+            t_launch += memory + launch
         else:
-            by["memory"] += work + launch
-        total += work + launch
-    return Profile(total, batch / total if total > 0 else math.inf, batch, c, tuple(ops), by)
+            t_memory += memory + launch
+    by["compute"], by["memory"], by["launch"] = t_compute, t_memory, t_launch
+    total = t_compute + t_memory + t_launch
+    return Profile(
+        total, batch / total if total > 0 else math.inf, batch, c, tuple(ops), by, waited
+    )
 
 
 def _layer_times(times: Iterable[OpTime]) -> tuple[LayerTime, ...]:
@@ -702,21 +742,28 @@ def optimizer_ops(
 # ranking reuses one op list for every card. Keyed by the model's identity (models
 # hold dicts, so they do not hash); the entry keeps the model alive, so an id in the
 # cache is never a different, newer model.
-_OPS_CACHE: dict[tuple[int, str, int, str], tuple[ModelSpec, tuple[Op, ...]]] = {}
+_OPS_CACHE: dict[tuple[int, str, int, str], tuple[ModelSpec, tuple[Op, ...], Compiled]] = {}
 _OPS_CACHE_SIZE = 64
+
+
+def _cached_ops(
+    model: ModelSpec, precision: str, batch: int, mode: str | None
+) -> tuple[tuple[Op, ...], Compiled]:
+    key = (id(model), precision, batch, mode or model.mode)
+    hit = _OPS_CACHE.get(key)
+    if hit is not None and hit[0] is model:
+        return hit[1], hit[2]
+    ops = tuple(_model_ops(model, precision, batch, mode))
+    compiled = compile_ops(ops)
+    if len(_OPS_CACHE) >= _OPS_CACHE_SIZE:
+        _OPS_CACHE.pop(next(iter(_OPS_CACHE)), None)
+    _OPS_CACHE[key] = (model, ops, compiled)
+    return ops, compiled
 
 
 def model_ops(model: ModelSpec, precision: str, batch: int, mode: str | None = None) -> list[Op]:
     """One step of `model` as ops: a training step with its optimizer, or a forward pass."""
-    key = (id(model), precision, batch, mode or model.mode)
-    hit = _OPS_CACHE.get(key)
-    if hit is not None and hit[0] is model:
-        return list(hit[1])
-    ops = _model_ops(model, precision, batch, mode)
-    if len(_OPS_CACHE) >= _OPS_CACHE_SIZE:
-        _OPS_CACHE.pop(next(iter(_OPS_CACHE)), None)
-    _OPS_CACHE[key] = (model, tuple(ops))
-    return ops
+    return list(_cached_ops(model, precision, batch, mode)[0])
 
 
 def _model_ops(model: ModelSpec, precision: str, batch: int, mode: str | None) -> list[Op]:
@@ -761,10 +808,29 @@ def profile(
     c = ceilings(card, architecture, precision)
     if c is None:
         return None
-    return time_ops(model_ops(model, precision, batch, mode), c, batch)
+    ops, compiled = _cached_ops(model, precision, batch, mode)
+    return time_ops(ops, c, batch, compiled)
 
 
 # ------------------------------------------------------------------ LLMs
+
+# Wave quantisation (NVIDIA, "Matrix Multiplication Background User's Guide", section
+# "Wave Quantization"): a GEMM runs one thread block per output tile; T tiles on S
+# SMs take ceil(T / S) waves, the last one with SMs idle, so the GEMM reaches
+# T / (ceil(T / S) x S) of the card's rate. 128 x 128 output tiles (a common cuBLAS
+# FP16 tile; the guide's examples use 256 x 128) and one block per SM at a time are
+# assumed. Applied where the GEMM shapes are known (LLM prefill, `gemm_shapes`) and
+# on top of the matmul efficiency; layer models do not carry shapes yet.
+GEMM_TILE = (128, 128)
+
+
+def wave_efficiency(m: int, n: int, sms: int) -> float:
+    """Share of the SMs an (m x n)-output GEMM keeps busy over its waves."""
+    if sms <= 0 or m <= 0 or n <= 0:
+        return 1.0
+    tiles = math.ceil(m / GEMM_TILE[0]) * math.ceil(n / GEMM_TILE[1])
+    return tiles / (math.ceil(tiles / sms) * sms)
+
 
 # llama.cpp-style decoder graph: per layer two norms and their scales, q/k/v/o and
 # three FFN matmuls, rope on q and k, KV-cache copies, attention (QK, softmax, AV),
@@ -800,6 +866,7 @@ def llm_speed(
     compute_precision: str = "fp16",
     dequant_bytes_per_param: float = 0.0,
     accumulate16: bool = False,
+    gemm_shapes: Sequence[tuple[int, int, int]] = (),
 ) -> LLMSpeed | None:
     """Prefill and decode tokens/s of a decoder-only transformer; None without the figures.
 
@@ -815,6 +882,9 @@ def llm_speed(
     - decode: one step reads every weight once (shared by the batch) and each sequence's
       KV cache of `context_tokens`; FLOPs grow with the batch, bytes barely, so decode
       is bandwidth-bound until `decode_compute_bound_batch`.
+    - `gemm_shapes`: (out_features, in_features, copies over all layers) of the weight
+      matrices; with the card's SM count, prefill's GEMMs (one row per prompt token)
+      are slowed by their wave quantisation (`wave_efficiency`).
     """
     c = ceilings(card, architecture, compute_precision, accumulate16=accumulate16)
     if c is None:
@@ -825,6 +895,11 @@ def llm_speed(
         prompt_tokens * (prompt_tokens + 1) / 2
     )
     pp_bytes = weight_bytes + params * dequant_bytes_per_param + kv_bytes_per_token * pp_tokens
+    # FLOPs as the card sees them: each GEMM's divided by the share of SMs its waves use
+    sms = card.sm_count or 0
+    for out_f, in_f, copies in gemm_shapes if sms else ():
+        flops = 2 * out_f * in_f * copies * pp_tokens
+        pp_flops += flops / wave_efficiency(out_f, pp_tokens, sms) - flops
     pp = op_time(Op("prefill", "matmul", "forward", pp_flops, pp_bytes, kernels, True), c)
 
     def step(b: int) -> OpTime:
@@ -864,3 +939,67 @@ def _compute_bound_batch(step: Callable[[int], OpTime], limit: int = 1 << 16) ->
         else:
             lo = mid
     return hi
+
+
+@dataclass(frozen=True, slots=True)
+class LLMTrainSpeed:
+    """Rough training tokens/s of a transformer on one card (labelled rough wherever shown)."""
+
+    tokens_per_s: float
+    bound: Bound
+    basis: str
+
+
+def llm_train_speed(
+    card: Card,
+    architecture: Architecture | None,
+    *,
+    params: int,
+    trainable_params: int,
+    weight_bytes: int,
+    n_layers: int,
+    attention_flops_per_token_pair: int,
+    seq_len: int,
+    batch: int,
+    passes: int,
+    compute_precision: str = "bf16",
+    causal: bool = True,
+    optimizer: str = "adamw",
+    grad_accum: int = 1,
+) -> LLMTrainSpeed | None:
+    """Training tokens/s of a transformer: the matmuls of `passes` forward-sized passes plus
+    the optimizer step; None without the card's figures.
+
+    `passes` counts forward-sized passes: 3 for a full step (forward, then input and
+    weight gradients at twice the forward FLOPs), one more with gradient checkpointing
+    (the forward is recomputed), one fewer when the base weights are frozen (LoRA:
+    no weight gradients for them). Each pass reads every weight once; the optimizer
+    step streams `trainable_params` through PyTorch's foreach kernels (OPTIMIZER_TRAFFIC,
+    fp32 master weights and state) once per `grad_accum` micro-batches.
+    """
+    c = ceilings(card, architecture, compute_precision)
+    if c is None:
+        return None
+    tokens = seq_len * batch
+    pairs = seq_len * (seq_len + 1) / 2 if causal else seq_len * seq_len
+    fwd_flops = 2 * params * tokens + attention_flops_per_token_pair * batch * pairs
+    main = Op(
+        "train step",
+        "matmul",
+        "forward",
+        passes * fwd_flops,
+        passes * weight_bytes,
+        passes * (n_layers * LLM_KERNELS_PER_LAYER + 3),
+        True,
+    )
+    accesses, foreach = OPTIMIZER_TRAFFIC.get(optimizer, OPTIMIZER_TRAFFIC["adamw"])
+    opt = Op(
+        "optimizer step",
+        "elementwise",
+        "optimizer",
+        accesses * trainable_params / grad_accum,
+        accesses * trainable_params * 4 / grad_accum,
+        max(1, math.ceil(trainable_params / FOREACH_ELEMENTS_PER_LAUNCH)) * foreach,
+    )
+    prof = time_ops((main, opt), c, tokens)
+    return LLMTrainSpeed(prof.samples_per_s, prof.bound, c.basis)

@@ -1,21 +1,36 @@
-"""Rolling per-device history of the few metrics the dashboard draws as sparklines.
+"""Rolling per-device history of the metrics the dashboard and the history view draw.
 
-N/A samples are skipped, not stored: a sparkline of a GPU that cannot report
-power stays empty instead of drawing a fake 0 W line, and callers get plain
-floats they can hand to a sparkline widget. The price is that series of
-different metrics may have different lengths; each is still in time order.
-Memory is bounded by `maxlen` samples per metric per device; a device that
-leaves the snapshot (or comes back as a different GPU) loses its history.
+N/A samples are not drawn: a sparkline of a GPU that cannot report power stays
+empty instead of drawing a fake 0 W line, and callers get plain floats they
+can hand to a sparkline widget. The price is that series of different metrics
+may have different lengths; each is still in time order.
+
+Memory is bounded twice over: at most `maxlen` points per device (one shared
+timestamp and one value per metric each; an N/A value is a reference to one
+shared NaN, not a new float), and with `min_spacing_s` a poll that comes
+sooner than that after the last stored point replaces it instead of adding
+one. The dashboard uses 900 points at 1 s spacing: 15 minutes of history at
+any interval, about 1.6 MB for 8 GPUs. A device that leaves the snapshot (or
+comes back as a different GPU) loses its history.
 """
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import islice
 
 from gputui.telemetry.snapshot import DeviceSample, Snapshot
 
+# Drawn as sparklines in the GPU panels.
 METRICS = ("utilization", "memory", "power", "temperature")
+# Also kept, for the history view.
+EXTRA_METRICS = ("pcie_rx", "pcie_tx")
+ALL_METRICS = METRICS + EXTRA_METRICS
+
+_NA = math.nan
 
 
 def _memory_pct(s: DeviceSample) -> float | None:
@@ -29,28 +44,47 @@ _EXTRACT: dict[str, Callable[[DeviceSample], float | int | None]] = {
     "memory": _memory_pct,
     "power": lambda s: s.power_w,
     "temperature": lambda s: s.temperature_c,
+    "pcie_rx": lambda s: s.pcie_rx_kbs,
+    "pcie_tx": lambda s: s.pcie_tx_kbs,
 }
 
 
 class _DeviceHistory:
-    __slots__ = ("identity", "series")
+    __slots__ = ("identity", "series", "times")
 
     def __init__(self, identity: str | None, maxlen: int) -> None:
         self.identity = identity
-        self.series: dict[str, deque[float]] = {m: deque(maxlen=maxlen) for m in METRICS}
+        self.times: deque[float] = deque(maxlen=maxlen)
+        self.series: dict[str, deque[float]] = {m: deque(maxlen=maxlen) for m in ALL_METRICS}
+
+
+def _values(sample: DeviceSample) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for metric, extract in _EXTRACT.items():
+        value = extract(sample)
+        out[metric] = _NA if value is None else float(value)
+    return out
+
+
+def _known(values: Iterable[float]) -> list[float]:
+    return [v for v in values if v == v]  # NaN != NaN: the N/A points
 
 
 class History:
-    """Last `maxlen` values per device and metric, fed one snapshot at a time."""
+    """Last `maxlen` points per device and metric, fed one snapshot at a time."""
 
-    def __init__(self, maxlen: int = 300) -> None:
+    def __init__(self, maxlen: int = 300, *, min_spacing_s: float = 0.0) -> None:
         if maxlen < 1:
             raise ValueError("maxlen must be at least 1")
+        if min_spacing_s < 0:
+            raise ValueError("min_spacing_s must not be negative")
         self.maxlen = maxlen
+        self.min_spacing_s = min_spacing_s
         self._devices: dict[int, _DeviceHistory] = {}
 
     def add(self, snapshot: Snapshot) -> None:
         present: set[int] = set()
+        now = snapshot.timestamp
         for dev in snapshot.devices:
             index = dev.info.index
             present.add(index)
@@ -60,19 +94,48 @@ class History:
                 hist = self._devices[index] = _DeviceHistory(identity, self.maxlen)
             if dev.sample is None:
                 continue  # failed device: keep what we had, add nothing
-            for metric, extract in _EXTRACT.items():
-                value = extract(dev.sample)
-                if value is not None:
-                    hist.series[metric].append(float(value))
+            values = _values(dev.sample)
+            if all(v != v for v in values.values()):
+                continue  # nothing readable: no point in time
+            replace = (
+                self.min_spacing_s > 0
+                and bool(hist.times)
+                and now - hist.times[-1] < self.min_spacing_s
+            )
+            if replace:
+                for metric, value in values.items():
+                    hist.series[metric][-1] = value
+            else:
+                hist.times.append(now)
+                for metric, value in values.items():
+                    hist.series[metric].append(value)
         for gone in set(self._devices) - present:
             del self._devices[gone]
 
-    def series(self, device_index: int, metric: str) -> list[float]:
-        """Oldest first; empty for an unknown device. Unknown metric names are a bug: ValueError."""
+    @staticmethod
+    def _check(metric: str) -> None:
         if metric not in _EXTRACT:
-            raise ValueError(f"unknown metric {metric!r}; expected one of {', '.join(METRICS)}")
+            raise ValueError(f"unknown metric {metric!r}; expected one of {', '.join(ALL_METRICS)}")
+
+    def series(self, device_index: int, metric: str) -> list[float]:
+        """Oldest first, N/A left out; empty for an unknown device. Unknown metric: ValueError."""
+        self._check(metric)
         hist = self._devices.get(device_index)
-        return list(hist.series[metric]) if hist else []
+        return _known(hist.series[metric]) if hist else []
+
+    def window(self, device_index: int, metric: str, seconds: float) -> list[float]:
+        """The values of the last `seconds` (counted back from the newest point), N/A left out."""
+        self._check(metric)
+        hist = self._devices.get(device_index)
+        if hist is None or not hist.times:
+            return []
+        start = bisect_left(hist.times, hist.times[-1] - seconds)
+        return _known(islice(hist.series[metric], start, None))
+
+    def span_s(self, device_index: int) -> float:
+        """Seconds between the oldest and the newest point kept for this device."""
+        hist = self._devices.get(device_index)
+        return hist.times[-1] - hist.times[0] if hist and hist.times else 0.0
 
     def devices(self) -> list[int]:
         return sorted(self._devices)

@@ -59,6 +59,7 @@ def _device(dev: DeviceSnapshot) -> dict[str, Any]:
         "sample": _record(dev.sample) if dev.sample is not None else None,
         "failed": dev.failed,
         "unsupported": sorted(dev.unsupported),
+        "mig_devices": [_record(m) for m in dev.mig_devices],
     }
 
 

@@ -3,13 +3,17 @@
 What is read when:
 - `open()`: nvmlInit, then once per source the driver, CUDA driver and NVML
   versions, and once per device its static facts (name, UUID, PCI bus id,
-  memory total, compute capability, architecture, power management limit, max
-  SM/memory clocks, MIG mode).
+  memory total, compute capability, architecture, power management limit and
+  its default/min/max, max SM/memory clocks, max PCIe generation and width,
+  BAR1 size, ECC mode, MIG mode) and, in MIG mode, its MIG devices (nvml_mig.py).
 - `poll()`: per device utilization, memory (v2 struct where the driver has it,
   so `reserved` is apart from `used`; else v1), temperature, fan, power and
   enforced limit, SM/memory clocks, P-state, encoder/decoder utilization,
-  clock event (throttle) reasons, volatile uncorrected ECC errors, and the
-  compute/graphics/MPS process lists with per-process SM/memory utilization.
+  clock event (throttle) reasons, volatile uncorrected ECC errors, persistence
+  mode, display active, compute mode, current PCIe generation and width, BAR1
+  used, the energy counter, each MIG device's memory, and the
+  compute/graphics/MPS process lists (with their MIG GPU/compute instance ids)
+  and per-process SM/memory utilization.
   PCIe rx/tx come from `PcieSampler` (cached for 2 s, refreshed concurrently,
   off the poll path after the first poll; see nvml_pcie.py).
 
@@ -20,9 +24,10 @@ others keep updating. A failed device is not polled again (a lost GPU needs a
 reset, after which gputui must be restarted). Init failures raise
 SourceUnavailable with one human sentence.
 
-MIG: `mig_mode` is reported; with MIG enabled, processes are listed against the
-parent GPU. MIG device handles (per-instance memory and utilization) are not
-read yet.
+MIG: the MIG devices are enumerated once, at open (reconfiguring MIG needs the
+GPUs idle; restart gputui after it); each has its own `DeviceQuery`, so a
+query NVML does not support on MIG handles (utilization) is asked once.
+Processes are listed against the parent GPU with the GPU instance they run in.
 
 `poll()` may be called from any thread (calls are serialized by a lock) and
 never touches Textual; the module imports only pynvml and the stdlib, so
@@ -39,14 +44,17 @@ from typing import TYPE_CHECKING, Any
 
 import pynvml
 
+from gputui.telemetry.nvml_mig import MigReader, open_mig_devices
 from gputui.telemetry.nvml_pcie import PcieSampler
 from gputui.telemetry.nvml_procs import ProcessReader
 from gputui.telemetry.nvml_query import Call, DeviceFailed, DeviceQuery, human_reason
 from gputui.telemetry.snapshot import (
+    COMPUTE_MODES,
     DeviceInfo,
     DeviceSample,
     DeviceSnapshot,
     GpuProcess,
+    MigDevice,
     Snapshot,
 )
 from gputui.telemetry.source import SourceUnavailable
@@ -230,6 +238,54 @@ def _ecc_uncorrected(h: Any) -> Any:
     )
 
 
+def _power_default_limit(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetPowerManagementDefaultLimit(h)
+
+
+def _power_constraints(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetPowerManagementLimitConstraints(h)
+
+
+def _pcie_max_gen(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetMaxPcieLinkGeneration(h)
+
+
+def _pcie_max_width(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetMaxPcieLinkWidth(h)
+
+
+def _pcie_gen(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetCurrPcieLinkGeneration(h)
+
+
+def _pcie_width(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetCurrPcieLinkWidth(h)
+
+
+def _bar1(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetBAR1MemoryInfo(h)
+
+
+def _ecc_mode(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetEccMode(h)
+
+
+def _persistence(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetPersistenceMode(h)
+
+
+def _display_active(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetDisplayActive(h)
+
+
+def _compute_mode(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetComputeMode(h)
+
+
+def _energy(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetTotalEnergyConsumption(h)
+
+
 def _driver_version(_h: Any) -> Any:
     return pynvml.nvmlSystemGetDriverVersion()
 
@@ -262,6 +318,18 @@ ENCODER: tuple[Call, ...] = (_encoder,)
 DECODER: tuple[Call, ...] = (_decoder,)
 THROTTLE: tuple[Call, ...] = (_event_reasons, _throttle_reasons)
 ECC: tuple[Call, ...] = (_ecc_uncorrected,)
+POWER_DEFAULT_LIMIT: tuple[Call, ...] = (_power_default_limit,)
+POWER_CONSTRAINTS: tuple[Call, ...] = (_power_constraints,)
+PCIE_MAX_GEN: tuple[Call, ...] = (_pcie_max_gen,)
+PCIE_MAX_WIDTH: tuple[Call, ...] = (_pcie_max_width,)
+PCIE_GEN: tuple[Call, ...] = (_pcie_gen,)
+PCIE_WIDTH: tuple[Call, ...] = (_pcie_width,)
+BAR1: tuple[Call, ...] = (_bar1,)
+ECC_MODE: tuple[Call, ...] = (_ecc_mode,)
+PERSISTENCE: tuple[Call, ...] = (_persistence,)
+DISPLAY_ACTIVE: tuple[Call, ...] = (_display_active,)
+COMPUTE_MODE: tuple[Call, ...] = (_compute_mode,)
+ENERGY: tuple[Call, ...] = (_energy,)
 
 
 def _arch_names() -> dict[int, str]:
@@ -277,20 +345,27 @@ def _arch_names() -> dict[int, str]:
 _KEY_FIELDS: dict[str, tuple[str, ...]] = {
     "memory": ("memory_used", "memory_free", "memory_total", "memory_reserved"),
     "utilization": ("utilization_gpu", "utilization_memory"),
+    "bar1": ("bar1_total", "bar1_used"),
+    "power_constraints": ("power_min_limit_w", "power_max_limit_w"),
 }
 
 
 class _Device:
     """One GPU's NVML state: its query helper, static info and process reader."""
 
-    __slots__ = ("index", "query", "info", "failed", "procs", "_unsupported", "_unsupported_n")
+    __slots__ = (
+        "index", "query", "info", "failed", "procs", "mig", "_unsupported", "_unsupported_n"
+    )
 
-    def __init__(self, index: int, query: DeviceQuery | None, info: DeviceInfo) -> None:
+    def __init__(
+        self, index: int, query: DeviceQuery | None, info: DeviceInfo, mig: MigReader | None = None
+    ) -> None:
         self.index = index
         self.query = query if query is not None else DeviceQuery(None)
         self.info = info
         self.failed: str | None = None
         self.procs = ProcessReader()
+        self.mig = mig
         self._unsupported: frozenset[str] = frozenset()
         self._unsupported_n = 0
 
@@ -335,7 +410,31 @@ def _read_info(index: int, q: DeviceQuery, archs: dict[int, str], partial: list[
     partial.append(
         ("mig_mode", None if mig is None else bool(mig[0] == pynvml.NVML_DEVICE_MIG_ENABLE))
     )
+    ecc = q.get("ecc_mode", ECC_MODE)
+    partial.append(("ecc_mode", None if ecc is None else bool(ecc[0] == pynvml.NVML_FEATURE_ENABLED)))
+    partial.append(
+        ("power_default_limit_w", _mw_to_w(q.get("power_default_limit_w", POWER_DEFAULT_LIMIT)))
+    )
+    limits = q.get("power_constraints", POWER_CONSTRAINTS)
+    partial.append(("power_min_limit_w", None if limits is None else _mw_to_w(limits[0])))
+    partial.append(("power_max_limit_w", None if limits is None else _mw_to_w(limits[1])))
+    partial.append(("pcie_max_gen", q.get("pcie_max_gen", PCIE_MAX_GEN)))
+    partial.append(("pcie_max_width", q.get("pcie_max_width", PCIE_MAX_WIDTH)))
+    bar1 = q.get("bar1", BAR1)
+    partial.append(("bar1_total", None if bar1 is None else int(_field(bar1, "bar1Total"))))
     return DeviceInfo(index=index, **dict(partial))
+
+
+def _enabled(value: Any) -> bool | None:
+    """An nvmlEnableState_t as a bool; None stays N/A."""
+    return None if value is None else bool(value == pynvml.NVML_FEATURE_ENABLED)
+
+
+def _compute_mode_name(value: Any) -> str | None:
+    if value is None:
+        return None
+    mode = int(value)
+    return COMPUTE_MODES[mode] if 0 <= mode < len(COMPUTE_MODES) else f"mode {mode}"
 
 
 # Reads a ctypes field without pynvml's Python-level __getattribute__ (3x faster; see nvml_procs).
@@ -350,6 +449,8 @@ def _read_sample(q: DeviceQuery, pcie: tuple[int | None, int | None]) -> DeviceS
     dec = get("decoder_util", DECODER)
     pstate = get("performance_state", PSTATE)
     reasons = get("throttle_reasons", THROTTLE)
+    bar1 = get("bar1", BAR1)
+    energy = get("energy_j", ENERGY)
     return DeviceSample(
         utilization_gpu=None if util is None else _field(util, "gpu"),
         utilization_memory=None if util is None else _field(util, "memory"),
@@ -370,6 +471,13 @@ def _read_sample(q: DeviceQuery, pcie: tuple[int | None, int | None]) -> DeviceS
         decoder_util=None if dec is None else int(dec[0]),
         throttle_reasons=None if reasons is None else decode_throttle_reasons(int(reasons)),
         ecc_volatile_uncorrected=get("ecc_volatile_uncorrected", ECC),
+        persistence_mode=_enabled(get("persistence_mode", PERSISTENCE)),
+        display_active=_enabled(get("display_active", DISPLAY_ACTIVE)),
+        compute_mode=_compute_mode_name(get("compute_mode", COMPUTE_MODE)),
+        pcie_gen=get("pcie_gen", PCIE_GEN),
+        pcie_width=get("pcie_width", PCIE_WIDTH),
+        bar1_used=None if bar1 is None else int(_field(bar1, "bar1Used")),
+        energy_j=None if energy is None else energy / 1000.0,
     )
 
 
@@ -452,16 +560,24 @@ class NvmlSource:
             processes: list[GpuProcess] = []
             for d in devices:
                 sample = None
+                migs: tuple[MigDevice, ...] = ()
                 if d.failed is None:
                     try:
                         sample = _read_sample(d.query, pcie_values.get(d.index, _NO_PCIE))
                         processes.extend(d.procs.read(d.query, d.index))
+                        if d.mig is not None:
+                            migs = d.mig.read()
                     except DeviceFailed as exc:
                         d.failed = exc.reason
                         sample = None
+                        migs = ()
                 snaps.append(
                     DeviceSnapshot(
-                        info=d.info, sample=sample, failed=d.failed, unsupported=d.unsupported()
+                        info=d.info,
+                        sample=sample,
+                        failed=d.failed,
+                        unsupported=d.unsupported(),
+                        mig_devices=migs,
                     )
                 )
             notices = self._notices()
@@ -496,11 +612,15 @@ class NvmlSource:
         denied = sorted({k for d in self._devices for k in d.query.no_permission})
         if denied:
             out.append("Some GPU values need more permissions and show N/A: " + ", ".join(denied))
-        mig = [str(d.index) for d in self._devices if d.info.mig_mode]
-        if mig:
+        unlisted = [
+            str(d.index)
+            for d in self._devices
+            if d.info.mig_mode and d.failed is None and (d.mig is None or not d.mig.devices)
+        ]
+        if unlisted:
             out.append(
-                f"MIG is enabled on GPU {', '.join(mig)}: processes are listed against the "
-                "whole GPU; per-instance figures are not shown yet"
+                f"MIG is enabled on GPU {', '.join(unlisted)} but NVML lists no MIG device "
+                "there (none configured, or not visible with these permissions)"
             )
         return tuple(out)
 
@@ -516,13 +636,14 @@ def _open_device(index: int, archs: dict[int, str]) -> _Device:
     partial: list[Any] = []
     try:
         info = _read_info(index, q, archs, partial)
+        mig = MigReader(open_mig_devices(q)) if info.mig_mode else None
     except DeviceFailed as exc:
         fields = dict(partial)
         fields.setdefault("name", "Unknown GPU")
         d = _Device(index, q, DeviceInfo(index=index, **fields))
         d.failed = exc.reason
         return d
-    return _Device(index, q, info)
+    return _Device(index, q, info, mig)
 
 
 def _optional_text(system: DeviceQuery, key: str, calls: tuple[Call, ...]) -> str | None:

@@ -109,6 +109,18 @@ def _memory(value: Any) -> int | None:
     return int(value)
 
 
+_NO_INSTANCE = 0xFFFFFFFF  # the id NVML gives a process outside any MIG instance
+
+
+def _instance_id(entry: Any, name: str) -> int | None:
+    """A MIG GPU/compute instance id of a v2/v3 record; None outside MIG and for v1 records."""
+    try:
+        value = int(_field(entry, name))
+    except AttributeError:  # a 16-byte v1 record has no instance ids
+        return None
+    return None if value == _NO_INSTANCE else value
+
+
 class ProcessReader:
     """Reads one device's processes each poll, keeping the per-process utilization state.
 
@@ -126,6 +138,7 @@ class ProcessReader:
 
     def read(self, q: DeviceQuery, gpu_index: int) -> tuple[GpuProcess, ...]:
         found: dict[int, tuple[set[str], int | None]] = {}
+        instances: dict[int, tuple[int, int | None]] = {}  # MIG: pid -> (GI id, CI id)
         for key, kind, calls in PROCESS_LISTS:
             entries = q.get(key, calls)
             if not entries:
@@ -133,6 +146,9 @@ class ProcessReader:
             for entry in entries:
                 pid = int(_field(entry, "pid"))
                 mem = _memory(_field(entry, "usedGpuMemory"))
+                gi = _instance_id(entry, "gpuInstanceId")
+                if gi is not None:
+                    instances[pid] = (gi, _instance_id(entry, "computeInstanceId"))
                 if pid in found:
                     kinds, old = found[pid]
                     kinds.add(kind)
@@ -150,6 +166,7 @@ class ProcessReader:
         out = []
         for pid, (kinds, mem) in found.items():
             sm, mu = util.get(pid, (None, None))
+            gi, ci = instances.get(pid, (None, None))
             out.append(
                 GpuProcess(
                     gpu_index=gpu_index,
@@ -158,6 +175,8 @@ class ProcessReader:
                     gpu_memory=mem,
                     sm_util=sm,
                     mem_util=mu,
+                    gpu_instance_id=gi,
+                    compute_instance_id=ci,
                 )
             )
         return tuple(out)

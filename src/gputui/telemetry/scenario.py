@@ -20,7 +20,7 @@ from random import Random
 from typing import Any, NoReturn
 
 from gputui.errors import UserError
-from gputui.telemetry.snapshot import DeviceSample
+from gputui.telemetry.snapshot import COMPUTE_MODES, DeviceSample
 from gputui.tomlsafe import read_toml
 
 WORKLOADS = ("training", "inference", "interactive", "graphics")
@@ -29,7 +29,7 @@ PROCESS_TYPES = ("compute", "graphics", "compute+graphics", "mps")
 # Short names accepted in `unsupported = [...]`, expanded to DeviceSample field names.
 UNSUPPORTED_ALIASES: dict[str, tuple[str, ...]] = {
     "fan": ("fan_pct",),
-    "ecc": ("ecc_volatile_uncorrected",),
+    "ecc": ("ecc_volatile_uncorrected", "ecc_mode"),
     "power": ("power_w",),
     "power_limit": ("power_limit_w",),
     "temperature": ("temperature_c",),
@@ -41,8 +41,27 @@ UNSUPPORTED_ALIASES: dict[str, tuple[str, ...]] = {
     "pstate": ("performance_state",),
     "throttle": ("throttle_reasons",),
     "memory_reserved": ("memory_reserved",),
+    "persistence": ("persistence_mode",),
+    "display": ("display_active",),
+    "pcie_link": ("pcie_gen", "pcie_width", "pcie_max_gen", "pcie_max_width"),
+    "bar1": ("bar1_total", "bar1_used"),
+    "energy": ("energy_j",),
+    "ecc_mode": ("ecc_mode",),
+    "power_limits": ("power_default_limit_w", "power_min_limit_w", "power_max_limit_w"),
 }
 SAMPLE_FIELDS = frozenset(f.name for f in fields(DeviceSample))
+# The static facts a scenario may also mark unsupported (N/A), like the sample fields.
+INFO_FIELDS = frozenset(
+    {
+        "ecc_mode",
+        "power_default_limit_w",
+        "power_min_limit_w",
+        "power_max_limit_w",
+        "pcie_max_gen",
+        "pcie_max_width",
+        "bar1_total",
+    }
+)
 # Memory totals are part of the device's identity; a card that cannot report them is not simulated.
 _NEVER_UNSUPPORTED = frozenset({"memory_total", "memory_used", "memory_free"})
 
@@ -79,6 +98,9 @@ MAX_TEXT = 256  # names, users, versions, identifiers
 MAX_NOTICE = 1024
 MAX_COMMAND = 64 << 10
 MAX_LIST = 64  # notices, unsupported fields
+MAX_MIG = 7  # MIG devices per GPU (an A100/H100 holds at most 7)
+MAX_PCIE_GEN = 8
+MAX_PCIE_WIDTH = 32
 MAX_FILE_BYTES = 4 << 20
 
 
@@ -90,6 +112,18 @@ class HostSpec:
     swap_used: int = 0
     base_memory_used: int = 6 << 30
     base_cpu_percent: float = 3.0  # whole-machine % from everything that is not a GPU job
+
+
+@dataclass(frozen=True, slots=True)
+class MigSpec:
+    """One MIG device of a GPU in MIG mode (a GPU instance with one compute instance)."""
+
+    profile: str  # "3g.40gb"
+    memory_total: int
+    gpu_instance_id: int
+    compute_instance_id: int = 0
+    uuid: str = ""
+    bar1_total: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +147,21 @@ class GpuSpec:
     mig_mode: bool | None = None
     unsupported: frozenset[str] = frozenset()
     lost_after_s: float | None = None
+    persistence_mode: bool = True
+    display_active: bool = False
+    compute_mode: str = "default"
+    ecc_mode: bool = True
+    power_default_limit_w: float | None = None  # None: the power limit
+    power_min_limit_w: float | None = None  # None: 30 % of the power limit
+    power_max_limit_w: float | None = None  # None: the power limit
+    pcie_max_gen: int = 4
+    pcie_max_width: int = 16
+    pcie_idle_gen: int = 1  # links drop to a lower generation when idle, to save power
+    bar1_total: int = 256 << 20
+    encoder_util: int = 0
+    decoder_util: int = 0
+    energy_at_start_j: float = 0.0
+    mig: tuple[MigSpec, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +181,7 @@ class ProcessSpec:
     container: str | None = None
     container_pid: int | None = None
     host_visible: bool = True
+    mig: int | None = None  # index of the MIG device it runs in, on a GPU in MIG mode
     warmup_s: float = 30.0
     memory_ramp_s: float = 60.0
     eval_every_s: float = 240.0
@@ -181,6 +231,11 @@ def parse_scenario(data: Mapping[str, Any], *, label: str, name: str) -> Scenari
     seen_pids: dict[tuple[int, int], str] = {}
     for i, t in enumerate(top.table_list("process", required=False, max_items=MAX_PROCESSES)):
         proc = _parse_process(t, i, rng, len(gpus), host.cpu_count)
+        if proc.mig is not None and proc.mig >= len(gpus[proc.gpu].mig):
+            raise UserError(
+                f"{label}: process[{i}].mig: gpu {proc.gpu} has "
+                f"{len(gpus[proc.gpu].mig)} MIG devices, no index {proc.mig}"
+            )
         key = (proc.gpu, proc.pid)
         if key in seen_pids:
             raise UserError(
@@ -240,7 +295,7 @@ def _parse_gpu(t: _Table, index: int, rng: Random) -> GpuSpec:
     for j, item in enumerate(t.text_list("unsupported", default=[], max_len=MAX_TEXT)):
         names = UNSUPPORTED_ALIASES.get(item, (item,))
         for n in names:
-            if n not in SAMPLE_FIELDS:
+            if n not in SAMPLE_FIELDS and n not in INFO_FIELDS:
                 t.fail(f"unsupported[{j}]", f"unknown field {_brief(item)}")
             if n in _NEVER_UNSUPPORTED:
                 t.fail(f"unsupported[{j}]", f"{_brief(item)} cannot be unsupported in a scenario")
@@ -271,7 +326,32 @@ def _parse_gpu(t: _Table, index: int, rng: Random) -> GpuSpec:
         mig_mode=t.opt_boolean("mig_mode"),
         unsupported=frozenset(unsupported),
         lost_after_s=t.opt_number("lost_after_s", lo=0, hi=MAX_SECONDS),
+        persistence_mode=t.boolean("persistence_mode", default=True),
+        display_active=t.boolean("display_active", default=False),
+        compute_mode=t.choice("compute_mode", COMPUTE_MODES, default="default"),
+        ecc_mode=t.boolean("ecc_mode", default=True),
+        power_default_limit_w=t.opt_number(
+            "power_default_limit_w", lo=MIN_POWER_LIMIT_W, hi=MAX_WATTS
+        ),
+        power_min_limit_w=t.opt_number("power_min_limit_w", lo=MIN_POWER_LIMIT_W, hi=MAX_WATTS),
+        power_max_limit_w=t.opt_number("power_max_limit_w", lo=MIN_POWER_LIMIT_W, hi=MAX_WATTS),
+        pcie_max_gen=t.integer("pcie_max_gen", default=4, minimum=1, maximum=MAX_PCIE_GEN),
+        pcie_max_width=t.integer("pcie_max_width", default=16, minimum=1, maximum=MAX_PCIE_WIDTH),
+        pcie_idle_gen=t.integer("pcie_idle_gen", default=1, minimum=1, maximum=MAX_PCIE_GEN),
+        bar1_total=t.size("bar1_total", default=256 << 20),
+        encoder_util=t.integer("encoder_util", default=0, minimum=0, maximum=100),
+        decoder_util=t.integer("decoder_util", default=0, minimum=0, maximum=100),
+        energy_at_start_j=t.number("energy_at_start_j", default=0.0, lo=0, hi=1e15),
+        mig=_parse_migs(t, rng, memory_total),
     )
+    if spec.mig and spec.mig_mode is not True:
+        t.fail("mig", "MIG devices need mig_mode = true")
+    lo = spec.power_min_limit_w
+    hi = spec.power_max_limit_w
+    if lo is not None and hi is not None and lo > hi:
+        t.fail("power_min_limit_w", "is above power_max_limit_w")
+    if spec.pcie_idle_gen > spec.pcie_max_gen:
+        t.fail("pcie_idle_gen", "is above pcie_max_gen")
     if spec.idle_power_w >= spec.power_limit_w:
         t.fail("idle_power_w", "must be below power_limit_w")
     if spec.memory_reserved >= spec.memory_total:
@@ -282,6 +362,39 @@ def _parse_gpu(t: _Table, index: int, rng: Random) -> GpuSpec:
         t.fail("idle_mem_clock_mhz", "is above max_mem_clock_mhz")
     t.reject_unknown()
     return spec
+
+
+def _parse_migs(t: _Table, rng: Random, parent_memory: int) -> tuple[MigSpec, ...]:
+    """`[[gpu.mig]]` tables: one MIG device each, in MIG index order."""
+    out: list[MigSpec] = []
+    total = 0
+    for i, m in enumerate(t.table_list("mig", required=False, max_items=MAX_MIG)):
+        bits = rng.getrandbits(128)
+        hex_id = f"{bits:032x}"
+        profile = m.text("profile")
+        if not re.fullmatch(r"[1-8]g\.[0-9]{1,4}gb(\+[a-z]{1,8})?", profile):
+            m.fail("profile", f"{_brief(profile)} is not a MIG profile like \"3g.40gb\"")
+        memory = m.size("memory_total", positive=True)
+        total += memory
+        if total > parent_memory:
+            m.fail("memory_total", "the MIG devices together exceed the GPU's memory_total")
+        spec = MigSpec(
+            profile=profile,
+            memory_total=memory,
+            gpu_instance_id=m.integer("gpu_instance_id", default=i + 1, minimum=0, maximum=64),
+            compute_instance_id=m.integer("compute_instance_id", default=0, minimum=0, maximum=64),
+            uuid=m.text(
+                "uuid",
+                default=f"MIG-{hex_id[:8]}-{hex_id[8:12]}-{hex_id[12:16]}-{hex_id[16:20]}-"
+                f"{hex_id[20:]}",
+            ),
+            bar1_total=m.size("bar1_total", default=max(1 << 20, (memory // 32) >> 20 << 20)),
+        )
+        if any(o.gpu_instance_id == spec.gpu_instance_id for o in out):
+            m.fail("gpu_instance_id", f"{spec.gpu_instance_id} is already used on this GPU")
+        m.reject_unknown()
+        out.append(spec)
+    return tuple(out)
 
 
 def _parse_process(
@@ -321,6 +434,7 @@ def _parse_process(
         container=_short_container(container),
         container_pid=t.opt_integer("container_pid", minimum=1, maximum=MAX_PID),
         host_visible=host_visible,
+        mig=t.opt_integer("mig", minimum=0, maximum=MAX_MIG - 1),
         warmup_s=t.duration("warmup_s", default=30.0),
         memory_ramp_s=t.duration("memory_ramp_s", default=60.0),
         eval_every_s=t.duration("eval_every_s", default=240.0, positive=True),

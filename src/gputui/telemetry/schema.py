@@ -29,6 +29,29 @@ class DeviceInfoModel(_Strict):
     max_sm_clock_mhz: int | None = None
     max_mem_clock_mhz: int | None = None
     mig_mode: bool | None = None
+    ecc_mode: bool | None = Field(None, description="ECC enabled (a change needs a reboot)")
+    power_default_limit_w: float | None = Field(None, description="default power limit, watts")
+    power_min_limit_w: float | None = Field(None, description="lowest settable limit, watts")
+    power_max_limit_w: float | None = Field(None, description="highest settable limit, watts")
+    pcie_max_gen: int | None = Field(None, description="maximum PCIe link generation")
+    pcie_max_width: int | None = Field(None, description="maximum PCIe link width, lanes")
+    bar1_total: int | None = Field(None, description="BAR1 aperture, bytes")
+
+
+class MigDeviceModel(_Strict):
+    index: int = Field(ge=0, description="MIG device index on its parent GPU")
+    gpu_instance_id: int | None = None
+    compute_instance_id: int | None = None
+    name: str | None = None
+    profile: str | None = Field(None, description='e.g. "3g.40gb"')
+    uuid: str | None = Field(None, description='"MIG-..."')
+    memory_total: int | None = Field(None, description="bytes")
+    memory_used: int | None = Field(None, description="bytes")
+    memory_free: int | None = Field(None, description="bytes")
+    bar1_total: int | None = Field(None, description="bytes")
+    bar1_used: int | None = Field(None, description="bytes")
+    utilization_gpu: int | None = Field(None, description="percent; NVML gives none for MIG")
+    utilization_memory: int | None = Field(None, description="percent; NVML gives none for MIG")
 
 
 class DeviceSampleModel(_Strict):
@@ -53,6 +76,15 @@ class DeviceSampleModel(_Strict):
         None, description="active clock-throttle reasons; [] when not throttling"
     )
     ecc_volatile_uncorrected: int | None = None
+    persistence_mode: bool | None = None
+    display_active: bool | None = Field(None, description="a display is initialised on the GPU")
+    compute_mode: str | None = Field(
+        None, description='"default", "exclusive_process", "prohibited" or "exclusive_thread"'
+    )
+    pcie_gen: int | None = Field(None, description="current PCIe link generation")
+    pcie_width: int | None = Field(None, description="current PCIe link width, lanes")
+    bar1_used: int | None = Field(None, description="bytes")
+    energy_j: float | None = Field(None, description="joules since the driver was loaded")
 
 
 class DeviceModel(_Strict):
@@ -60,6 +92,9 @@ class DeviceModel(_Strict):
     sample: DeviceSampleModel | None = Field(description="null when the device failed")
     failed: str | None = Field(description="why the device could not be read at all")
     unsupported: list[str] = Field(description="sample fields this device cannot report, sorted")
+    mig_devices: list[MigDeviceModel] = Field(
+        default_factory=list, description="MIG devices in index order; [] when MIG is off"
+    )
 
 
 class HostModel(_Strict):
@@ -93,6 +128,8 @@ class ProcessModel(_Strict):
     container: str | None = None
     container_pid: int | None = None
     host_visible: bool = True
+    gpu_instance_id: int | None = Field(None, description="MIG GPU instance; null: whole GPU")
+    compute_instance_id: int | None = None
     command: str | None = Field(description="cmdline joined by spaces, or the name")
 
 

@@ -16,13 +16,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from gputui.telemetry.scenario import GpuSpec, ProcessSpec, Scenario, load_scenario
+from gputui.telemetry.scenario import INFO_FIELDS, GpuSpec, ProcessSpec, Scenario, load_scenario
 from gputui.telemetry.snapshot import (
     DeviceInfo,
     DeviceSample,
     DeviceSnapshot,
     GpuProcess,
     HostSnapshot,
+    MigDevice,
     Snapshot,
 )
 
@@ -49,6 +50,10 @@ _CH_IDLE = 21
 _TEMP_TAU_S = 40.0  # thermal time constant: temperature trails power by about this much
 _TEMP_STEP_S = 4.0
 _TEMP_STEPS = 40  # 160 s of power history, four time constants
+_ENERGY_STEP_S = 60.0
+_ENERGY_CHECKPOINT = 64  # memoise the running sum every 64 steps (about an hour)
+ENERGY_HORIZON_S = 30 * 86400.0
+_MIG_UNSUPPORTED = frozenset({"utilization_gpu", "utilization_memory"})  # as NVML in MIG mode
 
 
 def _mix(x: int) -> int:
@@ -91,6 +96,10 @@ def _smoothstep(x: float) -> float:
 def _in_window(elapsed: float, every: float, length: float) -> bool:
     """True during the last `length` seconds of each `every`-second period."""
     return length > 0 and elapsed > 0 and (elapsed % every) >= every - length
+
+
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
 
 
 class _Activity:
@@ -175,6 +184,17 @@ class _SimGpu:
         self.spec = spec
         self.index = index
         self.procs = procs
+        facts: dict[str, object] = {
+            "ecc_mode": spec.ecc_mode,
+            "power_default_limit_w": _or(spec.power_default_limit_w, spec.power_limit_w),
+            "power_min_limit_w": _or(spec.power_min_limit_w, float(round(spec.power_limit_w * 0.3))),
+            "power_max_limit_w": _or(spec.power_max_limit_w, spec.power_limit_w),
+            "pcie_max_gen": spec.pcie_max_gen,
+            "pcie_max_width": spec.pcie_max_width,
+            "bar1_total": spec.bar1_total,
+        }
+        for name in spec.unsupported & INFO_FIELDS:
+            facts[name] = None
         self.info = DeviceInfo(
             index=index,
             name=spec.name,
@@ -187,7 +207,9 @@ class _SimGpu:
             max_sm_clock_mhz=spec.max_sm_clock_mhz,
             max_mem_clock_mhz=spec.max_mem_clock_mhz,
             mig_mode=spec.mig_mode,
+            **facts,  # type: ignore[arg-type]
         )
+        self.unsupported = spec.unsupported | (_MIG_UNSUPPORTED if spec.mig else frozenset())
         self.util_key = _key(seed, _CH_UTIL, index)
         self.power_key = _key(seed, _CH_POWER, index)
         self.temp_key = _key(seed, _CH_TEMP, index)
@@ -198,6 +220,7 @@ class _SimGpu:
         # Fixed per-device character, from the seed: how memory-bound its jobs are.
         self.mem_intensity = 0.3 + 0.3 * _hash01(_key(seed, 99, index), 0)
         self._grid_cache: dict[int, float] = {}
+        self._energy_marks: dict[int, float] = {0: 0.0}  # step -> joules before that step
 
     def lost(self, t: float) -> bool:
         return self.spec.lost_after_s is not None and t >= self.spec.lost_after_s
@@ -236,11 +259,56 @@ class _SimGpu:
             w *= alpha
         return acc / weight
 
+    def _step_power_w(self, step: int) -> float:
+        return min(self.spec.power_limit_w, self.demand_w(self.util_at(step * _ENERGY_STEP_S)))
+
+    def energy_j(self, t: float) -> float | None:
+        """The counter at `t`: power on a 60 s grid, summed from t = 0 (see the module docstring)."""
+        if t > ENERGY_HORIZON_S:
+            return None
+        start = self.spec.energy_at_start_j
+        if t <= 0:
+            return start
+        step = math.floor(t / _ENERGY_STEP_S)
+        mark = step // _ENERGY_CHECKPOINT * _ENERGY_CHECKPOINT
+        marks = self._energy_marks
+        known = max(k for k in marks if k <= mark)
+        acc = marks[known]
+        for k in range(known, step):
+            if k % _ENERGY_CHECKPOINT == 0:
+                marks[k] = acc
+            acc += self._step_power_w(k) * _ENERGY_STEP_S
+        frac = t - step * _ENERGY_STEP_S
+        return round(start + acc + self._step_power_w(step) * frac, 3)
+
+    def mig_devices(self, acts: list[tuple[_SimProcess, _Activity]]) -> tuple[MigDevice, ...]:
+        out = []
+        for i, m in enumerate(self.spec.mig):
+            used = sum(int(a.memory) >> 20 << 20 for p, a in acts if p.spec.mig == i)
+            used = min(used, m.memory_total)
+            count = sum(1 for p, _ in acts if p.spec.mig == i)
+            out.append(
+                MigDevice(
+                    index=i,
+                    gpu_instance_id=m.gpu_instance_id,
+                    compute_instance_id=m.compute_instance_id,
+                    name=f"{self.spec.name} MIG {m.profile}",
+                    profile=m.profile,
+                    uuid=m.uuid,
+                    memory_total=m.memory_total,
+                    memory_used=used,
+                    memory_free=m.memory_total - used,
+                    bar1_total=m.bar1_total,
+                    bar1_used=min(m.bar1_total, (2 + 2 * count) << 20),
+                )
+            )
+        return tuple(out)
+
     def snapshot(self, t: float, acts: list[tuple[_SimProcess, _Activity]]) -> DeviceSnapshot:
         s = self.spec
         if self.lost(t):
             return DeviceSnapshot(
-                info=self.info, sample=None, failed=LOST_REASON, unsupported=s.unsupported
+                info=self.info, sample=None, failed=LOST_REASON, unsupported=self.unsupported
             )
         busy = bool(acts)
         util = min(100.0, sum(a.util for _, a in acts)) if busy else self.util_at(t)
@@ -287,15 +355,28 @@ class _SimGpu:
             "performance_state": s.load_pstate if util >= 3.0 else 8,
             "pcie_rx_kbs": int(rx),
             "pcie_tx_kbs": int(tx),
-            "encoder_util": 0,
-            "decoder_util": 0,
+            "encoder_util": s.encoder_util if busy else 0,
+            "decoder_util": s.decoder_util if busy else 0,
             "throttle_reasons": throttle,
-            "ecc_volatile_uncorrected": 0,
+            "ecc_volatile_uncorrected": 0 if s.ecc_mode else None,
+            "persistence_mode": s.persistence_mode,
+            "display_active": s.display_active,
+            "compute_mode": s.compute_mode,
+            "pcie_gen": s.pcie_max_gen if util >= 3.0 else s.pcie_idle_gen,
+            "pcie_width": s.pcie_max_width,
+            "bar1_used": min(s.bar1_total, (2 + 4 * len(acts)) << 20),
+            "energy_j": self.energy_j(t),
         }
-        for name in s.unsupported:
-            values[name] = None
+        for name in self.unsupported:
+            if name in values:
+                values[name] = None
         sample = DeviceSample(**values)  # type: ignore[arg-type]
-        return DeviceSnapshot(info=self.info, sample=sample, unsupported=s.unsupported)
+        return DeviceSnapshot(
+            info=self.info,
+            sample=sample,
+            unsupported=self.unsupported,
+            mig_devices=self.mig_devices(acts),
+        )
 
 
 class SimulatedSource:
@@ -380,8 +461,16 @@ class SimulatedSource:
 
     def _process(self, p: _SimProcess, a: _Activity, t: float) -> GpuProcess:
         s = p.spec
+        gpu = self._gpus[s.gpu]
         gpu_mem = int(a.memory) >> 20 << 20
-        sm_util = round(a.util)
+        sm_util: int | None = round(a.util)
+        mem_util: int | None = round(a.util * gpu.mem_intensity)
+        gi = ci = None
+        if gpu.spec.mig:
+            sm_util = mem_util = None  # NVML has no per-process utilization in MIG mode
+            if s.mig is not None:
+                gi = gpu.spec.mig[s.mig].gpu_instance_id
+                ci = gpu.spec.mig[s.mig].compute_instance_id
         if not s.host_visible:
             return GpuProcess(
                 gpu_index=s.gpu,
@@ -389,8 +478,10 @@ class SimulatedSource:
                 type=s.type,
                 gpu_memory=gpu_mem,
                 sm_util=sm_util,
-                mem_util=round(a.util * self._gpus[s.gpu].mem_intensity),
+                mem_util=mem_util,
                 host_visible=False,
+                gpu_instance_id=gi,
+                compute_instance_id=ci,
             )
         return GpuProcess(
             gpu_index=s.gpu,
@@ -398,7 +489,9 @@ class SimulatedSource:
             type=s.type,
             gpu_memory=gpu_mem,
             sm_util=sm_util,
-            mem_util=round(a.util * self._gpus[s.gpu].mem_intensity),
+            mem_util=mem_util,
+            gpu_instance_id=gi,
+            compute_instance_id=ci,
             user=s.user,
             name=p.name,
             cmdline=s.cmdline,

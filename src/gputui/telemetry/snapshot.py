@@ -8,8 +8,11 @@ documented JSON schema lives in `telemetry/schema.py`.
 Conventions:
 - `None` means "not available" (unsupported, no permission, unknown). It is
   never replaced by 0: the views print `N/A`.
-- Sizes are bytes, clocks MHz, power watts, temperatures Celsius, PCIe
-  throughput KiB/s (NVML's unit), percentages 0-100.
+- Sizes are bytes, clocks MHz, power watts, energy joules, temperatures
+  Celsius, PCIe throughput KiB/s (NVML's unit), percentages 0-100.
+- Static facts (what only a reboot, a reset or an administrator changes rarely:
+  limits, link maxima, ECC and MIG mode) are in `DeviceInfo`, read once;
+  what can change while gputui runs is in `DeviceSample`, read every poll.
 """
 
 from __future__ import annotations
@@ -35,6 +38,40 @@ class DeviceInfo:
     max_sm_clock_mhz: int | None = None
     max_mem_clock_mhz: int | None = None
     mig_mode: bool | None = None
+    ecc_mode: bool | None = None  # ECC enabled now (a change needs a reboot)
+    power_default_limit_w: float | None = None
+    power_min_limit_w: float | None = None  # the range an administrator may set
+    power_max_limit_w: float | None = None
+    pcie_max_gen: int | None = None  # the link's maximum generation and width (lanes)
+    pcie_max_width: int | None = None
+    bar1_total: int | None = None  # bytes of the BAR1 aperture (CPU-mapped GPU memory)
+
+
+# NVML compute modes, by the names `nvidia-smi -c` uses.
+COMPUTE_MODES = ("default", "exclusive_thread", "prohibited", "exclusive_process")
+
+
+@dataclass(frozen=True, slots=True)
+class MigDevice:
+    """One MIG device (a GPU instance with its compute instance) of a GPU in MIG mode.
+
+    NVML gives a MIG device its own memory and BAR1 but no utilization (the
+    query is NotSupported on MIG handles, `nvidia-smi` shows N/A): those stay None.
+    """
+
+    index: int  # MIG device index on its parent, 0..
+    gpu_instance_id: int | None = None
+    compute_instance_id: int | None = None
+    name: str | None = None  # NVML's name, e.g. "NVIDIA A100-SXM4-80GB MIG 3g.40gb"
+    profile: str | None = None  # "3g.40gb", from the name
+    uuid: str | None = None  # "MIG-..."
+    memory_total: int | None = None
+    memory_used: int | None = None
+    memory_free: int | None = None
+    bar1_total: int | None = None
+    bar1_used: int | None = None
+    utilization_gpu: int | None = None
+    utilization_memory: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +97,13 @@ class DeviceSample:
     decoder_util: int | None = None
     throttle_reasons: tuple[str, ...] | None = None  # short names, () when not throttling
     ecc_volatile_uncorrected: int | None = None
+    persistence_mode: bool | None = None
+    display_active: bool | None = None  # a display is initialised on this GPU
+    compute_mode: str | None = None  # one of COMPUTE_MODES
+    pcie_gen: int | None = None  # current link generation and width (they drop at idle)
+    pcie_width: int | None = None
+    bar1_used: int | None = None  # bytes
+    energy_j: float | None = None  # joules since the driver was (re)loaded
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +112,17 @@ class DeviceSnapshot:
     sample: DeviceSample | None = None
     failed: str | None = None  # human reason when the device failed hard (e.g. GPU is lost)
     unsupported: frozenset[str] = frozenset()  # field names the device said it cannot report
+    mig_devices: tuple[MigDevice, ...] = ()  # in MIG index order; () when MIG is off
 
     @property
     def index(self) -> int:
         return self.info.index
+
+    def mig_device(self, gpu_instance_id: int | None) -> MigDevice | None:
+        """The MIG device of a GPU instance id (a process's), or None for the whole GPU."""
+        if gpu_instance_id is None:
+            return None
+        return next((m for m in self.mig_devices if m.gpu_instance_id == gpu_instance_id), None)
 
     @property
     def processes_unsupported(self) -> bool:
@@ -103,6 +154,8 @@ class GpuProcess:
     container: str | None = None  # docker/containerd id (short) or "k8s:namespace/pod"
     container_pid: int | None = None  # the PID inside the container (NSpid)
     host_visible: bool = True
+    gpu_instance_id: int | None = None  # MIG: the GPU instance it runs in (None: whole GPU)
+    compute_instance_id: int | None = None
 
     @property
     def command(self) -> str | None:

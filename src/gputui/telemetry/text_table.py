@@ -9,7 +9,13 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from gputui.telemetry.snapshot import DeviceSnapshot, GpuProcess, HostSnapshot, Snapshot
+from gputui.telemetry.snapshot import (
+    DeviceSnapshot,
+    GpuProcess,
+    HostSnapshot,
+    MigDevice,
+    Snapshot,
+)
 
 NA = "N/A"
 _GIB = 1 << 30
@@ -90,6 +96,17 @@ def render(
         lines.append(_device_line(dev, name_width, st))
         # Biggest GPU memory first, like the dashboard's table (NVML's order is arbitrary).
         procs = sorted(by_gpu.pop(dev.index, []), key=_by_gpu_memory)
+        if dev.mig_devices:
+            # MIG: each device with the processes of its GPU instance; the rest after them.
+            for m in dev.mig_devices:
+                lines.append(_mig_line(m, st))
+                mine = [p for p in procs if _in_mig(p, m)]
+                lines.extend(_process_lines(mine, st, width, indent="      "))
+            procs = [p for p in procs if dev.mig_device(p.gpu_instance_id) is None]
+            if procs:
+                lines.append(st("    not in a listed MIG device:", _DIM))
+            lines.extend(_process_lines(procs, st, width))
+            continue
         if dev.failed is None and not procs:
             if dev.processes_unsupported:
                 lines.append(
@@ -175,14 +192,33 @@ def _device_line(dev: DeviceSnapshot, name_width: int, st: _Style) -> str:
     return "  ".join(parts)
 
 
-def _process_lines(procs: Iterable[GpuProcess], st: _Style, width: int | None) -> list[str]:
+def _in_mig(p: GpuProcess, m: MigDevice) -> bool:
+    return m.gpu_instance_id is not None and p.gpu_instance_id == m.gpu_instance_id
+
+
+def _mig_line(m: MigDevice, st: _Style) -> str:
+    """`  MIG 0 3g.40gb  GI 1/CI 0  mem 20.0/39.2 GiB  BAR1 4MiB/1.2GiB  util N/A  MIG-...`"""
+    gi = NA if m.gpu_instance_id is None else str(m.gpu_instance_id)
+    ci = NA if m.compute_instance_id is None else str(m.compute_instance_id)
+    mem = NA if m.memory_total is None else f"{gib(m.memory_used)}/{gib(m.memory_total)} GiB"
+    bar1 = NA if m.bar1_total is None else f"{size(m.bar1_used)}/{size(m.bar1_total)}"
+    util = st.na(_num(m.utilization_gpu, "{:.0f}", "%"))
+    return (
+        f"  MIG {m.index} {m.profile or NA:<8} GI {gi}/CI {ci}  mem {mem}  BAR1 {bar1}"
+        f"  util {util}  {m.uuid or NA}"
+    )
+
+
+def _process_lines(
+    procs: Iterable[GpuProcess], st: _Style, width: int | None, indent: str = "    "
+) -> list[str]:
     out = []
     for p in procs:
         kind = "+".join(_TYPE_SHORT.get(part, part) for part in p.type.split("+"))
         user = p.user or ("?" if not p.host_visible else NA)
         cpu = _num(p.cpu_percent, "{:.0f}", "%")
         head = (
-            f"    {p.pid:>7}  {user:<10.10} {kind:<3} {size(p.gpu_memory):>8}"
+            f"{indent}{p.pid:>7}  {user:<10.10} {kind:<3} {size(p.gpu_memory):>8}"
             f"  cpu {cpu:>5}  {duration(p.running_s):>8}  "
         )
         if not p.host_visible:

@@ -20,11 +20,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from textual import events, work
+from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
-from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import DataTable
@@ -37,6 +36,7 @@ from gputui.telemetry.snapshot import GpuProcess, Snapshot
 from gputui.telemetry.source import Source
 from gputui.textsafe import visible
 from gputui.tui.cards import CardLookup, catalog_labels
+from gputui.tui.device_screen import DeviceScreen
 from gputui.tui.kill import KillPolicy
 from gputui.tui.messages import CardsMatched, DashboardReady, PollFailed, SnapshotReady
 from gputui.tui.screens.dashboard import CSS_PATHS, DashboardScreen
@@ -76,14 +76,15 @@ class GpuTuiApp(App[int]):
         ("s", "cycle the sort column"),
         ("r", "reverse the sort order"),
         ("/", "filter processes by text"),
-        ("enter", "all details of the selected process"),
+        ("enter", "all details of the selected process, or of the focused GPU"),
         ("t", "processes as a tree under their parents / flat"),
         ("space", "tag / untag the process (k signals all tagged)"),
         ("k", "kill the selected process (asks first)"),
-        ("mouse", "click a header: sort; a row: select (again: details); a GPU: its processes"),
+        ("mouse", "click a header: sort; a row: select (again: details); a GPU: its details"),
         ("tab / shift+tab", "move between panels"),
         ("c", "GPU catalog"),
         ("f", "will my model fit?"),
+        ("h", "history graphs of a GPU (w: 1 / 5 / 15 min)"),
         ("?", "this help"),
     ]
 
@@ -115,7 +116,8 @@ class GpuTuiApp(App[int]):
         self.clock = clock or _wall_clock
         self.hostname = hostname
         self.kill_policy = kill_policy or KillPolicy()
-        self.history = history if history is not None else History(maxlen=300)
+        # 15 minutes at one point per second, at any interval: the history view's longest window.
+        self.history = history if history is not None else History(maxlen=900, min_spacing_s=1.0)
         self.card_lookup = card_lookup
         self.models_path = models_path
         self.watch_terminal = watch_terminal
@@ -133,6 +135,7 @@ class GpuTuiApp(App[int]):
         self.last_poll_s: float | None = None
         self.last_error: str | None = None
         self._poll_timer: Timer | None = None
+        self._header_drawn_at = -1.0
         self._cards_requested = False
         self.cards_matched = card_lookup is None
         self._seen_notices: set[str] = set()
@@ -151,6 +154,10 @@ class GpuTuiApp(App[int]):
         self._start_poll()
 
     def _tick_clock(self) -> None:
+        # At 1 s or faster each poll redraws the header, clock included: a tick of its own
+        # would be a second frame per second for nothing. A slow or failing poll does not.
+        if time.monotonic() - self._header_drawn_at < 0.9:
+            return
         if self._dashboard_visible() and not self._shutting_down():
             with contextlib.suppress(NoMatches):  # the screen may be tearing down
                 self._show_header()
@@ -288,7 +295,7 @@ class GpuTuiApp(App[int]):
         if self._dashboard_stale and self.latest_snapshot is not None:
             self._render_dashboard(self.latest_snapshot)
 
-    @work(thread=True, exit_on_error=False, group="cards")
+    @work(thread=True, exit_on_error=False, group="cards", description="card labels")
     def _match_cards(self, snap: Snapshot) -> None:
         lookup = self.card_lookup
         if lookup is None:
@@ -308,6 +315,7 @@ class GpuTuiApp(App[int]):
             self.dashboard.update_snapshot(self.latest_snapshot, self.history.series)
 
     def _show_header(self) -> None:
+        self._header_drawn_at = time.monotonic()
         snap = self.latest_snapshot
         host = self.hostname
         if host is None:
@@ -439,18 +447,12 @@ class GpuTuiApp(App[int]):
                 )
             )
 
-    def on_click(self, event: events.Click) -> None:
-        """A click on a GPU panel selects that GPU: the table shows its processes; again: all."""
-        node: DOMNode | None = event.widget
-        while node is not None and not isinstance(node, GpuPanel):
-            node = node.parent
-        if not isinstance(node, GpuPanel) or self.screen is not self.dashboard:
-            return
-        # Hook: once the device details screen is on main, open it here for node.index.
-        table = self.dashboard.query_one(ProcessTable)
-        table.set_gpu(None if table.gpu_filter == node.index else node.index)
-        which = "every GPU" if table.gpu_filter is None else f"GPU {node.index} only"
-        self.notify(f"processes: {which} (click the GPU again for all)", timeout=3)
+    def on_gpu_panel_selected(self, event: GpuPanel.Selected) -> None:
+        """Enter or a click on a GPU panel: all its facts and MIG devices (device_screen.py)."""
+        snap = self.latest_snapshot
+        dev = next((d for d in snap.devices if d.index == event.index), None) if snap else None
+        if snap is not None and dev is not None and self.screen is self.dashboard:
+            self.push_screen(DeviceScreen(dev, snap.processes))
 
     def why_not_visible(self, proc: GpuProcess) -> str:
         """Why a listed process has no host details: exited, another namespace, no permission."""
@@ -481,6 +483,16 @@ class GpuTuiApp(App[int]):
         if self.latest_snapshot is not None and callable(update):
             update(self.latest_snapshot)
 
+    def action_history(self) -> None:
+        if self.screen is not self.dashboard:
+            return
+        from gputui.tui.history_screen import HistoryScreen
+
+        proc = self.dashboard.query_one(ProcessTable).selected
+        self.push_screen(
+            HistoryScreen(self.history, self.latest_snapshot, proc.gpu_index if proc else None)
+        )
+
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand(
@@ -503,6 +515,9 @@ class GpuTuiApp(App[int]):
             )
         yield SystemCommand("GPU catalog", "Known cards and architectures", self.action_catalog)
         yield SystemCommand("Will my model fit?", "The fit checker", self.action_fit)
+        yield SystemCommand(
+            "GPU history", "Power, temperature, PCIe... over 1 / 5 / 15 min", self.action_history
+        )
         yield SystemCommand("Help", "All keys", self.action_help)
 
 

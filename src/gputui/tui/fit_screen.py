@@ -37,14 +37,18 @@ from textual.widgets import DataTable, Footer, Static
 
 from gputui.catalog import Catalog, load_catalog
 from gputui.errors import UserError
-from gputui.fit.config import ModelSpec, load_models, shown
+from gputui.fit.config import AnyModel, ModelSpec, load_models, shown
 from gputui.fit.estimate import ModelCheck, PrecisionEstimate, Ranked, Target, check, rank_cards
+from gputui.fit.llm.estimate import Ranked as LlmRanked
+from gputui.fit.llm.table import TransformerSpec
+from gputui.fit.llm.table_check import TransformerCheck, check_transformer, rank_transformer
 from gputui.fit.paths import resolve_models_path
 from gputui.fit.report import batch_text, bound_text, flops_text, gib, layer_dict
 from gputui.fit.roofline import Profile
 from gputui.fit.targets import Unavailable, targets_from_snapshot, unavailable_reason
 from gputui.telemetry.snapshot import DeviceSnapshot, Snapshot
 from gputui.textsafe import visible
+from gputui.tui.fit_rows import transformer_detail
 
 BAR_WIDTH = 24
 VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}
@@ -129,14 +133,15 @@ class FitPass:
     path: Path | None = None
     origin: str = ""
     mtime: float | None = None
-    models: tuple[ModelSpec, ...] = ()
+    models: tuple[AnyModel, ...] = ()
     error: str | None = None
     warnings: tuple[str, ...] = ()
     catalog: Catalog | None = None
     targets: tuple[Target, ...] = ()
     unavailable: tuple[Unavailable, ...] = ()
-    checks: tuple[ModelCheck, ...] = ()
+    checks: tuple[ModelCheck | TransformerCheck, ...] = ()
     rankings: dict[str, list[Ranked]] = field(default_factory=dict)
+    llm_rankings: dict[str, list[LlmRanked]] = field(default_factory=dict)  # kind = "transformer"
     stopped: str | None = None  # why the pass did not finish
     elapsed_s: float = 0.0
 
@@ -157,8 +162,12 @@ def estimate_pass(
     budget_s: float = ESTIMATE_BUDGET_S,
     clock: Callable[[], float] = time.monotonic,
     estimate: Callable[[ModelSpec, Target], ModelCheck] | None = None,
+    rank: bool = True,
 ) -> FitPass:
-    """Read the models file (again only when it changed) and check every model on every GPU."""
+    """Read the models file (again only when it changed) and check every model on every GPU.
+
+    `rank=False` (the dashboard's fit line) skips ranking the catalog's cards, the slow part.
+    """
     estimate = estimate or check
     started = clock()
     warnings: list[str] = []
@@ -170,9 +179,10 @@ def estimate_pass(
     except UserError as exc:
         return FitPass(error=visible(str(exc)), catalog=catalog, elapsed_s=clock() - started)
     mtime = _mtime(path)
-    models: tuple[ModelSpec, ...]
+    models: tuple[AnyModel, ...]
     error: str | None = None
     rankings: dict[str, list[Ranked]] = {}
+    llm_rankings: dict[str, list[LlmRanked]] = {}
     if (
         not reload
         and previous is not None
@@ -181,6 +191,7 @@ def estimate_pass(
         and previous.error is None
     ):
         models, rankings = previous.models, dict(previous.rankings)
+        llm_rankings = dict(previous.llm_rankings)
         warnings = list(previous.warnings)
     else:
         try:
@@ -196,12 +207,13 @@ def estimate_pass(
         warnings=tuple(warnings),
         catalog=catalog,
         rankings=rankings,
+        llm_rankings=llm_rankings,
     )
     if snapshot is None:
         return replace(read, elapsed_s=clock() - started)
     usable, lost = split_devices(snapshot)
     targets = tuple(targets_from_snapshot(usable, catalog))
-    checks: list[ModelCheck] = []
+    checks: list[ModelCheck | TransformerCheck] = []
     stopped: str | None = None
     total = len(targets) * len(models)
     for model in models:
@@ -212,15 +224,21 @@ def estimate_pass(
                     f"{budget_s:g} s budget (a very large models file?)"
                 )
                 break
-            checks.append(estimate(model, target))
+            if isinstance(model, TransformerSpec):  # its own estimator, same budget
+                checks.append(check_transformer(model, target))
+            else:
+                checks.append(estimate(model, target))
         if stopped:
             break
     # Ranking every catalog card is the slow part: done with what is left of the budget,
     # kept across passes, so a later pass completes it.
-    for model in models:
+    for model in models if rank else ():
         if clock() - started > budget_s:
             break
-        if model.name not in rankings:
+        if isinstance(model, TransformerSpec):
+            if model.name not in llm_rankings:
+                llm_rankings[model.name] = rank_transformer(model, catalog)
+        elif model.name not in rankings:
             rankings[model.name] = rank_cards(model, catalog.cards, catalog.architectures)
     return replace(
         read,
@@ -228,6 +246,7 @@ def estimate_pass(
         unavailable=tuple(lost),
         checks=tuple(checks),
         rankings=rankings,
+        llm_rankings=llm_rankings,
         stopped=stopped,
         elapsed_s=clock() - started,
     )
@@ -276,7 +295,7 @@ class FitScreen(Screen[None]):
         self._reload = False
         self.passes = 0
         self.selected: int = 0
-        self.rows: list[ModelCheck | Unavailable] = []
+        self.rows: list[ModelCheck | TransformerCheck | Unavailable] = []
         self._warned: set[str] = set()
 
     # The last pass's findings, under the names the rest of gputui and the tests read.
@@ -289,7 +308,7 @@ class FitScreen(Screen[None]):
         return self.result.origin
 
     @property
-    def models(self) -> tuple[ModelSpec, ...]:
+    def models(self) -> tuple[AnyModel, ...]:
         return self.result.models
 
     @property
@@ -305,7 +324,7 @@ class FitScreen(Screen[None]):
         return self.result.targets
 
     @property
-    def checks(self) -> tuple[ModelCheck, ...]:
+    def checks(self) -> tuple[ModelCheck | TransformerCheck, ...]:
         return self.result.checks
 
     @property
@@ -363,7 +382,9 @@ class FitScreen(Screen[None]):
         reload, self._reload = self._reload, False
         self._run_pass(self._snapshot, self.result, reload)
 
-    @work(thread=True, exit_on_error=False, group="fit-estimates")
+    # description: without it Textual builds one from repr() of every argument, here a
+    # Snapshot and the previous pass with its whole catalog: seconds of UI-thread time.
+    @work(thread=True, exit_on_error=False, group="fit-estimates", description="fit estimates")
     def _run_pass(self, snapshot: Snapshot | None, previous: FitPass, reload: bool) -> None:
         try:
             result = estimate_pass(
@@ -484,6 +505,8 @@ class FitScreen(Screen[None]):
                 f"GPU {item.index} ({item.name}) cannot hold a model now: {item.reason}. "
                 "No estimate is shown for it."
             )
+        elif isinstance(item, TransformerCheck):
+            detail = transformer_detail(item, self.result.llm_rankings.get(item.model.name))
         else:
             detail = self.detail(item)
         self.query_one("#fit-detail", Static).update(detail)

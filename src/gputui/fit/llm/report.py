@@ -6,9 +6,10 @@ from typing import Any
 
 from gputui.fit.llm.estimate import Estimate, Ranked, Speed
 from gputui.fit.llm.model import TransformerModel
-from gputui.fit.llm.overheads import BANDWIDTH_EFFICIENCY, EFFICIENCY, Target
+from gputui.fit.llm.overheads import Target
 from gputui.fit.llm.weights import lora_params
 from gputui.fit.llm.workload import Workload
+from gputui.fit.roofline import EFFICIENCY, LAUNCH_S
 
 SCHEMA_VERSION = 1
 
@@ -103,13 +104,20 @@ def speed_dict(s: Speed | None) -> dict[str, Any] | None:
         return None
     return {
         "rough": True,
+        "model": "roofline",
         "decode_tokens_per_s": s.decode_tokens_per_s,
         "prefill_tokens_per_s": s.prefill_tokens_per_s,
         "train_tokens_per_s": s.train_tokens_per_s,
+        "decode_bound": s.decode_bound,
+        "prefill_bound": s.prefill_bound,
+        "train_bound": s.train_bound,
+        "decode_compute_bound_batch": s.decode_compute_bound_batch,
+        "compute_precision": s.compute_precision,
+        "basis": s.basis,
         "tflops_used": s.tflops_used,
-        "compute_efficiency_assumed": EFFICIENCY,
         "bandwidth_gbs": s.bandwidth_gbs,
-        "bandwidth_efficiency_assumed": BANDWIDTH_EFFICIENCY,
+        "efficiency_assumed": dict(EFFICIENCY),
+        "launch_overhead_s": LAUNCH_S,
     }
 
 
@@ -218,25 +226,38 @@ def render_estimate(e: Estimate) -> list[str]:
             f"  now ({gib(e.free_bytes)} free): {e.verdict_free}, largest batch "
             f"{count(e.max_batch_size_free or 0)}, longest {_seq_word(wl)} {e.longest_seq_free or 0:,}"
         )
-    s = e.speed
-    if s is not None:
-        bits = []
-        if wl.mode == "generate" and s.decode_tokens_per_s:
-            bits.append(f"decode ~{s.decode_tokens_per_s:,.0f} tokens/s")
-        if wl.mode != "train" and s.prefill_tokens_per_s:
-            bits.append(f"prefill ~{s.prefill_tokens_per_s:,.0f} tokens/s")
-        if wl.mode == "train" and s.train_tokens_per_s:
-            bits.append(f"training ~{s.train_tokens_per_s:,.0f} tokens/s")
-        how = []
-        if wl.mode == "generate" and s.decode_tokens_per_s:
-            how.append(
-                f"decode: bytes read per step at {BANDWIDTH_EFFICIENCY:.0%} of {s.bandwidth_gbs or 0:g} GB/s"
-            )
-        how.append(f"FLOPs at {EFFICIENCY:.0%} of {s.tflops_used or 0:g} TFLOPS")
-        if bits:
-            lines.append(f"  rough speed: {', '.join(bits)} ({'; '.join(how)})")
+    lines += speed_lines(e)
     lines += [f"  note: {w}" for w in e.warnings]
     return lines
+
+
+def _turn(s: Speed) -> str:
+    n = s.decode_compute_bound_batch
+    return f"compute-bound from batch {n:,}" if n is not None else "no batch makes it compute-bound"
+
+
+def speed_lines(e: Estimate) -> list[str]:
+    """The rough tokens/s with the bound of each phase and the figures behind them."""
+    wl, s = e.workload, e.speed
+    if s is None:
+        return []
+    bits = []
+    if wl.mode == "generate" and s.decode_tokens_per_s:
+        bits.append(
+            f"decode ~{s.decode_tokens_per_s:,.0f} tokens/s ({s.decode_bound}-bound at batch "
+            f"{wl.batch_size}; {_turn(s)})"
+        )
+    if wl.mode != "train" and s.prefill_tokens_per_s:
+        bits.append(f"prefill ~{s.prefill_tokens_per_s:,.0f} tokens/s ({s.prefill_bound}-bound)")
+    if wl.mode == "train" and s.train_tokens_per_s:
+        bits.append(f"training ~{s.train_tokens_per_s:,.0f} tokens/s ({s.train_bound}-bound)")
+    if not bits:
+        return ["  rough speed: unknown (the catalog lacks a figure this card needs)"]
+    return [
+        f"  rough speed: {', '.join(bits)}",
+        f"    roofline in {s.compute_precision}: {s.basis}; matmuls at "
+        f"{EFFICIENCY['matmul']:.0%} of peak and bandwidth, {LAUNCH_S * 1e6:g} us per kernel",
+    ]
 
 
 def render(
@@ -261,6 +282,10 @@ def ranking_dict(ranked: list[Ranked]) -> list[dict[str, Any]]:
             "longest_seq_len": r.estimate.longest_seq,
             "longest_context": r.estimate.longest_context,
             "tokens_per_s": r.tokens_per_s,
+            "bound": r.bound,
+            "decode_compute_bound_batch": (
+                r.estimate.speed.decode_compute_bound_batch if r.estimate.speed else None
+            ),
             "min_cards": r.min_cards[0] if r.min_cards else None,
             "min_cards_split": r.min_cards[1] if r.min_cards else None,
             "launch_price_usd": r.card.launch_price_usd,
@@ -278,7 +303,7 @@ def render_ranking(m: TransformerModel, wl: Workload, ranked: list[Ranked]) -> l
         _workload_line(wl, m),
         "",
         f"  {'#':>2} {'card':<30} {'memory':>10} {'peak':>10} {'verdict':<12} {'max batch':>9} "
-        f"{'longest ' + _seq_word(wl):>16} {word:>13} {'cards needed':>16}",
+        f"{'longest ' + _seq_word(wl):>16} {word:>13} {'bound':<7} {'cards needed':>16}",
     ]
     for i, r in enumerate(ranked):
         e = r.estimate
@@ -287,11 +312,18 @@ def render_ranking(m: TransformerModel, wl: Workload, ranked: list[Ranked]) -> l
         lines.append(
             f"  {i + 1:>2} {r.card.name[:30]:<30} {gib(r.card.memory_bytes):>10} {gib(e.peak_bytes):>10} "
             f"{e.verdict:<12} {count(e.max_batch_size):>9} "
-            f"{f'{e.longest_seq:,}' + ('*' if e.longest_capped else ' '):>16} {tps:>13} {need:>16}"
+            f"{f'{e.longest_seq:,}' + ('*' if e.longest_capped else ' '):>16} {tps:>13} "
+            f"{r.bound or '-':<7} {need:>16}"
         )
     lines.append(
-        f"  (speed is rough: decode at {BANDWIDTH_EFFICIENCY:.0%} of bandwidth, compute at "
-        f"{EFFICIENCY:.0%} of peak; cards needed: tensor parallel up to 8, then pipeline; "
+        "  (speed is rough: a roofline per phase, the weights and KV cache against the "
+        f"bandwidth and the matmuls against the tensor peak, both at {EFFICIENCY['matmul']:.0%}; "
+        "bound: what limits the phase ranked; cards needed: tensor parallel up to 8, then pipeline; "
         "training shards with ZeRO-3; * the model's maximum context, not memory)"
     )
     return lines
+
+
+def workload_line(wl: Workload, m: TransformerModel) -> str:
+    """One line saying what the workload is (the TUI's detail view shows it too)."""
+    return _workload_line(wl, m)

@@ -25,11 +25,26 @@ KEYS = {
 }  # fmt: skip
 
 
+# the keys that set the workload (the CLI's flags of the same names override them)
+WORKLOAD_KEYS = KEYS - {"name", "kind", "hf_config", "config"}
+
+
 @dataclass(frozen=True, slots=True)
 class TransformerSpec:
+    """A models-file transformer: the model, its workload, and which workload keys the table set."""
+
     name: str
     model: TransformerModel
     workload: Workload
+    given: frozenset[str] = frozenset()
+
+    @property
+    def mode(self) -> str:
+        return self.workload.mode
+
+    @property
+    def batch_size(self) -> int:
+        return self.workload.batch_size
 
 
 def _int(raw: Mapping[str, Any], key: str, default: int, where: str) -> int:
@@ -75,7 +90,10 @@ def from_model_table(
             p = base_dir / p
         from gputui.fit.importers.hf import load_path
 
-        model = load_path(p)
+        try:
+            model = load_path(p)
+        except UserError as exc:  # the file's own problem, pointed at from the table
+            raise UserError(f"{where}: hf_config: {exc}", exc.exit_code) from None
         model = TransformerModel(
             visible(name), model.config, model.layout, model.source, "toml",
             model.exact_params, model.stored_bytes, model.stored_format, model.stored_dtypes, model.warnings,
@@ -90,29 +108,67 @@ def from_model_table(
             raise UserError(f"{where}: {visible(str(exc))}") from None
         model = from_config(cfg, visible(name), where, "toml")
     mode = _choice(raw, "mode", "inference" if model.config.encoder else "generate", MODES, where)
-    weights = raw.get("weights", model.default_weights)
+    if model.config.encoder and mode == "generate":
+        raise UserError(f"{where}: mode: {model.config.model_type} is an encoder; it does not generate")
+    lora_keys = [k for k in ("lora_rank", "lora_alpha", "lora_targets") if k in raw]
+    method = _choice(raw, "method", "lora" if lora_keys else "full", ("full", "lora", "qlora"), where)
+    _only(raw, where, mode, "train", ("method", "optimizer", "lora_rank", "lora_alpha",
+          "lora_targets", "grad_checkpointing", "grad_accum", "precision"))  # fmt: skip
+    _only(raw, where, mode, "generate", ("new_tokens", "kv_dtype", "paged_block"))
+    if method == "full" and lora_keys:
+        raise UserError(f'{where}: {lora_keys[0]}: only with method = "lora" or "qlora"')
+    default_weights = model.default_weights
+    if method == "qlora":
+        default_weights = "nf4-dq"
+    elif mode == "train" and default_weights not in ("bf16", "fp16", "fp32"):
+        default_weights = "bf16"  # LoRA and full fine-tunes train on an unquantized base
+    weights = raw.get("weights", default_weights)
+    if mode == "train" and method == "full" and "weights" in raw:
+        raise UserError(
+            f"{where}: weights: a full fine-tune keeps its weights in precision "
+            "(fp32, amp_bf16, bf16, ...); leave weights out"
+        )
     try:
-        weight_format(str(weights))
+        fmt = weight_format(str(weights))
         kv_bits(str(raw.get("kv_dtype", "fp16")))
         targets = normalize_targets(raw.get("lora_targets", ["q", "k", "v", "o"]))
     except (ValueError, TypeError) as exc:
         raise UserError(f"{where}: {exc}") from None
-    method = _choice(raw, "method", "full", ("full", "lora", "qlora"), where)
+    four_bit = ("nf4", "nf4-dq", "fp4", "fp4-dq")
+    if method == "lora" and fmt.name in four_bit:
+        method = "qlora"
+    if method == "qlora" and fmt.name not in four_bit:
+        raise UserError(
+            f"{where}: weights: QLoRA trains on a 4-bit bitsandbytes base (nf4, nf4-dq, fp4), "
+            f"got {weights!r}"
+        )
+    cfg = model.config
+    seq = _int(raw, "seq_len", min(2048, cfg.max_position_embeddings or 2048), where)
+    max_pos = cfg.max_position_embeddings
+    if cfg.learned_positions and max_pos is not None and seq > max_pos:
+        raise UserError(
+            f"{where}: seq_len: {seq} is beyond the model's learned position table of "
+            f"{cfg.max_position_embeddings} positions"
+        )
+    for key in ("grad_checkpointing",):
+        if key in raw and not isinstance(raw[key], bool):
+            raise UserError(f"{where}: {key}: must be true or false, got {raw[key]!r}")
+    alpha = raw.get("lora_alpha", 2 * _int(raw, "lora_rank", 16, where))
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha > 0:
+        raise UserError(f"{where}: lora_alpha: must be a positive number, got {alpha!r}")
     wl = Workload(
         mode=mode,  # type: ignore[arg-type]
         batch_size=_int(raw, "batch_size", 1, where),
-        seq_len=_int(
-            raw, "seq_len", min(2048, model.config.max_position_embeddings or 2048), where
-        ),
+        seq_len=seq,
         new_tokens=_int(raw, "new_tokens", 256, where),
         method=method,  # type: ignore[arg-type]
         precision=_choice(raw, "precision", "amp_bf16", TRAIN_PRECISIONS, where),  # type: ignore[arg-type]
-        weights=weight_format(
-            str(weights if method != "qlora" else raw.get("weights", "nf4-dq"))
-        ).name,
-        optimizer=_choice(raw, "optimizer", "adamw", OPTIMIZERS, where),  # type: ignore[arg-type]
+        weights=fmt.name if not (mode == "train" and method == "full") else "bf16",
+        optimizer=_choice(
+            raw, "optimizer", "adamw_8bit" if method == "qlora" else "adamw", OPTIMIZERS, where
+        ),  # type: ignore[arg-type]
         lora_rank=_int(raw, "lora_rank", 16, where),
-        lora_alpha=float(raw.get("lora_alpha", 32)),
+        lora_alpha=float(alpha),
         lora_targets=targets,
         grad_checkpointing=bool(raw.get("grad_checkpointing", False)),
         grad_accum=_int(raw, "grad_accum", 1, where),
@@ -120,4 +176,13 @@ def from_model_table(
         kv_dtype=str(raw.get("kv_dtype", "fp16")),
         paged_block=_int(raw, "paged_block", 16, where) if "paged_block" in raw else None,
     )
-    return TransformerSpec(visible(name), model, wl)
+    return TransformerSpec(visible(name), model, wl, frozenset(k for k in raw if k in WORKLOAD_KEYS))
+
+
+def _only(
+    raw: Mapping[str, Any], where: str, mode: str, wanted: str, keys: tuple[str, ...]
+) -> None:
+    """A key that means nothing in this mode is refused, not silently ignored."""
+    for key in keys:
+        if key in raw and mode != wanted:
+            raise UserError(f'{where}: {key}: only with mode = "{wanted}" (mode is "{mode}")')

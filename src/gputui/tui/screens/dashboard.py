@@ -20,6 +20,7 @@ from gputui.telemetry.snapshot import GpuProcess, Snapshot
 from gputui.tui import formatting as fmt
 from gputui.tui.messages import DashboardReady
 from gputui.tui.widgets.field import Field
+from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.host_panel import HostPanel
 from gputui.tui.widgets.info_bar import Banner, HeaderFacts, InfoBar, banner_text, header_text
@@ -87,6 +88,7 @@ class DashboardScreen(Screen[None]):
         Binding("k", "app.kill", "Kill"),
         Binding("c", "app.catalog", "Catalog", show=False),
         Binding("f", "app.fit", "Fit", show=False),
+        Binding("h", "app.history", "History", show=False),
         Binding("tab", "app.focus_next", "Panel"),
     ]
 
@@ -103,6 +105,7 @@ class DashboardScreen(Screen[None]):
         yield Banner(banner or "", id="banner", classes="" if banner else "hidden")
         yield VerticalScroll(id="gpus")
         yield HostPanel()
+        yield FitLine()
         yield Input(placeholder="filter processes (enter: keep, escape: clear)", id="filter")
         yield Field("", id="proc-note", classes="hidden")
         yield ProcessTable(id="procs")
@@ -158,6 +161,7 @@ class DashboardScreen(Screen[None]):
             mem = series(dev.index, "memory") if series else ()
             panel.update_device(dev, util, mem)
         self.query_one(HostPanel).update_host(snap.host)
+        self.query_one(FitLine).update_snapshot(snap)
         note = process_list_note(snap)
         field = self.query_one("#proc-note", Field)
         if field.has_class("hidden") != (note is None):

@@ -10,6 +10,11 @@ Colours still come from the .tcss file, through component classes.
 The `compact` class (4+ GPUs or a short terminal) switches to two lines per GPU
 without a border; it is a CSS class, so switching costs a relayout, not a
 recompose.
+
+A panel can take focus (tab); `enter` or a click posts `GpuPanel.Selected`,
+on which the app opens the device details view (tui/device_screen.py). The
+bottom border shows the bus id, PCIe link, encoder/decoder and persistence
+mode; a GPU in MIG mode lists its MIG devices under its stats, one line each.
 """
 
 from __future__ import annotations
@@ -18,11 +23,15 @@ from collections.abc import Sequence
 
 from rich.style import Style
 from rich.text import Text
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
 from textual.widget import Widget
 
 from gputui.telemetry.snapshot import DeviceSnapshot
 from gputui.textsafe import markup_safe
 from gputui.tui import formatting as fmt
+from gputui.tui.device_facts import mig_line, subtitle
 
 HOT_PERCENT = 90.0
 BAR_MAX_FULL = 40
@@ -120,7 +129,16 @@ def short_name(name: str) -> str:
     return name
 
 
-class GpuPanel(Widget):
+class GpuPanel(Widget, can_focus=True):
+    BINDINGS = [Binding("enter", "select", "Details", show=False)]
+
+    class Selected(Message):
+        """The user asked for this GPU's details (enter on the panel, or a click)."""
+
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
     COMPONENT_CLASSES = {
         "gpu-panel--label",
         "gpu-panel--name",
@@ -141,6 +159,13 @@ class GpuPanel(Widget):
         self.mem_history: Sequence[float | None] = ()
         self._styles: dict[tuple[str, bool, bool, str], Style] = {}
         self._title: str | None = None
+        self._subtitle: str | None = None
+
+    def action_select(self) -> None:
+        self.post_message(self.Selected(self.index))
+
+    def on_click(self, event: events.Click) -> None:
+        self.post_message(self.Selected(self.index))
 
     def _style(self, name: str) -> Style:
         """Component styles, cached: looking them up was ~12 % of a refresh."""
@@ -167,6 +192,10 @@ class GpuPanel(Widget):
             # A border title is markup: a GPU named "[red]x" must not change colours.
             self._title = label
             self.border_title = markup_safe(label)
+        sub = subtitle(dev)
+        if self._subtitle != sub:
+            self._subtitle = sub
+            self.border_subtitle = markup_safe(sub)
         # Height changes only when the warning line comes or goes (full layout).
         self.refresh(layout=old is None or self._line_count(old) != self._line_count(dev))
 
@@ -177,8 +206,15 @@ class GpuPanel(Widget):
 
     def _line_count(self, dev: DeviceSnapshot) -> int:
         if self.has_class("compact"):
-            return 2
-        return 2 + len(stats_line(dev, False).plain.split("\n"))
+            return 2 + len(dev.mig_devices)
+        return 2 + len(stats_line(dev, False).plain.split("\n")) + len(dev.mig_devices)
+
+    def mig_text(self) -> str:
+        """The MIG lines under the stats ("" without MIG devices); also what the tests read."""
+        dev = self.device
+        if dev is None:
+            return ""
+        return "\n".join(mig_line(m) for m in dev.mig_devices)
 
     # -- values, as plain strings (also what the tests read) ----------------------------------
 
@@ -270,6 +306,7 @@ class GpuPanel(Widget):
             out.append_text(mem_line)
             out.append("\n  ")
             out.append_text(stats)
+            self._append_migs(out, "  ")
             return out
         util_value, mem_value = self.util_value(), self.mem_value(False)
         out.append_text(
@@ -281,4 +318,14 @@ class GpuPanel(Widget):
         )
         out.append("\n")
         out.append_text(stats)
+        self._append_migs(out, "")
         return out
+
+    def _append_migs(self, out: Text, indent: str) -> None:
+        dev = self.device
+        if dev is None or not dev.mig_devices or dev.failed is not None:
+            return
+        style = self._style("gpu-panel--stats")
+        for m in dev.mig_devices:
+            out.append("\n" + indent + "└ ", self._style("gpu-panel--label"))
+            out.append(mig_line(m), style)

@@ -194,7 +194,6 @@ class ProcessTable(DataTable[Any]):
         self.sort_column = "gpu_mem"
         self.sort_reverse = True
         self.filter_text = ""
-        self.gpu_filter: int | None = None  # a GPU clicked in the GPU panel: its processes only
         self._content_cell_cache: LRUCache[tuple[Any, ...], Any] = LRUCache(4000)
         self._cell_styles: LRUCache[tuple[Any, ...], Style] = LRUCache(4000)
         self._cells: dict[str, list[str]] = {}  # what each row shows, to diff the next poll against
@@ -434,11 +433,6 @@ class ProcessTable(DataTable[Any]):
         if self.tree_view and self.is_attached:
             self._apply()
 
-    def set_gpu(self, index: int | None) -> None:
-        """Show only the processes on GPU `index` (None: every GPU)."""
-        self.gpu_filter = index
-        self._apply()
-
     def set_filter(self, text: str) -> None:
         self.filter_text = text
         self._apply()
@@ -520,12 +514,7 @@ class ProcessTable(DataTable[Any]):
 
     def _rows(self) -> list[TreeRow]:
         """Rows to show, in display order: sorted, or as a tree under their parents."""
-        gpu = self.gpu_filter
-        wanted = [
-            (row_key(p), p)
-            for p in self._all
-            if (gpu is None or p.gpu_index == gpu) and matches(p, self.filter_text)
-        ]
+        wanted = [(row_key(p), p) for p in self._all if matches(p, self.filter_text)]
         skey = sort_key(self.sort_column, self.sort_reverse)
         wanted.sort(key=lambda kp: skey(kp[1]), reverse=self.sort_reverse)
         if self.tree_view:

@@ -1,0 +1,189 @@
+"""`gputui fit MODELS.toml` for the file's `kind = "transformer"` tables.
+
+Each table carries its own workload (mode, method, seq_len, ...); the command
+line's transformer flags override it exactly as they do for a single HF config:
+the table's keys fill the flags left unset, and one validator
+(`fit_llm.workload`) turns the result into a Workload. Layer models and
+transformers of one file are checked side by side and share the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+# table key -> the `fit` flag (argparse dest) that overrides it
+_FLAG_OF = {
+    "batch_size": "batch_size",
+    "seq_len": "seq_len",
+    "new_tokens": "new_tokens",
+    "method": "method",
+    "precision": "precision",
+    "weights": "weights",
+    "optimizer": "optimizer",
+    "lora_rank": "lora_rank",
+    "lora_alpha": "lora_alpha",
+    "lora_targets": "lora_targets",
+    "grad_checkpointing": "grad_checkpointing",
+    "grad_accum": "grad_accum",
+    "attention": "attention",
+    "kv_dtype": "kv_dtype",
+    "paged_block": "paged",
+}
+_TRAIN_ONLY = {"method", "precision", "optimizer", "lora_rank", "lora_alpha", "lora_targets",
+               "grad_checkpointing", "grad_accum"}  # fmt: skip
+_GENERATE_ONLY = {"new_tokens", "kv_dtype", "paged_block"}
+_TRAIN_PRECISIONS = ("fp32", "amp_bf16", "amp_fp16", "bf16", "fp16")
+
+
+def split(models: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """(layer models, transformers) of a loaded models file."""
+    from gputui.fit.llm.table import TransformerSpec
+
+    tfm = tuple(m for m in models if isinstance(m, TransformerSpec))
+    return tuple(m for m in models if not isinstance(m, TransformerSpec)), tfm
+
+
+def check_flags(args: argparse.Namespace, transformers: tuple[Any, ...]) -> None:
+    """Transformer-only flags need a transformer among the models chosen."""
+    from gputui.commands.fit_llm import LLM_ONLY_FLAGS
+    from gputui.errors import UserError
+
+    if transformers:
+        return
+    given = [f for f in LLM_ONLY_FLAGS if getattr(args, f, None) not in (None, False)]
+    if given:
+        raise UserError(
+            f"--{given[0].replace('_', '-')}: applies to transformer models (a Hugging Face "
+            'config.json or model folder, a GGUF file, --hf ORG/NAME, or a kind = "transformer" '
+            "table), and none of the models chosen is one"
+        )
+
+
+def workload(
+    spec: Any, args: argparse.Namespace, precision_default: str, with_layers: bool = False
+) -> Any:
+    """The table's workload with the command line's flags on top, validated as one.
+
+    `with_layers`: layer models are checked too, so --optimizer and --precision may be
+    meant for them; a value a transformer cannot take then leaves the transformer alone.
+    """
+    from gputui.commands.fit_llm import OPTIMIZERS
+    from gputui.commands.fit_llm import workload as cli_workload
+
+    ns = argparse.Namespace(**vars(args))
+    ns.hf = None
+    mode = args.mode or spec.workload.mode
+    ns.mode = mode
+    shared_optimizer = ns.optimizer is not None
+    if with_layers and shared_optimizer and (mode != "train" or ns.optimizer not in OPTIMIZERS):
+        ns.optimizer = None
+    if with_layers and mode == "train" and ns.precision not in (None, *_TRAIN_PRECISIONS):
+        ns.precision = None
+    wl = spec.workload
+    for key in spec.given:
+        flag = _FLAG_OF.get(key)
+        if flag is None or getattr(ns, flag, None) not in (None, False):
+            continue  # the flag was given: it wins
+        if key in _TRAIN_ONLY and mode != "train":
+            continue
+        if key in _GENERATE_ONLY and mode != "generate":
+            continue
+        if key == "weights" and mode == "train" and (args.method or wl.method) == "full":
+            continue
+        value = {
+            "lora_targets": ",".join(wl.lora_targets),
+            "paged_block": wl.paged_block,
+            "precision": wl.precision,
+        }.get(key, getattr(wl, key))
+        setattr(ns, flag, value)
+    return cli_workload(ns, spec.model, precision_default)
+
+
+def estimates(
+    transformers: tuple[Any, ...],
+    targets: list[Any],
+    args: argparse.Namespace,
+    with_layers: bool = False,
+) -> list[tuple[Any, Any, list[Any]]]:
+    """(spec, workload, one estimate per target) for each transformer."""
+    from gputui.commands.fit_llm import _precision_for
+    from gputui.fit.llm.estimate import estimate
+
+    out = []
+    for spec in transformers:
+        mode = args.mode or spec.workload.mode
+        default = _precision_for(targets[0], mode) if targets else "amp_bf16"
+        wl = workload(spec, args, default, with_layers)
+        out.append((spec, wl, [estimate(spec.model, wl, t) for t in targets]))
+    return out
+
+
+def all_fit_now(results: list[tuple[Any, Any, list[Any]]]) -> bool:
+    return all(e.fits_now for _, _, ests in results for e in ests)
+
+
+def json_entries(results: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, Any]]:
+    from gputui.fit.llm.report import estimate_dict, model_dict, workload_dict
+
+    return [
+        {
+            "name": spec.name,
+            "kind": "transformer",
+            "model": model_dict(spec.model),
+            "workload": workload_dict(wl, spec.model),
+            "estimates": [estimate_dict(e) for e in ests],
+        }
+        for spec, wl, ests in results
+    ]
+
+
+def text_lines(results: list[tuple[Any, Any, list[Any]]], target_lines: list[str]) -> list[str]:
+    from gputui.fit.llm.report import render
+
+    lines: list[str] = []
+    for spec, wl, ests in results:
+        lines += ["", *render(spec.model, wl, ests, target_lines)]
+    return lines
+
+
+def rankings(
+    transformers: tuple[Any, ...], args: argparse.Namespace, with_layers: bool = False
+) -> list[tuple[Any, Any, list[Any]]]:
+    """--all-cards: every catalog card for each transformer, with the cards it would need."""
+    from gputui.catalog import load_catalog
+    from gputui.fit.llm.estimate import rank_cards
+
+    catalog = load_catalog()
+    out = []
+    for spec in transformers:
+        wl = workload(spec, args, "amp_bf16", with_layers)
+        out.append(
+            (spec, wl, rank_cards(spec.model, wl, catalog.cards, dict(catalog.architectures)))
+        )
+    return out
+
+
+def ranking_json(ranked: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, Any]]:
+    from gputui.fit.llm.report import model_dict, ranking_dict, workload_dict
+
+    return [
+        {
+            "model": spec.name,
+            "kind": "transformer",
+            "transformer": model_dict(spec.model),
+            "workload": workload_dict(wl, spec.model),
+            "fits_somewhere": any(r.estimate.fits for r in rs),
+            "cards": ranking_dict(rs),
+        }
+        for spec, wl, rs in ranked
+    ]
+
+
+def ranking_lines(ranked: list[tuple[Any, Any, list[Any]]]) -> list[str]:
+    from gputui.fit.llm.report import render_ranking
+
+    lines: list[str] = []
+    for spec, wl, rs in ranked:
+        lines += ["", *render_ranking(spec.model, wl, rs)]
+    return lines

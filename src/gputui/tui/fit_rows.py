@@ -1,0 +1,114 @@
+"""The Fit screen's detail view for a transformer row (fit/llm/table_check.py's TransformerCheck).
+
+The layer models' detail shows precisions and layers; a transformer's shows its
+workload, the breakdown at the peak, the largest batch and the longest context
+(on total and in the memory free now), and the card ranking from the worker's pass.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from gputui.fit.llm.estimate import Ranked
+from gputui.fit.llm.report import count, gib, model_line, workload_line
+from gputui.fit.llm.table_check import TransformerCheck
+from gputui.textsafe import visible
+
+VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}
+
+
+def _verdict(v: str | None) -> Text:
+    return Text(v or "-", style=VERDICT_STYLE.get(v or "", ""))
+
+
+def transformer_detail(c: TransformerCheck, ranked: list[Ranked] | None, top: int = 10) -> Group:
+    e = c.estimate
+    wl = e.workload
+    seq_word = "prompt" if wl.mode == "generate" else "sequence"
+    head = Text()
+    head.append(visible(c.model.name), style="bold")
+    about = model_line(c.model.model).removeprefix(f"model: {c.model.model.name} ")
+    head.append(f"  transformer {visible(about)}\n")
+    head.append(visible(workload_line(wl, c.model.model)) + "\n")
+    head.append(f"Peak {gib(e.peak_bytes)} during {e.peak_phase}\n", style="bold")
+    return Group(
+        head,
+        _breakdown(e.breakdown.as_dict()),
+        _answers(c, seq_word),
+        *(Text(f"note: {visible(w)}", style="yellow") for w in e.warnings),
+        _ranking(ranked, wl.mode, top),
+    )
+
+
+def _breakdown(parts: dict[str, int]) -> Table:
+    t = Table(title="Memory at the peak", title_justify="left", expand=False)
+    for key in parts:
+        t.add_column(key.replace("_", " "), justify="right")
+    t.add_row(*(gib(v) for v in parts.values()))
+    return t
+
+
+def _answers(c: TransformerCheck, seq_word: str) -> Table:
+    e = c.estimate
+    wl = e.workload
+    t = Table(title="Answers", title_justify="left")
+    for label in (
+        "",
+        "verdict",
+        f"max batch at {wl.seq_len:,}",
+        f"longest {seq_word}",
+        "longest context",
+    ):
+        t.add_column(label, justify="left" if not label else "right")
+    cap = " (model max)" if e.longest_capped else ""
+    t.add_row(
+        f"total {gib(e.limit_bytes)}",
+        _verdict(e.verdict),
+        count(e.max_batch_size),
+        f"{e.longest_seq:,}{cap}" if e.longest_seq else "none fits",
+        f"{e.longest_context:,}" if e.longest_seq else "-",
+    )
+    if e.free_bytes is not None:
+        longest = e.longest_seq_free or 0
+        extra = wl.new_tokens if wl.mode == "generate" and longest else 0
+        t.add_row(
+            f"now {gib(e.free_bytes)} free",
+            _verdict(e.verdict_free),
+            count(e.max_batch_size_free or 0),
+            f"{longest:,}" if longest else "none fits",
+            f"{longest + extra:,}" if longest else "-",
+        )
+    return t
+
+
+def _ranking(ranked: list[Ranked] | None, mode: str, top: int) -> Table:
+    word = {"train": "train tok/s", "generate": "decode tok/s"}.get(mode, "prefill tok/s")
+    t = Table(title=f"Other cards (top {top})", title_justify="left")
+    for label in (
+        "#",
+        "card",
+        "memory",
+        "verdict",
+        "max batch",
+        "longest",
+        f"{word} (rough)",
+        "cards needed",
+    ):
+        t.add_column(label, justify="left" if label == "card" else "right")
+    if ranked is None:
+        t.caption = "ranking the catalog's cards… (shown on a later pass)"
+    for i, r in enumerate((ranked or [])[:top]):
+        need = f"{r.min_cards[0]} ({r.min_cards[1]})" if r.min_cards else "> 64"
+        t.add_row(
+            str(i + 1),
+            Text(r.card.name),
+            gib(r.card.memory_bytes),
+            _verdict(r.estimate.verdict),
+            count(r.estimate.max_batch_size),
+            f"{r.estimate.longest_seq:,}",
+            f"{r.tokens_per_s:,.0f}" if r.tokens_per_s else "-",
+            need,
+        )
+    return t

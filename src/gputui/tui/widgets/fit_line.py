@@ -1,0 +1,259 @@
+"""The Fit verdict on the dashboard: one line per GPU, which configured models fit in the memory free now.
+
+The estimates are the Fit screen's own pass (`fit_screen.estimate_pass`, without
+the catalog ranking), run in a thread worker, one at a time, under the same
+time budget; the UI thread only draws the result. A pass is cheap to skip:
+a new one starts only when a GPU's free memory moved by more than
+`FREE_THRESHOLD` (of its total, at least `FREE_MIN_BYTES`; at most one such
+pass every `MIN_GAP_S`), a GPU appeared,
+failed or came back, or the models file changed. The fit engine, the catalog
+and pydantic are imported by the first pass, in its thread, after the first
+frame: the dashboard starts without them.
+
+A lost or unreadable GPU shows its reason, never a verdict.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import work
+from textual.message import Message
+from textual.widget import Widget
+
+from gputui.telemetry.snapshot import Snapshot
+from gputui.textsafe import visible
+
+if TYPE_CHECKING:
+    from gputui.fit.config import ModelSpec
+    from gputui.fit.estimate import ModelCheck, Target
+    from gputui.tui.fit_screen import FitPass
+
+FREE_THRESHOLD = 0.02  # of the GPU's memory
+FREE_MIN_BYTES = 256 * 1024**2
+# Free memory that keeps moving (a training job's allocator) starts a pass at most this
+# often; a GPU lost, added or back, or an edited models file, starts one at once.
+MIN_GAP_S = 10.0
+MAX_NAMES = 4  # models named per verdict before "+N more"
+
+
+@dataclass(frozen=True, slots=True)
+class _GpuKey:
+    index: int
+    failed: str | None
+    total: int | None
+    free: int | None
+
+
+def pass_inputs(snapshot: Snapshot) -> tuple[_GpuKey, ...]:
+    out = []
+    for d in snapshot.devices:
+        s = d.sample
+        out.append(
+            _GpuKey(
+                d.index,
+                d.failed if d.failed is not None else (None if s is not None else "no data"),
+                None if s is None else (s.memory_total or d.info.memory_total),
+                None if s is None else s.memory_free,
+            )
+        )
+    return tuple(out)
+
+
+def change(old: Sequence[_GpuKey] | None, new: Sequence[_GpuKey]) -> str | None:
+    """What changed that the estimates read: "devices" (now), "free" (worth a pass), or None."""
+    if old is None or len(old) != len(new):
+        return "devices"
+    free = False
+    for a, b in zip(old, new, strict=True):
+        if (a.index, a.failed, a.total) != (b.index, b.failed, b.total):
+            return "devices"
+        if (a.free is None) != (b.free is None):
+            return "devices"
+        if a.free is not None and b.free is not None:
+            threshold = max(FREE_MIN_BYTES, FREE_THRESHOLD * (b.total or 0))
+            free = free or abs(a.free - b.free) > threshold
+    return "free" if free else None
+
+
+def needs_pass(old: Sequence[_GpuKey] | None, new: Sequence[_GpuKey]) -> bool:
+    """True when the estimates would read something new enough to be worth a pass."""
+    return change(old, new) is not None
+
+
+def _names(items: list[str]) -> str:
+    shown = items[:MAX_NAMES]
+    more = len(items) - len(shown)
+    return ", ".join(shown) + (f" +{more} more" if more > 0 else "")
+
+
+def fit_lines(result: FitPass) -> list[Text]:
+    """One line per installed GPU: the unavailable ones with their reason, first."""
+    from gputui.fit.report import batch_text
+
+    if result.error:
+        return [Text(f"Fit: models file problem: {result.error}", style="bold red")]
+    lines: list[Text] = []
+    for u in result.unavailable:
+        line = Text(no_wrap=True, overflow="ellipsis", end="")
+        line.append(f"Fit GPU {u.index}: ", style="bold")
+        line.append(f"unavailable: {visible(u.reason)}", style="bold red")
+        lines.append(line)
+    by_gpu: dict[int, list[tuple[str, str, int | None]]] = {}
+    for c in result.checks:
+        if c.target.index is None:
+            continue
+        e = c.chosen
+        verdict = e.verdict_free if c.target.memory_free is not None else None
+        by_gpu.setdefault(c.target.index, []).append(
+            (visible(c.model.name), verdict or "unknown", e.max_batch_size_free)
+        )
+    for t in result.targets:
+        if t.index is None:
+            continue
+        rows = by_gpu.get(t.index, [])
+        line = Text(no_wrap=True, overflow="ellipsis", end="")
+        line.append(f"Fit GPU {t.index}: ", style="bold")
+        if t.memory_free is None:
+            line.append("free memory unknown: no verdict now", style="yellow")
+            lines.append(line)
+            continue
+        fits = [
+            f"{name} (batch {batch_text(b).split(' ')[0]})"
+            for name, v, b in rows
+            if v in ("fits", "tight")
+        ]
+        no = [name for name, v, _ in rows if v == "does not fit"]
+        if fits:
+            line.append("fits now: ", style="green")
+            line.append(_names(fits))
+        elif rows:
+            line.append("no configured model fits in the free memory now", style="yellow")
+        else:
+            line.append("no estimate yet", style="dim")
+        if no:
+            line.append("  not: ", style="red")
+            line.append(_names(no))
+        lines.append(line)
+    if result.stopped:
+        lines.append(Text(f"Fit: {result.stopped}", style="yellow"))
+    return lines
+
+
+def recommended_only(model: ModelSpec, target: Target) -> ModelCheck:
+    """The fit engine's check at the precision it recommends for this GPU: what the line shows.
+
+    The Fit screen checks every precision; the line names one batch per model, so
+    the other precisions (and their speed estimates) would be a quarter of the work.
+    """
+    from gputui.fit.estimate import check
+    from gputui.fit.precision import recommend
+
+    precision, _ = recommend(target.architecture, model.mode, target.card)
+    return check(model, target, precision=precision)
+
+
+class FitLineDone(Message):
+    def __init__(self, result: FitPass) -> None:
+        super().__init__()
+        self.result = result
+
+
+class FitLine(Widget):
+    """Fit verdicts under the host panel; `update_snapshot` after each poll."""
+
+    DEFAULT_CSS = """
+    FitLine { height: auto; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    """
+
+    def __init__(
+        self,
+        models_path: Path | None = None,
+        *,
+        min_gap_s: float = MIN_GAP_S,
+        id: str | None = "fit-line",
+    ) -> None:
+        super().__init__(id=id)
+        self.models_path = models_path
+        self.min_gap_s = min_gap_s
+        self._started_at = -math.inf
+        self.result: FitPass | None = None
+        self.busy = False
+        self.passes = 0
+        self._inputs: tuple[_GpuKey, ...] | None = None
+        self._mtime: float | None = None
+        self._pending: Snapshot | None = None
+        self._lines: list[Text] = [Text("Fit: estimating…", style="dim")]
+
+    def update_snapshot(self, snapshot: Snapshot) -> None:
+        inputs = pass_inputs(snapshot)
+        mtime = self._models_mtime()
+        what = change(self._inputs, inputs)
+        if mtime != self._mtime:
+            what = "models"
+        if what is None:
+            return
+        if what == "free" and time.monotonic() - self._started_at < self.min_gap_s:
+            return  # a later poll sees the same difference once the gap has passed
+        if self.busy:
+            self._pending = snapshot  # the newest one waits; older ones are dropped
+            return
+        self._inputs, self._mtime = inputs, mtime
+        self._started_at = time.monotonic()
+        self.busy = True
+        requested = self.models_path or getattr(self.app, "models_path", None)
+        self._run_pass(requested, snapshot, self.result)
+
+    def _models_mtime(self) -> float | None:
+        path = self.result.path if self.result is not None else None
+        try:
+            return path.stat().st_mtime if path is not None else None
+        except OSError:
+            return None
+
+    # description: without it Textual builds one from repr() of every argument (a Snapshot,
+    # the previous pass and its whole catalog): measured at ~0.5 s of UI thread per pass.
+    @work(thread=True, exit_on_error=False, group="fit-line", description="fit line")
+    def _run_pass(
+        self, requested: Path | None, snapshot: Snapshot, previous: FitPass | None
+    ) -> None:
+        from gputui.tui.fit_screen import FitPass, estimate_pass
+
+        try:
+            result = estimate_pass(
+                requested, snapshot, previous, rank=False, estimate=recommended_only
+            )
+        except Exception as exc:  # an estimator bug is shown in the line, never fatal
+            result = FitPass(error=visible(f"{type(exc).__name__}: {exc}"))
+        self.post_message(FitLineDone(result))
+
+    def on_fit_line_done(self, message: FitLineDone) -> None:
+        self.busy = False
+        self.passes += 1
+        self.result = message.result
+        if self._mtime is None:
+            self._mtime = self._models_mtime()
+        lines = fit_lines(message.result)
+        if [ln.plain for ln in lines] != [ln.plain for ln in self._lines]:
+            self._lines = lines
+            self.refresh(layout=True)
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self.update_snapshot(pending)
+
+    def get_content_height(self, container: object, viewport: object, width: int) -> int:
+        return len(self._lines)
+
+    def render(self) -> Text:
+        out = Text(no_wrap=True, overflow="ellipsis", end="")
+        for n, line in enumerate(self._lines):
+            if n:
+                out.append("\n")
+            out.append_text(line)
+        return out
