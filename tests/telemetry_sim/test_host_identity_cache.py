@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import psutil
 import pytest
@@ -36,9 +37,9 @@ def test_identity_read_once_then_again_after_pid_reuse(
     calls: list[int] = []
     real = containers.container_of
 
-    def counting(pid: int, proc_root: object = containers.PROC) -> str | None:
+    def counting(pid: int, *where: Path | None) -> str | None:
         calls.append(pid)
-        return real(pid, proc_root)  # type: ignore[arg-type]
+        return real(pid, *where)
 
     monkeypatch.setattr(host.containers, "container_of", counting)
     sampler = host.HostSampler()

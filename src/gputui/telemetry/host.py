@@ -235,7 +235,7 @@ class HostSampler:
         user's `ESC ] 0 ; ... BEL` would retitle our terminal): made visible here, once."""
         pid = proc.pid
         cmdline = _or_none(proc.cmdline)
-        container = containers.container_of(pid, self._proc_root)
+        container = containers.container_of(pid, self._proc_root, self._root)
         user = _or_none(proc.username)
         name = _or_none(proc.name)
         return {
@@ -264,3 +264,143 @@ _INVISIBLE: dict[str, Any] = {
     "container_pid": None,
     "host_visible": False,
 }
+
+
+# -- read on demand (the details dialog, the tree view), never on every poll ----------------
+
+# What a GPU user looks for in a process's environment: which devices it may see, how its
+# framework allocates, and where it sits in a distributed job. Nothing else is read out:
+# an environment holds tokens and passwords, so names that look like one are skipped even
+# under an allowed prefix (TF_VAR_* is Terraform's, and often a secret).
+ENV_NAMES = frozenset(
+    {
+        "CUDA_VISIBLE_DEVICES",
+        "NVIDIA_VISIBLE_DEVICES",
+        "CUDA_DEVICE_ORDER",
+        "CUDA_LAUNCH_BLOCKING",
+        "CUDA_MPS_PIPE_DIRECTORY",
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "PYTORCH_ALLOC_CONF",
+        "LOCAL_RANK",
+        "RANK",
+        "WORLD_SIZE",
+        "LOCAL_WORLD_SIZE",
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "OMP_NUM_THREADS",
+        "SLURM_JOB_ID",
+        "SLURM_JOB_NAME",
+        "SLURM_PROCID",
+        "SLURM_LOCALID",
+        "SLURM_STEP_GPUS",
+    }
+)
+ENV_PREFIXES = ("NCCL_", "TF_", "JAX_", "XLA_", "TORCH_", "HIP_VISIBLE", "ROCR_VISIBLE")
+_ENV_SECRET = ("TOKEN", "SECRET", "PASSW", "KEY", "CRED", "AUTH", "TF_VAR_")
+ENV_VALUE_MAX = 300
+
+
+def gpu_environment(environ: dict[str, str]) -> dict[str, str]:
+    """The GPU-related variables of an environment, sorted, values bounded and made visible."""
+    out: dict[str, str] = {}
+    for name in sorted(environ):
+        upper = name.upper()
+        if not (name in ENV_NAMES or upper.startswith(ENV_PREFIXES)):
+            continue
+        if any(word in upper for word in _ENV_SECRET):
+            continue
+        value = environ[name]
+        if len(value) > ENV_VALUE_MAX:
+            value = value[: ENV_VALUE_MAX - 1] + "…"
+        out[visible(name)] = visible(value)
+    return out
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ProcessExtras:
+    """What the details dialog reads once when it opens: too costly or private for every poll."""
+
+    environment: dict[str, str] | None = None  # None: not read, `environment_note` says why
+    environment_note: str | None = None
+    container: containers.ContainerRef | None = None
+
+
+def read_extras(
+    pid: int,
+    started_at: float | None,
+    *,
+    proc_root: Path = containers.PROC,
+    root: Path = Path("/"),
+    tolerance_s: float = 2.0,
+) -> ProcessExtras:
+    """The environment and container of the process listed as `pid`, started at `started_at`.
+
+    Read only if `pid` is still that process (its start time matches): a reused PID
+    would show a stranger's environment. psutil refuses other users' processes to
+    non-root users; that is said, not worked around. Nothing here is logged or kept.
+    """
+    try:
+        proc = psutil.Process(pid)
+        created = proc.create_time()
+    except (psutil.Error, OSError, ValueError):
+        return ProcessExtras(environment_note="not read: the process has exited")
+    if started_at is not None and abs(created - started_at) > tolerance_s:
+        return ProcessExtras(environment_note="not read: the PID now names another process")
+    ref = containers.container_ref_of(pid, proc_root, root)
+    try:
+        environ = proc.environ()
+    except psutil.AccessDenied:
+        return ProcessExtras(
+            environment_note="not read: no permission (another user's process)", container=ref
+        )
+    except (psutil.Error, OSError, ValueError):
+        return ProcessExtras(environment_note="not read: the process has exited", container=ref)
+    return ProcessExtras(environment=gpu_environment(environ), container=ref)
+
+
+Ancestors = tuple[tuple[int, str], ...]  # (pid, name), the parent first
+_MAX_DEPTH = 32
+
+
+def read_ancestors(pids: Sequence[int]) -> dict[int, Ancestors]:
+    """Each PID's parents up to (not including) init, for the process tree view.
+
+    Read only while the tree is shown. A PID psutil cannot see gets no entry;
+    a parent it cannot read ends that chain.
+    """
+    memo: dict[int, tuple[int, str] | None] = {}
+
+    def parent_of(pid: int) -> tuple[int, str] | None:
+        """(parent pid, parent name), or None at the top or where unreadable."""
+        if pid in memo:
+            return memo[pid]
+        result: tuple[int, str] | None = None
+        try:
+            ppid = psutil.Process(pid).ppid()
+            if ppid > 1:
+                name = _or_none(psutil.Process(ppid).name)
+                result = (ppid, visible(name) if name else "?")
+        except (psutil.Error, OSError, ValueError):
+            result = None
+        memo[pid] = result
+        return result
+
+    out: dict[int, Ancestors] = {}
+    for pid in pids:
+        if pid <= 0:
+            continue
+        try:
+            if not psutil.pid_exists(pid):
+                continue
+        except (OSError, ValueError):
+            continue
+        chain: list[tuple[int, str]] = []
+        at = pid
+        while len(chain) < _MAX_DEPTH:
+            parent = parent_of(at)
+            if parent is None or parent[0] == pid or any(p == parent[0] for p, _ in chain):
+                break
+            chain.append(parent)
+            at = parent[0]
+        out[pid] = tuple(chain)
+    return out

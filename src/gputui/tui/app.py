@@ -29,8 +29,9 @@ from textual.timer import Timer
 from textual.widgets import DataTable
 
 from gputui.telemetry.history import History
-from gputui.telemetry.host import CONTAINER_NOTICE
+from gputui.telemetry.host import CONTAINER_NOTICE, read_ancestors, read_extras
 from gputui.telemetry.host import why_not_visible as host_why_not_visible
+from gputui.telemetry.proc_history import ProcessHistory
 from gputui.telemetry.snapshot import GpuProcess, Snapshot
 from gputui.telemetry.source import Source
 from gputui.textsafe import visible
@@ -41,10 +42,10 @@ from gputui.tui.messages import CardsMatched, DashboardReady, PollFailed, Snapsh
 from gputui.tui.screens.dashboard import CSS_PATHS, DashboardScreen
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.kill import KillScreen
-from gputui.tui.screens.process import NOT_VISIBLE, ProcessScreen
+from gputui.tui.screens.process import NOT_VISIBLE, ExtrasOf, ProcessScreen
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.info_bar import HeaderFacts
-from gputui.tui.widgets.process_table import ProcessTable
+from gputui.tui.widgets.process_table import ParentsOf, ProcessTable
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
 
@@ -76,7 +77,10 @@ class GpuTuiApp(App[int]):
         ("r", "reverse the sort order"),
         ("/", "filter processes by text"),
         ("enter", "all details of the selected process, or of the focused GPU"),
+        ("t", "processes as a tree under their parents / flat"),
+        ("space", "tag / untag the process (k signals all tagged)"),
         ("k", "kill the selected process (asks first)"),
+        ("mouse", "click a header: sort; a row: select (again: details); a GPU: its details"),
         ("tab / shift+tab", "move between panels"),
         ("c", "GPU catalog"),
         ("f", "will my model fit?"),
@@ -99,6 +103,8 @@ class GpuTuiApp(App[int]):
         models_path: Path | None = None,
         watch_terminal: bool = False,
         exit_watchdog_s: float | None = None,
+        process_extras: ExtrasOf = read_extras,
+        parents_of: ParentsOf = read_ancestors,
     ) -> None:
         super().__init__()
         if interval <= 0:
@@ -116,6 +122,10 @@ class GpuTuiApp(App[int]):
         self.models_path = models_path
         self.watch_terminal = watch_terminal
         self.exit_watchdog_s = exit_watchdog_s
+        # What the host says about a process beyond the poll: read on demand, real PIDs only.
+        self.process_extras = process_extras
+        self.parents_of = parents_of
+        self.process_history = ProcessHistory()
 
         self.latest_snapshot: Snapshot | None = None
         self._dashboard_stale = False
@@ -243,6 +253,10 @@ class GpuTuiApp(App[int]):
         # A source frozen in time (screenshots, tests) repeats its timestamp: no new history point.
         if previous is None or snap.timestamp != previous.timestamp:
             self.history.add(snap)
+            self.process_history.add(snap)
+        self.dashboard.query_one(ProcessTable).parents_of = (
+            None if snap.simulated else self.parents_of
+        )
         if self._dashboard_visible():
             self._render_dashboard(snap)
         else:
@@ -368,43 +382,52 @@ class GpuTuiApp(App[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            keys = [k for k in self.HELP_KEYS if not (self.readonly and k[0] == "k")]
+            keys = [k for k in self.HELP_KEYS if not (self.readonly and k[0] in ("k", "space"))]
             self.push_screen(HelpScreen(keys))
 
     def action_kill(self) -> None:
         if self.readonly or self.screen is not self.dashboard:
             return
-        proc = self.dashboard.query_one(ProcessTable).selected
-        if proc is None:
+        table = self.dashboard.query_one(ProcessTable)
+        procs = table.tagged_processes
+        if not procs:
+            proc = table.selected
+            procs = [proc] if proc is not None else []
+        if not procs:
             self.notify("select a process first", severity="warning")
             return
         snap = self.latest_snapshot
-        ident, refusal = self.kill_policy.check(
-            proc,
+        allowed, refusals = self.kill_policy.check_all(
+            procs,
             simulated=snap is None or snap.simulated,
             listed_at=snap.timestamp if snap is not None else None,
         )
-        if ident is None:
+        if not allowed:
             self.notify(
-                refusal or "cannot signal this process",
+                "\n".join(refusals) or "cannot signal this process",
                 title="kill refused",
                 severity="error",
                 timeout=6,
                 markup=False,
             )
             return
+        idents = [ident for _, ident in allowed]
 
         def done(sig: int | None) -> None:
             if sig is None:
                 return
-            # Re-checked at the moment of signalling: the dialog may have stayed open
-            # while the process exited and its PID went to someone else.
-            sent, message = self.kill_policy.kill(ident, sig)
+            # Re-checked at the moment of signalling, one process at a time: the dialog
+            # may have stayed open while one exited and its PID went to someone else.
+            results = self.kill_policy.kill_all(idents, sig)
+            table.clear_tags()
             self.notify(
-                message, severity="information" if sent else "error", timeout=5, markup=False
+                "\n".join(message for _, message in results),
+                severity="information" if all(sent for sent, _ in results) else "error",
+                timeout=5,
+                markup=False,
             )
 
-        self.push_screen(KillScreen(proc), done)
+        self.push_screen(KillScreen([p for p, _ in allowed], refusals), done)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter or a click on a process row: its full details."""
@@ -412,7 +435,17 @@ class GpuTuiApp(App[int]):
             return
         proc = self.dashboard.query_one(ProcessTable).processes.get(str(event.row_key.value))
         if proc is not None:
-            self.push_screen(ProcessScreen(proc, self.why_not_visible))
+            snap = self.latest_snapshot
+            real = snap is not None and not snap.simulated
+            self.push_screen(
+                ProcessScreen(
+                    proc,
+                    self.why_not_visible,
+                    listed_at=snap.timestamp if snap is not None else None,
+                    history=self.process_history.series,
+                    extras=self.process_extras if real else None,
+                )
+            )
 
     def on_gpu_panel_selected(self, event: GpuPanel.Selected) -> None:
         """Enter or a click on a GPU panel: all its facts and MIG devices (device_screen.py)."""

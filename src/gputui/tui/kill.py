@@ -26,7 +26,7 @@ import contextlib
 import os
 import pwd
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import psutil
@@ -163,3 +163,32 @@ class KillPolicy:
                 with contextlib.suppress(OSError):
                     os.close(pidfd)
         return True, f"sent {name} to PID {pid}"
+
+    def check_all(
+        self,
+        procs: Sequence[GpuProcess],
+        *,
+        simulated: bool = False,
+        listed_at: float | None = None,
+    ) -> tuple[list[tuple[GpuProcess, Identity]], list[str]]:
+        """`check` for each tagged process: ([(process, identity) to signal], [refusals]).
+
+        A process on several GPUs is listed once per GPU but signalled once.
+        """
+        allowed: list[tuple[GpuProcess, Identity]] = []
+        refusals: list[str] = []
+        seen: set[int] = set()
+        for proc in procs:
+            if proc.pid in seen:
+                continue
+            seen.add(proc.pid)
+            ident, refusal = self.check(proc, simulated=simulated, listed_at=listed_at)
+            if ident is None:
+                refusals.append(refusal or f"PID {proc.pid} cannot be signalled")
+            else:
+                allowed.append((proc, ident))
+        return allowed, refusals
+
+    def kill_all(self, idents: Sequence[Identity], sig: int) -> list[tuple[bool, str]]:
+        """`kill` for each confirmed process, each identity re-checked at its own signal."""
+        return [self.kill(ident, sig) for ident in idents]

@@ -1,8 +1,13 @@
-"""Confirm before signalling a process: it names the PID, the user and the command."""
+"""Confirm before signalling processes: it names each PID, user and command.
+
+One process (the selected row) or several (the tagged rows); tagged processes
+that may not be signalled are listed with the reason, and are not sent anything.
+"""
 
 from __future__ import annotations
 
 import signal
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.text import Text
@@ -15,6 +20,8 @@ from textual.widgets import Button, Label, Static
 from gputui.telemetry.snapshot import GpuProcess
 from gputui.tui import formatting as fmt
 
+LIST_MAX = 12
+
 
 class KillScreen(ModalScreen[int | None]):
     """Dismisses with the signal number to send, or None to cancel."""
@@ -26,19 +33,48 @@ class KillScreen(ModalScreen[int | None]):
         Binding("K", "kill", "SIGKILL"),
     ]
 
-    def __init__(self, proc: GpuProcess) -> None:
+    def __init__(
+        self, proc: GpuProcess | Sequence[GpuProcess], refused: Sequence[str] = ()
+    ) -> None:
         super().__init__()
-        self.proc = proc
+        self.procs = [proc] if isinstance(proc, GpuProcess) else list(proc)
+        if not self.procs:
+            raise ValueError("nothing to signal")
+        self.proc = self.procs[0]
+        self.refused = list(refused)
 
-    def compose(self) -> ComposeResult:
-        p = self.proc
-        with Vertical(id="kill-dialog"):
-            yield Label(f"Signal PID {p.pid}?", id="kill-title")
-            details = Text()
+    def _details(self) -> Text:
+        details = Text()
+        if len(self.procs) == 1 and not self.refused:
+            p = self.proc
             details.append(f"user     {p.user or fmt.NA}\n")
             details.append(f"GPU      {p.gpu_index} ({p.type}, {fmt.size(p.gpu_memory)})\n")
             details.append(f"command  {p.command or fmt.NA}")
-            yield Static(details, id="kill-details")
+            return details
+        # One line per process (commands cut with an ellipsis), at most LIST_MAX of them.
+        details = Text(no_wrap=True, overflow="ellipsis")
+        for p in self.procs[:LIST_MAX]:
+            details.append(f"PID {p.pid:<8} {p.user or fmt.NA:<10} GPU {p.gpu_index}  ")
+            details.append(f"{p.command or fmt.NA}\n")
+        if len(self.procs) > LIST_MAX:
+            details.append(f"and {len(self.procs) - LIST_MAX} more\n")
+        for line in self.refused[:LIST_MAX]:
+            details.append(f"not sent: {line}\n", style="bold")
+        if len(self.refused) > LIST_MAX:
+            details.append(f"and {len(self.refused) - LIST_MAX} more not sent\n", style="bold")
+        details.rstrip()
+        return details
+
+    def compose(self) -> ComposeResult:
+        title = (
+            f"Signal PID {self.proc.pid}?"
+            if len(self.procs) == 1
+            else f"Signal these {len(self.procs)} processes?"
+        )
+        with Vertical(id="kill-dialog"):
+            yield Label(title, id="kill-title")
+            single = len(self.procs) == 1 and not self.refused
+            yield Static(self._details(), id="kill-details", classes="" if single else "list")
             with Horizontal(id="kill-buttons"):
                 yield Button("SIGTERM (t)", id="term", variant="warning")
                 yield Button("SIGKILL (K)", id="kill", variant="error")

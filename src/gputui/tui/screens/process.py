@@ -3,27 +3,82 @@
 The dialog follows the polls (the app hands every snapshot to the screen on
 top): CPU, memory and running time move, and a process that leaves the list
 says so instead of showing its last values as if it were still there.
+
+Sparklines show the process's recent GPU memory and SM% (the app keeps them
+per process, see `gputui.telemetry.proc_history`). Its GPU-related environment
+and container are read once, off the UI thread, when the dialog opens: only
+for a real process the host can see, never for demo data, never kept or logged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.table import Table
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from gputui.telemetry.containers import ContainerRef
+from gputui.telemetry.host import ProcessExtras
+from gputui.telemetry.proc_history import started_at
 from gputui.telemetry.snapshot import GpuProcess, Snapshot
 from gputui.tui import formatting as fmt
 
 NOT_VISIBLE = "no: another PID namespace"
+SPARK_WIDTH = 40
 
 InvisibleReason = Callable[[GpuProcess], str]
+# (GPU memory, SM%) series of a process as listed at a time, oldest first
+SeriesOf = Callable[[GpuProcess, float], tuple[Sequence[int | None], Sequence[int | None]]]
+# The environment and container of a process that started at a time (None: unknown)
+ExtrasOf = Callable[[int, float | None], ProcessExtras]
+
+
+def history_text(memory: Sequence[int | None], sm: Sequence[int | None]) -> Text:
+    """Two sparklines: memory on the scale of its own peak, SM% on 0-100."""
+    text = Text(no_wrap=True)
+    peak = max((v for v in memory if v is not None), default=None)
+    mem_line = fmt.spark(memory, SPARK_WIDTH, hi=float(peak or 1))
+    now_mem = memory[-1] if memory else None
+    text.append("GPU memory  ", style="bold")
+    text.append(mem_line)
+    text.append(f"  {fmt.size(now_mem)} (peak {fmt.size(peak)})\n")
+    now_sm = sm[-1] if sm else None
+    text.append("SM          ", style="bold")
+    text.append(fmt.spark(list(sm), SPARK_WIDTH))
+    text.append(f"  {fmt.na(now_sm, '{}%')}")
+    return text
+
+
+def container_text(ref: ContainerRef | None) -> Text:
+    if ref is None:
+        return Text("none (a host process)")
+    lines = [f"runtime    {ref.runtime}"]
+    if ref.name:
+        lines.append(f"name       {ref.name}")
+    if ref.id:
+        lines.append(f"id         {ref.id}")
+    if ref.pod:
+        lines.append(f"pod        {ref.pod}")
+    if ref.pod_uid:
+        lines.append(f"pod UID    {ref.pod_uid}")
+    return Text("\n".join(lines))
+
+
+def environment_text(extras: ProcessExtras) -> Text:
+    if extras.environment is None:
+        return Text(extras.environment_note or "not read", style="dim")
+    if not extras.environment:
+        return Text("no GPU-related variables set", style="dim")
+    return Text("\n".join(f"{k}={v}" for k, v in extras.environment.items()))
 
 
 def process_facts(p: GpuProcess, why_not_visible: str = NOT_VISIBLE) -> list[tuple[str, str]]:
@@ -58,11 +113,24 @@ class ProcessScreen(ModalScreen[None]):
     CSS_PATH = Path(__file__).with_name("process.tcss")
     BINDINGS = [Binding("escape,enter,q", "close", "Close")]
 
-    def __init__(self, proc: GpuProcess, why_not_visible: InvisibleReason | None = None) -> None:
+    def __init__(
+        self,
+        proc: GpuProcess,
+        why_not_visible: InvisibleReason | None = None,
+        *,
+        listed_at: float | None = None,
+        history: SeriesOf | None = None,
+        extras: ExtrasOf | None = None,
+    ) -> None:
+        """`extras` None: nothing is read about the process (demo data, or read-only use)."""
         super().__init__()
         self.proc = proc
         self.gone = False  # no longer in the latest poll
         self._why = why_not_visible
+        self.listed_at = listed_at
+        self._history = history
+        self._extras = extras
+        self.extras: ProcessExtras | None = None
 
     def _reason(self) -> str:
         if self.proc.host_visible or self._why is None:
@@ -74,14 +142,53 @@ class ProcessScreen(ModalScreen[None]):
             return Text(f"Process {self.proc.pid}: no longer listed (it has exited)", style="bold")
         return Text(f"Process {self.proc.pid}")
 
+    def _history_text(self, proc: GpuProcess | None = None) -> Text:
+        if self._history is None or self.listed_at is None:
+            return Text("no history kept", style="dim")
+        memory, sm = self._history(proc or self.proc, self.listed_at)
+        return history_text(memory, sm)
+
+    def _first_extras_text(self) -> tuple[Text, Text]:
+        if self._extras is None:
+            note = "not read: simulated process (demo data)"
+        elif not self.proc.host_visible:
+            note = "not read: the host cannot see this process"
+        else:
+            note = "reading…"
+        return Text(self.proc.container or "-", style="dim"), Text(note, style="dim")
+
     def compose(self) -> ComposeResult:
+        container, env = self._first_extras_text()
         with VerticalScroll(id="process-dialog"):
             yield Static(self._title(), id="process-title")
             yield Static(facts_table(self.proc, self._reason()), id="process-facts")
-            yield Static("command", id="process-command-label")
+            yield Static("history", classes="process-label")
+            yield Static(self._history_text(), id="process-history")
+            yield Static("container", classes="process-label")
+            yield Static(container, id="process-container")
+            yield Static("environment (GPU-related variables)", classes="process-label")
+            yield Static(env, id="process-env")
+            yield Static("command", id="process-command-label", classes="process-label")
             # Literal text, wrapped: the full command line is the point of this screen.
             yield Static(self.proc.command or fmt.NA, id="process-command", markup=False)
             yield Static("escape closes this", id="process-hint")
+
+    def on_mount(self) -> None:
+        if self._extras is not None and self.proc.host_visible:
+            start = started_at(self.proc, self.listed_at) if self.listed_at is not None else None
+            self._read_extras(self._extras, self.proc.pid, start)
+
+    @work(thread=True, exit_on_error=False, group="process-extras")
+    def _read_extras(self, read: ExtrasOf, pid: int, start: float | None) -> None:
+        extras = read(pid, start)
+        with contextlib.suppress(RuntimeError):  # the app has stopped meanwhile
+            self.app.call_from_thread(self._show_extras, extras)
+
+    def _show_extras(self, extras: ProcessExtras) -> None:
+        self.extras = extras
+        with contextlib.suppress(NoMatches):  # closed before the read finished
+            self.query_one("#process-env", Static).update(environment_text(extras))
+            self.query_one("#process-container", Static).update(container_text(extras.container))
 
     def update_snapshot(self, snap: Snapshot) -> None:
         """Follow the process through the polls (called by the app for the screen on top)."""
@@ -94,6 +201,10 @@ class ProcessScreen(ModalScreen[None]):
             None,
         )
         gone = current is None
+        if current is not None:
+            self.listed_at = snap.timestamp
+            if self.is_mounted:  # a new point even when the values stand still
+                self.query_one("#process-history", Static).update(self._history_text(current))
         if current is not None and current == self.proc and not self.gone:
             return
         self.gone = gone

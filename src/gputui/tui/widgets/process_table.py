@@ -3,17 +3,24 @@
 Rebuilding a DataTable every tick loses the cursor and costs a full relayout;
 diffing rows (add / update_cell / remove) keeps the selected process under the
 cursor while others come and go.
+
+`t` shows the processes as a tree under their parents (read on demand, off the
+UI thread, only while the tree is shown); `space` tags rows so that `k` signals
+them together. Tags belong to rows on screen: a row that leaves (the process
+exited, or the filter hides it) loses its tag.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual import work
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.coordinate import Coordinate
@@ -22,6 +29,11 @@ from textual.widgets.data_table import ColumnKey, RowDoesNotExist, RowKey
 
 from gputui.telemetry.snapshot import GpuProcess
 from gputui.tui import formatting as fmt
+from gputui.tui.process_tree import Ancestors, TreeRow, layout
+
+# Reads each PID's parent chain (gputui.telemetry.host.read_ancestors); may block.
+ParentsOf = Callable[[Sequence[int]], Mapping[int, Ancestors]]
+TAG_MARK = "● "
 
 COMMAND_WIDTH = 40  # before the first resize; then whatever the terminal leaves
 COMMAND_MIN = 16  # below this, lower-priority columns give way to the command
@@ -170,6 +182,9 @@ class ProcessTable(DataTable[Any]):
     BINDINGS = [
         Binding("home", "first_row", "First", show=False),
         Binding("end", "last_row", "Last", show=False),
+        # Listed in help (?), not the footer: at 80 columns they would push Kill and Quit out.
+        Binding("t", "toggle_tree", "Tree", show=False),
+        Binding("space", "toggle_tag", "Tag", show=False),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -184,6 +199,12 @@ class ProcessTable(DataTable[Any]):
         self._cells: dict[str, list[str]] = {}  # what each row shows, to diff the next poll against
         self._column_keys: dict[str, ColumnKey] = {}
         self.shown: tuple[Column, ...] = COLUMNS  # what fits the width (visible_columns)
+        self.tree_view = False
+        self.tagged: set[str] = set()  # row keys
+        self.parents: Mapping[int, Ancestors] = {}
+        self.parents_of: ParentsOf | None = None  # None: no parents to read (demo data)
+        self._parents_asked: frozenset[int] = frozenset()
+        self._looks: dict[str, tuple[GpuProcess | None, str, bool]] = {}  # what _cells shows
 
     def _render_cell(
         self,
@@ -324,6 +345,7 @@ class ProcessTable(DataTable[Any]):
             self.clear(columns=True)
             self.processes.clear()
             self._cells.clear()
+            self._looks.clear()
             self._add_columns()
             self._apply(keep=row_key(selected) if selected is not None else None)
         self._fit_command_column()
@@ -352,9 +374,64 @@ class ProcessTable(DataTable[Any]):
             return None
         return self.processes.get(str(key.value))
 
+    @property
+    def tagged_processes(self) -> list[GpuProcess]:
+        """The tagged rows' processes, in display order."""
+        return [self.processes[k] for k in self.visible_keys() if k in self.tagged]
+
     def set_processes(self, processes: Sequence[GpuProcess]) -> None:
         self._all = processes
         self._apply()
+        if self.tree_view:
+            self._ask_parents()
+
+    def action_toggle_tree(self) -> None:
+        self.tree_view = not self.tree_view
+        if self.tree_view:
+            self._ask_parents()
+            if self.parents_of is None:
+                self.notify("tree view: demo processes have no parents to show", timeout=4)
+        self._apply()
+
+    def action_toggle_tag(self) -> None:
+        """Tag or untag the row under the cursor, then step down (tagging a run of rows)."""
+        proc = self.selected
+        if proc is None:
+            return
+        key = row_key(proc)
+        self.tagged.symmetric_difference_update({key})
+        self._apply()
+        if self.cursor_row < self.row_count - 1:
+            self.move_cursor(row=self.cursor_row + 1)
+
+    def clear_tags(self) -> None:
+        if self.tagged:
+            self.tagged.clear()
+            self._apply()
+
+    def _ask_parents(self) -> None:
+        lookup = self.parents_of
+        pids = frozenset(p.pid for p in self._all if p.host_visible)
+        if lookup is None:
+            if self.parents:
+                self.parents = {}
+                self._apply()
+            return
+        if pids == self._parents_asked:
+            return  # a parent chain changes only with the processes (or a rare reparenting)
+        self._parents_asked = pids
+        self._read_parents(lookup, sorted(pids))
+
+    @work(thread=True, exit_on_error=False, exclusive=True, group="process-parents")
+    def _read_parents(self, lookup: ParentsOf, pids: list[int]) -> None:
+        found = dict(lookup(pids))
+        with contextlib.suppress(RuntimeError):  # the app has stopped meanwhile
+            self.app.call_from_thread(self._set_parents, found)
+
+    def _set_parents(self, parents: Mapping[int, Ancestors]) -> None:
+        self.parents = parents
+        if self.tree_view and self.is_attached:
+            self._apply()
 
     def set_filter(self, text: str) -> None:
         self.filter_text = text
@@ -410,6 +487,10 @@ class ProcessTable(DataTable[Any]):
             for i in range(self.row_count)
         ]
 
+    def row_text(self, key: str) -> list[str]:
+        """What the row `key` shows, cell by cell (for tests)."""
+        return list(self._cells[key])
+
     # -- internals ------------------------------------------------------------------------
 
     def _refresh_header_labels(self) -> None:
@@ -431,49 +512,86 @@ class ProcessTable(DataTable[Any]):
                 return ck
         raise KeyError(key)
 
+    def _rows(self) -> list[TreeRow]:
+        """Rows to show, in display order: sorted, or as a tree under their parents."""
+        wanted = [(row_key(p), p) for p in self._all if matches(p, self.filter_text)]
+        skey = sort_key(self.sort_column, self.sort_reverse)
+        wanted.sort(key=lambda kp: skey(kp[1]), reverse=self.sort_reverse)
+        if self.tree_view:
+            return layout(wanted, self.parents)
+        return [TreeRow(k, p.pid, "", proc=p) for k, p in wanted]
+
+    def _row_cells(self, row: TreeRow, tagged: bool) -> list[str]:
+        mark = TAG_MARK if tagged else ""
+        proc = row.proc
+        if proc is None:  # a parent that holds no GPU context: its PID and name
+            return [
+                str(row.pid)
+                if c.key == "pid"
+                else row.prefix + row.name
+                if c.key == "command"
+                else ""
+                for c in self.shown
+            ]
+        cells = [c.cell(proc) for c in self.shown]
+        if mark or row.prefix:
+            cells[-1] = mark + row.prefix + cells[-1]  # the command is always the last column
+        return cells
+
     def _apply(self, keep: str | None = None) -> None:
         if not self.columns:
             return
         selected = self.selected
         selected_key = row_key(selected) if selected is not None else keep
+        if selected_key is None and self.row_count:
+            with contextlib.suppress(Exception):  # a parent row is under the cursor
+                selected_key = str(
+                    self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+                )
         shown = self.shown
-        wanted = {row_key(p): p for p in self._all if matches(p, self.filter_text)}
+        rows = self._rows()
+        keys = {r.key for r in rows}
+        self.tagged &= keys
 
-        for key in [k for k in self.processes if k not in wanted]:
-            del self.processes[key]
-            self._cells.pop(key, None)
+        for key in [k for k in self._cells if k not in keys]:
+            self.processes.pop(key, None)
+            self._looks.pop(key, None)
+            del self._cells[key]
             self.remove_row(key)
         changed = False
         data = self._data
-        for key, proc in wanted.items():
-            old = self.processes.get(key)
+        for row in rows:
+            key = row.key
+            tagged = key in self.tagged
+            look = (row.proc, row.prefix, tagged)
+            old = self._looks.get(key)
             if old is None:
-                cells = self._cells[key] = [c.cell(proc) for c in shown]
+                cells = self._cells[key] = self._row_cells(row, tagged)
                 self.add_row(*(_styled(c, v) for c, v in zip(shown, cells, strict=True)), key=key)
-            elif old != proc:
-                cells = [c.cell(proc) for c in shown]
+            elif old != look:
+                cells = self._row_cells(row, tagged)
                 prev_cells = self._cells[key]
-                row = data[RowKey(key)]
+                data_row = data[RowKey(key)]
                 for i, (c, new, prev) in enumerate(zip(shown, cells, prev_cells, strict=True)):
                     if new != prev:
                         # What DataTable.update_cell does, with one refresh for the whole poll
                         # instead of one per cell (~90 cells change per poll with 8 GPUs).
-                        row[self._column_keys[c.key]] = _styled(c, new)
+                        data_row[self._column_keys[c.key]] = _styled(c, new)
                         prev_cells[i] = new
                         changed = True
-            self.processes[key] = proc
+            self._looks[key] = look
+            if row.proc is not None:
+                self.processes[key] = row.proc
         if changed:
             self._update_count += 1
             self.refresh()
 
-        procs = self.processes
-        skey = sort_key(self.sort_column, self.sort_reverse)
-        order = sorted(procs, key=lambda k: skey(procs[k]), reverse=self.sort_reverse)
+        order = [r.key for r in rows]
         if order != self.visible_keys():
             rank = {k: i for i, k in enumerate(order)}
             self.sort("gpu", "pid", key=lambda gp: rank[f"{gp[0]}:{gp[1]}"])
 
-        if selected_key is not None and selected_key in self.processes:
+        if selected_key is not None and selected_key in self._cells:
             self._move_to(selected_key)
 
     def _move_to(self, key: str) -> None:
