@@ -6,9 +6,9 @@ from typing import Any
 
 from gputui.fit.llm.estimate import Estimate, Ranked, Speed
 from gputui.fit.llm.model import TransformerModel
-from gputui.fit.llm.overheads import Target
 from gputui.fit.llm.weights import lora_params
 from gputui.fit.llm.workload import Workload
+from gputui.fit.report import target_dict  # one JSON shape for a GPU, layer models and LLMs
 from gputui.fit.roofline import EFFICIENCY, LAUNCH_S
 
 SCHEMA_VERSION = 1
@@ -118,18 +118,6 @@ def speed_dict(s: Speed | None) -> dict[str, Any] | None:
         "bandwidth_gbs": s.bandwidth_gbs,
         "efficiency_assumed": dict(EFFICIENCY),
         "launch_overhead_s": LAUNCH_S,
-    }
-
-
-def target_dict(t: Target) -> dict[str, Any]:
-    return {
-        "name": t.name,
-        "index": t.index,
-        "catalog_card": t.card.name if t.card else None,
-        "architecture": t.architecture.name if t.architecture else None,
-        "compute_capability": t.compute_capability,
-        "memory_total_bytes": t.memory_total,
-        "memory_free_bytes": t.memory_free,
     }
 
 
