@@ -95,7 +95,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--layers", action="store_true", help="also print the per-layer table")
     p.add_argument("--json", action="store_true", help="print JSON (schema in docs/fit.md)")
-    fit_llm.add_arguments(p)  # transformers / LLMs (docs/fit-llm.md)
+    fit_llm.add_arguments(p)  # transformers / LLMs (docs/fit.md, second part)
 
 
 def _input_shapes(given: list[str] | None) -> dict[str, list[int]]:

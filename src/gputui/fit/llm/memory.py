@@ -18,7 +18,7 @@ Generation: the prompt's forward (prefill) with a KV cache for the prompt, then
 decode steps until the cache holds prompt + new tokens; a contiguous cache grows
 by concatenation, so one layer's K is briefly there twice.
 
-Multi-GPU: each GPU's share (see parallel notes in docs/fit-llm.md): tensor
+Multi-GPU: each GPU's share (see the multi-GPU notes in docs/fit.md): tensor
 parallel splits the linears, vocab and kv heads; pipeline parallel splits the
 layers (the first stage also keeps activations of every micro-batch in flight);
 ZeRO/FSDP shard the model states with DeepSpeed's formulas plus the gathered

@@ -1,4 +1,4 @@
-"""Text and JSON renderings of transformer estimates (field meanings in docs/fit-llm.md)."""
+"""Text and JSON renderings of transformer estimates (field meanings in docs/fit.md, transformers part)."""
 
 from __future__ import annotations
 
