@@ -120,4 +120,13 @@ def run_dashboard(
         if not app.poll_in_flight:
             with contextlib.suppress(Exception):
                 source.close()
-    return int(result or 0)
+    code = int(result or 0)
+    # The UI is gone and the terminal restored. Leave now, without interpreter
+    # finalization: a daemon thread still in a poll or a fit estimate can hold
+    # stdout's or stderr's lock then, and CPython aborts ("could not acquire lock
+    # ... at interpreter shutdown", SIGABRT), seen on 3.10 on a loaded machine.
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
+    os._exit(code)
