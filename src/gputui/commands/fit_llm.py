@@ -448,7 +448,7 @@ def _hints(model: Any, wl: Any, results: list[Any]) -> list[str]:
     from dataclasses import replace
 
     from gputui.fit.llm.estimate import estimate
-    from gputui.fit.llm.report import gib
+    from gputui.fit.report import gib
 
     e = results[0]
     if wl.mode != "train" or e.fits_now:

@@ -12,8 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from gputui.fit.llm.estimate import Ranked
-from gputui.fit.llm.report import count, gib, model_line, workload_line
+from gputui.fit.llm.report import count, model_line, workload_line
 from gputui.fit.llm.table_check import TransformerCheck
+from gputui.fit.report import gib
 from gputui.textsafe import visible
 
 VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}

@@ -8,20 +8,10 @@ from gputui.fit.llm.estimate import Estimate, Ranked, Speed
 from gputui.fit.llm.model import TransformerModel
 from gputui.fit.llm.weights import lora_params
 from gputui.fit.llm.workload import Workload
-from gputui.fit.report import target_dict  # one JSON shape for a GPU, layer models and LLMs
+from gputui.fit.report import gib, target_dict  # one byte format and GPU JSON for both
 from gputui.fit.roofline import EFFICIENCY, LAUNCH_S
 
 SCHEMA_VERSION = 1
-
-
-def gib(n: float) -> str:
-    if abs(n) >= 2**30:
-        return f"{n / 2**30:.2f} GiB"
-    if abs(n) >= 2**20:
-        return f"{n / 2**20:.1f} MiB"
-    if abs(n) >= 2**10:
-        return f"{n / 2**10:.1f} KiB"
-    return f"{int(n)} B"
 
 
 def count(n: int) -> str:
