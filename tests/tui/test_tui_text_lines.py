@@ -162,3 +162,27 @@ async def test_process_rows_drawn_in_one_pass_match_datatables_own() -> None:
                         table.hover_coordinate._replace(row=hover_row),
                     )
                     assert ours == theirs, (theme, row_index, hover_row)
+
+
+async def test_process_table_lines_match_datatables_own() -> None:
+    """Whole lines (header, rows, cursor row, the blank below), wide and narrow terminals."""
+    from textual.widgets import DataTable
+
+    for size in ((160, 40), (80, 24), (40, 20)):
+        source = ScriptedSource(make_snapshot())
+        app = _app(source)
+        async with app.run_test(size=size) as pilot:
+            table = app.dashboard.query_one(ProcessTable)
+            await _wait(pilot, lambda t=table: t.row_count == 3)  # type: ignore[misc]
+            await pilot.pause(0.1)
+            base = table.rich_style
+            for y in range(table.size.height):
+                table._render_pass = {}
+                try:
+                    ours = table._render_line(y, 0, table.size.width, base)
+                finally:
+                    table._render_pass = None
+                table._update_count += 1
+                theirs = DataTable._render_line(table, y, 0, table.size.width, base)
+                assert list(ours) == list(theirs), (size, y)
+                assert ours.cell_length == theirs.cell_length == table.size.width

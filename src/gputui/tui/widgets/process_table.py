@@ -15,12 +15,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, TypeVar, cast
 
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import work
+from textual._segment_tools import line_crop
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.color import Color
@@ -430,6 +432,52 @@ class ProcessTable(DataTable[Any]):
         row_pair: tuple[list[Any], list[Any]] = ([], scrollable_row)
         self._row_render_cache[cache_key] = row_pair
         return row_pair
+
+    def _render_line(self, y: int, x1: int, x2: int, base_style: Style) -> Strip:
+        """DataTable's own for this table (row cursor, no fixed columns or row labels), with
+        the line's length known instead of measured segment by segment: every cell is
+        drawn exactly its column's width, and the filler takes the rest of the widget."""
+        if self._render_pass is None:
+            return super()._render_line(y, x1, x2, base_style)
+        (show_hover, _, pseudo, _, cursor_type, fixed, widths, width, label_w) = (
+            self._pass_consts()
+        )
+        if fixed or cursor_type != "row" or label_w:
+            return super()._render_line(y, x1, x2, base_style)
+        try:
+            row_key, y_offset_in_row = self._get_offsets(y)
+        except LookupError:
+            return Strip.blank(width, base_style)
+        cursor, hover = self._memo(
+            "coordinates", lambda: (self.cursor_coordinate, self.hover_coordinate)
+        )
+        cache_key = (
+            y,
+            x1,
+            x2,
+            width,
+            cursor,
+            hover,
+            base_style,
+            cursor_type,
+            show_hover,
+            self._update_count,
+            pseudo,
+        )
+        cached = self._line_cache.get(cache_key)
+        if cached is not None:
+            return cached
+        _, scrollable = self._render_line_in_row(
+            row_key, y_offset_in_row, base_style, cursor_location=cursor, hover_location=hover
+        )
+        segments: list[Segment] = list(chain.from_iterable(scrollable))
+        length = max(width, sum(widths))
+        if x1 > 0 or x2 < length:
+            segments = line_crop(segments, x1, x2, length)
+            length = min(x2, length) - x1
+        strip = Strip(segments, length).adjust_cell_length(width, base_style).simplify()
+        self._line_cache[cache_key] = strip
+        return strip
 
     def get_component_styles(self, *names: str) -> RenderStyles:
         styles = super().get_component_styles(*names)
