@@ -589,10 +589,13 @@ class NvmlSource:
         with_host: bool = True,
         *,
         detail: Detail = "full",
+        one_shot: bool = False,
         pcie_interval_s: float = 2.0,
         slow_interval_s: float = SLOW_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> NvmlSource:
+        """`one_shot`: a single poll follows (`gputui snapshot`): host details are read
+        from /proc without importing psutil (telemetry/procfs.py)."""
         try:
             pynvml.nvmlInit()
         except pynvml.NVMLError as exc:
@@ -616,7 +619,7 @@ class NvmlSource:
             devices = [_open_device(i, archs, detail) for i in range(count)]
             host: HostSampler | None = None
             if with_host:
-                host = _open_host_sampler(one_shot=detail == "table")
+                host = _open_host_sampler(one_shot=one_shot)
         except BaseException:
             _shutdown_quietly()  # do not leave NVML initialized behind a failed open
             raise
@@ -763,9 +766,15 @@ def _optional_cuda(system: DeviceQuery) -> str | None:
 
 
 def _open_host_sampler(*, one_shot: bool = False) -> HostSampler:
-    """telemetry/host.py is imported only when host data is wanted (psutil costs start-up time)."""
+    """telemetry/host.py is imported only when host data is wanted (psutil costs start-up time);
+    a one-shot on Linux reads /proc itself and never imports psutil."""
     import importlib
+    import os
 
+    if one_shot and os.path.isfile("/proc/self/stat"):
+        from gputui.telemetry.procfs import ProcfsHost
+
+        return ProcfsHost()
     module = importlib.import_module("gputui.telemetry.host")
     sampler: HostSampler = module.HostSampler()
     return sampler
