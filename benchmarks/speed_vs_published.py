@@ -129,6 +129,32 @@ class Point:
         return self.estimate / self.measured if self.estimate else None
 
 
+def software(row: dict[str, str]) -> roofline.Software:
+    """The layout and optimizer implementation each source documents for its runs.
+
+    - NVIDIA DLE ResNet-50 (PyTorch/Classification/ConvNets/configs.yml, commit 097c7ff9):
+      `memory_format: nhwc` for AMP only; TF32/FP32 run main.py's default nchw. The
+      21.03 container's PyTorch 1.9 `torch.optim.SGD` loops over the tensors.
+    - Lambda ResNet-50 (scripts/config_v*/config_pytorch_*.sh pass no --memory-format;
+      the result logs print `memory_format : nchw`): NCHW in both precisions. July 2022
+      ran NGC 21.x containers (PyTorch 1.x: SGD loops over the tensors); December 2025
+      NGC 24.10 (PyTorch 2.5: foreach by default).
+    - Lambda BERT SQuAD (scripts/patch/run_squad.py): `--fp16` runs apex FusedAdam
+      (multi-tensor, fused); fp32 runs BertAdam, a Python loop of per-tensor ops.
+    """
+    wl, prec = row["workload"], row["precision"]
+    if wl.startswith("resnet50") and "_dle" in wl:
+        fmt: roofline.MemoryFormat = "channels_last" if prec == "amp_fp16" else "channels_first"
+        return roofline.Software(memory_format=fmt, optimizer="loop")
+    if wl.startswith("resnet50") and "lambda-2022" in wl:
+        return roofline.Software(memory_format="channels_first", optimizer="loop")
+    if wl.startswith("resnet50") and "lambda" in wl:
+        return roofline.Software(memory_format="channels_first", optimizer="foreach")
+    if wl.startswith("bert") and "lambda" in wl:
+        return roofline.Software(optimizer="fused" if prec == "amp_fp16" else "loop")
+    return roofline.DEFAULT_SOFTWARE
+
+
 def run_precision(row: dict[str, str], card: Card, arch: Architecture | None) -> str:
     """Lambda's "fp32" is PyTorch's default: TF32 convolutions where tensor cores run TF32."""
     p = row["precision"]
@@ -233,7 +259,7 @@ def estimate(
         return "fp16", s.prefill_tokens_per_s if row["mode"] == "prefill" else s.decode_tokens_per_s
     key = wl.split("_train")[0].split("_infer")[0]
     prec = run_precision(row, card, arch)
-    prof = roofline.profile(models[key], card, arch, prec, batch, row["mode"])
+    prof = roofline.profile(models[key], card, arch, prec, batch, row["mode"], software(row))
     return prec, prof.samples_per_s if prof else None
 
 
