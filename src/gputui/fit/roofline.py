@@ -114,10 +114,16 @@ class Software:
       automatic transpose operations"; MosaicML Composer's Channels Last method card:
       ~30 % on ResNet-50 on V100 and A100). CUDA-core convolutions run NCHW natively.
     - `optimizer` "foreach" / "fused" / "loop": see OPTIMIZER_TRAFFIC and FUSED_TRAFFIC.
+    - `score_scale_mask`: an unfused (eager) attention divides the score maps by
+      sqrt(head size) and adds the additive mask as two kernels of their own, each a read
+      and a write of the maps, and the division's backward a third (NVIDIA's BERT
+      modeling.py, `attention_scores / math.sqrt(...)` then `+ attention_mask`, as in
+      Hugging Face's eager BertSelfAttention). Keras scales the query instead.
     """
 
     memory_format: MemoryFormat = "channels_last"
     optimizer: OptimizerImpl = "foreach"
+    score_scale_mask: bool = False
 
 
 DEFAULT_SOFTWARE = Software()
@@ -640,6 +646,7 @@ def attention_ops(
     p: Precision,
     batch: int,
     network: str = "",
+    sw: Software = DEFAULT_SOFTWARE,
 ) -> list[Op]:
     """Multi-head attention as the kernels it runs: projections, the two batched
     matmuls over the (heads x queries x keys) maps, softmax and dropout on the maps.
@@ -709,6 +716,9 @@ def attention_ops(
         return ops
     m_bytes = maps * act
     add("scores (q k^T)", "matmul", "forward", 2 * maps * kd, qkv * act * 2 / 3 + m_bytes, tensor)
+    if sw.score_scale_mask:
+        add("scores / sqrt(d)", "elementwise", "forward", maps, 2 * m_bytes, False)
+        add("scores + mask", "elementwise", "forward", maps, 2 * m_bytes, False)
     add("softmax", "reduction", "forward", 5 * maps, 2 * m_bytes, False)
     if rate > 0:
         add("dropout", "elementwise", "forward", maps, 2 * m_bytes + maps, False)
@@ -727,6 +737,8 @@ def attention_ops(
                 "dropout backward", "elementwise", "backward_input", maps, 2 * m_bytes + maps, False
             )
         add("softmax backward", "elementwise", "backward_input", 3 * maps, 3 * m_bytes, False)
+        if sw.score_scale_mask:  # the mask's add hands its gradient on unchanged
+            add("scale backward", "elementwise", "backward_input", maps, 2 * m_bytes, False)
         add(
             "scores backward",
             "matmul",
@@ -769,7 +781,7 @@ def network_ops(
             i,
         )
         if st.type == "MultiHeadAttention":
-            ops += attention_ops(st, node.raw, shapes, io, p, batch, network)
+            ops += attention_ops(st, node.raw, shapes, io, p, batch, network, sw)
         else:
             ops += layer_ops(st, io, p, batch, network, sw)
         out_w = 4 if (p.amp and st.autocast_fp32) else p.act_bytes
