@@ -26,6 +26,7 @@ GeForce runs at half speed, so that halving is already in the figure.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -144,6 +145,7 @@ class Op:
     network: str = ""  # "generator"/"discriminator" in a GAN
     label: str = ""  # the layer as reports name it
     tensor_path_only: bool = False  # runs only where the precision has a tensor path (NCHW)
+    gemm: tuple[int, int] = (0, 0)  # (rows, columns) of a GEMM's output: wave quantisation
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +157,7 @@ class Ceilings:
     bandwidth: float
     basis: str  # which catalog figures, e.g. "bf16 tensor 165 TFLOPS, 1008 GB/s"
     derived: bool = False  # a figure used is derived by an architecture rule
+    sms: int = 0  # streaming multiprocessors (0: unknown, no wave quantisation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +277,7 @@ def ceilings(
         card.memory_bandwidth_gbs * 1e9,
         f"{basis}, {card.memory_bandwidth_gbs:g} GB/s",
         derived,
+        card.sm_count or 0,
     )
 
 
@@ -285,15 +289,17 @@ def op_time(op: Op, c: Ceilings) -> OpTime:
     peak = c.tensor_flops if tensor else None
     if peak is None:
         peak = c.cuda_core_flops
-    return OpTime(
-        op, op.flops / (peak * eff), op.bytes / (c.bandwidth * eff), op.kernels * LAUNCH_S
-    )
+    flops = op.flops
+    if op.gemm[0] and c.sms:
+        flops /= wave_efficiency(op.gemm[0], op.gemm[1], c.sms)
+    return OpTime(op, flops / (peak * eff), op.bytes / (c.bandwidth * eff), op.kernels * LAUNCH_S)
 
 
 # An op as the card-independent numbers its time needs: (FLOPs / efficiency, bytes /
-# efficiency, launch seconds, runs on tensor cores, runs only with a tensor path).
-# Worked out once per op list, so timing a card is a division and a max per op.
-Compiled = tuple[tuple[float, float, float, bool, bool], ...]
+# efficiency, launch seconds, runs on tensor cores, runs only with a tensor path, GEMM
+# output rows, columns). Worked out once per op list, so timing a card is a division
+# and a max per op (and a wave count for GEMMs).
+Compiled = tuple[tuple[float, float, float, bool, bool, int, int], ...]
 
 
 def compile_ops(ops: Iterable[Op]) -> Compiled:
@@ -307,6 +313,8 @@ def compile_ops(ops: Iterable[Op]) -> Compiled:
                 op.kernels * LAUNCH_S,
                 op.tensor_cores and op.op_class == "matmul",
                 op.tensor_path_only,
+                op.gemm[0],
+                op.gemm[1],
             )
         )
     return tuple(out)
@@ -326,12 +334,15 @@ def time_ops(
     cuda = c.cuda_core_flops
     tensor = c.tensor_flops if c.tensor_flops is not None else cuda
     no_tensor_path = c.tensor_flops is None
-    for flops, nbytes, launch, on_tensor, tensor_only in (
+    sms = c.sms
+    for flops, nbytes, launch, on_tensor, tensor_only, rows, cols in (
         compiled if compiled is not None else compile_ops(ops)
     ):
         if tensor_only and no_tensor_path:
             continue
         compute = flops / (tensor if on_tensor else cuda)
+        if rows and sms:
+            compute /= wave_efficiency(rows, cols, sms)
         memory = nbytes / bw
         host += launch * host_per_launch_s
         if host > gpu:  # the GPU idles until the host has issued this op
@@ -457,6 +468,7 @@ def layer_ops(
         kernels: int = 1,
         tensor: bool = False,
         tensor_only: bool = False,
+        gemm: tuple[int, int] = (0, 0),
     ) -> None:
         ops.append(
             Op(
@@ -471,6 +483,7 @@ def layer_ops(
                 network,
                 label,
                 tensor_only,
+                gemm,
             )
         )
 
@@ -481,7 +494,22 @@ def layer_ops(
         # depthwise convolutions have no reduction over channels: CUDA cores
         tensor = kind != "DepthwiseConv2D" and _aligned(p, io.in_channels, layer.output_shape[-1])
         flops = layer.flops * batch
-        add("forward", "matmul", "forward", flops, x_bytes + w_read + y_bytes, tensor=tensor)
+        # as GEMMs (implicit for convolutions): one output row per position of the batch
+        gemm_fwd = gemm_bwd = (0, 0)
+        if kind in _MATMUL_TYPES:
+            out_ch = max(layer.output_shape[-1], 1) if layer.output_shape else 1
+            in_ch = max(io.in_channels, 1)
+            gemm_fwd = (n_out // out_ch, out_ch)
+            gemm_bwd = (n_in // in_ch, in_ch)
+        add(
+            "forward",
+            "matmul",
+            "forward",
+            flops,
+            x_bytes + w_read + y_bytes,
+            tensor=tensor,
+            gemm=gemm_fwd,
+        )
         # NCHW: cuDNN transposes each call's activation operands to NHWC and its result back
         # (only on cards whose tensor cores run this precision: `tensor_only`)
         nchw = (
@@ -512,6 +540,7 @@ def layer_ops(
                 flops,
                 y_bytes + w_read + dx_bytes,
                 tensor=tensor,
+                gemm=gemm_bwd,
             )
             if nchw:
                 add(
@@ -674,8 +703,30 @@ def attention_ops(
     training = io.training and (io.needs_input_grad or io.trains)
     ops: list[Op] = []
 
-    def add(what: str, cls: OpClass, pas: Pass, flops: float, nbytes: float, tensor: bool) -> None:
-        ops.append(Op(f"{label} {what}", cls, pas, flops, nbytes, 1, tensor, idx, network, label))
+    def add(
+        what: str,
+        cls: OpClass,
+        pas: Pass,
+        flops: float,
+        nbytes: float,
+        tensor: bool,
+        gemm: tuple[int, int] = (0, 0),
+    ) -> None:
+        ops.append(
+            Op(
+                f"{label} {what}",
+                cls,
+                pas,
+                flops,
+                nbytes,
+                1,
+                tensor,
+                idx,
+                network,
+                label,
+                gemm=gemm,
+            )
+        )
 
     projections = (
         ("query", q_shape[-1], heads * kd),
@@ -688,7 +739,7 @@ def attention_ops(
         flops = 2 * n * din * dout
         tensor = _aligned(p, din, dout)
         moved = n * din * act + din * dout * wb + n * dout * act
-        add(f"{name} projection", "matmul", "forward", flops, moved, tensor)
+        add(f"{name} projection", "matmul", "forward", flops, moved, tensor, (n, dout))
         if training:
             add(
                 f"{name} projection backward",
@@ -976,11 +1027,16 @@ def profile(
 # SMs take ceil(T / S) waves, the last one with SMs idle, so the GEMM reaches
 # T / (ceil(T / S) x S) of the card's rate. 128 x 128 output tiles (a common cuBLAS
 # FP16 tile; the guide's examples use 256 x 128) and one block per SM at a time are
-# assumed. Applied where the GEMM shapes are known (LLM prefill, `gemm_shapes`) and
-# on top of the matmul efficiency; layer models do not carry shapes yet.
+# assumed. Applied where the GEMM shapes are known, on top of the matmul efficiency:
+# LLM prefill (`gemm_shapes`), and in layer models the forward and input-gradient GEMMs
+# of dense and convolution layers and attention's projections (`Op.gemm`; convolutions
+# as implicit GEMMs, one output row per batch position). Weight-gradient GEMMs are left
+# out: their output is the small weight matrix and their reduction runs over the whole
+# batch, which cuBLAS/cuDNN split across SMs (split-K) instead of leaving them idle.
 GEMM_TILE = (128, 128)
 
 
+@functools.lru_cache(maxsize=4096)
 def wave_efficiency(m: int, n: int, sms: int) -> float:
     """Share of the SMs an (m x n)-output GEMM keeps busy over its waves."""
     if sms <= 0 or m <= 0 or n <= 0:
