@@ -143,7 +143,7 @@ def software(row: dict[str, str]) -> roofline.Software:
     - BERT SQuAD, Lambda (scripts/patch/run_squad.py) and NVIDIA (DLE
       PyTorch/LanguageModeling/BERT/run_squad.py, the same code): `--fp16` runs apex
       FusedAdam (multi-tensor, fused); fp32 runs BertAdam, a Python loop of per-tensor
-      ops. Both run DLE's modeling.py, whose attention scales the score maps and adds
+      ops with a per-tensor gradient clip ("bertadam"). Both run DLE's modeling.py, whose attention scales the score maps and adds
       the mask as kernels of their own (`score_scale_mask`).
     """
     wl, prec = row["workload"], row["precision"]
@@ -155,7 +155,7 @@ def software(row: dict[str, str]) -> roofline.Software:
     if wl.startswith("resnet50") and "lambda" in wl:
         return roofline.Software(memory_format="channels_first", optimizer="foreach")
     if wl.startswith("bert"):
-        opt: roofline.OptimizerImpl = "fused" if prec == "amp_fp16" else "loop"
+        opt: roofline.OptimizerImpl = "fused" if prec == "amp_fp16" else "bertadam"
         return roofline.Software(optimizer=opt, score_scale_mask=True)
     return roofline.DEFAULT_SOFTWARE
 

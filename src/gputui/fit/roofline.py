@@ -90,13 +90,19 @@ OPTIMIZER_TRAFFIC: dict[str, tuple[int, int]] = {  # (tensor accesses, foreach o
 # - "fused" (apex FusedAdam/FusedSGD, torch's fused=True): one multi-tensor kernel reads
 #   the weight, gradient and state once and writes weight and state once (sgd: w, g ->
 #   w; momentum: w, g, m -> w, m; adam/adamw: w, g, m, v -> w, m, v; rmsprop w, g, v).
-# - "loop" (a Python loop over the tensors: PyTorch before 2.0 and `foreach=False`, the
-#   BertAdam of NVIDIA's BERT scripts): the foreach ops' traffic, but every op launches
-#   once per tensor, one layer after the other (so the host's issue rate matters).
+# - "loop" (a Python loop over the tensors: PyTorch before 2.0 and `foreach=False`): the
+#   foreach ops' traffic, but every op launches once per tensor, one layer after the
+#   other (so the host's issue rate matters).
+# - "bertadam" (Adam as NVIDIA's BERT scripts write it, DLE LanguageModeling/BERT/
+#   optimization.py BertAdam.step): a loop over the tensors that first clips each
+#   tensor's gradient on its own (clip_grad_norm_: norm, stack, norm, clamp, scale: 6
+#   kernels, 3 accesses), then mul_/add_ m, mul_/addcmul_ v, sqrt, + eps, divide,
+#   weight decay (x, +=), x lr, negate, add_ to the weight: 12 kernels, 30 accesses.
 FUSED_TRAFFIC: dict[str, int] = {"sgd": 3, "momentum": 5, "rmsprop": 5, "adam": 7, "adamw": 7}
+BERTADAM_TRAFFIC = (33, 18)  # (tensor accesses per element, kernels per tensor)
 
 MemoryFormat = Literal["channels_last", "channels_first"]
-OptimizerImpl = Literal["foreach", "fused", "loop"]
+OptimizerImpl = Literal["foreach", "fused", "loop", "bertadam"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +120,8 @@ class Software:
       layouts can still be operated on by Tensor Cores, but include some overhead due to
       automatic transpose operations"; MosaicML Composer's Channels Last method card:
       ~30 % on ResNet-50 on V100 and A100). CUDA-core convolutions run NCHW natively.
-    - `optimizer` "foreach" / "fused" / "loop": see OPTIMIZER_TRAFFIC and FUSED_TRAFFIC.
+    - `optimizer` "foreach" / "fused" / "loop" / "bertadam" (an Adam only): see
+      OPTIMIZER_TRAFFIC, FUSED_TRAFFIC and BERTADAM_TRAFFIC.
     - `score_scale_mask`: an unfused (eager) attention divides the score maps by
       sqrt(head size) and adds the additive mask as two kernels of their own, each a read
       and a write of the maps, and the division's backward a third (NVIDIA's BERT
@@ -865,6 +872,9 @@ def optimizer_ops(
     )
     width = max(p.weight_bytes, p.state_bytes, p.grad_bytes)
     ops: list[Op] = []
+    if impl == "bertadam" and optimizer in {"adam", "adamw"}:
+        accesses, foreach = BERTADAM_TRAFFIC
+        impl = "loop"
     if impl == "loop":
         for n in nets:
             for layer in n.layers:
@@ -873,7 +883,7 @@ def optimizer_ops(
                 count = layer.trainable_params
                 ops.append(
                     Op(
-                        f"{optimizer} step (per-tensor loop)",
+                        f"{optimizer} step (per-tensor loop, {layer.type})",
                         "elementwise",
                         "optimizer",
                         accesses * count,
