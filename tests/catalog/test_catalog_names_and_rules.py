@@ -130,6 +130,8 @@ def _rules(card: Card) -> dict[str, Rule]:
         ),
     }
     arch = card.architecture
+    if arch == "ampere" and card.compute_capability == "8.6":  # GA10x: 128 FP32 lanes per SM
+        rules["sm_count"] = lambda c: _v(c, "cuda_cores") / 128
     if arch == "turing" and card.chip in {"TU116", "TU117"}:
         rules["fp16_tflops"] = lambda c: 2 * _v(c, "fp32_tflops")
     elif arch == "turing" and geforce:  # 2080 Ti column: 13.4 : 53.8 : 107.6 : 215.2
