@@ -29,6 +29,13 @@ def main() -> int:
     ap.add_argument("--no-host", action="store_true")
     ap.add_argument("--text", action="store_true", help="the text table instead of JSON")
     args = ap.parse_args()
+    if args.text:
+        # An independent reading of the host: psutil's sampler (telemetry/host.py) instead
+        # of the /proc reader NvmlSource uses on Linux, which `gputui snapshot` is checked on.
+        from gputui.telemetry import nvml
+        from gputui.telemetry.host import HostSampler
+
+        nvml._open_host_sampler = HostSampler  # type: ignore[assignment]
     source = NvmlSource.open(with_host=not args.no_host)
     try:
         snap = source.poll()

@@ -63,9 +63,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             # The text table prints a fraction of what NVML can say (no PCIe, no device
             # facts, no per-process SM%): ask only for that. --json is the full record.
-            source, _ = open_source(
-                "nvml", with_host=True, detail="full" if as_json else "table", one_shot=True
-            )
+            source, _ = open_source("nvml", with_host=True, detail="full" if as_json else "table")
         except SourceUnavailable as exc:
             print(f"gputui: NVML unavailable: {exc.reason}", file=sys.stderr)
             print("gputui: hint: `gputui snapshot --demo` shows simulated GPUs", file=sys.stderr)

@@ -589,13 +589,10 @@ class NvmlSource:
         with_host: bool = True,
         *,
         detail: Detail = "full",
-        one_shot: bool = False,
         pcie_interval_s: float = 2.0,
         slow_interval_s: float = SLOW_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> NvmlSource:
-        """`one_shot`: a single poll follows (`gputui snapshot`): host details are read
-        from /proc without importing psutil (telemetry/procfs.py)."""
         try:
             pynvml.nvmlInit()
         except pynvml.NVMLError as exc:
@@ -619,7 +616,7 @@ class NvmlSource:
             devices = [_open_device(i, archs, detail) for i in range(count)]
             host: HostSampler | None = None
             if with_host:
-                host = _open_host_sampler(one_shot=one_shot)
+                host = _open_host_sampler()
         except BaseException:
             _shutdown_quietly()  # do not leave NVML initialized behind a failed open
             raise
@@ -708,6 +705,7 @@ class NvmlSource:
                 return
             self._closed = True
             self._pcie.join(timeout=2.0)
+            self._pcie.close()
             _shutdown_quietly()
 
     def _notices(self) -> tuple[str, ...]:
@@ -765,13 +763,13 @@ def _optional_cuda(system: DeviceQuery) -> str | None:
     return None if value is None else cuda_version_text(int(value))
 
 
-def _open_host_sampler(*, one_shot: bool = False) -> HostSampler:
-    """telemetry/host.py is imported only when host data is wanted (psutil costs start-up time);
-    a one-shot on Linux reads /proc itself and never imports psutil."""
+def _open_host_sampler() -> HostSampler:
+    """Linux: /proc read directly (telemetry/procfs.py: no psutil import, a third of the
+    per-poll cost); elsewhere psutil (telemetry/host.py, imported only when wanted)."""
     import importlib
     import os
 
-    if one_shot and os.path.isfile("/proc/self/stat"):
+    if os.path.isfile("/proc/self/stat"):
         from gputui.telemetry.procfs import ProcfsHost
 
         return ProcfsHost()

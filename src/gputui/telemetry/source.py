@@ -39,7 +39,6 @@ def open_source(
     *,
     with_host: bool = True,
     detail: Detail = "full",
-    one_shot: bool = False,
 ) -> tuple[Source, str | None]:
     """Open a source of the requested kind.
 
@@ -48,8 +47,7 @@ def open_source(
     back. Imports are local so `gputui snapshot --demo` never loads pynvml and
     the NVML path never loads the simulator. `detail="table"` asks NVML only for
     what `gputui snapshot`'s text table prints (see telemetry/nvml.py); the
-    simulator computes everything anyway, so it has no such option. `one_shot`:
-    one poll follows, so NVML's host details come from /proc without psutil.
+    simulator computes everything anyway, so it has no such option.
     """
     if kind == "demo":
         from gputui.telemetry.simulated import SimulatedSource
@@ -58,7 +56,7 @@ def open_source(
     from gputui.telemetry.nvml import NvmlSource
 
     try:
-        return NvmlSource.open(with_host=with_host, detail=detail, one_shot=one_shot), None
+        return NvmlSource.open(with_host=with_host, detail=detail), None
     except SourceUnavailable as exc:
         if kind == "nvml":
             raise
