@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def register(sub: Any) -> None:

@@ -53,14 +53,13 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
 
 import pynvml
 
 from gputui.telemetry.nvml_mig import MigReader, open_mig_devices
 from gputui.telemetry.nvml_pcie import PcieSampler
 from gputui.telemetry.nvml_procs import ProcessReader
-from gputui.telemetry.nvml_query import Call, DeviceFailed, DeviceQuery, human_reason
+from gputui.telemetry.nvml_query import DeviceFailed, DeviceQuery, human_reason
 from gputui.telemetry.snapshot import (
     COMPUTE_MODES,
     DeviceInfo,
@@ -73,9 +72,14 @@ from gputui.telemetry.snapshot import (
 from gputui.telemetry.source import SourceUnavailable
 from gputui.textsafe import visible
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
 if TYPE_CHECKING:  # typing only: a Protocol class costs import time on the `snapshot` path
     from collections.abc import Sequence
-    from typing import Protocol
+    from typing import Any, Literal, Protocol
+
+    from gputui.telemetry.nvml_query import Call
+
+    Detail = Literal["full", "table"]
 
     from gputui.telemetry.snapshot import HostSnapshot
 
@@ -552,7 +556,6 @@ def _reserved(mem: Any, q: DeviceQuery) -> int | None:
 
 _NO_PCIE: tuple[None, None] = (None, None)
 
-Detail = Literal["full", "table"]
 SLOW_INTERVAL_S = 30.0  # persistence, display active, compute mode: see the module docstring
 
 

@@ -25,11 +25,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import pynvml
 
-from gputui.telemetry.nvml_query import Call, DeviceFailed, DeviceQuery
+from gputui.telemetry.nvml_query import DeviceFailed, DeviceQuery
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gputui.telemetry.nvml_query import Call
 
 
 def _rx(h: Any) -> Any:

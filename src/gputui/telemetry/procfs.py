@@ -34,13 +34,17 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections import namedtuple
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from gputui.telemetry import containers
 from gputui.telemetry.snapshot import GpuProcess, HostSnapshot
 from gputui.textsafe import visible
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 CONTAINER_NOTICE = (
     "gputui runs inside a container without the host PID namespace: "
@@ -68,19 +72,12 @@ _ENCODING = sys.getfilesystemencoding()  # how psutil decodes /proc text
 _ERRORS = sys.getfilesystemencodeerrors()
 
 
-class CpuTimes(NamedTuple):
-    """System CPU seconds, psutil's `scputimes` fields (Linux), for `percent`."""
-
-    user: float = 0.0
-    nice: float = 0.0
-    system: float = 0.0
-    idle: float = 0.0
-    iowait: float = 0.0
-    irq: float = 0.0
-    softirq: float = 0.0
-    steal: float = 0.0
-    guest: float = 0.0
-    guest_nice: float = 0.0
+# System CPU seconds, psutil's `scputimes` fields on Linux (for `percent`).
+CpuTimes = namedtuple(
+    "CpuTimes",
+    "user nice system idle iowait irq softirq steal guest guest_nice",
+    defaults=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+)
 
 
 def busy_and_total(times: Any) -> tuple[float, float]:
@@ -139,14 +136,17 @@ class _Gone(Exception):
     """The PID is not (or no longer) a process we can see."""
 
 
-class _Known(NamedTuple):
+class _Known:
     """A process seen last poll: its start (ticks since boot: a reused PID has another),
     CPU ticks then and when, and who it is."""
 
-    start: int | None
-    ticks: int | None
-    at: float
-    ident: dict[str, Any]
+    __slots__ = ("start", "ticks", "at", "ident")
+
+    def __init__(self, start: int | None, ticks: int | None, at: float, ident: dict[str, Any]):
+        self.start = start
+        self.ticks = ticks
+        self.at = at
+        self.ident = ident
 
 
 def _parse_stat(

@@ -7,14 +7,34 @@ PCIe sampling, /proc reads). Callers in the TUI run it in a worker thread.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
 
 from gputui.telemetry.snapshot import Snapshot
 
+# `typing` costs ~3 ms of import, and `gputui snapshot` needs nothing of it at run time:
+# the modules on that path test this constant instead of typing.TYPE_CHECKING (mypy
+# treats any name TYPE_CHECKING as True), and keep typing's names for the type checker.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Literal, Protocol
+
     from gputui.telemetry.nvml import Detail
 
-SourceKind = Literal["auto", "nvml", "demo"]
+    SourceKind = Literal["auto", "nvml", "demo"]
+
+    class Source(Protocol):
+        """What a telemetry source offers; checked structurally by mypy."""
+
+        name: str
+
+        def poll(self) -> Snapshot: ...
+
+        def close(self) -> None: ...
+
+else:
+    SourceKind = str  # at run time only a name for annotations: "auto", "nvml" or "demo"
+
+    class Source:
+        """At run time only a name for annotations; mypy sees the Protocol above."""
 
 
 class SourceUnavailable(Exception):
@@ -23,14 +43,6 @@ class SourceUnavailable(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-class Source(Protocol):
-    name: str
-
-    def poll(self) -> Snapshot: ...
-
-    def close(self) -> None: ...
 
 
 def open_source(
