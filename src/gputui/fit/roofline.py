@@ -872,8 +872,9 @@ def optimizer_ops(
     )
     width = max(p.weight_bytes, p.state_bytes, p.grad_bytes)
     ops: list[Op] = []
-    if impl == "bertadam" and optimizer in {"adam", "adamw"}:
-        accesses, foreach = BERTADAM_TRAFFIC
+    if impl == "bertadam":  # BertAdam is an Adam; any other optimizer: its plain loop
+        if optimizer in {"adam", "adamw"}:
+            accesses, foreach = BERTADAM_TRAFFIC
         impl = "loop"
     if impl == "loop":
         for n in nets:
