@@ -16,6 +16,7 @@ CONV = (
     '{ type = "Conv2D", filters = 64, kernel_size = 3, padding = "same" }'
 )
 NCHW = R.Software(memory_format="channels_first")
+NHWC = R.Software(memory_format="channels_last")
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +55,10 @@ def test_nchw_transposes_each_tensor_core_conv_call_and_nothing_else(cat: Catalo
     y = 32 * 32 * 64 * batch * 2  # the conv's 16-bit output
     x = 32 * 32 * 64 * batch * 2  # its 16-bit input (the ReLU's output)
     assert fwd.bytes == 2 * (x + y)
-    # channels-last, FP32 on the CUDA cores and dense layers: no transposes
-    assert not transposes(R.model_ops(m, "amp_fp16", batch))
+    # PyTorch's default is NCHW; channels-last, FP32 on the CUDA cores and dense layers:
+    # no transposes
+    assert R.DEFAULT_SOFTWARE == NCHW
+    assert not transposes(R.model_ops(m, "amp_fp16", batch, None, NHWC))
     assert not transposes(R.model_ops(m, "fp32", batch, None, NCHW))
     dense = model('{ type = "Dense", units = 64 }', "[64]")
     assert not transposes(R.model_ops(dense, "amp_fp16", batch, None, NCHW))
@@ -63,13 +66,12 @@ def test_nchw_transposes_each_tensor_core_conv_call_and_nothing_else(cat: Catalo
 
 def test_nchw_costs_only_where_tensor_cores_run_the_precision(cat: Catalog) -> None:
     m = model(CONV, "[56, 56, 64]")
-    default = R.DEFAULT_SOFTWARE
     assert step(cat, "RTX 3090", m, "amp_fp16", 32, NCHW) > 1.1 * step(
-        cat, "RTX 3090", m, "amp_fp16", 32, default
+        cat, "RTX 3090", m, "amp_fp16", 32, NHWC
     )
     # a GTX 1080 Ti has no tensor cores: cuDNN runs NCHW natively, nothing is transposed
     assert step(cat, "GTX 1080 Ti", m, "amp_fp16", 32, NCHW) == pytest.approx(
-        step(cat, "GTX 1080 Ti", m, "amp_fp16", 32, default)
+        step(cat, "GTX 1080 Ti", m, "amp_fp16", 32, NHWC)
     )
 
 
