@@ -176,9 +176,10 @@ def software_text(row: dict[str, str]) -> str:
 
 
 def held_out(row: dict[str, str]) -> bool:
-    """Points kept out of development: NVIDIA's BERT tables (collected, then not run until
-    the mechanisms were chosen) and Lambda's December 2025 snapshot (not used to choose
-    or check a mechanism in this pass; an earlier pass had seen it)."""
+    """Points kept out of development: NVIDIA's BERT tables and Lambda's v2 runs (Hopper
+    and Blackwell; collected, then not run until the mechanisms were chosen), and Lambda's
+    December 2025 v1 snapshot (not used to choose or check a mechanism in this pass; an
+    earlier pass had seen it)."""
     return "held out" in row["notes"] or "lambda-2025" in row["workload"]
 
 
