@@ -120,6 +120,7 @@ class Point:
     suspect: bool = False  # the source's own table contradicts the point (see its notes)
     baseline: float | None = None  # the FLOPs-only estimate the roofline replaced
     held_out: bool = False  # not used while choosing the mechanisms (`held_out`)
+    software: str = ""  # the Software the estimate ran with, in short
 
     @property
     def baseline_ratio(self) -> float | None:
@@ -160,10 +161,25 @@ def software(row: dict[str, str]) -> roofline.Software:
     return roofline.DEFAULT_SOFTWARE
 
 
+def software_text(row: dict[str, str]) -> str:
+    if row["workload"].startswith("llama3"):
+        return "llama.cpp"
+    sw = software(row)
+    parts = []
+    if row["workload"].startswith("resnet"):  # the layout matters for convolutions only
+        parts.append("NCHW" if sw.memory_format == "channels_first" else "NHWC")
+    if row["mode"] == "train":
+        parts.append(sw.optimizer)
+    if sw.score_scale_mask:
+        parts.append("scale+mask")
+    return ", ".join(parts)
+
+
 def held_out(row: dict[str, str]) -> bool:
-    """Points kept out of development: NVIDIA's BERT tables (collected, then not run until
-    the mechanisms were chosen) and Lambda's December 2025 snapshot (not used to choose
-    or check a mechanism in this pass; an earlier pass had seen it)."""
+    """Points kept out of development: NVIDIA's BERT tables and Lambda's v2 runs (Hopper
+    and Blackwell; collected, then not run until the mechanisms were chosen), and Lambda's
+    December 2025 v1 snapshot (not used to choose or check a mechanism in this pass; an
+    earlier pass had seen it)."""
     return "held out" in row["notes"] or "lambda-2025" in row["workload"]
 
 
@@ -333,6 +349,7 @@ def collect() -> list[Point]:
                         "suspect" in row["notes"],
                         baseline(row, card, arch, models),
                         held_out(row),
+                        software_text(row),
                     )
                 )
     return points
@@ -410,17 +427,19 @@ def render(points: list[Point]) -> list[str]:
         f"{base_within}/{len(base)} ({base_within / len(base):.0%}).",
         "",
         "| workload | precision (run as) | batch | GPU | measured | estimate | est/meas "
-        "| baseline est/meas | source |",
-        "|---|---|---:|---|---:|---:|---:|---:|---|",
+        "| baseline est/meas | software | source |",
+        "|---|---|---:|---|---:|---:|---:|---:|---|---|",
     ]
     for p in points:
         est = f"{p.estimate:,.1f}" if p.estimate is not None else "-"
         ratio = f"{p.ratio:.2f}" if p.ratio is not None else "-"
         flag = " (suspect)" if p.suspect else ""
+        held = " (held out)" if p.held_out else ""
         old = f"{p.baseline_ratio:.2f}" if p.baseline_ratio is not None else "-"
         lines.append(
-            f"| {p.workload} | {p.precision} ({p.run_as}) | {p.batch} | {p.gpu} | "
-            f"{p.measured:,.1f} {p.unit}{flag} | {est} | {ratio} | {old} | {p.source} |"
+            f"| {p.workload}{held} | {p.precision} ({p.run_as}) | {p.batch} | {p.gpu} | "
+            f"{p.measured:,.1f} {p.unit}{flag} | {est} | {ratio} | {old} | {p.software} "
+            f"| {p.source} |"
         )
     return lines
 

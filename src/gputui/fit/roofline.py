@@ -109,9 +109,10 @@ OptimizerImpl = Literal["foreach", "fused", "loop", "bertadam"]
 class Software:
     """How the framework runs the model where that changes the kernels, not the maths.
 
-    The defaults are what the estimate assumes for a user's own PyTorch run (channels-last
-    convolutions, PyTorch 2's foreach optimizers). A benchmark whose source documents
-    another choice passes it (benchmarks/speed_vs_published.py): nothing here is fitted.
+    The defaults (`DEFAULT_SOFTWARE`) are PyTorch 2's own for a user's run: NCHW tensors
+    (`torch.channels_last` is opt-in) and foreach optimizers. A benchmark whose source
+    documents another choice passes it (benchmarks/speed_vs_published.py); nothing here
+    is fitted.
 
     - `memory_format` "channels_first" (PyTorch's default NCHW): cuDNN's tensor-core
       convolutions work in NHWC, so for every tensor-core convolution call it transposes
@@ -129,7 +130,7 @@ class Software:
       Hugging Face's eager BertSelfAttention). Keras scales the query instead.
     """
 
-    memory_format: MemoryFormat = "channels_last"
+    memory_format: MemoryFormat = "channels_first"
     optimizer: OptimizerImpl = "foreach"
     score_scale_mask: bool = False
 
@@ -872,8 +873,9 @@ def optimizer_ops(
     )
     width = max(p.weight_bytes, p.state_bytes, p.grad_bytes)
     ops: list[Op] = []
-    if impl == "bertadam" and optimizer in {"adam", "adamw"}:
-        accesses, foreach = BERTADAM_TRAFFIC
+    if impl == "bertadam":  # BertAdam is an Adam; any other optimizer: its plain loop
+        if optimizer in {"adam", "adamw"}:
+            accesses, foreach = BERTADAM_TRAFFIC
         impl = "loop"
     if impl == "loop":
         for n in nets:
