@@ -19,6 +19,7 @@ from gputui.errors import UserError
 from gputui.fit.args import MAX_DIM, LayerArgError
 from gputui.fit.graph import ModelInput, Network, Node, Ref, Shape
 from gputui.fit.registry import analyse_layer, freeze, is_known
+from gputui.fit.stats import LayerStats
 
 MAX_LAYERS = 5000  # layer calls per model, blocks expanded
 MAX_BLOCK_DEPTH = 16
@@ -39,6 +40,7 @@ _TOKEN_LAYERS = ("Embedding", "TokenAndPositionEmbedding")
 _CALL_KEYS = {"name", "inputs", "block", "trainable", "loss"}
 _REUSE_KEYS = {"name", "inputs", "reuse", "loss"}
 _INPUT_KEYS = {"name", "shape", "dtype"}
+_BLOCK_KEYS = {"inputs", "layers", "outputs"}
 
 
 def snake(name: str) -> str:
@@ -95,9 +97,8 @@ class GraphBuilder:
             where = f"{self.ctx}: inputs[{k}]"
             if not isinstance(item, dict):
                 raise UserError(f'{where}: must be a table like {{ name = "x", shape = [4] }}')
-            for key in item:
-                if key not in _INPUT_KEYS:
-                    raise UserError(f"{where}: {key}: unknown field (allowed: dtype, name, shape)")
+            why = f"unknown field (allowed: {_listed(_INPUT_KEYS)})"
+            _only_keys(item, _INPUT_KEYS, f"{where}: ", why)
             name = item.get("name")
             if not isinstance(name, str) or not name or ":" in name:
                 raise UserError(f"{where}: name: required, a string without ':'")
@@ -267,13 +268,12 @@ class GraphBuilder:
             return [(scope.first_input, 0)]
         if not self.named:
             raise UserError(f'{label}: inputs: only a kind = "functional" model names inputs')
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        listed = _name_list(value)
+        if listed is None:
             raise UserError(f'{label}: inputs: must be a list of names like ["conv", "lstm:1"]')
         known = set(scope.refs) | set(names)
         out = []
-        for v in value:
+        for v in listed:
             name, _, idx_text = v.partition(":")
             if idx_text and not idx_text.isdigit():
                 raise UserError(
@@ -348,24 +348,24 @@ class GraphBuilder:
                 raise UserError(f"{label}: {key}: not allowed together with type")
         if not self.named and "loss" in layer:
             raise UserError(f'{label}: loss: only a kind = "functional" model names losses')
-        try:
-            stats = analyse_layer(i, layer, tuple(shapes), attention=self.attention)
-        except LayerArgError as exc:
-            raise UserError(f"{label}: {exc.field}: {exc.reason}") from None
+        stats = self._analyse(i, layer, shapes, label)
         if frozen:
             stats = freeze(stats)
-        node_label = label.split(": ", 1)[1] if ": " in label else label
-        node = Node(
-            full,
-            _phase_label(stats.type, node_label, layer, self.named, where, i, full),
-            stats,
-            tuple(refs),
-            tuple(shapes),
-            full,
-            stats.trainable_params,
-            layer,
+        label = _phase_label(stats.type, layer, self.named, where, i, full)
+        return self._add(
+            Node(
+                full, label, stats, tuple(refs), tuple(shapes), full, stats.trainable_params, layer
+            )
         )
-        return self._add(node)
+
+    def _analyse(
+        self, i: int, layer: Mapping[str, Any], shapes: list[Shape], label: str
+    ) -> LayerStats:
+        """The layer's figures on these input shapes; a bad argument named with its layer."""
+        try:
+            return analyse_layer(i, layer, tuple(shapes), attention=self.attention)
+        except LayerArgError as exc:
+            raise UserError(f"{label}: {exc.field}: {exc.reason}") from None
 
     def _add(self, node: Node) -> list[Ref]:
         if len(self.nodes) >= MAX_LAYERS:
@@ -387,11 +387,7 @@ class GraphBuilder:
         label: str,
         prefix: str,
     ) -> list[Ref]:
-        for key in layer:
-            if key not in _REUSE_KEYS:
-                raise UserError(
-                    f"{label}: {key}: a reuse takes only {', '.join(sorted(_REUSE_KEYS))}"
-                )
+        _only_keys(layer, _REUSE_KEYS, f"{label}: ", f"a reuse takes only {_listed(_REUSE_KEYS)}")
         target = layer.get("reuse")
         owner = prefix + str(target)
         if not isinstance(target, str) or owner not in self.by_name and owner not in self.calls:
@@ -413,10 +409,7 @@ class GraphBuilder:
     ) -> list[Ref]:
         """A second call of `owner_name`'s layer: same weights, new activations."""
         owner = self.nodes[self.by_name[owner_name]]
-        try:
-            stats = analyse_layer(i, owner.raw, tuple(shapes), attention=self.attention)
-        except LayerArgError as exc:
-            raise UserError(f"{label}: {exc.field}: {exc.reason}") from None
+        stats = self._analyse(i, owner.raw, shapes, label)
         if stats.params != owner.stats.params:
             raise UserError(
                 f"{label}: inputs: {tuple(shapes)} would need other weights than "
@@ -429,10 +422,9 @@ class GraphBuilder:
             matmul_params=0,  # autocast caches the 16-bit copy of a weight per step
             saves_input_if_trainable=stats.saves_input_if_trainable and owner.trains,
         )
-        node_label = label.split(": ", 1)[1] if ": " in label else label
         node = Node(
             full,
-            _phase_label(stats.type, node_label, layer, True, "", i, full),
+            _phase_label(stats.type, layer, True, "", i, full),
             stats,
             tuple(refs),
             tuple(shapes),
@@ -455,11 +447,9 @@ class GraphBuilder:
     ) -> list[Ref]:
         if not self.named:
             raise UserError(f'{label}: block: only a kind = "functional" model calls blocks')
-        for key in layer:
-            if key not in _CALL_KEYS:
-                raise UserError(
-                    f"{label}: {key}: a block call takes only {', '.join(sorted(_CALL_KEYS))}"
-                )
+        _only_keys(
+            layer, _CALL_KEYS, f"{label}: ", f"a block call takes only {_listed(_CALL_KEYS)}"
+        )
         block = layer.get("block")
         if not isinstance(block, str) or block not in self.blocks:
             known = ", ".join(sorted(self.blocks)) or "none"
@@ -488,11 +478,12 @@ class GraphBuilder:
             raise UserError(f"{label}: block: {block!r} calls itself")
         table = self.blocks[block]
         where = f"blocks.{block}"
-        for key in table:
-            if key not in ("inputs", "layers", "outputs"):
-                raise UserError(
-                    f"{self.ctx}: {where}.{key}: unknown field (allowed: inputs, layers, outputs)"
-                )
+        _only_keys(
+            table,
+            _BLOCK_KEYS,
+            f"{self.ctx}: {where}.",
+            f"unknown field (allowed: {_listed(_BLOCK_KEYS)})",
+        )
         declared = table.get("inputs")
         if not isinstance(declared, list) or not declared:
             raise UserError(f"{self.ctx}: {where}.inputs: required, a list of input names")
@@ -534,12 +525,11 @@ class GraphBuilder:
     ) -> list[tuple[str, int]]:
         if spec is None:
             return [(names[-1], 0)]
-        if isinstance(spec, str):
-            spec = [spec]
-        if not isinstance(spec, list) or not spec or not all(isinstance(s, str) for s in spec):
+        listed = _name_list(spec)
+        if listed is None:
             raise UserError(f"{self.ctx}: outputs: must be a list of layer names")
         out = []
-        for s in spec:
+        for s in listed:
             name, _, idx = s.partition(":")
             if name not in scope.refs or (idx and not idx.isdigit()):
                 raise UserError(f"{self.ctx}: outputs: unknown output {s!r} ({err_where})")
@@ -557,14 +547,33 @@ class GraphBuilder:
 
 
 def _phase_label(
-    kind: str, label: str, layer: Mapping[str, Any], named: bool, where: str, i: int, full: str
+    kind: str, layer: Mapping[str, Any], named: bool, where: str, i: int, full: str
 ) -> str:
     """How phases name a node: "Conv2D (layers[1])", or with its name in a graph."""
-    del label
     place = f" ({where}[{i}])" if where else ""
     if named and ("name" in layer or "/" in full):
         return f"{kind} {full!r}{place}"
     return f"{kind}{place}"
+
+
+def _listed(keys: set[str]) -> str:
+    return ", ".join(sorted(keys))
+
+
+def _only_keys(table: Mapping[str, Any], allowed: set[str], where: str, why: str) -> None:
+    """Every key of `table` is one of `allowed`; the first that is not is named."""
+    for key in table:
+        if key not in allowed:
+            raise UserError(f"{where}{key}: {why}")
+
+
+def _name_list(value: Any) -> list[str] | None:
+    """A name, or a non-empty list of names, as a list; None when it is neither."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return value
+    return None
 
 
 def _shape(value: Any, where: str, field: str) -> Shape:
