@@ -49,6 +49,18 @@ def snake(name: str) -> str:
     return re.sub("([a-z])([A-Z])", r"\1_\2", step).lower()
 
 
+@dataclass(frozen=True, slots=True)
+class _Site:
+    """One entry of a layers list being built: the table, where it stands, what it reads."""
+
+    layer: Mapping[str, Any]
+    i: int  # position in its layers list
+    full: str  # its name with the block calls' prefixes
+    refs: list[Ref]
+    shapes: list[Shape]
+    label: str  # how errors name it
+
+
 @dataclass(slots=True)
 class _Scope:
     """Names visible inside one graph (the model, or one block call)."""
@@ -187,17 +199,13 @@ class GraphBuilder:
                     )
                 refs.append(found[idx])
                 shapes.append(self._shape_of(found[idx]))
-            full = prefix + names[i]
+            site = _Site(layer, i, prefix + names[i], refs, shapes, labels[i])
             if "block" in layer:
-                scope.refs[names[i]] = self._block_call(
-                    layer, full, refs, shapes, labels[i], frozen, reuse, prefix
-                )
+                scope.refs[names[i]] = self._block_call(site, frozen, reuse)
             elif "reuse" in layer:
-                scope.refs[names[i]] = self._reuse(layer, i, full, refs, shapes, labels[i], prefix)
+                scope.refs[names[i]] = self._reuse(site, prefix)
             else:
-                scope.refs[names[i]] = self._call(
-                    layer, i, full, refs, shapes, labels[i], frozen, reuse, where
-                )
+                scope.refs[names[i]] = self._call(site, frozen, reuse, where)
         out_names = self._outputs(outputs_spec, names, scope, err_where)
         out_refs, losses = [], []
         for name, idx in out_names:
@@ -327,34 +335,28 @@ class GraphBuilder:
         stats = self.nodes[src].stats
         return stats.output_shape if k == 0 else stats.extra_outputs[k - 1]
 
-    def _call(
-        self,
-        layer: Mapping[str, Any],
-        i: int,
-        full: str,
-        refs: list[Ref],
-        shapes: list[Shape],
-        label: str,
-        frozen: bool,
-        reuse: str | None,
-        where: str,
-    ) -> list[Ref]:
+    def _call(self, site: _Site, frozen: bool, reuse: str | None, where: str) -> list[Ref]:
+        layer, i, full, label = site.layer, site.i, site.full, site.label
         if reuse is not None:
-            return self._shared(
-                layer, i, full, reuse + full.rsplit("/", 1)[-1], refs, shapes, label
-            )
+            return self._shared(site, reuse + full.rsplit("/", 1)[-1])
         for key in ("reuse", "block"):
             if key in layer:
                 raise UserError(f"{label}: {key}: not allowed together with type")
         if not self.named and "loss" in layer:
             raise UserError(f'{label}: loss: only a kind = "functional" model names losses')
-        stats = self._analyse(i, layer, shapes, label)
+        stats = self._analyse(i, layer, site.shapes, label)
         if frozen:
             stats = freeze(stats)
-        label = _phase_label(stats.type, layer, self.named, where, i, full)
         return self._add(
             Node(
-                full, label, stats, tuple(refs), tuple(shapes), full, stats.trainable_params, layer
+                full,
+                _phase_label(stats.type, layer, self.named, where, i, full),
+                stats,
+                tuple(site.refs),
+                tuple(site.shapes),
+                full,
+                stats.trainable_params,
+                layer,
             )
         )
 
@@ -377,16 +379,8 @@ class GraphBuilder:
         self.by_name[node.name] = pos
         return [(pos, k) for k in range(1 + len(node.stats.extra_outputs))]
 
-    def _reuse(
-        self,
-        layer: Mapping[str, Any],
-        i: int,
-        full: str,
-        refs: list[Ref],
-        shapes: list[Shape],
-        label: str,
-        prefix: str,
-    ) -> list[Ref]:
+    def _reuse(self, site: _Site, prefix: str) -> list[Ref]:
+        layer, label = site.layer, site.label
         _only_keys(layer, _REUSE_KEYS, f"{label}: ", f"a reuse takes only {_listed(_REUSE_KEYS)}")
         target = layer.get("reuse")
         owner = prefix + str(target)
@@ -394,22 +388,14 @@ class GraphBuilder:
             raise UserError(f"{label}: reuse: {target!r} is not a layer of this graph")
         if owner in self.calls:
             block, frozen, call_prefix = self.calls[owner]
-            return self._expand(block, full, refs, shapes, label, frozen, call_prefix + "/")
-        return self._shared(layer, i, full, owner, refs, shapes, label)
+            return self._expand(block, site, frozen, call_prefix + "/")
+        return self._shared(site, owner)
 
-    def _shared(
-        self,
-        layer: Mapping[str, Any],
-        i: int,
-        full: str,
-        owner_name: str,
-        refs: list[Ref],
-        shapes: list[Shape],
-        label: str,
-    ) -> list[Ref]:
+    def _shared(self, site: _Site, owner_name: str) -> list[Ref]:
         """A second call of `owner_name`'s layer: same weights, new activations."""
+        shapes, label = site.shapes, site.label
         owner = self.nodes[self.by_name[owner_name]]
-        stats = self._analyse(i, owner.raw, shapes, label)
+        stats = self._analyse(site.i, owner.raw, shapes, label)
         if stats.params != owner.stats.params:
             raise UserError(
                 f"{label}: inputs: {tuple(shapes)} would need other weights than "
@@ -423,10 +409,10 @@ class GraphBuilder:
             saves_input_if_trainable=stats.saves_input_if_trainable and owner.trains,
         )
         node = Node(
-            full,
-            _phase_label(stats.type, layer, True, "", i, full),
+            site.full,
+            _phase_label(stats.type, site.layer, True, "", site.i, site.full),
             stats,
-            tuple(refs),
+            tuple(site.refs),
             tuple(shapes),
             owner.weights,
             owner.weight_trainable,
@@ -434,17 +420,8 @@ class GraphBuilder:
         )
         return self._add(node)
 
-    def _block_call(
-        self,
-        layer: Mapping[str, Any],
-        full: str,
-        refs: list[Ref],
-        shapes: list[Shape],
-        label: str,
-        frozen: bool,
-        reuse: str | None,
-        prefix: str,
-    ) -> list[Ref]:
+    def _block_call(self, site: _Site, frozen: bool, reuse: str | None) -> list[Ref]:
+        layer, full, label = site.layer, site.full, site.label
         if not self.named:
             raise UserError(f'{label}: block: only a kind = "functional" model calls blocks')
         _only_keys(
@@ -462,18 +439,10 @@ class GraphBuilder:
         if reuse is not None:
             owner = reuse + full.rsplit("/", 1)[-1] + "/"
         self.calls[full] = (block, frozen, full)
-        return self._expand(block, full, refs, shapes, label, frozen, owner)
+        return self._expand(block, site, frozen, owner)
 
-    def _expand(
-        self,
-        block: str,
-        full: str,
-        refs: list[Ref],
-        shapes: list[Shape],
-        label: str,
-        frozen: bool,
-        reuse: str | None,
-    ) -> list[Ref]:
+    def _expand(self, block: str, site: _Site, frozen: bool, reuse: str | None) -> list[Ref]:
+        full, refs, shapes, label = site.full, site.refs, site.shapes, site.label
         if block in self.block_stack or len(self.block_stack) >= MAX_BLOCK_DEPTH:
             raise UserError(f"{label}: block: {block!r} calls itself")
         table = self.blocks[block]
