@@ -13,7 +13,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -427,6 +428,27 @@ async def _select_pid(pilot: Pilot[Any], app: GpuTuiApp, pid: int) -> None:
     raise AssertionError(f"PID {pid} not reachable")
 
 
+@asynccontextmanager
+async def kill_pressed_on(app: GpuTuiApp, pid: int) -> AsyncIterator[Pilot[Any]]:
+    """The dashboard running, `pid` selected with the arrow keys, then `k` pressed."""
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _select_pid(pilot, app, pid)
+        await pilot.press("k")
+        yield pilot
+
+
+@pytest.fixture
+def listed_sleeper(
+    scripted_source: Any, snapshot_factory: Any, process_factory: Any, sleeper: Any
+) -> Any:
+    """The sleeper child, listed on GPU 0 by every poll of the NVML-like source."""
+    target, now = _listed(sleeper, process_factory)
+    scripted_source.next_snapshot = snapshot_factory(
+        source="nvml", timestamp=now, processes=(target,)
+    )
+    return sleeper
+
+
 async def test_kill_confirmed_sends_sigterm_to_the_selected_process(
     scripted_source: Any, snapshot_factory: Any, process_factory: Any, sleeper: Any
 ) -> None:
@@ -436,9 +458,7 @@ async def test_kill_confirmed_sends_sigterm_to_the_selected_process(
         source="nvml", timestamp=now, processes=(target, process_factory(1, 1003))
     )
     app = make_app(scripted_source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await _select_pid(pilot, app, sleeper.pid)
-        await pilot.press("k")
+    async with kill_pressed_on(app, sleeper.pid) as pilot:
         assert isinstance(app.screen, KillScreen)
         dialog = plain(app.screen.query_one("#kill-details", Static))
         title = str(app.screen.query_one("#kill-title").render())
@@ -449,36 +469,23 @@ async def test_kill_confirmed_sends_sigterm_to_the_selected_process(
 
 
 async def test_kill_sigkill_is_an_explicit_choice(
-    scripted_source: Any, snapshot_factory: Any, process_factory: Any, sleeper: Any
+    scripted_source: Any, listed_sleeper: Any
 ) -> None:
-    target, now = _listed(sleeper, process_factory)
-    scripted_source.next_snapshot = snapshot_factory(
-        source="nvml", timestamp=now, processes=(target,)
-    )
-    app = make_app(scripted_source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await _select_pid(pilot, app, sleeper.pid)
-        await pilot.press("k")
+    async with kill_pressed_on(make_app(scripted_source), listed_sleeper.pid) as pilot:
         await pilot.click("#kill")
-        assert sleeper.wait(timeout=10) == -signal.SIGKILL
+        assert listed_sleeper.wait(timeout=10) == -signal.SIGKILL
 
 
 async def test_kill_cancel_leaves_the_process_alone(
-    scripted_source: Any, snapshot_factory: Any, process_factory: Any, sleeper: Any
+    scripted_source: Any, listed_sleeper: Any
 ) -> None:
-    target, now = _listed(sleeper, process_factory)
-    scripted_source.next_snapshot = snapshot_factory(
-        source="nvml", timestamp=now, processes=(target,)
-    )
     app = make_app(scripted_source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await _select_pid(pilot, app, sleeper.pid)
-        await pilot.press("k")
+    async with kill_pressed_on(app, listed_sleeper.pid) as pilot:
         assert isinstance(app.screen, KillScreen)
         await pilot.press("escape")
         assert not isinstance(app.screen, KillScreen)
         await pilot.pause(0.2)
-        assert sleeper.poll() is None
+        assert listed_sleeper.poll() is None
 
 
 def _spawn_on_pid(pid: int, attempts: int = 50) -> subprocess.Popen[bytes] | None:
@@ -509,9 +516,7 @@ async def test_kill_refuses_when_the_pid_is_reused_while_the_dialog_is_open(
     app = make_app(scripted_source, interval=30.0)  # no poll refreshes the listing meanwhile
     second: subprocess.Popen[bytes] | None = None
     try:
-        async with app.run_test(size=(120, 40)) as pilot:
-            await _select_pid(pilot, app, first.pid)
-            await pilot.press("k")
+        async with kill_pressed_on(app, first.pid) as pilot:
             assert isinstance(app.screen, KillScreen)
             first.kill()
             first.wait(timeout=10)  # reaped: the number is free
@@ -548,9 +553,7 @@ async def test_kill_of_another_users_process_is_refused_unless_root(
         source="nvml", processes=(process_factory(0, 4242, user="bob"),)
     )
     app = make_app(scripted_source, kill_policy=policy)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await _select_pid(pilot, app, 4242)
-        await pilot.press("k")
+    async with kill_pressed_on(app, 4242) as pilot:
         await pilot.pause()
         assert not isinstance(app.screen, KillScreen)
         messages = [n.message for n in app._notifications]
@@ -572,9 +575,7 @@ async def test_kill_of_a_process_that_exits_while_the_dialog_is_open_is_reported
         source="nvml", processes=(process_factory(0, 4243, user="bob"),)
     )
     app = make_app(scripted_source, kill_policy=policy)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await _select_pid(pilot, app, 4243)
-        await pilot.press("k")
+    async with kill_pressed_on(app, 4243) as pilot:
         assert isinstance(app.screen, KillScreen)
         alive["yes"] = False
         await pilot.press("enter")
@@ -593,9 +594,8 @@ async def test_simulated_processes_are_never_signalled(
         source="simulated", processes=(process_factory(0, 4244, user="root"),)
     )
     app = make_app(scripted_source, kill_policy=policy)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await _select_pid(pilot, app, 4244)
-        await pilot.press("k", "enter")
+    async with kill_pressed_on(app, 4244) as pilot:
+        await pilot.press("enter")
         await pilot.pause()
         assert not isinstance(app.screen, KillScreen)
         assert any("simulated" in n.message for n in app._notifications)
