@@ -204,12 +204,19 @@ async def test_compact_layout_for_many_gpus_or_short_screens(
 # -- process table ----------------------------------------------------------------------------
 
 
-async def test_sort_cycle_and_reverse(scripted_source: Any) -> None:
-    app = make_app(scripted_source)
+@asynccontextmanager
+async def process_table(app: GpuTuiApp) -> AsyncIterator[tuple[Pilot[Any], ProcessTable]]:
+    """The dashboard after its first poll, the fixture's three processes in the table."""
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.latest_snapshot is not None)
         table = app.dashboard.query_one(ProcessTable)
         await wait_for(pilot, lambda: table.row_count == 3)
+        yield pilot, table
+
+
+async def test_sort_cycle_and_reverse(scripted_source: Any) -> None:
+    app = make_app(scripted_source)
+    async with process_table(app) as (pilot, table):
         # Default: GPU memory, largest first (8, 5, 2 GiB in the fixture).
         assert table.visible_keys() == ["0:1001", "1:1003", "0:1002"]
         await pilot.press("s")  # gpu_mem -> sm
@@ -227,10 +234,7 @@ async def test_sort_cycle_and_reverse(scripted_source: Any) -> None:
 
 async def test_sort_by_user_and_header_click(scripted_source: Any) -> None:
     app = make_app(scripted_source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.latest_snapshot is not None)
-        table = app.dashboard.query_one(ProcessTable)
-        await wait_for(pilot, lambda: table.row_count == 3)
+    async with process_table(app) as (pilot, table):
         table.set_sort("user")
         await pilot.pause()
         users = [table.processes[k].user for k in table.visible_keys()]
@@ -245,10 +249,7 @@ async def test_sort_by_user_and_header_click(scripted_source: Any) -> None:
 
 async def test_filter_by_text(scripted_source: Any) -> None:
     app = make_app(scripted_source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.latest_snapshot is not None)
-        table = app.dashboard.query_one(ProcessTable)
-        await wait_for(pilot, lambda: table.row_count == 3)
+    async with process_table(app) as (pilot, table):
         await pilot.press("slash")
         assert isinstance(app.focused, Input)
         await pilot.press("b", "o", "b")
@@ -267,10 +268,7 @@ async def test_cursor_stays_on_selected_process_as_rows_come_and_go(
     scripted_source: Any, snapshot_factory: Any, process_factory: Any
 ) -> None:
     app = make_app(scripted_source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.latest_snapshot is not None)
-        table = app.dashboard.query_one(ProcessTable)
-        await wait_for(pilot, lambda: table.row_count == 3)
+    async with process_table(app) as (pilot, table):
         await pilot.press("down", "down")
         selected = table.selected
         assert selected is not None and selected.pid == 1002
@@ -292,10 +290,7 @@ async def test_process_values_update_in_place(
     scripted_source: Any, snapshot_factory: Any, process_factory: Any
 ) -> None:
     app = make_app(scripted_source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.latest_snapshot is not None)
-        table = app.dashboard.query_one(ProcessTable)
-        await wait_for(pilot, lambda: table.row_count == 3)
+    async with process_table(app) as (pilot, table):
         snap = scripted_source.next_snapshot
         changed = replace(snap.processes[0], cpu_percent=99.0)
         scripted_source.next_snapshot = replace(snap, processes=(changed, *snap.processes[1:]))
