@@ -1,4 +1,4 @@
-"""PCIe throughput, read off the poll path.
+"""PCIe throughput and link state, read off the poll path.
 
 `nvmlDeviceGetPcieThroughput` blocks for its sampling window (about 20 ms per
 counter on a real driver), so reading rx and tx of 8 GPUs inline would add
@@ -11,6 +11,10 @@ counter on a real driver), so reading rx and tx of 8 GPUs inline would add
   gets real numbers, ~40 ms on a real driver whatever the GPU count); later
   refreshes run in a background thread and the poll returns the cached values
   at once, up to `interval_s` + one refresh old.
+
+The current link generation and width are read with the throughput (two cheap
+calls): the link retrains down at idle and up under load, and a value as old
+as the throughput beside it is as good as a fresh one, at half the calls.
 
 A hard error in the sampler thread is not reported from there: the value
 becomes None and the next poll's own queries find the failed device.
@@ -35,12 +39,24 @@ def _tx(h: Any) -> Any:
     return pynvml.nvmlDeviceGetPcieThroughput(h, pynvml.NVML_PCIE_UTIL_TX_BYTES)
 
 
+def _gen(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetCurrPcieLinkGeneration(h)
+
+
+def _width(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetCurrPcieLinkWidth(h)
+
+
 _RX: tuple[Call, ...] = (_rx,)
 _TX: tuple[Call, ...] = (_tx,)
+_GEN: tuple[Call, ...] = (_gen,)
+_WIDTH: tuple[Call, ...] = (_width,)
+_KEYS = ("pcie_rx_kbs", "pcie_tx_kbs", "pcie_gen", "pcie_width")
 
 
 class PcieSampler:
-    """Cached (rx, tx) KiB/s per device index, refreshed as described in the module docstring."""
+    """Cached (rx, tx) KiB/s and (generation, width) per device index, refreshed as described
+    in the module docstring."""
 
     def __init__(self, interval_s: float, clock: Callable[[], float]) -> None:
         self.interval_s = interval_s
@@ -48,6 +64,7 @@ class PcieSampler:
         self._last: float | None = None
         self._thread: threading.Thread | None = None
         self.values: dict[int, tuple[int | None, int | None]] = {}
+        self.links: dict[int, tuple[int | None, int | None]] = {}
 
     def maybe_refresh(self, devices: Sequence[tuple[int, DeviceQuery]]) -> None:
         now = self._clock()
@@ -87,10 +104,13 @@ class PcieSampler:
         try:
             rx = q.get("pcie_rx_kbs", _RX)
             tx = q.get("pcie_tx_kbs", _TX)
+            gen = q.get("pcie_gen", _GEN)
+            width = q.get("pcie_width", _WIDTH)
         except DeviceFailed:
-            rx = tx = None
+            rx = tx = gen = width = None
         self.values[index] = (rx, tx)
+        self.links[index] = (gen, width)
 
 
 def _all_unsupported(q: DeviceQuery) -> bool:
-    return "pcie_rx_kbs" in q.unsupported and "pcie_tx_kbs" in q.unsupported
+    return all(key in q.unsupported for key in _KEYS)

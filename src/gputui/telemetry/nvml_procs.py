@@ -136,7 +136,11 @@ class ProcessReader:
         self.last_seen = 0
         self._util: dict[int, tuple[int, int]] = {}
 
-    def read(self, q: DeviceQuery, gpu_index: int) -> tuple[GpuProcess, ...]:
+    def read(
+        self, q: DeviceQuery, gpu_index: int, *, utilization: bool = True
+    ) -> tuple[GpuProcess, ...]:
+        """The device's processes; `utilization=False` skips the per-process SM/memory query
+        (the snapshot's text table does not print it)."""
         found: dict[int, tuple[set[str], int | None]] = {}
         instances: dict[int, tuple[int, int | None]] = {}  # MIG: pid -> (GI id, CI id)
         for key, kind, calls in PROCESS_LISTS:
@@ -159,7 +163,8 @@ class ProcessReader:
         if not found:
             self._util.clear()
             return ()
-        self._update_utilization(q)
+        if utilization:
+            self._update_utilization(q)
         util = self._util
         for pid in [p for p in util if p not in found]:
             del util[pid]
