@@ -32,42 +32,21 @@ from gputui.fit.config import OPTIMIZER_STATES, ModelSpec
 from gputui.fit.graph import Network, Node, Ref, compose, frozen_copy
 from gputui.fit.precision import Precision
 from gputui.fit.stats import LayerStats
+from gputui.fit.sums import ItemSums
 
 Backend = Literal["cuda", "cpu"]
 ITEMS = ("weights", "gradients", "optimizer_state", "activations", "workspace")
 
 
 @dataclass(frozen=True, slots=True)
-class Parts:
+class Parts(ItemSums[int]):
+    """Bytes by item (ITEMS, in order); `+`, `scaled` and `total` item by item (fit/sums.py)."""
+
     weights: int = 0
     gradients: int = 0
     optimizer_state: int = 0
     activations: int = 0
     workspace: int = 0
-
-    def __add__(self, other: Parts) -> Parts:
-        return Parts(
-            self.weights + other.weights,
-            self.gradients + other.gradients,
-            self.optimizer_state + other.optimizer_state,
-            self.activations + other.activations,
-            self.workspace + other.workspace,
-        )
-
-    def scaled(self, n: int) -> Parts:
-        return Parts(
-            self.weights * n,
-            self.gradients * n,
-            self.optimizer_state * n,
-            self.activations * n,
-            self.workspace * n,
-        )
-
-    @property
-    def total(self) -> int:
-        return (
-            self.weights + self.gradients + self.optimizer_state + self.activations + self.workspace
-        )
 
 
 @dataclass(frozen=True, slots=True)
