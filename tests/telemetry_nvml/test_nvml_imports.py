@@ -36,13 +36,15 @@ def test_snapshot_needs_neither_psutil_nor_pydantic(fake_nvml, monkeypatch, caps
 
 
 def test_snapshot_path_imports_no_typing_psutil_or_json():
-    """What `gputui snapshot` imports (each costs 3-25 ms of a one-shot's ~60 ms budget)."""
+    """What `gputui snapshot` imports (each costs 1-25 ms of a one-shot's ~60 ms budget):
+    container patterns, PCIe sampler and MIG reader only where they are needed."""
     code = (
         "import sys, gputui.cli, gputui.commands.snapshot, gputui.telemetry.source, "
         "gputui.telemetry.nvml, gputui.telemetry.procfs, gputui.telemetry.text_table\n"
         "gputui.cli.build_parser('snapshot')\n"
         "print(sorted(m for m in ('typing', 'psutil', 'json', 'pydantic', 'textual', "
-        "'gputui.telemetry.host', 'concurrent.futures') if m in sys.modules))"
+        "'gputui.telemetry.host', 'concurrent.futures', 'gputui.telemetry.containers', "
+        "'gputui.telemetry.nvml_pcie', 'gputui.telemetry.nvml_mig') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

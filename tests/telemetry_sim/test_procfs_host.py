@@ -222,3 +222,21 @@ def test_identity_read_once_per_process_and_again_for_a_reused_pid(
     host.enrich([])
     host.enrich([gp])
     assert len(cmdlines) == 3
+
+
+def test_cgroup_markers_are_the_container_patterns_own() -> None:
+    """procfs skips containers.py for a cgroup without any of these: the two lists agree."""
+    from gputui.telemetry import containers, procfs
+
+    assert procfs.CGROUP_MARKERS == containers._MARKERS
+    cid = "b" * 64
+    for path in (
+        f"0::/system.slice/docker-{cid}.scope",
+        f"0::/kubepods/besteffort/pod12345678-1234-1234-1234-123456789012/{cid}",
+        f"0::/machine.slice/libpod-{cid}.scope",
+        f"0::/system.slice/crio-{cid}.scope",
+        f"0::/system.slice/cri-containerd-{cid}.scope",
+        "0::/lxc.payload.web/init.scope",
+    ):
+        assert containers.container_ref_from_cgroup(path + "\n") is not None, path
+        assert any(m in path for m in procfs.CGROUP_MARKERS), path

@@ -56,8 +56,6 @@ from collections.abc import Callable
 
 import pynvml
 
-from gputui.telemetry.nvml_mig import MigReader, open_mig_devices
-from gputui.telemetry.nvml_pcie import PcieSampler
 from gputui.telemetry.nvml_procs import ProcessReader
 from gputui.telemetry.nvml_query import DeviceFailed, DeviceQuery, human_reason
 from gputui.telemetry.snapshot import (
@@ -77,6 +75,8 @@ if TYPE_CHECKING:  # typing only: a Protocol class costs import time on the `sna
     from collections.abc import Sequence
     from typing import Any, Literal, Protocol
 
+    from gputui.telemetry.nvml_mig import MigReader
+    from gputui.telemetry.nvml_pcie import PcieSampler
     from gputui.telemetry.nvml_query import Call
 
     Detail = Literal["full", "table"]
@@ -569,7 +569,7 @@ class NvmlSource:
         devices: list[_Device],
         versions: tuple[str | None, str | None, str | None],
         host: HostSampler | None,
-        pcie: PcieSampler,
+        pcie: PcieSampler | None,
         *,
         detail: Detail = "full",
         slow_interval_s: float = SLOW_INTERVAL_S,
@@ -627,7 +627,7 @@ class NvmlSource:
             devices,
             versions,
             host,
-            PcieSampler(pcie_interval_s, clock),
+            _pcie_sampler(pcie_interval_s, clock) if detail == "full" else None,
             detail=detail,
             slow_interval_s=slow_interval_s,
             clock=clock,
@@ -642,9 +642,10 @@ class NvmlSource:
             slow_due = False
             pcie_values: dict[int, tuple[int | None, int | None]] = {}
             links: dict[int, tuple[int | None, int | None]] = {}
-            if full:
+            if full and self._pcie is not None:
                 self._pcie.maybe_refresh([(d.index, d.query) for d in devices if d.failed is None])
                 pcie_values, links = self._pcie.values, self._pcie.links
+            if full:
                 now = self._clock()
                 slow_due = self._slow_at is None or now - self._slow_at >= self._slow_interval_s
                 if slow_due:
@@ -707,8 +708,9 @@ class NvmlSource:
             if self._closed:
                 return
             self._closed = True
-            self._pcie.join(timeout=2.0)
-            self._pcie.close()
+            if self._pcie is not None:
+                self._pcie.join(timeout=2.0)
+                self._pcie.close()
             _shutdown_quietly()
 
     def _notices(self) -> tuple[str, ...]:
@@ -740,7 +742,11 @@ def _open_device(index: int, archs: dict[int, str], detail: Detail = "full") -> 
     partial: list[Any] = []
     try:
         info = _read_info(index, q, archs, partial, detail)
-        mig = MigReader(open_mig_devices(q)) if info.mig_mode else None
+        mig = None
+        if info.mig_mode:
+            from gputui.telemetry.nvml_mig import MigReader, open_mig_devices
+
+            mig = MigReader(open_mig_devices(q))
     except DeviceFailed as exc:
         fields = dict(partial)
         fields.setdefault("name", "Unknown GPU")
@@ -748,6 +754,13 @@ def _open_device(index: int, archs: dict[int, str], detail: Detail = "full") -> 
         d.failed = exc.reason
         return d
     return _Device(index, q, info, mig)
+
+
+def _pcie_sampler(interval_s: float, clock: Callable[[], float]) -> PcieSampler:
+    """nvml_pcie.py is imported only where PCIe is read (not for the snapshot's table)."""
+    from gputui.telemetry.nvml_pcie import PcieSampler
+
+    return PcieSampler(interval_s, clock)
 
 
 def _optional_text(system: DeviceQuery, key: str, calls: tuple[Call, ...]) -> str | None:

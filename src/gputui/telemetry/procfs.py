@@ -38,13 +38,17 @@ from collections import namedtuple
 from collections.abc import Sequence
 from pathlib import Path
 
-from gputui.telemetry import containers
 from gputui.telemetry.snapshot import GpuProcess, HostSnapshot
 from gputui.textsafe import visible
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
 if TYPE_CHECKING:
     from typing import Any
+
+# A substring each of telemetry/containers.py's cgroup patterns needs (its _MARKERS; a test
+# keeps the two equal): most processes are on the host, and containers.py (its patterns,
+# a dataclass) is imported only for a cgroup that may name a container.
+CGROUP_MARKERS = ("kubepods", "docker", "containerd", "crio", "libpod", "/lxc")
 
 CONTAINER_NOTICE = (
     "gputui runs inside a container without the host PID namespace: "
@@ -166,7 +170,7 @@ def _parse_stat(
 class ProcfsHost:
     """The `HostSampler` interface of telemetry/nvml.py for one poll, from /proc (see above)."""
 
-    def __init__(self, *, proc_root: Path = containers.PROC, root: Path = Path("/")) -> None:
+    def __init__(self, *, proc_root: Path = Path("/proc"), root: Path = Path("/")) -> None:
         self._proc_root = proc_root
         self._proc = str(proc_root)
         self._root = root
@@ -258,18 +262,8 @@ class ProcfsHost:
                 found[p.pid] = self._read(p.pid, now, mono)
         for pid in [pid for pid in self._known if pid not in found]:
             del self._known[pid]  # left the GPU (or exited): a later PID is someone else
-        if (
-            found
-            and CONTAINER_NOTICE not in self._notices
-            and all(
-                info is None and not containers.pid_visible(pid, self._proc_root)
-                for pid, info in found.items()
-            )
-        ):
-            if self._in_container is None:
-                self._in_container = containers.running_in_container(self._proc_root, self._root)
-            if self._in_container:
-                self._notices.append(CONTAINER_NOTICE)
+        if found and CONTAINER_NOTICE not in self._notices and not any(found.values()):
+            self._check_container(found)
         return tuple(
             dataclasses.replace(p, **(found[p.pid] or INVISIBLE)) for p in processes
         )
@@ -277,6 +271,18 @@ class ProcfsHost:
     def notices(self) -> tuple[str, ...]:
         """Every remark so far, each once; the same tuple on later calls (views de-duplicate)."""
         return tuple(self._notices)
+
+    def _check_container(self, pids: dict[int, Any]) -> None:
+        """Not one PID readable: if none is even in our /proc, we live in another PID
+        namespace; a container marker says why (the notice)."""
+        from gputui.telemetry import containers
+
+        if any(containers.pid_visible(pid, self._proc_root) for pid in pids):
+            return
+        if self._in_container is None:
+            self._in_container = containers.running_in_container(self._proc_root, self._root)
+        if self._in_container:
+            self._notices.append(CONTAINER_NOTICE)
 
     def _read(self, pid: int, now: float, mono: float) -> dict[str, Any] | None:
         """One process: /proc/PID/stat every poll; the rest once per (PID, start time)."""
@@ -350,7 +356,11 @@ class ProcfsHost:
             text = _read_bytes(f"{base}/cgroup").decode("utf-8", "replace")
         except OSError:
             return None
-        ref = containers.container_ref_from_cgroup(text) if text else None
+        if not any(marker in text for marker in CGROUP_MARKERS):
+            return None  # on the host, as most processes are
+        from gputui.telemetry import containers
+
+        ref = containers.container_ref_from_cgroup(text)
         return None if ref is None else containers.with_names(ref, self._root).label
 
     def _cmdline(self, base: str) -> list[str] | None:
