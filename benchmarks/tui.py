@@ -4,8 +4,9 @@ Prints figures; asserts nothing (timings on a shared 2-core box are noise for te
 
 1. refresh: median CPU per refresh split into poll (the source, in the
    worker thread), diff (apply_snapshot: widgets take the new values) and
-   render (Textual settling messages and idle work, layout and the full
-   frame through the compositor, Textual's own screen update included),
+   render (Textual settling messages and idle work, then the frame as
+   Textual's update timer draws it: a layout pass only where one was asked
+   for, and the dirty regions through the compositor to the terminal),
    plus widget refreshes and layout passes per tick, for 1, 8 and 16 GPUs
    with 50 processes whose values change every tick.
 2. idle cost: the real `gputui --demo` (8 GPUs) in a tmux pane at the default
@@ -90,6 +91,58 @@ def synthetic(base: Snapshot, n_gpus: int, n_procs: int, tick: int) -> Snapshot:
     )
 
 
+class RenderTimer:
+    """UI-thread CPU spent in each widget class's render_lines (what the compositor asks for)."""
+
+    def __init__(self) -> None:
+        self.by_class: dict[str, float] = {}
+        self._patched: list[tuple[type, object]] = []
+
+    def __enter__(self) -> RenderTimer:
+        timer = self
+        classes = {Widget, *_all_subclasses(Widget)}
+        for cls in classes:
+            if "render_lines" not in cls.__dict__:
+                continue
+            orig = cls.__dict__["render_lines"]
+
+            def timed(widget: Widget, crop: object, _orig: object = orig) -> object:
+                t0 = time.thread_time()
+                try:
+                    return _orig(widget, crop)  # type: ignore[operator]
+                finally:
+                    # Nested calls (a subclass calling super) count once, in the outermost.
+                    if getattr(widget, "_bench_depth", 0) == 0:
+                        name = type(widget).__name__
+                        timer.by_class[name] = (
+                            timer.by_class.get(name, 0.0) + time.thread_time() - t0
+                        )
+
+            def outer(widget: Widget, crop: object, _timed: object = timed) -> object:
+                depth = getattr(widget, "_bench_depth", -1) + 1
+                widget._bench_depth = depth  # type: ignore[attr-defined]
+                try:
+                    return _timed(widget, crop)  # type: ignore[operator]
+                finally:
+                    widget._bench_depth = depth - 1  # type: ignore[attr-defined]
+
+            self._patched.append((cls, orig))
+            cls.render_lines = outer  # type: ignore[attr-defined]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for cls, orig in self._patched:
+            cls.render_lines = orig  # type: ignore[attr-defined]
+
+
+def _all_subclasses(cls: type) -> set[type]:
+    out = set()
+    for sub in cls.__subclasses__():
+        out.add(sub)
+        out |= _all_subclasses(sub)
+    return out
+
+
 class RefreshCounter:
     """Counts Widget.refresh calls per widget class, and how many asked for a layout pass."""
 
@@ -115,7 +168,9 @@ class RefreshCounter:
         Widget.refresh = self._orig  # type: ignore[method-assign]
 
 
-async def refresh_cost(n_gpus: int, n_procs: int, ticks: int) -> dict[str, float | str]:
+async def refresh_cost(
+    n_gpus: int, n_procs: int, ticks: int, size: tuple[int, int] = (120, 40)
+) -> dict[str, float | str]:
     """Median UI-thread CPU ms per refresh: diff (apply_snapshot) and render (settle + frame).
 
     thread_time, not process_time: the fit line's estimate worker must not count as the UI's.
@@ -132,25 +187,27 @@ async def refresh_cost(n_gpus: int, n_procs: int, ticks: int) -> dict[str, float
     diffs: list[float] = []
     renders: list[float] = []
     counter = RefreshCounter()
-    async with app.run_test(size=(120, 40)) as pilot:
+    timer = RenderTimer()
+    async with app.run_test(size=size) as pilot:
         while app.latest_snapshot is None:
             await pilot.pause(0.01)
         await pilot.pause(0.1)
-        with counter:
+        with counter, timer:
             for tick in range(1, ticks + 1):
                 snap = synthetic(base, n_gpus, n_procs, tick)
                 source.snap = snap
                 w0, c0 = time.perf_counter(), time.thread_time()
                 await app.apply_snapshot(snap)  # diff: widgets take the new values
                 c1 = time.thread_time()
-                await pilot.pause()  # messages, idle work (table column widths), the frame
-                screen = app.screen
-                screen._refresh_layout(app.size)  # noqa: SLF001 - force the frame now, not at the next 60 Hz tick
-                screen._compositor.render_update(full=True)  # noqa: SLF001
+                await pilot.pause()  # messages, idle work (table column widths)
+                # The frame now, as Textual's own update timer draws it (layout only where
+                # required, then the dirty regions), instead of waiting for its next tick.
+                app.screen._on_timer_update()  # noqa: SLF001
                 walls.append(time.perf_counter() - w0)
                 diffs.append(c1 - c0)
                 renders.append(time.thread_time() - c1)
     top = sorted(counter.by_class.items(), key=lambda kv: -kv[1])[:5]
+    widgets = sorted(timer.by_class.items(), key=lambda kv: -kv[1])[:4]
     return {
         "wall_ms": statistics.median(walls) * 1000,
         "diff_ms": statistics.median(diffs) * 1000,
@@ -158,6 +215,7 @@ async def refresh_cost(n_gpus: int, n_procs: int, ticks: int) -> dict[str, float
         "refreshes": sum(counter.by_class.values()) / ticks,
         "layouts": counter.layouts / ticks,
         "top": " ".join(f"{k}:{v / ticks:.1f}" for k, v in top),
+        "widgets": " ".join(f"{k}:{v * 1000 / ticks:.1f}" for k, v in widgets),
     }
 
 
@@ -253,23 +311,32 @@ def main(argv: list[str] | None = None) -> int:
         "--window", type=float, default=20.0, help="seconds of steady running (default 20)"
     )
     parser.add_argument("--skip-tmux", action="store_true", help="no tmux run: headless CPU only")
+    parser.add_argument(
+        "--size", default="200x50", help="terminal COLSxROWS of the refresh split (default 200x50)"
+    )
+    parser.add_argument(
+        "--gpus", default="1,8,16", help="GPU counts of the refresh split (default 1,8,16)"
+    )
     args = parser.parse_args(argv)
+    cols, rows = (int(x) for x in args.size.split("x"))
 
     print(
         f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, textual {__import__('textual').__version__}"
     )
-    print("\n1. one refresh, 120x40, 50 processes: CPU ms split into poll (worker thread),")
-    print("   diff (apply_snapshot: widgets take new values) and render (settle, layout, frame)")
+    print(f"\n1. one refresh, {cols}x{rows}, 50 processes: CPU ms split into poll (worker thread),")
+    print("   diff (apply_snapshot: widgets take new values) and render (settle, layout, frame);")
+    print("   render ms by widget class (render_lines, what the compositor asked for)")
     print(
         f"   poll (simulated 8 GPUs + host; NVML: benchmarks/poll.py): {poll_cost(args.ticks):.1f} ms"
     )
     print("   GPUs  wall ms  diff ms  render ms  refreshes/tick  layouts/tick  most refreshed")
-    for n in (1, 8, 16):
-        r = asyncio.run(refresh_cost(n, 50, args.ticks))
+    for n in (int(x) for x in args.gpus.split(",")):
+        r = asyncio.run(refresh_cost(n, 50, args.ticks, (cols, rows)))
         print(
             f"   {n:>4}  {r['wall_ms']:>7.1f}  {r['diff_ms']:>7.1f}  {r['render_ms']:>9.1f}"
             f"  {r['refreshes']:>14.1f}  {r['layouts']:>12.1f}  {r['top']}"
         )
+        print(f"         render by widget: {r['widgets']}")
 
     print("\n2. steady state at the default 1 s interval, 8 simulated GPUs")
     if not args.skip_tmux and shutil.which("tmux") and GPUTUI.exists():

@@ -40,6 +40,7 @@ REQUIRED = [
     "NVIDIA B200",
     "NVIDIA B300 SXM6 AC",
     "NVIDIA H20",
+    "NVIDIA H800",
     "NVIDIA H20-3e",
     "NVIDIA GeForce RTX 5090",
 ]

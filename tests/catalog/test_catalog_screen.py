@@ -207,13 +207,13 @@ async def test_a_lost_gpu_is_named_with_its_reason_never_compared() -> None:
     async with catalog_screen(mixed, size=(160, 50), gpu=1) as (pilot, screen):
         header = _header(screen)
         assert "GPU 1 NVIDIA A100-PCIE-40GB: unavailable: GPU is lost" in header
-        assert "GPU 1 NVIDIA A100-PCIE-40GB is unavailable (GPU is lost): not compared" in header
+        assert "not compared: GPU 1 is unavailable (GPU is lost)" in header
         table = screen.query_one("#catalog-table", DataTable)
         assert str(table.get_row("A100 PCIe 40 GB")[0]) == ""  # no installed mark
         await pick(pilot, "H100 SXM")
         detail = _detail(screen)
-        assert "GPU 1 is unavailable: GPU is lost" in detail
-        assert "A100" not in detail.split("GPU 1 is unavailable")[0]  # no A100 column
+        assert "not compared: GPU 1 is unavailable (GPU is lost)" in detail
+        assert "A100" not in detail.split("not compared")[0]  # no A100 column
         assert "ratio" not in detail and "(GPU 1)" not in detail
         await pilot.press("g")  # on to the L4: compared again
         await pilot.pause()
@@ -230,7 +230,7 @@ async def test_a_gpu_lost_while_the_screen_is_open_stops_being_compared() -> Non
         )
         screen.update_snapshot(lost)  # what the app calls after each poll
         await pilot.pause()
-        assert "GPU 2 is unavailable: GPU is lost" in _detail(screen)
+        assert "not compared: GPU 2 is unavailable (GPU is lost)" in _detail(screen)
         assert "unavailable: GPU is lost" in _header(screen)
         assert "(GPU 2)" not in _detail(screen)
 

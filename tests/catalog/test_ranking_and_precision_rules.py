@@ -29,7 +29,7 @@ KNOWN_UNKNOWN = {
 }
 # Cards NVIDIA documents only by name and memory (no FP32 or tensor figure at all): the
 # ranking can say whether a model fits, not place them by any rate, so they go last.
-NOTHING_KNOWN = {"H20 96 GB", "H20 141 GB", "B300"}
+NOTHING_KNOWN = {"H20 96 GB", "H20 141 GB", "H800 80 GB", "B300"}
 
 
 @pytest.fixture(scope="module")

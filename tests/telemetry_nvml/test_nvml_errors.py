@@ -268,7 +268,7 @@ def test_open_source_auto_falls_back_with_the_reason(fake_nvml):
 def test_open_failing_after_init_shuts_nvml_down(fake_nvml, monkeypatch):
     import gputui.telemetry.nvml as nvml_module
 
-    def broken(**_options: object) -> None:
+    def broken() -> None:
         raise OSError("psutil exploded")
 
     monkeypatch.setattr(nvml_module, "_open_host_sampler", broken)

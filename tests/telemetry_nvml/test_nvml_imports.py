@@ -33,3 +33,16 @@ def test_snapshot_needs_neither_psutil_nor_pydantic(fake_nvml, monkeypatch, caps
     data = json.loads(capsys.readouterr().out)
     mine = [p for p in data["processes"] if p["pid"] == os.getpid()]
     assert mine and mine[0]["host_visible"] and mine[0]["user"]
+
+
+def test_snapshot_path_imports_no_typing_psutil_or_json():
+    """What `gputui snapshot` imports (each costs 3-25 ms of a one-shot's ~60 ms budget)."""
+    code = (
+        "import sys, gputui.cli, gputui.commands.snapshot, gputui.telemetry.source, "
+        "gputui.telemetry.nvml, gputui.telemetry.procfs, gputui.telemetry.text_table\n"
+        "gputui.cli.build_parser('snapshot')\n"
+        "print(sorted(m for m in ('typing', 'psutil', 'json', 'pydantic', 'textual', "
+        "'gputui.telemetry.host', 'concurrent.futures') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -153,3 +153,72 @@ def test_a_fake_proc_tree(tmp_path: Path) -> None:
         1000 * 1024, 400 * 1024, 600 * 1024
     )
     assert (snap.swap_total, snap.swap_used) == (50 * 1024, 30 * 1024)
+
+
+@pytest.fixture
+def spinner() -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import time\nwhile True: sum(range(10000))", "spin-marker"]
+    )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(proc.pid).cmdline()[-1:] == ["spin-marker"]:
+                break
+        except (psutil.Error, IndexError):
+            pass
+        time.sleep(0.01)
+    try:
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_cpu_percent_from_the_second_poll_on(spinner: subprocess.Popen[bytes]) -> None:
+    host = ProcfsHost()
+    gp = GpuProcess(0, spinner.pid, "compute")
+    (first,) = host.enrich([gp])
+    assert first.cpu_percent is None  # one sample: N/A rather than a made-up 0
+    for _ in range(30):  # on a loaded machine the spinner may get no tick in a short gap
+        time.sleep(0.1)
+        (later,) = host.enrich([gp])
+        assert later.cpu_percent is not None and later.cpu_percent >= 0
+        if later.cpu_percent > 0:
+            break
+    assert later.cpu_percent > 0
+    assert later.cmdline == first.cmdline and later.rss is not None
+
+
+def test_identity_read_once_per_process_and_again_for_a_reused_pid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    (proc / "stat").write_text("cpu  1 2 3 4 5 6 7 8 0 0\nbtime 1000\n")
+    _fake_proc(proc, 4242, comm="trainer", cmdline=b"python\x00a.py\x00", uid=0, cgroup="0::/\n")
+    host = ProcfsHost(proc_root=proc, root=tmp_path)
+    cmdlines: list[str] = []
+    real = host._cmdline
+
+    def counting(base: str) -> list[str] | None:
+        cmdlines.append(base)
+        return real(base)
+
+    monkeypatch.setattr(host, "_cmdline", counting)
+    gp = GpuProcess(0, 4242, "compute")
+    for _ in range(3):
+        (out,) = host.enrich([gp])
+        assert out.cmdline == ("python", "a.py")
+    assert len(cmdlines) == 1
+    # the PID now names a process started later, with another command line
+    stat = proc / "4242" / "stat"
+    stat.write_text(stat.read_text().replace(" 12345 ", " 22345 "))
+    (proc / "4242" / "cmdline").write_bytes(b"python\x00b.py\x00")
+    (out,) = host.enrich([gp])
+    assert len(cmdlines) == 2 and out.cmdline == ("python", "b.py")
+    assert out.cpu_percent is None  # a new process: no previous sample
+    # gone from the GPU, then back: read again (the PID may be someone else by then)
+    host.enrich([])
+    host.enrich([gp])
+    assert len(cmdlines) == 3

@@ -73,7 +73,7 @@ async def test_c_compares_with_the_focused_gpu_and_g_steps_past_the_lost_one() -
         assert "(GPU 0)" in _text(detail) and "GTX 1080 Ti" in _text(detail)
         await pilot.press("g")  # GPU 1 is lost: named, not compared
         await pilot.pause()
-        assert "GPU 1 is unavailable: GPU is lost" in _text(detail)
+        assert "not compared: GPU 1 is unavailable (GPU is lost)" in _text(detail)
         assert "ratio" not in _text(detail)
         assert "unavailable: GPU is lost" in _text(installed)
 

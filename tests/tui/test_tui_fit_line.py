@@ -143,3 +143,43 @@ def test_the_line_reads_the_same_verdict_as_the_fit_screen() -> None:
         assert len(a.estimates) == 1
         assert a.chosen.verdict_free == b.chosen.verdict_free
         assert a.chosen.max_batch_size_free == b.chosen.max_batch_size_free
+
+
+def test_free_only_refresh_answers_what_a_full_pass_answers() -> None:
+    """Only free memory moved: the kept memory models give the verdicts and batches a new
+    full pass gives, for layer models and transformers, on both GPUs, at many free values."""
+    from gputui.tui.fit_screen import estimate_pass
+    from gputui.tui.widgets.fit_line import FreeOnly, fit_lines, recommended_only
+
+    def passes(snap: Any, previous: Any) -> Any:
+        return estimate_pass(EXAMPLES, snap, previous, rank=False, estimate=recommended_only)
+
+    first = passes(make_snapshot(devices=(gpu(0, 3.0), gpu(1, 10.0))), None)
+    kinds = {type(c).__name__ for c in first.checks}
+    assert kinds == {"ModelCheck", "TransformerCheck"}, kinds
+    free_only = FreeOnly()
+    compared = 0
+    for used0, used1 in ((0.0, 0.5), (1.0, 33.3), (11.7, 64.0), (20.0, 79.0), (23.9, 79.9)):
+        snap = make_snapshot(devices=(gpu(0, used0), gpu(1, used1)))
+        cheap = free_only.refresh(first, snap)
+        full = passes(snap, first)
+        assert cheap is not None
+        assert [t.memory_free for t in cheap.targets] == [t.memory_free for t in full.targets]
+        for a, b in zip(cheap.checks, full.checks, strict=True):
+            assert (a.model.name, a.target.index) == (b.model.name, b.target.index)
+            assert a.chosen.free_bytes == b.chosen.free_bytes
+            assert a.chosen.verdict_free == b.chosen.verdict_free, (a.model.name, used0, used1)
+            assert a.chosen.max_batch_size_free == b.chosen.max_batch_size_free, a.model.name
+            compared += 1
+        assert [ln.plain for ln in fit_lines(cheap)] == [ln.plain for ln in fit_lines(full)]
+    assert compared == 5 * len(first.checks)
+
+
+def test_free_only_refresh_declines_a_gpu_without_free_memory() -> None:
+    from gputui.tui.fit_screen import estimate_pass
+    from gputui.tui.widgets.fit_line import FreeOnly, recommended_only
+
+    snap = make_snapshot(devices=(gpu(0, 3.0), gpu(1, 10.0)))
+    first = estimate_pass(EXAMPLES, snap, None, rank=False, estimate=recommended_only)
+    unknown = make_snapshot(devices=(gpu(0, 3.0), make_device(1, memory_free=None)))
+    assert FreeOnly().refresh(first, unknown) is None

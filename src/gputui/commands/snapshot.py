@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def register(sub: Any) -> None:
@@ -63,9 +66,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             # The text table prints a fraction of what NVML can say (no PCIe, no device
             # facts, no per-process SM%): ask only for that. --json is the full record.
-            source, _ = open_source(
-                "nvml", with_host=True, detail="full" if as_json else "table", one_shot=True
-            )
+            source, _ = open_source("nvml", with_host=True, detail="full" if as_json else "table")
         except SourceUnavailable as exc:
             print(f"gputui: NVML unavailable: {exc.reason}", file=sys.stderr)
             print("gputui: hint: `gputui snapshot --demo` shows simulated GPUs", file=sys.stderr)

@@ -53,14 +53,13 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
 
 import pynvml
 
 from gputui.telemetry.nvml_mig import MigReader, open_mig_devices
 from gputui.telemetry.nvml_pcie import PcieSampler
 from gputui.telemetry.nvml_procs import ProcessReader
-from gputui.telemetry.nvml_query import Call, DeviceFailed, DeviceQuery, human_reason
+from gputui.telemetry.nvml_query import DeviceFailed, DeviceQuery, human_reason
 from gputui.telemetry.snapshot import (
     COMPUTE_MODES,
     DeviceInfo,
@@ -73,9 +72,14 @@ from gputui.telemetry.snapshot import (
 from gputui.telemetry.source import SourceUnavailable
 from gputui.textsafe import visible
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
 if TYPE_CHECKING:  # typing only: a Protocol class costs import time on the `snapshot` path
     from collections.abc import Sequence
-    from typing import Protocol
+    from typing import Any, Literal, Protocol
+
+    from gputui.telemetry.nvml_query import Call
+
+    Detail = Literal["full", "table"]
 
     from gputui.telemetry.snapshot import HostSnapshot
 
@@ -552,7 +556,6 @@ def _reserved(mem: Any, q: DeviceQuery) -> int | None:
 
 _NO_PCIE: tuple[None, None] = (None, None)
 
-Detail = Literal["full", "table"]
 SLOW_INTERVAL_S = 30.0  # persistence, display active, compute mode: see the module docstring
 
 
@@ -589,13 +592,10 @@ class NvmlSource:
         with_host: bool = True,
         *,
         detail: Detail = "full",
-        one_shot: bool = False,
         pcie_interval_s: float = 2.0,
         slow_interval_s: float = SLOW_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> NvmlSource:
-        """`one_shot`: a single poll follows (`gputui snapshot`): host details are read
-        from /proc without importing psutil (telemetry/procfs.py)."""
         try:
             pynvml.nvmlInit()
         except pynvml.NVMLError as exc:
@@ -619,7 +619,7 @@ class NvmlSource:
             devices = [_open_device(i, archs, detail) for i in range(count)]
             host: HostSampler | None = None
             if with_host:
-                host = _open_host_sampler(one_shot=one_shot)
+                host = _open_host_sampler()
         except BaseException:
             _shutdown_quietly()  # do not leave NVML initialized behind a failed open
             raise
@@ -708,6 +708,7 @@ class NvmlSource:
                 return
             self._closed = True
             self._pcie.join(timeout=2.0)
+            self._pcie.close()
             _shutdown_quietly()
 
     def _notices(self) -> tuple[str, ...]:
@@ -765,13 +766,13 @@ def _optional_cuda(system: DeviceQuery) -> str | None:
     return None if value is None else cuda_version_text(int(value))
 
 
-def _open_host_sampler(*, one_shot: bool = False) -> HostSampler:
-    """telemetry/host.py is imported only when host data is wanted (psutil costs start-up time);
-    a one-shot on Linux reads /proc itself and never imports psutil."""
+def _open_host_sampler() -> HostSampler:
+    """Linux: /proc read directly (telemetry/procfs.py: no psutil import, a third of the
+    per-poll cost); elsewhere psutil (telemetry/host.py, imported only when wanted)."""
     import importlib
     import os
 
-    if one_shot and os.path.isfile("/proc/self/stat"):
+    if os.path.isfile("/proc/self/stat"):
         from gputui.telemetry.procfs import ProcfsHost
 
         return ProcfsHost()

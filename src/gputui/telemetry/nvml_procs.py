@@ -17,12 +17,17 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Iterable
-from typing import Any
 
 import pynvml
 
-from gputui.telemetry.nvml_query import Call, DeviceQuery
+from gputui.telemetry.nvml_query import DeviceQuery
 from gputui.telemetry.snapshot import PROCESS_LIST, GpuProcess
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gputui.telemetry.nvml_query import Call
 
 _NOT_AVAILABLE = (1 << 64) - 1  # NVML_VALUE_NOT_AVAILABLE as an unsigned long long
 # pynvml's structs override __getattribute__ in Python (~0.85 us a field); the plain slot

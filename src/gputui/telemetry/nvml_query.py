@@ -20,11 +20,16 @@ try/excepts:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import pynvml
 
 from gputui.textsafe import visible
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    Call = Callable[..., Any]  # one NVML query function; the handle comes first
 
 # Codes after which the device cannot be trusted any more. Looked up by name so
 # that an older binding lacking one of them still imports.
@@ -78,7 +83,6 @@ class DeviceFailed(Exception):
         self.reason = reason
 
 
-Call = Callable[..., Any]
 
 
 class DeviceQuery:

@@ -1,29 +1,32 @@
-"""Host details for a one-shot snapshot, read straight from Linux's /proc, without psutil.
+"""The host side of an NVML poll on Linux, read straight from /proc, without psutil.
 
-Why not psutil here: `gputui snapshot` runs once and exits (people run it in
-loops and scripts), and importing psutil costs 15-25 ms of CPU, a third to a
-half of the whole pynvml floor (`import pynvml; nvmlInit()`); a one-shot needs
-five small files per GPU process and three of the host. The dashboard keeps
-psutil (telemetry/host.py): there the import is paid once and psutil's cached
-Process objects give CPU percentages between polls.
+Why not psutil: `gputui snapshot` runs once and exits (people run it in loops
+and scripts), and importing psutil costs 15-25 ms of CPU, a third to a half of
+the whole pynvml floor (`import pynvml; nvmlInit()`); and in the dashboard's
+poll thread psutil spent ~0.1 ms per process per poll (two files, a
+`oneshot()` context, `cpu_count()` for every `cpu_percent()`), where one read
+of /proc/PID/stat says all that changes. telemetry/host.py (psutil) remains
+for other systems; the details dialog and the tree view still use psutil, on
+demand.
 
-What is read, once per PID (one PID on two GPUs is read once):
-- /proc/PID/stat: name, state, start time (clock ticks since boot, plus btime
-  from /proc/stat: psutil's create time), resident set size (pages);
-- /proc/PID/status: the real uid, turned into a user name through `pwd` once
-  per uid (an NSS lookup can be an LDAP round trip), and NSpid;
-- /proc/PID/cmdline, /proc/PID/cgroup (the container, telemetry/containers.py).
+What is read:
+- every poll, per PID (one PID on two GPUs is read once): /proc/PID/stat:
+  CPU ticks (user + system), start time, resident set size. A start time that
+  differs from last poll's is another process under a reused PID;
+- once per (PID, start time), the identity: the name (stat), /proc/PID/status
+  (the real uid, turned into a user name through `pwd` once per uid: an NSS
+  lookup can be an LDAP round trip; NSpid), /proc/PID/cmdline and
+  /proc/PID/cgroup (the container, telemetry/containers.py);
+- per poll for the host: /proc/stat (CPU times), /proc/meminfo, the load.
 Each value follows psutil's definition (tests/telemetry_sim/test_procfs_host.py
 compares them for every PID of the machine): a 15-character name is extended
 from the command line, a NUL-less command line is split at spaces, a uid
-without a passwd entry is shown as its number, a zombie is not visible.
-The CPU percentage of a process needs two samples: a one-shot has one, so it
-is None (N/A), as psutil's first sample is in HostSampler.
-
-Host: CPU times from /proc/stat (a percentage only when the poll took long
-enough to measure one, as HostSampler does), memory and swap from
-/proc/meminfo (`used` is total - available, psutil >= 6's and `free`'s
-definition), load from os.getloadavg(), the host name from uname.
+without a passwd entry is shown as its number, a zombie is not visible, CPU %
+is process CPU time over wall time since the previous poll (100 = one core),
+None at the first sight of a process (a one-shot has only that). Memory `used`
+is total - available (psutil >= 6's and `free`'s definition); the host CPU %
+is measured from the previous sample, None when that was under 50 ms ago.
+Files are read with os.open/os.read: see `_read_bytes`.
 """
 
 from __future__ import annotations
@@ -31,13 +34,17 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections import namedtuple
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from gputui.telemetry import containers
 from gputui.telemetry.snapshot import GpuProcess, HostSnapshot
 from gputui.textsafe import visible
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 CONTAINER_NOTICE = (
     "gputui runs inside a container without the host PID namespace: "
@@ -65,19 +72,12 @@ _ENCODING = sys.getfilesystemencoding()  # how psutil decodes /proc text
 _ERRORS = sys.getfilesystemencodeerrors()
 
 
-class CpuTimes(NamedTuple):
-    """System CPU seconds, psutil's `scputimes` fields (Linux), for `percent`."""
-
-    user: float = 0.0
-    nice: float = 0.0
-    system: float = 0.0
-    idle: float = 0.0
-    iowait: float = 0.0
-    irq: float = 0.0
-    softirq: float = 0.0
-    steal: float = 0.0
-    guest: float = 0.0
-    guest_nice: float = 0.0
+# System CPU seconds, psutil's `scputimes` fields on Linux (for `percent`).
+CpuTimes = namedtuple(
+    "CpuTimes",
+    "user nice system idle iowait irq softirq steal guest guest_nice",
+    defaults=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+)
 
 
 def busy_and_total(times: Any) -> tuple[float, float]:
@@ -98,26 +98,25 @@ def percent(old: Any, new: Any) -> float:
     return round(min(100.0, max(0.0, 100.0 * (b1 - b0) / dt)), 1)
 
 
+_READ_SIZE = 1 << 16
+
+
 def _read_bytes(path: str) -> bytes:
     """A whole /proc file in as few system calls as the kernel allows.
 
-    `open()` adds an fstat, an lseek and a buffer to each file; at ~13 us per
-    system call (a VM) and four files per process, that doubled the host cost.
+    `open()` adds an fstat, an lseek and a buffer to each file, and `read()` a
+    last empty read; at ~13 us per system call (a VM) and four files per process,
+    that doubled the host cost. /proc fills a read up to its size unless the file
+    ends first, so a short read is the end.
     """
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        chunks = []
-        while True:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
+        data = os.read(fd, _READ_SIZE)
+        if len(data) < _READ_SIZE:
+            return data
+        chunks = [data]
+        while chunk := os.read(fd, _READ_SIZE):
             chunks.append(chunk)
-            if len(chunk) < 4096:  # /proc answers a read with what it has; one more is EOF
-                rest = os.read(fd, 65536)
-                if rest:
-                    chunks.append(rest)
-                    continue
-                break
         return b"".join(chunks)
     finally:
         os.close(fd)
@@ -137,6 +136,33 @@ class _Gone(Exception):
     """The PID is not (or no longer) a process we can see."""
 
 
+class _Known:
+    """A process seen last poll: its start (ticks since boot: a reused PID has another),
+    CPU ticks then and when, and who it is."""
+
+    __slots__ = ("start", "ticks", "at", "ident")
+
+    def __init__(self, start: int | None, ticks: int | None, at: float, ident: dict[str, Any]):
+        self.start = start
+        self.ticks = ticks
+        self.at = at
+        self.ident = ident
+
+
+def _parse_stat(
+    stat: bytes | None,
+) -> tuple[str | None, bytes | None, int | None, int | None, int | None]:
+    """(name, state, utime + stime ticks, start ticks, RSS bytes) of /proc/PID/stat."""
+    if stat is None:
+        return None, None, None, None, None
+    close = stat.rindex(b")")
+    name = stat[stat.index(b"(") + 1 : close].decode(_ENCODING, _ERRORS)
+    fields = stat[close + 2 :].split()
+    # fields[0] is stat's 3rd field (state): utime 14, stime 15, starttime 22, rss 24
+    ticks = int(fields[11]) + int(fields[12])
+    return name, fields[0], ticks, int(fields[19]), int(fields[21]) * _PAGE_SIZE
+
+
 class ProcfsHost:
     """The `HostSampler` interface of telemetry/nvml.py for one poll, from /proc (see above)."""
 
@@ -146,7 +172,9 @@ class ProcfsHost:
         self._root = root
         self._hostname = visible(os.uname().nodename)
         self._users: dict[int, str] = {}
+        self._known: dict[int, _Known] = {}
         self._notices: list[str] = []
+        self._in_container: bool | None = None
         self._boot_time: float | None = None
         self._primed = self._cpu_times()
         self._primed_at = time.monotonic()
@@ -177,14 +205,14 @@ class ProcfsHost:
     def sample(self) -> HostSnapshot:
         cpu: float | None = None
         per_cpu: tuple[float, ...] = ()
-        if time.monotonic() - self._primed_at >= MIN_INTERVAL_S and self._primed is not None:
-            now = self._cpu_times()
-            if now is not None:
-                cpu = percent(self._primed[0], now[0])
-                if len(now[1]) == len(self._primed[1]):
-                    per_cpu = tuple(
-                        percent(a, b) for a, b in zip(self._primed[1], now[1], strict=True)
-                    )
+        mono = time.monotonic()
+        if mono - self._primed_at >= MIN_INTERVAL_S:  # else too short to mean anything
+            previous, now = self._primed, self._cpu_times()
+            self._primed, self._primed_at = now, mono
+            if previous is not None and now is not None:
+                cpu = percent(previous[0], now[0])
+                if len(now[1]) == len(previous[1]):
+                    per_cpu = tuple(percent(a, b) for a, b in zip(previous[1], now[1], strict=True))
         try:
             load: tuple[float, float, float] | None = os.getloadavg()
         except OSError:
@@ -223,11 +251,13 @@ class ProcfsHost:
         """Fill each process's host fields; one PID on two GPUs is read once."""
         import dataclasses
 
-        now = time.time()
+        now, mono = time.time(), time.monotonic()
         found: dict[int, dict[str, Any] | None] = {}
         for p in processes:
             if p.pid not in found:
-                found[p.pid] = self._read(p.pid, now)
+                found[p.pid] = self._read(p.pid, now, mono)
+        for pid in [pid for pid in self._known if pid not in found]:
+            del self._known[pid]  # left the GPU (or exited): a later PID is someone else
         if (
             found
             and CONTAINER_NOTICE not in self._notices
@@ -235,18 +265,23 @@ class ProcfsHost:
                 info is None and not containers.pid_visible(pid, self._proc_root)
                 for pid, info in found.items()
             )
-            and containers.running_in_container(self._proc_root, self._root)
         ):
-            self._notices.append(CONTAINER_NOTICE)
+            if self._in_container is None:
+                self._in_container = containers.running_in_container(self._proc_root, self._root)
+            if self._in_container:
+                self._notices.append(CONTAINER_NOTICE)
         return tuple(
             dataclasses.replace(p, **(found[p.pid] or INVISIBLE)) for p in processes
         )
 
     def notices(self) -> tuple[str, ...]:
+        """Every remark so far, each once; the same tuple on later calls (views de-duplicate)."""
         return tuple(self._notices)
 
-    def _read(self, pid: int, now: float) -> dict[str, Any] | None:
+    def _read(self, pid: int, now: float, mono: float) -> dict[str, Any] | None:
+        """One process: /proc/PID/stat every poll; the rest once per (PID, start time)."""
         if pid <= 0:
+            self._known.pop(pid, None)
             return None  # NVML can report 0; psutil has no such process either
         base = f"{self._proc}/{pid}"
         try:
@@ -254,25 +289,42 @@ class ProcfsHost:
         except PermissionError:
             stat = None
         except OSError:
+            self._known.pop(pid, None)
             return None  # gone, or hidden from us (hidepid)
         try:
-            return self._describe(pid, base, stat, now)
-        except _Gone:
+            name, state, ticks, start, rss = _parse_stat(stat)
+        except (ValueError, IndexError):
+            self._known.pop(pid, None)
             return None
-
-    def _describe(self, pid: int, base: str, stat: bytes | None, now: float) -> dict[str, Any]:
-        name = state = None
-        created = rss = None
-        if stat is not None:
+        created = (
+            None if start is None or self._boot_time is None else start / _CLOCK_TICKS + self._boot_time
+        )
+        known = self._known.get(pid)
+        cpu: float | None = None
+        if known is not None and known.start == start and start is not None:
+            # the same process as last poll: CPU % since then (psutil's cpu_percent)
+            if ticks is not None and known.ticks is not None and mono > known.at:
+                cpu = round(100.0 * (ticks - known.ticks) / _CLOCK_TICKS / (mono - known.at), 1)
+            ident = known.ident
+        else:
             try:
-                name = stat[stat.index(b"(") + 1 : stat.rindex(b")")].decode(_ENCODING, _ERRORS)
-                fields = stat[stat.rindex(b")") + 2 :].split()
-                state = fields[0]
-                if self._boot_time is not None:  # btime, read with the CPU times at start
-                    created = float(fields[19]) / _CLOCK_TICKS + self._boot_time
-                rss = int(fields[21]) * _PAGE_SIZE
-            except (ValueError, IndexError):
-                raise _Gone from None
+                ident = self._identity(pid, base, name, state, rss)
+            except _Gone:
+                self._known.pop(pid, None)
+                return None
+        self._known[pid] = _Known(start, ticks, mono, ident)
+        return {
+            **ident,
+            "cpu_percent": cpu,
+            "rss": rss,
+            "running_s": max(0.0, now - created) if created is not None else None,
+            "host_visible": True,
+        }
+
+    def _identity(
+        self, pid: int, base: str, name: str | None, state: bytes | None, rss: int | None
+    ) -> dict[str, Any]:
+        """Who the process is: read once, when it is first seen (see the module docstring)."""
         cmdline = self._cmdline(base)
         if state == b"Z" and not cmdline:
             raise _Gone  # a zombie: psutil reports it as gone (ZombieProcess)
@@ -290,10 +342,6 @@ class ProcfsHost:
             "cmdline": tuple(visible(arg) for arg in cmdline) if cmdline else None,
             "container": container,
             "container_pid": nspid if container else None,
-            "cpu_percent": None,  # one sample: see the module docstring
-            "rss": rss,
-            "running_s": max(0.0, now - created) if created is not None else None,
-            "host_visible": True,
         }
 
     def _container(self, base: str) -> str | None:

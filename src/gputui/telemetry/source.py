@@ -7,14 +7,34 @@ PCIe sampling, /proc reads). Callers in the TUI run it in a worker thread.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
 
 from gputui.telemetry.snapshot import Snapshot
 
+# `typing` costs ~3 ms of import, and `gputui snapshot` needs nothing of it at run time:
+# the modules on that path test this constant instead of typing.TYPE_CHECKING (mypy
+# treats any name TYPE_CHECKING as True), and keep typing's names for the type checker.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Literal, Protocol
+
     from gputui.telemetry.nvml import Detail
 
-SourceKind = Literal["auto", "nvml", "demo"]
+    SourceKind = Literal["auto", "nvml", "demo"]
+
+    class Source(Protocol):
+        """What a telemetry source offers; checked structurally by mypy."""
+
+        name: str
+
+        def poll(self) -> Snapshot: ...
+
+        def close(self) -> None: ...
+
+else:
+    SourceKind = str  # at run time only a name for annotations: "auto", "nvml" or "demo"
+
+    class Source:
+        """At run time only a name for annotations; mypy sees the Protocol above."""
 
 
 class SourceUnavailable(Exception):
@@ -25,21 +45,12 @@ class SourceUnavailable(Exception):
         self.reason = reason
 
 
-class Source(Protocol):
-    name: str
-
-    def poll(self) -> Snapshot: ...
-
-    def close(self) -> None: ...
-
-
 def open_source(
     kind: SourceKind = "auto",
     scenario: Path | None = None,
     *,
     with_host: bool = True,
     detail: Detail = "full",
-    one_shot: bool = False,
 ) -> tuple[Source, str | None]:
     """Open a source of the requested kind.
 
@@ -48,8 +59,7 @@ def open_source(
     back. Imports are local so `gputui snapshot --demo` never loads pynvml and
     the NVML path never loads the simulator. `detail="table"` asks NVML only for
     what `gputui snapshot`'s text table prints (see telemetry/nvml.py); the
-    simulator computes everything anyway, so it has no such option. `one_shot`:
-    one poll follows, so NVML's host details come from /proc without psutil.
+    simulator computes everything anyway, so it has no such option.
     """
     if kind == "demo":
         from gputui.telemetry.simulated import SimulatedSource
@@ -58,7 +68,7 @@ def open_source(
     from gputui.telemetry.nvml import NvmlSource
 
     try:
-        return NvmlSource.open(with_host=with_host, detail=detail, one_shot=one_shot), None
+        return NvmlSource.open(with_host=with_host, detail=detail), None
     except SourceUnavailable as exc:
         if kind == "nvml":
             raise

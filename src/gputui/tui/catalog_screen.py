@@ -176,16 +176,16 @@ class CatalogScreen(Screen[None]):
         return self.matches[self.target].card
 
     def target_text(self) -> str:
-        """What the comparison is against, for the screen's title line."""
-        info = self.target_gpu
+        """What the comparison is against, for the title line and the comparison's note."""
+        info, reference = self.target_gpu, self.reference
         if info is None:
-            return "no installed GPU to compare with"
+            return "not compared: no installed GPU"
         reason = self.unavailable[self.target]
         if reason is not None:
-            return f"GPU {info.index} {info.name} is unavailable ({reason}): not compared"
-        if self.reference is None:
-            return f"GPU {info.index} {info.name}: its card is not in the catalog"
-        return f"compared with GPU {info.index}: {self.reference.name}"
+            return f"not compared: GPU {info.index} is unavailable ({reason})"
+        if reference is None:
+            return f"not compared: GPU {info.index}'s card is not in the catalog"
+        return f"compared with GPU {info.index}: {reference.name}"
 
     def compose(self) -> ComposeResult:
         with Vertical(id="catalog-main"):
@@ -407,7 +407,7 @@ class CatalogScreen(Screen[None]):
         high = max(available - TABLE_MIN_WIDTH, low)
         detail.styles.width = max(low, min(wanted, high))
         inner = int(detail.styles.width.value) - DETAIL_CHROME if detail.styles.width else None
-        note = "" if self.reference else f"\n({self._no_reference_note()}: figures only)"
+        note = "" if self.reference else f"\n{self.target_text()}: figures only"
         arch = self.catalog.architectures[card.architecture] if self.catalog else None
         precisions = ", ".join(arch.tensor_precisions) if arch else ""
         lines = [f"{note}\n{arch.name if arch else ''} tensor precisions: {precisions or 'none'}"]
@@ -420,15 +420,6 @@ class CatalogScreen(Screen[None]):
         footer = Text("\n".join(lines), style="dim")
         detail.update(Group(self.comparison(card, inner), footer))
         detail.add_class("open")
-
-    def _no_reference_note(self) -> str:
-        info = self.target_gpu
-        if info is None:
-            return "no installed GPU"
-        reason = self.unavailable[self.target]
-        if reason is not None:
-            return f"GPU {info.index} is unavailable: {reason}"
-        return f"GPU {info.index}'s card is not in the catalog"
 
     # ----------------------------------------------------------------- events
 

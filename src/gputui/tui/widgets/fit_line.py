@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import work
@@ -33,6 +33,7 @@ from gputui.textsafe import visible
 if TYPE_CHECKING:
     from gputui.fit.config import ModelSpec
     from gputui.fit.estimate import ModelCheck, Target
+    from gputui.fit.llm.table_check import TransformerCheck
     from gputui.tui.fit_screen import FitPass
 
 FREE_THRESHOLD = 0.02  # of the GPU's memory
@@ -159,6 +160,92 @@ def recommended_only(model: ModelSpec, target: Target) -> ModelCheck:
     return check(model, target, precision=precision)
 
 
+class FreeOnly:
+    """Re-answers a finished pass for new free memory, without the rest of the estimate.
+
+    Between two passes over the same GPUs and models file only free memory moves
+    (a training job's allocator), and of each check only two answers read it: the
+    verdict now, `verdict(peak, free)`, and the largest batch now, the memory
+    model's `max_batch(free)`. Both come from the same engine objects the full
+    check used (the layer model's `memory_model`, the transformer's `memory`),
+    built once per model, precision and compute capability and kept here; the
+    precision choice, the peak at the configured batch, the totals, speeds and
+    catalog matching do not change and are kept from the pass. ~10x cheaper than
+    a full pass with the shipped models (tests/tui/test_tui_fit_line.py checks
+    that its answers equal a full pass's at other free values). Answers the line
+    does not show (a transformer's longest sequence now) are left out (None).
+    Used from the pass worker only, one pass at a time.
+    """
+
+    def __init__(self) -> None:
+        self._memories: dict[tuple[int, str, str | None, str], Any] = {}
+
+    def refresh(self, result: FitPass, snapshot: Snapshot) -> FitPass | None:
+        """`result` answered for `snapshot`'s free memory; None when only a full pass can say."""
+        if result.error or result.stopped:
+            return None
+        free = {d.index: d.sample.memory_free for d in snapshot.devices if d.sample is not None}
+        targets = {}
+        for t in result.targets:
+            if t.index is None or free.get(t.index) is None:
+                return None
+            targets[t.index] = replace(t, memory_free=free[t.index])
+        checks = []
+        for c in result.checks:
+            target = targets.get(c.target.index) if c.target.index is not None else None
+            if target is None:
+                return None
+            checks.append(self._answer(c, target))
+        return replace(result, targets=tuple(targets.values()), checks=tuple(checks))
+
+    def _answer(
+        self, c: ModelCheck | TransformerCheck, target: Target
+    ) -> ModelCheck | TransformerCheck:
+        from gputui.fit.estimate import ModelCheck, memory_model, verdict
+        from gputui.fit.llm import estimate as llm
+
+        free = target.memory_free
+        assert free is not None
+        cc = target.compute_capability or (target.card.compute_capability if target.card else None)
+        if isinstance(c, ModelCheck):
+            e = c.chosen
+            key = (id(c.model), e.precision, cc, c.backend)
+            mm = self._memories.get(key)
+            if mm is None:
+                mm = self._memories[key] = memory_model(c.model, e.precision, cc, c.backend)
+            new = replace(
+                e,
+                free_bytes=free,
+                verdict_free=verdict(e.peak_bytes, free),
+                max_batch_size_free=mm.max_batch(free),
+            )
+            return replace(
+                c, target=target, estimates=tuple(new if x is e else x for x in c.estimates)
+            )
+        est = c.estimate
+        wl = est.workload
+        key = (id(c.model), wl.weights, cc, wl.backend)
+        mem = self._memories.get(key)
+        if mem is None:
+            mem = self._memories[key] = llm.memory(est.model, wl, cc)
+        return replace(
+            c,
+            target=target,
+            estimate=replace(
+                est,
+                target=target,
+                free_bytes=free,
+                verdict_free=verdict(est.peak_bytes, free),
+                max_batch_size_free=mem.max_batch(free, wl.seq_len),
+                longest_seq_free=None,
+            ),
+        )
+
+    def forget(self) -> None:
+        """A new models file or GPU set: the kept memory models may be of other models."""
+        self._memories.clear()
+
+
 class FitLineDone(Message):
     def __init__(self, result: FitPass) -> None:
         super().__init__()
@@ -185,7 +272,9 @@ class FitLine(Widget):
         self._started_at = -math.inf
         self.result: FitPass | None = None
         self.busy = False
-        self.passes = 0
+        self.passes = 0  # finished passes, full or free-only
+        self.free_refreshes = 0  # of which free-only (FreeOnly)
+        self._free = FreeOnly()
         self._inputs: tuple[_GpuKey, ...] | None = None
         self._mtime: float | None = None
         self._pending: Snapshot | None = None
@@ -208,7 +297,7 @@ class FitLine(Widget):
         self._started_at = time.monotonic()
         self.busy = True
         requested = self.models_path or getattr(self.app, "models_path", None)
-        self._run_pass(requested, snapshot, self.result)
+        self._run_pass(requested, snapshot, self.result, free_only=what == "free")
 
     def _models_mtime(self) -> float | None:
         path = self.result.path if self.result is not None else None
@@ -221,14 +310,26 @@ class FitLine(Widget):
     # the previous pass and its whole catalog): measured at ~0.5 s of UI thread per pass.
     @work(thread=True, exit_on_error=False, group="fit-line", description="fit line")
     def _run_pass(
-        self, requested: Path | None, snapshot: Snapshot, previous: FitPass | None
+        self,
+        requested: Path | None,
+        snapshot: Snapshot,
+        previous: FitPass | None,
+        *,
+        free_only: bool = False,
     ) -> None:
         from gputui.tui.fit_screen import FitPass, estimate_pass
 
         try:
-            result = estimate_pass(
-                requested, snapshot, previous, rank=False, estimate=recommended_only
-            )
+            result = None
+            if free_only and previous is not None:
+                result = self._free.refresh(previous, snapshot)
+            if result is None:
+                self._free.forget()
+                result = estimate_pass(
+                    requested, snapshot, previous, rank=False, estimate=recommended_only
+                )
+            else:
+                self.free_refreshes += 1
         except Exception as exc:  # an estimator bug is shown in the line, never fatal
             result = FitPass(error=visible(f"{type(exc).__name__}: {exc}"))
         self.post_message(FitLineDone(result))

@@ -26,12 +26,12 @@ from rich.text import Text
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
-from textual.widget import Widget
 
 from gputui.telemetry.snapshot import DeviceSnapshot
 from gputui.textsafe import markup_safe
 from gputui.tui import formatting as fmt
 from gputui.tui.device_facts import mig_line, subtitle
+from gputui.tui.widgets.text_lines import TextLines
 
 HOT_PERCENT = 90.0
 BAR_MAX_FULL = 40
@@ -129,7 +129,7 @@ def short_name(name: str) -> str:
     return name
 
 
-class GpuPanel(Widget, can_focus=True):
+class GpuPanel(TextLines, can_focus=True):
     BINDINGS = [Binding("enter", "select", "Details", show=False)]
 
     class Selected(Message):

@@ -7,11 +7,11 @@ the compositor re-render far more than what changed.
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widget import Widget
 
 from gputui.telemetry.snapshot import HostSnapshot
 from gputui.tui import formatting as fmt
 from gputui.tui.widgets.gpu_panel import bar
+from gputui.tui.widgets.text_lines import TextLines
 
 BAR_WIDTH = 30
 
@@ -30,7 +30,7 @@ def cores_line(per_cpu: tuple[float, ...], width: int) -> str:
     return fmt.spark(values, len(values)).rstrip()
 
 
-class HostPanel(Widget):
+class HostPanel(TextLines):
     COMPONENT_CLASSES = {
         "host-panel--label",
         "host-panel--bar",

@@ -13,9 +13,9 @@ exited, or the filter hides it) loses its tag.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from rich.segment import Segment
 from rich.style import Style
@@ -23,8 +23,13 @@ from rich.text import Text
 from textual import work
 from textual.binding import Binding
 from textual.cache import LRUCache
+from textual.color import Color
 from textual.coordinate import Coordinate
+from textual.css.styles import RenderStyles
+from textual.geometry import Region
+from textual.strip import Strip
 from textual.widgets import DataTable
+from textual.widgets.data_table import Column as DataTableColumn
 from textual.widgets.data_table import ColumnKey, RowDoesNotExist, RowKey
 
 from gputui.telemetry.snapshot import GpuProcess
@@ -34,6 +39,8 @@ from gputui.tui.process_tree import Ancestors, TreeRow, layout
 # Reads each PID's parent chain (gputui.telemetry.host.read_ancestors); may block.
 ParentsOf = Callable[[Sequence[int]], Mapping[int, Ancestors]]
 TAG_MARK = "● "
+_T = TypeVar("_T")
+SCREENFUL_CACHE = 256  # lines: the tallest terminal's table, with room for cursor moves
 
 COMMAND_WIDTH = 40  # before the first resize; then whatever the terminal leaves
 COMMAND_MIN = 16  # below this, lower-priority columns give way to the command
@@ -175,6 +182,26 @@ def sort_key(column: str, reverse: bool) -> Callable[[GpuProcess], tuple[int, An
     return key
 
 
+class _PassStyles:
+    """A component's styles for one render pass: DataTable reads `.rich_style` once a line,
+    and each read recomputes it from the ancestors' styles."""
+
+    __slots__ = ("_styles", "_rich")
+
+    def __init__(self, styles: RenderStyles) -> None:
+        self._styles = styles
+        self._rich: Style | None = None
+
+    @property
+    def rich_style(self) -> Style:
+        if self._rich is None:
+            self._rich = self._styles.rich_style
+        return self._rich
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._styles, name)
+
+
 class ProcessTable(DataTable[Any]):
     """Rows are cell strings; the GpuProcess behind each row is kept in `processes`."""
 
@@ -194,7 +221,17 @@ class ProcessTable(DataTable[Any]):
         self.sort_column = "gpu_mem"
         self.sort_reverse = True
         self.filter_text = ""
-        self._content_cell_cache: LRUCache[tuple[Any, ...], Any] = LRUCache(4000)
+        # DataTable's row, line and cell caches are keyed on its update counter, which moves
+        # every poll: only the current count's entries are ever read again, yet its sizes
+        # (1000 rows, 1000 lines, 10000 cells) kept ~15 minutes of dead frames in memory
+        # after a few minutes. A screenful (and its cursor variants) is what they need.
+        self._row_render_cache = LRUCache(SCREENFUL_CACHE)
+        self._line_cache = LRUCache(SCREENFUL_CACHE)
+        self._row_renderable_cache = LRUCache(SCREENFUL_CACHE)
+        self._cell_render_cache = LRUCache(4 * SCREENFUL_CACHE)
+        # Ours is keyed by what a cell shows: ~4 screenfuls of cells (a changed cell is a
+        # new entry each poll, so a bigger cache only holds old values longer).
+        self._content_cell_cache: LRUCache[tuple[Any, ...], Any] = LRUCache(2000)
         self._cell_styles: LRUCache[tuple[Any, ...], Style] = LRUCache(4000)
         self._cells: dict[str, list[str]] = {}  # what each row shows, to diff the next poll against
         self._column_keys: dict[str, ColumnKey] = {}
@@ -205,6 +242,7 @@ class ProcessTable(DataTable[Any]):
         self.parents_of: ParentsOf | None = None  # None: no parents to read (demo data)
         self._parents_asked: frozenset[int] = frozenset()
         self._looks: dict[str, tuple[GpuProcess | None, str, bool]] = {}  # what _cells shows
+        self._render_pass: dict[Hashable, Any] | None = None  # styles of the render pass under way
 
     def _render_cell(
         self,
@@ -246,9 +284,7 @@ class ProcessTable(DataTable[Any]):
             width,
             cursor,
             hover,
-            self._show_hover_cursor,
-            self.show_cursor,
-            self._pseudo_class_state,
+            *self._pass_consts()[:3],  # hover cursor shown, cursor shown, pseudo classes
         )
         lines = self._content_cell_cache.get(key)
         if lines is None:
@@ -260,6 +296,153 @@ class ProcessTable(DataTable[Any]):
                 self._learn_cell_style(key, value, width, lines)
             self._content_cell_cache[key] = lines
         return lines
+
+    # -- one render pass ------------------------------------------------------------------
+    # DataTable recomputes the same styles for every line it draws: the widget's own style
+    # (walking its ancestors), the zebra row styles, the cursor's component styles, the
+    # background colours and the ordered column list, ~0.4 ms a row with every row
+    # changing each poll (the Time column ticks). Within one render pass none of them can
+    # change, so they are computed once per pass and forgotten after it: outside a pass
+    # (event handlers, a theme switch) DataTable's own lookups run as before.
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._render_pass = {}
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._render_pass = None
+
+    def _memo(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        memo = getattr(self, "_render_pass", None)  # DataTable.__init__ runs before ours
+        if memo is None:
+            return compute()
+        try:
+            return cast(_T, memo[key])
+        except KeyError:
+            value = memo[key] = compute()
+            return value
+
+    @property
+    def rich_style(self) -> Style:
+        return self._memo("rich_style", lambda: super(ProcessTable, self).rich_style)
+
+    @property
+    def background_colors(self) -> tuple[Color, Color]:
+        return self._memo("background_colors", lambda: super(ProcessTable, self).background_colors)
+
+    @property
+    def ordered_columns(self) -> list[DataTableColumn]:
+        return self._memo("ordered_columns", lambda: super(ProcessTable, self).ordered_columns)
+
+    def get_component_rich_style(
+        self, *names: str, partial: bool = False, default: Style | None = None
+    ) -> Style:
+        return self._memo(
+            ("component", names, partial, default),
+            lambda: super(ProcessTable, self).get_component_rich_style(
+                *names, partial=partial, default=default
+            ),
+        )
+
+    def _pass_consts(self) -> tuple[Any, ...]:
+        """Reactive settings read per cell and per row: each read costs ~2 us, ~1200 a poll."""
+        return self._memo(
+            "consts",
+            lambda: (
+                self._show_hover_cursor,
+                self.show_cursor,
+                self._pseudo_class_state,
+                self.cell_padding,
+                self.cursor_type,
+                bool(self.fixed_columns) or (self._labelled_row_exists and self.show_row_labels),
+                tuple(c.get_render_width(self) for c in self.ordered_columns),
+                self.size.width,
+                self._row_label_column_width,
+            ),
+        )
+
+    def _render_line_in_row(
+        self,
+        row_key: RowKey,
+        line_no: int,
+        base_style: Style,
+        cursor_location: Coordinate,
+        hover_location: Coordinate,
+    ) -> tuple[Any, Any]:
+        """DataTable's own, for a row cursor without fixed columns or row labels (this table),
+        with what does not change within a render pass read once per pass."""
+        if self._render_pass is None:
+            return super()._render_line_in_row(
+                row_key, line_no, base_style, cursor_location, hover_location
+            )
+        (show_hover, show_cursor, pseudo, _, cursor_type, fixed, widths, widget_width, label_w) = (
+            self._pass_consts()
+        )
+        if fixed or cursor_type != "row":
+            return super()._render_line_in_row(
+                row_key, line_no, base_style, cursor_location, hover_location
+            )
+        cache_key = (
+            row_key,
+            line_no,
+            base_style,
+            cursor_location,
+            hover_location,
+            cursor_type,
+            show_cursor,
+            show_hover,
+            self._update_count,
+            pseudo,
+        )
+        cached = self._row_render_cache.get(cache_key)
+        if cached is not None:
+            return cached
+        found = self._row_locations.get(row_key)
+        row_index = -1 if found is None else found
+        row_style = self._get_row_style(row_index, base_style)
+        cursor = cursor_location.row == row_index
+        hover = hover_location.row == row_index
+        render_cell = self._render_cell
+        scrollable_row = [
+            render_cell(row_index, i, row_style, width, cursor=cursor, hover=hover)[line_no]
+            for i, width in enumerate(widths)
+        ]
+        remaining = max(0, widget_width - sum(widths) - label_w)
+        extend_style = self._memo(
+            ("extend", row_index == -1, hover, cursor, row_style),
+            lambda: (
+                row_style
+                + self._get_styles_to_render_cell(
+                    row_index == -1,
+                    False,
+                    False,
+                    hover,
+                    cursor,
+                    show_cursor,
+                    show_hover,
+                    False,
+                    False,
+                )[0]
+            ),
+        )
+        extend_style += Style.from_meta({"row": row_index, "column": 0, "out_of_bounds": True})
+        scrollable_row.append([Segment(" " * remaining, extend_style)])
+        row_pair: tuple[list[Any], list[Any]] = ([], scrollable_row)
+        self._row_render_cache[cache_key] = row_pair
+        return row_pair
+
+    def get_component_styles(self, *names: str) -> RenderStyles:
+        styles = super().get_component_styles(*names)
+        if getattr(self, "_render_pass", None) is None:
+            return styles
+        return cast(RenderStyles, self._memo(("styles", names), lambda: _PassStyles(styles)))
+
+    def _get_row_style(self, row_index: int, base_style: Style) -> Style:
+        parity = -1 if row_index == -1 else (row_index < self.fixed_rows, row_index % 2)
+        return self._memo(
+            ("row_style", parity, base_style),
+            lambda: super(ProcessTable, self)._get_row_style(row_index, base_style),
+        )
 
     def notify_style_update(self) -> None:
         # A theme or focus change can alter cell styles without changing any cache key.
@@ -293,7 +476,7 @@ class ProcessTable(DataTable[Any]):
     def _simple_body(self, value: Any, width: int) -> str | None:
         if type(value) is not Text or value.spans or value.style:
             return None
-        inner = width - 2 * self.cell_padding
+        inner = width - 2 * self._pass_consts()[3]
         if value.justify not in ("left", "right") or value.overflow != "ellipsis":
             return None
         return fitted(value.plain, inner, value.justify)
@@ -307,7 +490,7 @@ class ProcessTable(DataTable[Any]):
         body = self._simple_body(value, width)
         if body is None:
             return None
-        pad = " " * self.cell_padding
+        pad = " " * self._pass_consts()[3]
         return [[Segment(pad, style), Segment(body, style), Segment(pad, style)]]
 
     def _learn_cell_style(self, key: tuple[Any, ...], value: Any, width: int, lines: Any) -> None:

@@ -1,0 +1,164 @@
+"""The cheap drawing paths must draw exactly what Textual's own paths draw.
+
+GPU and host panels turn their Rich Text into strips themselves
+(widgets/text_lines.py), and the process table reads its styles once per render
+pass; both are compared segment for segment (text, style, offset meta) with
+Textual's own rendering of the same widget in the same state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from rich.style import Style
+from rich.text import Text
+from textual.pilot import Pilot
+from textual.widget import Widget
+from textual.widgets import DataTable
+
+from gputui.telemetry.snapshot import MigDevice
+from gputui.tui.app import GpuTuiApp
+from gputui.tui.widgets.gpu_panel import GpuPanel
+from gputui.tui.widgets.host_panel import HostPanel
+from gputui.tui.widgets.process_table import ProcessTable
+from gputui.tui.widgets.text_lines import text_strips
+
+from .conftest import GIB, ScriptedSource, make_device, make_snapshot
+
+
+async def _wait(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 5.0) -> None:
+    for _ in range(int(timeout / 0.02)):
+        if cond():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("condition not reached in time")
+
+
+def _app(source: ScriptedSource) -> GpuTuiApp:
+    return GpuTuiApp(
+        source, interval=0.05, clock=lambda: "01:02:03", hostname="t", card_lookup=None
+    )
+
+
+def _both(widget: Widget) -> tuple[list[list[Any]], list[list[Any]]]:
+    """What the widget draws (its own path) and what Textual's path draws, per line."""
+    widget._render_content()
+    ours = [list(strip) for strip in widget._render_cache.lines]
+    Widget._render_content(widget)
+    theirs = [list(strip) for strip in widget._render_cache.lines]
+    return ours, theirs
+
+
+def _fast_taken(widget: Widget) -> bool:
+    text = widget.render()
+    assert isinstance(text, Text)
+    width, height = widget.size
+    base = widget.visual_style.rich_style
+    return text_strips(text, width, height, base, widget.app.console) is not None
+
+
+def _devices() -> tuple[Any, ...]:
+    mig = MigDevice(
+        index=0,
+        gpu_instance_id=1,
+        compute_instance_id=0,
+        uuid="MIG-1",
+        name="NVIDIA A100-SXM4-80GB MIG 1g.10gb",
+        profile="1g.10gb",
+        memory_total=10 * GIB,
+        memory_used=2 * GIB,
+    )
+    return (
+        make_device(0, util=95, throttle_reasons=("sw_power_cap",)),
+        replace(make_device(1, util=None, used_gib=None), failed="GPU is lost"),
+        make_device(2, util=0, ecc_volatile_uncorrected=3, temperature_c=None, power_w=None),
+        replace(make_device(3, util=40), mig_devices=(mig,)),
+    )
+
+
+async def test_gpu_and_host_panels_draw_what_textual_draws() -> None:
+    fast = compared = 0
+    for n_gpus, size in ((2, (120, 40)), (4, (200, 50)), (4, (120, 24))):
+        source = ScriptedSource(make_snapshot(devices=_devices()[:n_gpus]))
+        app = _app(source)
+        async with app.run_test(size=size) as pilot:
+            await _wait(pilot, lambda a=app, n=n_gpus: len(a.query(GpuPanel)) == n)  # type: ignore[misc]
+            await pilot.pause(0.2)  # a few polls: sparklines with history
+            widgets: list[Widget] = [*app.query(GpuPanel), app.query_one(HostPanel)]
+            for widget in widgets:
+                ours, theirs = _both(widget)
+                assert ours == theirs, (n_gpus, size, widget)
+                compared += 1
+                fast += _fast_taken(widget)
+    # Compared, not skipped: only the compact 120-column throttled GPU's line is too wide.
+    assert fast >= compared - 2, (fast, compared)
+
+
+async def test_a_line_wider_than_the_panel_takes_textuals_path() -> None:
+    """Narrow terminal: the stats line is cut with an ellipsis, which only Textual draws."""
+    source = ScriptedSource(make_snapshot(n_gpus=1))
+    app = _app(source)
+    async with app.run_test(size=(50, 30)) as pilot:
+        await _wait(pilot, lambda: len(app.query(GpuPanel)) == 1)
+        panel = app.query_one(GpuPanel)
+        await _wait(pilot, lambda: panel.device is not None)
+        await pilot.pause(0.1)
+        assert not _fast_taken(panel)
+        ours, theirs = _both(panel)
+        assert ours == theirs
+        assert any(seg.text.endswith("…") for line in ours for seg in line)
+
+
+def test_text_strips_declines_what_it_cannot_draw() -> None:
+    from rich.console import Console
+
+    console = Console()
+    base = Style(color="white", bgcolor="black")
+    assert text_strips(Text("ok"), 10, 5, base, console) is not None
+    assert text_strips(Text("too long for it"), 10, 5, base, console) is None
+    assert text_strips(Text("wide 漢字"), 40, 5, base, console) is None
+    assert text_strips(Text("a\tb"), 40, 5, base, console) is None
+    three = text_strips(Text("a\nb\nc"), 10, 2, base, console)
+    assert three is not None and [s.text for s in three] == ["a", "b"]  # cut at the height
+
+
+async def test_process_rows_drawn_in_one_pass_match_datatables_own() -> None:
+    source = ScriptedSource(make_snapshot())
+    app = _app(source)
+    async with app.run_test(size=(160, 40)) as pilot:
+        table = app.dashboard.query_one(ProcessTable)
+        await _wait(pilot, lambda: table.row_count == 3)
+        for theme in ("textual-dark", "textual-light"):
+            app.theme = theme
+            await pilot.pause(0.1)
+            base = table.rich_style
+            for row_index in (-1, 0, 1, 2):
+                key = (
+                    table._header_row_key
+                    if row_index == -1
+                    else table._row_locations.get_key(row_index)
+                )
+                for hover_row in (-1, 1):
+                    table._render_pass = {}  # as in render_lines
+                    try:
+                        ours = table._render_line_in_row(
+                            key,
+                            0,
+                            base,
+                            table.cursor_coordinate,
+                            table.hover_coordinate._replace(row=hover_row),
+                        )
+                    finally:
+                        table._render_pass = None
+                    table._update_count += 1  # no cached rows: DataTable draws anew
+                    theirs = DataTable._render_line_in_row(
+                        table,
+                        key,
+                        0,
+                        base,
+                        table.cursor_coordinate,
+                        table.hover_coordinate._replace(row=hover_row),
+                    )
+                    assert ours == theirs, (theme, row_index, hover_row)
