@@ -37,6 +37,9 @@ from gputui.fit.graph import Node, Ref
 from gputui.fit.memory import model_phases, peak
 from gputui.fit.precision import policy
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when a test loads this file
+from torch_memory import peak_cpu_bytes, peak_cuda_bytes  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 ACT: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
@@ -603,34 +606,11 @@ def run_steps(
 
 
 def measure_cpu(model: ModelSpec, batch: int, steps: int = 3, precision: str = "fp32") -> int:
-    from torch._C._profiler import _EventType
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        torch.empty(1)  # marks the allocator total before the model exists
-        run_steps(model, batch, "cpu", steps, precision)
-    events = []
-    stack = list(prof.profiler.kineto_results.experimental_event_tree())  # type: ignore[union-attr]
-    while stack:
-        e = stack.pop()
-        if e.tag == _EventType.Allocation:
-            events.append(
-                (e.start_time_ns, e.extra_fields.total_allocated, e.extra_fields.alloc_size)
-            )
-        stack.extend(e.children)
-    events.sort()
-    # the first event is the 4-byte marker: the total before it is the baseline
-    baseline = events[0][1] - events[0][2]
-    return max(total for _, total, _ in events) - baseline - 4
+    return peak_cpu_bytes(lambda: run_steps(model, batch, "cpu", steps, precision))
 
 
 def measure_cuda(model: ModelSpec, batch: int, steps: int = 3, precision: str = "fp32") -> int:
-    torch.cuda.empty_cache()
-    torch.cuda.reset_peak_memory_stats()
-    before = torch.cuda.memory_allocated()
-    run_steps(model, batch, "cuda", steps, precision)
-    torch.cuda.synchronize()
-    return torch.cuda.max_memory_allocated() - before
+    return peak_cuda_bytes(lambda: run_steps(model, batch, "cuda", steps, precision))
 
 
 def estimate(

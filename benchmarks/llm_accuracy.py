@@ -25,7 +25,6 @@ import json
 import math
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,9 @@ from gputui.fit.llm.hfkeys import from_hf_dict
 from gputui.fit.llm.kv import kv_cache_bytes
 from gputui.fit.llm.model import TransformerModel, from_config
 from gputui.fit.llm.workload import Workload
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when a test loads this file
+from torch_memory import peak_cpu_bytes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -95,6 +97,20 @@ def repeat_kv(x: torch.Tensor, n: int) -> torch.Tensor:
         return x
     b, h, s, d = x.shape
     return x[:, :, None].expand(b, h, n, s, d).reshape(b, h * n, s, d)
+
+
+def grow_cache(
+    cache: list[Any] | None, k: torch.Tensor, v: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """transformers' legacy contiguous cache: K and V grow by concatenation each step."""
+    if cache is None:
+        return k, v
+    if cache:
+        k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2)
+        cache[0], cache[1] = k, v
+    else:
+        cache.extend([k, v])
+    return k, v
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, impl: str, causal: bool,
@@ -173,12 +189,7 @@ class LlamaLayer(nn.Module):
         v = self.v(x).view(b, s, self.kv, self.hd).transpose(1, 2)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
-        if cache is not None:
-            if cache:
-                k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2)
-                cache[0], cache[1] = k, v
-            else:
-                cache.extend([k, v])
+        k, v = grow_cache(cache, k, v)
         a = attention(q, k, v, self.impl, True, 0.0, self.training, True)
         return self.o(a.transpose(1, 2).contiguous().view(b, s, -1))
 
@@ -238,12 +249,7 @@ class GPT2Layer(nn.Module):
         b, s, h = x.shape
         q, k, v = self.qkv(x).split(h, dim=2)
         q, k, v = (t.view(b, s, self.nh, h // self.nh).transpose(1, 2) for t in (q, k, v))
-        if cache is not None:
-            if cache:
-                k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2)
-                cache[0], cache[1] = k, v
-            else:
-                cache.extend([k, v])
+        k, v = grow_cache(cache, k, v)
         a = attention(q, k, v, self.impl, True, self.p, self.training, False)
         return self.proj(a.transpose(1, 2).contiguous().view(b, s, h))
 
@@ -375,27 +381,6 @@ def run(name: str, impl: str, mode: str, batch: int, seq: int, new: int, steps: 
             logits = model(nxt, caches, seq + t, last_only=True)[:, -1].float()
 
 
-def measure_cpu(fn: Callable[[], None]) -> int:
-    from torch._C._profiler import _EventType
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        torch.empty(1)  # marks the allocator total before the model exists
-        fn()
-    events = []
-    stack = list(prof.profiler.kineto_results.experimental_event_tree())  # type: ignore[union-attr]
-    while stack:
-        e = stack.pop()
-        if e.tag == _EventType.Allocation:
-            events.append(
-                (e.start_time_ns, e.extra_fields.total_allocated, e.extra_fields.alloc_size)
-            )
-        stack.extend(e.children)
-    events.sort()
-    baseline = events[0][1] - events[0][2]
-    return int(max(total for _, total, _ in events) - baseline - 4)
-
-
 def estimate(name: str, impl: str, mode: str, batch: int, seq: int, new: int) -> tuple[int, str]:
     m = gputui_model(name)
     wl = Workload(
@@ -491,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
     worst_under, worst_abs = 0.0, 0.0
     for name, impl, mode, batch, seq, new in cases:
         t0 = time.perf_counter()
-        measured = measure_cpu(lambda: run(name, impl, mode, batch, seq, new))  # noqa: B023
+        measured = peak_cpu_bytes(lambda: run(name, impl, mode, batch, seq, new))  # noqa: B023
         est, phase = estimate(name, impl, mode, batch, seq, new)
         err = (est - measured) / measured * 100
         worst_abs = max(worst_abs, abs(err))

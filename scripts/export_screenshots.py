@@ -24,6 +24,7 @@ from gputui.resources import scenarios_dir
 from gputui.tui import fit_screen
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.cards import catalog_labels
+from gputui.tui.catalog_screen import CatalogScreen
 from gputui.tui.demo import demo_app
 from gputui.tui.device_screen import DeviceScreen
 from gputui.tui.fit_screen import FitScreen
@@ -68,6 +69,15 @@ SCENES = (
     Scene("fit", (120, 40), keys=("f",), wait_for_screen=FitScreen),
     Scene("fit-80x24", (80, 24), keys=("f",), wait_for_screen=FitScreen),
     Scene("fit-faults", (120, 40), scenario="faults.toml", keys=("f",), wait_for_screen=FitScreen),
+    # a mixed box with a lost GPU: `c` opens on the selected process's GPU (the L4); compare
+    # the H100 SXM; `g` wraps round to GPU 0
+    Scene(
+        "catalog-faults",
+        (120, 40),
+        scenario="faults.toml",
+        keys=("c", "slash", *"H100 SXM", "enter", "enter", "g"),
+        wait_for_screen=CatalogScreen,
+    ),
     Scene("history", (120, 40), keys=("h",), wait_for_screen=HistoryScreen),
     Scene("history-80x24", (80, 24), keys=("h",), wait_for_screen=HistoryScreen),
 )

@@ -5,8 +5,13 @@ Run by scripts/nvml-check.sh, which builds the fake library (current, legacy
 and "v1-only" builds), starts the worker processes and passes the paths here.
 For each build x scenario, the snapshot is taken with FAKE_NVML_TIME frozen,
 so every value is exactly computable from the scenario file with the fake's
-own Python model (shared/fakenvml/tests/scenario_model.py). Prints one line
-per mismatch and exits 1 if there was any.
+own Python model (shared/fakenvml/tests/scenario_model.py) and, for the
+device facts the model does not cover (power limits, PCIe link, BAR1, ECC,
+persistence, display and compute modes, energy), the fake's documented
+defaults (its README's device keys; `dev_finish` in fakenvml.c). The text
+table of `gputui snapshot`, which asks NVML only for what it prints, is
+compared with the same table rendered from a full poll. Prints one line per
+mismatch and exits 1 if there was any.
 
     nvml_check.py --fakenvml DIR --lib NAME=DIR... --scenario NAME=CONF... [--gputui CMD]
 """
@@ -54,7 +59,68 @@ FEATURE_FIELDS = {
     "clocks_event_reasons": ("sample.throttle_reasons",),
     "uuid": ("info.uuid",),
     "pci": ("info.pci_bus_id",),
+    "pcie_link": ("info.pcie_max_gen", "info.pcie_max_width", "sample.pcie_gen")
+    + ("sample.pcie_width",),
+    "bar1": ("info.bar1_total", "sample.bar1_used"),
+    "persistence_mode": ("sample.persistence_mode",),
+    "display": ("sample.display_active",),
+    "compute_mode": ("sample.compute_mode",),
+    "energy": ("sample.energy_j",),
 }
+# Features whose fields join an existing entry above (one NVML query answers both).
+FEATURE_FIELDS["power_limit"] += (
+    "info.power_default_limit_w",
+    "info.power_min_limit_w",
+    "info.power_max_limit_w",
+)
+FEATURE_FIELDS["ecc"] += ("info.ecc_mode",)
+COMPUTE_MODES = ("default", "exclusive_thread", "prohibited", "exclusive_process")
+MiB = 1 << 20
+
+
+def _flag(d: Any, key: str, default: bool) -> bool:
+    value = d.kv.get(key)
+    return default if value is None else value.strip().lower() in YES
+
+
+def _mw(d: Any, key: str, default_mw: int) -> int:
+    """A watts key as the fake stores it (whole mW), else its default."""
+    return int(float(d.kv[key]) * 1000) if key in d.kv else default_mw
+
+
+def _size(d: Any, key: str, default: int) -> int:
+    from scenario_model import parse_size  # the fake's own size parser
+
+    return int(parse_size(d.kv[key])) if key in d.kv else default
+
+
+def device_facts(d: Any, t: float) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(info, sample) values of the device facts, from the keys and the fake's defaults."""
+    limit = d.power_limit_mw
+    gen, width = int(d.kv.get("pcie_gen", "4")), int(d.kv.get("pcie_width", "16"))
+    bar1_total = _size(d, "bar1_total", 256 * MiB)
+    mode = d.kv.get("compute_mode", "default").strip().lower()
+    lo, hi = d.rng("power_w", 30)
+    energy_mj = int((lo + hi) / 2.0 * (t - 1.6e9) * 1000.0)  # mean power x time since the epoch
+    info = {
+        "power_default_limit_w": _mw(d, "power_default_limit_w", limit) / 1000,
+        "power_min_limit_w": _mw(d, "power_min_limit_w", limit // 2) / 1000,
+        "power_max_limit_w": _mw(d, "power_max_limit_w", limit) / 1000,
+        "pcie_max_gen": int(d.kv.get("pcie_max_gen", gen)),
+        "pcie_max_width": int(d.kv.get("pcie_max_width", width)),
+        "bar1_total": bar1_total,
+        "ecc_mode": _flag(d, "ecc_mode", True),
+    }
+    sample = {
+        "persistence_mode": _flag(d, "persistence_mode", True),
+        "display_active": _flag(d, "display_active", False),
+        "compute_mode": COMPUTE_MODES[int(mode)] if mode.isdigit() else mode,
+        "pcie_gen": gen,
+        "pcie_width": width,
+        "bar1_used": bar1_total if bar1_total < 8 * MiB else 5 * MiB,
+        "energy_j": energy_mj / 1000.0,
+    }
+    return info, sample
 
 
 def expected_devices(sc: Any, t: float, legacy_memory: bool) -> list[dict[str, Any]]:
@@ -134,6 +200,9 @@ def expected_devices(sc: Any, t: float, legacy_memory: bool) -> list[dict[str, A
             if d.kv.get("ecc_mode", "on").lower() in YES
             else None,
         }
+        facts_info, facts_sample = device_facts(d, t)
+        info.update(facts_info)
+        sample.update(facts_sample)
         dev = {"info": info, "sample": sample, "failed": None}
         for feature in d.unsupported:
             for path in FEATURE_FIELDS.get(feature, ()):
@@ -252,6 +321,11 @@ def compare(label: str, got: dict[str, Any], sc: Any, legacy_memory: bool) -> li
 
 
 def snapshot(cmd: list[str], lib: str, conf: str, frozen: bool = True) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(run_text(cmd, lib, conf, frozen))
+    return result
+
+
+def run_text(cmd: list[str], lib: str, conf: str, frozen: bool = True) -> str:
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = lib
     env["FAKE_NVML_SCENARIO"] = conf
@@ -264,8 +338,37 @@ def snapshot(cmd: list[str], lib: str, conf: str, frozen: bool = True) -> dict[s
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     if r.returncode != 0:
         raise RuntimeError(f"{shlex.join(cmd)} exited {r.returncode}: {r.stderr.strip()[-2000:]}")
-    result: dict[str, Any] = json.loads(r.stdout)
-    return result
+    return r.stdout
+
+
+# A process's running time (`0:41`, `1:02:03`, `2d03h`) ticks between two runs.
+_DURATION = re.compile(r"(?<=  )(\d+d\d\dh|\d+:\d\d(?::\d\d)?)(?=  )")
+
+
+def _table_lines(text: str) -> list[str]:
+    """The table without its first two lines (clock; host load and memory) or running times."""
+    return [_DURATION.sub("T", line) for line in text.splitlines()[2:]]
+
+
+def table_check(label: str, cmd: list[str], lib: str, conf: str) -> list[str]:
+    """`gputui snapshot` (the text table: NVML asked only for what it prints, host from
+    /proc) against the table rendered from a full poll with psutil's host sampler."""
+    full = [sys.executable, str(ROOT / "scripts" / "nvml_snapshot.py"), "--text"]
+    try:
+        have = _table_lines(run_text(cmd, lib, conf))
+        want = _table_lines(run_text(full, lib, conf))
+    except RuntimeError as exc:
+        return [f"{label} table: {exc}"]
+    diffs = [
+        f"{label} table line {i + 3}: got {a!r}, want {b!r}"
+        for i, (a, b) in enumerate(zip(have, want, strict=False))
+        if a != b
+    ]
+    if len(have) != len(want):
+        diffs.append(f"{label} table: {len(have)} lines, want {len(want)}")
+    if not any(line.startswith("[0] ") for line in have):
+        diffs.append(f"{label} table: no GPU line in {have[:3]!r}")
+    return diffs
 
 
 def pick_command(explicit: str | None, lib: str, conf: str) -> list[str]:
@@ -343,6 +446,8 @@ def main() -> int:
             checks += 1
             ms = (time.perf_counter() - t0) * 1000
             n_dev, n_proc = len(got.get("devices", [])), len(got.get("processes", []))
+            if cmd[-1] == "--json":  # the real command: its text table too
+                diffs += table_check(label, cmd[:-1], lib, conf)
             status = "ok" if not diffs else f"{len(diffs)} mismatches"
             print(f"  {label:<22} {n_dev} GPUs, {n_proc} processes, {ms:5.0f} ms: {status}")
             failures.extend(diffs)

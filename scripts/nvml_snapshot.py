@@ -4,7 +4,12 @@
 Used by nvml_check.py where one poll is not enough (a GPU lost after N seconds)
 and as a stand-in while `gputui snapshot --json` is unusable.
 
-    nvml_snapshot.py [--polls N] [--interval S] [--no-host]
+With --text, the last poll is printed as `gputui snapshot`'s text table, from
+a full poll with the dashboard's psutil host sampler: nvml_check.py compares
+it with `gputui snapshot`, which asks NVML only for what the table prints and
+reads the host from /proc.
+
+    nvml_snapshot.py [--polls N] [--interval S] [--no-host] [--text]
 """
 
 from __future__ import annotations
@@ -22,7 +27,15 @@ def main() -> int:
     ap.add_argument("--polls", type=int, default=1)
     ap.add_argument("--interval", type=float, default=0.0)
     ap.add_argument("--no-host", action="store_true")
+    ap.add_argument("--text", action="store_true", help="the text table instead of JSON")
     args = ap.parse_args()
+    if args.text:
+        # An independent reading of the host: psutil's sampler (telemetry/host.py) instead
+        # of the /proc reader NvmlSource uses on Linux, which `gputui snapshot` is checked on.
+        from gputui.telemetry import nvml
+        from gputui.telemetry.host import HostSampler
+
+        nvml._open_host_sampler = HostSampler  # type: ignore[assignment]
     source = NvmlSource.open(with_host=not args.no_host)
     try:
         snap = source.poll()
@@ -31,6 +44,11 @@ def main() -> int:
             snap = source.poll()
     finally:
         source.close()
+    if args.text:
+        from gputui.telemetry.text_table import render
+
+        print(render(snap, color=False, width=None), end="")
+        return 0
     print(json.dumps(snapshot_to_dict(snap), indent=2))
     return 0
 

@@ -2,27 +2,30 @@
 
 Kept import-light on purpose: each subcommand lives in `gputui.commands.*`
 and imports its heavy dependencies (Textual, pydantic, pynvml) inside `run`,
-so `gputui snapshot` starts faster than `nvitop -1`.
+so `gputui snapshot` starts faster than `nvitop -1`. When the command line
+starts with a subcommand's name, only that subcommand's module is imported and
+registered (`gputui snapshot` in a loop pays for no fit or catalog options).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
 from gputui import __version__
-from gputui.commands import catalog as catalog_cmd
-from gputui.commands import exporter as exporter_cmd
-from gputui.commands import fit as fit_cmd
-from gputui.commands import snapshot as snapshot_cmd
 from gputui.commands import tui as tui_cmd
 from gputui.errors import UserError
 from gputui.outstream import run_guarded
 from gputui.textsafe import visible
 
+# In `gputui --help` order; each is gputui.commands.<name> with a register(sub).
+COMMANDS = ("snapshot", "catalog", "fit", "exporter")
 
-def build_parser() -> argparse.ArgumentParser:
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; `only`: just that subcommand (same options and help text)."""
     parser = argparse.ArgumentParser(
         prog="gputui",
         description="Terminal dashboard for NVIDIA GPUs, with a model fit checker.",
@@ -31,10 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     tui_cmd.add_arguments(parser)
     parser.set_defaults(run=tui_cmd.run)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    snapshot_cmd.register(sub)
-    catalog_cmd.register(sub)
-    fit_cmd.register(sub)
-    exporter_cmd.register(sub)
+    for name in COMMANDS if only is None else (only,):
+        importlib.import_module(f"gputui.commands.{name}").register(sub)
     return parser
 
 
@@ -45,8 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words[0]) if words and words[0] in COMMANDS else build_parser()
+    args = parser.parse_args(words)
     try:
         return int(args.run(args))
     except UserError as exc:

@@ -1,6 +1,6 @@
 """Every card's NVML names find that card and no other; derived figures follow their rule.
 
-The substring traps (A40 / A4000, L4 / L40 / L40S, A10 / A100 / A10G, 3080 / 3080 Ti,
+The substring traps (A40 / A4000, L4 / L40 / L40S, A10 / A100 / A10G, H20 / H200, 3080 / 3080 Ti,
 4070 / 4070 Ti / 4070 Ti SUPER, 4060 Ti 8 / 16 GB) are checked explicitly as well, since a
 matcher that compared substrings would still pass a test that only used exact aliases.
 """
@@ -75,6 +75,15 @@ TRAPS: list[tuple[str, int, str | None]] = [
     ("NVIDIA GeForce GTX 1080 Ti", 11264, "GeForce GTX 1080 Ti"),
     ("NVIDIA H200", 143771, "H200 SXM 141GB"),
     ("NVIDIA H200 NVL", 143771, "H200 NVL"),
+    ("NVIDIA H20", 97871, "H20 96 GB"),  # H20 / H200: tokens, not substrings
+    ("NVIDIA H20-3e", 143771, "H20 141 GB"),
+    ("NVIDIA H800", 81559, "H800 80 GB"),
+    ("NVIDIA H800 PCIe", 81559, None),  # PCIe part not in the catalog: no memory in NVIDIA's documents
+    ("NVIDIA H20", 143771, None),  # the 96 GB card's name at 141 GB: neither card, no guess
+    ("NVIDIA H200", 97871, None),
+    ("NVIDIA B300 SXM6 AC", 275040, "B300"),
+    ("NVIDIA B200", 275040, None),  # B200 / B300 told apart by name, and memory checked
+    ("NVIDIA B300 SXM6 AC", 184320, None),
     ("NVIDIA GH200 480GB", 97871, "GH200 96 GB"),
     ("NVIDIA GH200 144G HBM3e", 145920, "GH200 144 GB"),
     (
@@ -130,6 +139,8 @@ def _rules(card: Card) -> dict[str, Rule]:
         ),
     }
     arch = card.architecture
+    if arch == "ampere" and card.compute_capability == "8.6":  # GA10x: 128 FP32 lanes per SM
+        rules["sm_count"] = lambda c: _v(c, "cuda_cores") / 128
     if arch == "turing" and card.chip in {"TU116", "TU117"}:
         rules["fp16_tflops"] = lambda c: 2 * _v(c, "fp32_tflops")
     elif arch == "turing" and geforce:  # 2080 Ti column: 13.4 : 53.8 : 107.6 : 215.2

@@ -38,6 +38,10 @@ REQUIRED = [
     "NVIDIA H100 80GB HBM3",
     "NVIDIA H200",
     "NVIDIA B200",
+    "NVIDIA B300 SXM6 AC",
+    "NVIDIA H20",
+    "NVIDIA H800",
+    "NVIDIA H20-3e",
     "NVIDIA GeForce RTX 5090",
 ]
 

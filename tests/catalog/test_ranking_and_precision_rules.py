@@ -27,6 +27,9 @@ KNOWN_UNKNOWN = {
     "RTX PRO 6000 Blackwell Workstation Edition",
     "RTX PRO 6000 Blackwell Server Edition",
 }
+# Cards NVIDIA documents only by name and memory (no FP32 or tensor figure at all): the
+# ranking can say whether a model fits, not place them by any rate, so they go last.
+NOTHING_KNOWN = {"H20 96 GB", "H20 141 GB", "H800 80 GB", "B300"}
 
 
 @pytest.fixture(scope="module")
@@ -42,10 +45,25 @@ def ranking(vgg16: ModelSpec) -> list[Ranked]:
 
 def test_no_card_is_unknown_where_a_figure_or_ratio_exists(ranking: list[Ranked]) -> None:
     unknown = {r.card.name for r in ranking if r.samples_per_s is None}
-    assert unknown == KNOWN_UNKNOWN
+    assert unknown == KNOWN_UNKNOWN | NOTHING_KNOWN
     for r in ranking:
         if r.samples_per_s is None:
-            assert r.unknown_reason and r.lower_bound is not None
+            assert r.unknown_reason
+            assert (r.lower_bound is None) == (r.card.name in NOTHING_KNOWN), r.card.name
+
+
+def test_cards_with_nothing_known_come_after_every_placed_card(ranking: list[Ranked]) -> None:
+    """No rate at all is not a slow rate: such a card is neither first nor mixed in."""
+    fitting = [r for r in ranking if r.estimate.fits]
+    blind = [i for i, r in enumerate(fitting) if r.card.name in NOTHING_KNOWN]
+    placed = [
+        i for i, r in enumerate(fitting) if r.samples_per_s is not None or r.lower_bound is not None
+    ]
+    assert blind and placed and min(blind) > max(placed)
+    for name in NOTHING_KNOWN:
+        card = next(r.card for r in ranking if r.card.name == name)
+        assert card.fp32_tflops is None and card.bf16_tensor_tflops is None
+        assert "unknown" in (card.consistency_notes or "")
 
 
 def test_speed_uses_the_recommended_precisions_own_figure(

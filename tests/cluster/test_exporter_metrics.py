@@ -63,7 +63,9 @@ def test_dcgm_names_units_and_labels(tmp_path: Path) -> None:
 
 
 def test_unsupported_field_is_absent_not_zero(tmp_path: Path) -> None:
-    poller = Poller(sim(write_scenario(tmp_path, "node-a")), interval=1.0)
+    source = sim(write_scenario(tmp_path, "node-a"))
+    snap = source.poll()
+    poller = Poller(source, interval=1.0)
     poller.poll_once()
     got = samples(scrape_text(poller))
     power_gpus = {labels["gpu"] for labels, _ in got["DCGM_FI_DEV_POWER_USAGE"]}
@@ -71,8 +73,11 @@ def test_unsupported_field_is_absent_not_zero(tmp_path: Path) -> None:
     assert "gputui_gpu_fan_percent" not in got or all(
         labels["gpu"] != "1" for labels, _ in got["gputui_gpu_fan_percent"]
     )
-    # the simulator has no energy counter: absent entirely
-    assert "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" not in got
+    # the energy counter: the snapshot's own reading, where the device gives one
+    energy = {labels["gpu"] for labels, _ in got.get("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", [])}
+    assert energy == {
+        str(d.index) for d in snap.devices if d.sample is not None and d.sample.energy_j is not None
+    }
 
 
 def test_lost_gpu_exports_up_zero_and_nothing_else(tmp_path: Path) -> None:

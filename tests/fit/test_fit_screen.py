@@ -103,3 +103,84 @@ def test_memory_bar_marks_overflow() -> None:
     over = memory_bar(target, 3 * GIB, width=10)
     assert "▶" not in fits.plain and "▶" in over.plain
     assert fits.plain.count("█") == 8 + 1  # 8 cells taken by others, 1 by the model
+
+
+BRANCHES = """\
+[[model]]
+name = "branches"
+kind = "functional"
+batch_size = 8
+inputs = [ { name = "x", shape = [64] } ]
+layers = [
+  { name = "wide", type = "Dense", units = 1000 },
+  { name = "narrow", type = "Dense", units = 10, inputs = ["x"] },
+  { name = "joined", type = "Concatenate", inputs = ["wide", "narrow"] },
+]
+"""
+
+
+def _layer_rows(table: Any) -> list[list[str]]:
+    """The Layers table as rows of plain cells."""
+    from rich.console import Console
+
+    console = Console(width=250, record=True, color_system=None)
+    cells = [[console.render_str(str(c)).plain for c in col._cells] for col in table.columns]
+    return [list(row) for row in zip(*cells, strict=True)]
+
+
+async def test_layer_table_keeps_each_nodes_own_input_not_the_previous_layers(
+    tmp_path: Path,
+) -> None:
+    """`narrow` reads the model input (64 floats), not `wide`'s 1000: its Dense keeps its
+    input for the weight gradient, 64 x 4 B = 256 B per sample (the previous layer's shape
+    gave 1000 x 4 B = 3.9 KiB). The figures are the graph engine's (fit.report)."""
+    from gputui.fit.report import gib, network_layers
+
+    models = tmp_path / "models.toml"
+    models.write_text(BRANCHES)
+    app = Host(models)
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, FitScreen)
+        screen.update_snapshot(snapshot(free_gib=20))
+        await settle(pilot, screen)
+        (check,) = screen.checks
+        detail = screen.detail(check)
+        layers = next(r for r in detail.renderables if getattr(r, "title", None) == "Layers")
+        kept = [row[6] for row in _layer_rows(layers)]
+        assert kept[:2] == ["256 B", "256 B"]  # wide and narrow both read x
+        net = check.model.network
+        assert net is not None
+        assert kept == [gib(d["saved_bytes_per_sample_fp32"]) for d in network_layers(net)]
+
+
+GATE = """\
+[[model]]
+name = "gate"
+kind = "functional"
+batch_size = 8
+inputs = [ { name = "x", shape = [64] } ]
+layers = [
+  { name = "a", type = "Dense", units = 256 },
+  { name = "b", type = "Dense", units = 256, inputs = ["x"] },
+  { name = "m", type = "Multiply", inputs = ["a", "b"] },
+]
+"""
+
+
+async def test_layer_table_counts_every_input_a_node_keeps(tmp_path: Path) -> None:
+    """Multiply's backward needs both inputs (grad a = g * b, grad b = g * a): 2 x 256 x 4 B
+    = 2.0 KiB per sample, as the memory walk counts them; only the first was counted."""
+    models = tmp_path / "models.toml"
+    models.write_text(GATE)
+    app = Host(models)
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, FitScreen)
+        screen.update_snapshot(snapshot(free_gib=20))
+        await settle(pilot, screen)
+        (check,) = screen.checks
+        layers = next(
+            r for r in screen.detail(check).renderables if getattr(r, "title", None) == "Layers"
+        )
+        assert [row[6] for row in _layer_rows(layers)] == ["256 B", "256 B", "2.0 KiB"]

@@ -21,14 +21,24 @@ STATIC = (
     "nvmlDeviceGetMaxPcieLinkWidth",
     "nvmlDeviceGetEccMode",
 )
-DYNAMIC = (
+EVERY_POLL = ("nvmlDeviceGetTotalEnergyConsumption",)
+# Set by an administrator (nvidia-smi -pm / -c) or a display server: every SLOW_INTERVAL_S.
+SLOW = (
     "nvmlDeviceGetPersistenceMode",
     "nvmlDeviceGetDisplayActive",
     "nvmlDeviceGetComputeMode",
-    "nvmlDeviceGetCurrPcieLinkGeneration",
-    "nvmlDeviceGetCurrPcieLinkWidth",
-    "nvmlDeviceGetTotalEnergyConsumption",
 )
+# The link retrains with load: read with the PCIe throughput, every pcie_interval_s.
+LINK = ("nvmlDeviceGetCurrPcieLinkGeneration", "nvmlDeviceGetCurrPcieLinkWidth")
+DYNAMIC = EVERY_POLL + SLOW + LINK
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 def test_every_fact_is_read_with_its_unit(fake_nvml):
@@ -55,26 +65,63 @@ def test_every_fact_is_read_with_its_unit(fake_nvml):
     assert (s.encoder_util, s.decoder_util) == (12, 3)
 
 
-def test_static_facts_are_read_once_dynamic_ones_every_poll(fake_nvml):
-    src = NvmlSource.open(with_host=False)
-    for _ in range(3):
+def test_each_fact_is_read_at_its_own_cadence(fake_nvml):
+    clock = Clock()
+    src = NvmlSource.open(with_host=False, pcie_interval_s=2.0, slow_interval_s=30.0, clock=clock)
+    for _ in range(3):  # at t = 0, 1, 2 s
         src.poll()
+        src._pcie.join(5)
+        clock.now += 1.0
     for fn in STATIC:
         assert fake_nvml.n(fn, 0) == 1, fn
-    for fn in DYNAMIC:
+    for fn in EVERY_POLL:
         assert fake_nvml.n(fn, 0) == 3, fn
-    # BAR1: the total at open, the used amount each poll
-    assert fake_nvml.n("nvmlDeviceGetBAR1MemoryInfo", 0) == 4
+    for fn in SLOW:
+        assert fake_nvml.n(fn, 0) == 1, fn
+    for fn in LINK:
+        assert fake_nvml.n(fn, 0) == 2, fn  # t = 0 and t = 2
+    # BAR1: read at open for the total; the first poll takes that reading, later ones ask
+    assert fake_nvml.n("nvmlDeviceGetBAR1MemoryInfo", 0) == 3
+    assert fake_nvml.n("nvmlDeviceGetMemoryInfo_v2", 0) == 3
+    clock.now += 30.0
+    src.poll()
+    for fn in SLOW:
+        assert fake_nvml.n(fn, 0) == 2, fn
+    src.close()
 
 
 def test_values_that_change_are_followed(fake_nvml):
-    src = NvmlSource.open(with_host=False)
+    clock = Clock()
+    src = NvmlSource.open(with_host=False, pcie_interval_s=2.0, slow_interval_s=30.0, clock=clock)
     g = fake_nvml.gpus[0]
     src.poll()
     g.pcie_gen, g.energy_mj, g.persistence = 1, 200_000_000, pynvml.NVML_FEATURE_DISABLED
+    g.bar1_used = 7 * MiB
     s = src.poll().devices[0].sample
     assert s is not None
-    assert s.pcie_gen == 1 and s.energy_j == 200_000.0 and s.persistence_mode is False
+    assert s.energy_j == 200_000.0 and s.bar1_used == 7 * MiB  # every poll
+    assert s.pcie_gen == 3 and s.persistence_mode is True  # not yet due
+    clock.now += 2.0
+    src.poll()  # starts the PCIe refresh in the background
+    src._pcie.join(5)
+    s = src.poll().devices[0].sample
+    assert s is not None and s.pcie_gen == 1 and s.persistence_mode is True
+    clock.now += 30.0
+    s = src.poll().devices[0].sample
+    assert s is not None and s.persistence_mode is False
+    src.close()
+
+
+def test_the_first_poll_reuses_what_open_read(fake_nvml):
+    g = fake_nvml.gpus[0]
+    src = NvmlSource.open(with_host=False)
+    g.memory_used, g.bar1_used = 11 * GiB, 9 * MiB  # changed between open and the first poll
+    first = src.poll().devices[0].sample
+    second = src.poll().devices[0].sample
+    assert first is not None and second is not None
+    assert (first.memory_used, first.bar1_used) == (10 * GiB, 5 * MiB)  # the reading of open()
+    assert (second.memory_used, second.bar1_used) == (11 * GiB, 9 * MiB)
+    src.close()
 
 
 @pytest.mark.parametrize("fn", STATIC + DYNAMIC + ("nvmlDeviceGetBAR1MemoryInfo",))

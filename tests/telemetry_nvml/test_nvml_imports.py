@@ -14,3 +14,37 @@ def test_nvml_modules_import_nothing_heavy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_snapshot_needs_neither_psutil_nor_pydantic(fake_nvml, monkeypatch, capsys):
+    """`gputui snapshot` (text and --json) on NVML: host details from /proc, no psutil import."""
+    import json
+    import os
+
+    from gputui import cli
+
+    fake_nvml.gpus[0].compute = [(os.getpid(), 1 << 30)]
+    for name in ("psutil", "pydantic", "textual", "gputui.telemetry.host"):
+        monkeypatch.setitem(sys.modules, name, None)  # importing it now raises ImportError
+    assert cli.main(["snapshot"]) == 0
+    text = capsys.readouterr().out
+    assert f"{os.getpid():>7}  " in text and "python" in text
+    assert cli.main(["snapshot", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    mine = [p for p in data["processes"] if p["pid"] == os.getpid()]
+    assert mine and mine[0]["host_visible"] and mine[0]["user"]
+
+
+def test_snapshot_path_imports_no_typing_psutil_or_json():
+    """What `gputui snapshot` imports (each costs 1-25 ms of a one-shot's ~60 ms budget):
+    container patterns, PCIe sampler and MIG reader only where they are needed."""
+    code = (
+        "import sys, gputui.cli, gputui.commands.snapshot, gputui.telemetry.source, "
+        "gputui.telemetry.nvml, gputui.telemetry.procfs, gputui.telemetry.text_table\n"
+        "gputui.cli.build_parser('snapshot')\n"
+        "print(sorted(m for m in ('typing', 'psutil', 'json', 'pydantic', 'textual', "
+        "'gputui.telemetry.host', 'concurrent.futures', 'gputui.telemetry.containers', "
+        "'gputui.telemetry.nvml_pcie', 'gputui.telemetry.nvml_mig') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

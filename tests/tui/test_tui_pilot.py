@@ -13,7 +13,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -203,12 +204,19 @@ async def test_compact_layout_for_many_gpus_or_short_screens(
 # -- process table ----------------------------------------------------------------------------
 
 
-async def test_sort_cycle_and_reverse(scripted_source: Any) -> None:
-    app = make_app(scripted_source)
+@asynccontextmanager
+async def process_table(app: GpuTuiApp) -> AsyncIterator[tuple[Pilot[Any], ProcessTable]]:
+    """The dashboard after its first poll, the fixture's three processes in the table."""
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.latest_snapshot is not None)
         table = app.dashboard.query_one(ProcessTable)
         await wait_for(pilot, lambda: table.row_count == 3)
+        yield pilot, table
+
+
+async def test_sort_cycle_and_reverse(scripted_source: Any) -> None:
+    app = make_app(scripted_source)
+    async with process_table(app) as (pilot, table):
         # Default: GPU memory, largest first (8, 5, 2 GiB in the fixture).
         assert table.visible_keys() == ["0:1001", "1:1003", "0:1002"]
         await pilot.press("s")  # gpu_mem -> sm
@@ -226,10 +234,7 @@ async def test_sort_cycle_and_reverse(scripted_source: Any) -> None:
 
 async def test_sort_by_user_and_header_click(scripted_source: Any) -> None:
     app = make_app(scripted_source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.latest_snapshot is not None)
-        table = app.dashboard.query_one(ProcessTable)
-        await wait_for(pilot, lambda: table.row_count == 3)
+    async with process_table(app) as (pilot, table):
         table.set_sort("user")
         await pilot.pause()
         users = [table.processes[k].user for k in table.visible_keys()]
@@ -244,10 +249,7 @@ async def test_sort_by_user_and_header_click(scripted_source: Any) -> None:
 
 async def test_filter_by_text(scripted_source: Any) -> None:
     app = make_app(scripted_source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.latest_snapshot is not None)
-        table = app.dashboard.query_one(ProcessTable)
-        await wait_for(pilot, lambda: table.row_count == 3)
+    async with process_table(app) as (pilot, table):
         await pilot.press("slash")
         assert isinstance(app.focused, Input)
         await pilot.press("b", "o", "b")
@@ -266,10 +268,7 @@ async def test_cursor_stays_on_selected_process_as_rows_come_and_go(
     scripted_source: Any, snapshot_factory: Any, process_factory: Any
 ) -> None:
     app = make_app(scripted_source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.latest_snapshot is not None)
-        table = app.dashboard.query_one(ProcessTable)
-        await wait_for(pilot, lambda: table.row_count == 3)
+    async with process_table(app) as (pilot, table):
         await pilot.press("down", "down")
         selected = table.selected
         assert selected is not None and selected.pid == 1002
@@ -291,10 +290,7 @@ async def test_process_values_update_in_place(
     scripted_source: Any, snapshot_factory: Any, process_factory: Any
 ) -> None:
     app = make_app(scripted_source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.latest_snapshot is not None)
-        table = app.dashboard.query_one(ProcessTable)
-        await wait_for(pilot, lambda: table.row_count == 3)
+    async with process_table(app) as (pilot, table):
         snap = scripted_source.next_snapshot
         changed = replace(snap.processes[0], cpu_percent=99.0)
         scripted_source.next_snapshot = replace(snap, processes=(changed, *snap.processes[1:]))
@@ -427,6 +423,27 @@ async def _select_pid(pilot: Pilot[Any], app: GpuTuiApp, pid: int) -> None:
     raise AssertionError(f"PID {pid} not reachable")
 
 
+@asynccontextmanager
+async def kill_pressed_on(app: GpuTuiApp, pid: int) -> AsyncIterator[Pilot[Any]]:
+    """The dashboard running, `pid` selected with the arrow keys, then `k` pressed."""
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _select_pid(pilot, app, pid)
+        await pilot.press("k")
+        yield pilot
+
+
+@pytest.fixture
+def listed_sleeper(
+    scripted_source: Any, snapshot_factory: Any, process_factory: Any, sleeper: Any
+) -> Any:
+    """The sleeper child, listed on GPU 0 by every poll of the NVML-like source."""
+    target, now = _listed(sleeper, process_factory)
+    scripted_source.next_snapshot = snapshot_factory(
+        source="nvml", timestamp=now, processes=(target,)
+    )
+    return sleeper
+
+
 async def test_kill_confirmed_sends_sigterm_to_the_selected_process(
     scripted_source: Any, snapshot_factory: Any, process_factory: Any, sleeper: Any
 ) -> None:
@@ -436,9 +453,7 @@ async def test_kill_confirmed_sends_sigterm_to_the_selected_process(
         source="nvml", timestamp=now, processes=(target, process_factory(1, 1003))
     )
     app = make_app(scripted_source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await _select_pid(pilot, app, sleeper.pid)
-        await pilot.press("k")
+    async with kill_pressed_on(app, sleeper.pid) as pilot:
         assert isinstance(app.screen, KillScreen)
         dialog = plain(app.screen.query_one("#kill-details", Static))
         title = str(app.screen.query_one("#kill-title").render())
@@ -449,36 +464,23 @@ async def test_kill_confirmed_sends_sigterm_to_the_selected_process(
 
 
 async def test_kill_sigkill_is_an_explicit_choice(
-    scripted_source: Any, snapshot_factory: Any, process_factory: Any, sleeper: Any
+    scripted_source: Any, listed_sleeper: Any
 ) -> None:
-    target, now = _listed(sleeper, process_factory)
-    scripted_source.next_snapshot = snapshot_factory(
-        source="nvml", timestamp=now, processes=(target,)
-    )
-    app = make_app(scripted_source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await _select_pid(pilot, app, sleeper.pid)
-        await pilot.press("k")
+    async with kill_pressed_on(make_app(scripted_source), listed_sleeper.pid) as pilot:
         await pilot.click("#kill")
-        assert sleeper.wait(timeout=10) == -signal.SIGKILL
+        assert listed_sleeper.wait(timeout=10) == -signal.SIGKILL
 
 
 async def test_kill_cancel_leaves_the_process_alone(
-    scripted_source: Any, snapshot_factory: Any, process_factory: Any, sleeper: Any
+    scripted_source: Any, listed_sleeper: Any
 ) -> None:
-    target, now = _listed(sleeper, process_factory)
-    scripted_source.next_snapshot = snapshot_factory(
-        source="nvml", timestamp=now, processes=(target,)
-    )
     app = make_app(scripted_source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await _select_pid(pilot, app, sleeper.pid)
-        await pilot.press("k")
+    async with kill_pressed_on(app, listed_sleeper.pid) as pilot:
         assert isinstance(app.screen, KillScreen)
         await pilot.press("escape")
         assert not isinstance(app.screen, KillScreen)
         await pilot.pause(0.2)
-        assert sleeper.poll() is None
+        assert listed_sleeper.poll() is None
 
 
 def _spawn_on_pid(pid: int, attempts: int = 50) -> subprocess.Popen[bytes] | None:
@@ -509,9 +511,7 @@ async def test_kill_refuses_when_the_pid_is_reused_while_the_dialog_is_open(
     app = make_app(scripted_source, interval=30.0)  # no poll refreshes the listing meanwhile
     second: subprocess.Popen[bytes] | None = None
     try:
-        async with app.run_test(size=(120, 40)) as pilot:
-            await _select_pid(pilot, app, first.pid)
-            await pilot.press("k")
+        async with kill_pressed_on(app, first.pid) as pilot:
             assert isinstance(app.screen, KillScreen)
             first.kill()
             first.wait(timeout=10)  # reaped: the number is free
@@ -548,9 +548,7 @@ async def test_kill_of_another_users_process_is_refused_unless_root(
         source="nvml", processes=(process_factory(0, 4242, user="bob"),)
     )
     app = make_app(scripted_source, kill_policy=policy)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await _select_pid(pilot, app, 4242)
-        await pilot.press("k")
+    async with kill_pressed_on(app, 4242) as pilot:
         await pilot.pause()
         assert not isinstance(app.screen, KillScreen)
         messages = [n.message for n in app._notifications]
@@ -572,9 +570,7 @@ async def test_kill_of_a_process_that_exits_while_the_dialog_is_open_is_reported
         source="nvml", processes=(process_factory(0, 4243, user="bob"),)
     )
     app = make_app(scripted_source, kill_policy=policy)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await _select_pid(pilot, app, 4243)
-        await pilot.press("k")
+    async with kill_pressed_on(app, 4243) as pilot:
         assert isinstance(app.screen, KillScreen)
         alive["yes"] = False
         await pilot.press("enter")
@@ -593,9 +589,8 @@ async def test_simulated_processes_are_never_signalled(
         source="simulated", processes=(process_factory(0, 4244, user="root"),)
     )
     app = make_app(scripted_source, kill_policy=policy)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await _select_pid(pilot, app, 4244)
-        await pilot.press("k", "enter")
+    async with kill_pressed_on(app, 4244) as pilot:
+        await pilot.press("enter")
         await pilot.pause()
         assert not isinstance(app.screen, KillScreen)
         assert any("simulated" in n.message for n in app._notifications)

@@ -154,11 +154,6 @@ def run(args: argparse.Namespace) -> int:
 
     from gputui.catalog import load_catalog
 
-    energy = None
-    if source.name == "nvml":
-        from gputui.exporter.energy import EnergyReader
-
-        energy = EnergyReader()
     poller = Poller(
         source,
         interval=args.interval,
@@ -166,7 +161,6 @@ def run(args: argparse.Namespace) -> int:
         full_cmdline=bool(args.full_cmdline),
         catalog=load_catalog(),
         models=models,
-        energy=energy,
     )
     registry = CollectorRegistry(auto_describe=False)
     registry.register(poller)

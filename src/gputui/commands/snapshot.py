@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def register(sub: Any) -> None:
@@ -35,11 +38,12 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
     import os
     import sys
 
     if getattr(args, "json_schema", False):
+        import json
+
         from gputui.telemetry.schema import json_schema
 
         print(json.dumps(json_schema(), indent=2))
@@ -54,12 +58,15 @@ def run(args: argparse.Namespace) -> int:
 
     scenario: Path | None = getattr(args, "scenario", None)
     demo = bool(getattr(args, "demo", False)) or scenario is not None
+    as_json = bool(getattr(args, "json", False))
     source: Source
     if demo:
         source, _ = open_source("demo", scenario, with_host=True)
     else:
         try:
-            source, _ = open_source("nvml", with_host=True)
+            # The text table prints a fraction of what NVML can say (no PCIe, no device
+            # facts, no per-process SM%): ask only for that. --json is the full record.
+            source, _ = open_source("nvml", with_host=True, detail="full" if as_json else "table")
         except SourceUnavailable as exc:
             print(f"gputui: NVML unavailable: {exc.reason}", file=sys.stderr)
             print("gputui: hint: `gputui snapshot --demo` shows simulated GPUs", file=sys.stderr)
@@ -69,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         source.close()
 
-    if getattr(args, "json", False):
+    if as_json:
         from gputui.telemetry.jsonout import snapshot_to_json
 
         print(snapshot_to_json(snap))

@@ -1,6 +1,6 @@
 """`gputui exporter`: what gputui sees, served to Prometheus under dcgm-exporter's names.
 
-- `families.py`: a Snapshot (plus energy counters, fit answers, catalog names)
+- `families.py`: a Snapshot (plus fit answers and catalog names)
   as Prometheus metric families. Pure; the tests parse its output.
 - `poller.py`: polls the source once per interval on a background thread and
   keeps the families of the last poll, so a scrape never waits on NVML and ten

@@ -120,13 +120,15 @@ def build_families(
     snapshot: Snapshot,
     *,
     hostname: str,
-    energy_mj: Mapping[int, int] | None = None,
     fit: Sequence[FitAnswer] = (),
     cards: Mapping[int, CardName] | None = None,
     full_cmdline: bool = False,
 ) -> list[Metric]:
-    """Every family for one poll; families with no sample are left out entirely."""
-    energy_mj = energy_mj or {}
+    """Every family for one poll; families with no sample are left out entirely.
+
+    The energy counter is the poll's own reading (`DeviceSample.energy_j`): one
+    NVML read per GPU per poll, the same the dashboard shows.
+    """
     cards = cards or {}
     dcgm = {f.name: GaugeMetricFamily(f.name, f.help, labels=DCGM_LABELS) for f in DCGM_FIELDS}
     energy = Metric(ENERGY, "Total energy consumption since boot (in mJ), a counter.", "unknown")
@@ -167,9 +169,9 @@ def build_families(
             raw = getattr(s, f.read)
             if raw is not None:
                 dcgm[f.name].add_metric(values, float(raw) * f.scale)
-        mj = energy_mj.get(dev.index)
-        if mj is not None:
-            energy.add_sample(ENERGY, labels, float(mj))
+        if s.energy_j is not None:
+            # NVML counts whole mJ; the sample holds J as a float: round back to the count
+            energy.add_sample(ENERGY, labels, float(round(s.energy_j * 1000.0)))
         _device_extras(s, dev, values, throttle, pstate, fan, limit, total)
         named = cards.get(dev.index) or CardName(None, None)
         card.add_metric(

@@ -25,7 +25,6 @@ from gputui.telemetry.source import Source
 
 if TYPE_CHECKING:
     from gputui.catalog import Catalog
-    from gputui.exporter.energy import EnergyReader
     from gputui.fit.config import ModelSpec
 
 log = logging.getLogger("gputui.exporter")
@@ -43,7 +42,6 @@ class Poller(Collector):
         full_cmdline: bool = False,
         catalog: Catalog | None = None,
         models: Sequence[ModelSpec] = (),
-        energy: EnergyReader | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.source = source
@@ -52,7 +50,6 @@ class Poller(Collector):
         self.full_cmdline = full_cmdline
         self.catalog = catalog
         self.models = tuple(models)
-        self.energy = energy
         self.clock = clock
         self.polls = 0
         self.errors = 0
@@ -111,7 +108,6 @@ class Poller(Collector):
     def _families_for(self, snap: Snapshot) -> list[Metric]:
         hostname = self.hostname or (snap.host.hostname if snap.host else None) or _hostname()
         self._hostname = hostname
-        energy = self.energy.read(snap) if self.energy is not None else {}
         cards: dict[int, CardName] = {}
         fit = []
         if self.catalog is not None:
@@ -123,7 +119,6 @@ class Poller(Collector):
         return build_families(
             snap,
             hostname=hostname,
-            energy_mj=energy,
             fit=fit,
             cards=cards,
             full_cmdline=self.full_cmdline,

@@ -19,6 +19,7 @@ from gputui.errors import UserError
 from gputui.fit.args import MAX_DIM, LayerArgError
 from gputui.fit.graph import ModelInput, Network, Node, Ref, Shape
 from gputui.fit.registry import analyse_layer, freeze, is_known
+from gputui.fit.stats import LayerStats
 
 MAX_LAYERS = 5000  # layer calls per model, blocks expanded
 MAX_BLOCK_DEPTH = 16
@@ -39,12 +40,25 @@ _TOKEN_LAYERS = ("Embedding", "TokenAndPositionEmbedding")
 _CALL_KEYS = {"name", "inputs", "block", "trainable", "loss"}
 _REUSE_KEYS = {"name", "inputs", "reuse", "loss"}
 _INPUT_KEYS = {"name", "shape", "dtype"}
+_BLOCK_KEYS = {"inputs", "layers", "outputs"}
 
 
 def snake(name: str) -> str:
     """Keras' to_snake_case: the default layer name for a class ("Conv2D" -> "conv2d")."""
     step = re.sub("(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
     return re.sub("([a-z])([A-Z])", r"\1_\2", step).lower()
+
+
+@dataclass(frozen=True, slots=True)
+class _Site:
+    """One entry of a layers list being built: the table, where it stands, what it reads."""
+
+    layer: Mapping[str, Any]
+    i: int  # position in its layers list
+    full: str  # its name with the block calls' prefixes
+    refs: list[Ref]
+    shapes: list[Shape]
+    label: str  # how errors name it
 
 
 @dataclass(slots=True)
@@ -95,9 +109,8 @@ class GraphBuilder:
             where = f"{self.ctx}: inputs[{k}]"
             if not isinstance(item, dict):
                 raise UserError(f'{where}: must be a table like {{ name = "x", shape = [4] }}')
-            for key in item:
-                if key not in _INPUT_KEYS:
-                    raise UserError(f"{where}: {key}: unknown field (allowed: dtype, name, shape)")
+            why = f"unknown field (allowed: {_listed(_INPUT_KEYS)})"
+            _only_keys(item, _INPUT_KEYS, f"{where}: ", why)
             name = item.get("name")
             if not isinstance(name, str) or not name or ":" in name:
                 raise UserError(f"{where}: name: required, a string without ':'")
@@ -186,17 +199,13 @@ class GraphBuilder:
                     )
                 refs.append(found[idx])
                 shapes.append(self._shape_of(found[idx]))
-            full = prefix + names[i]
+            site = _Site(layer, i, prefix + names[i], refs, shapes, labels[i])
             if "block" in layer:
-                scope.refs[names[i]] = self._block_call(
-                    layer, full, refs, shapes, labels[i], frozen, reuse, prefix
-                )
+                scope.refs[names[i]] = self._block_call(site, frozen, reuse)
             elif "reuse" in layer:
-                scope.refs[names[i]] = self._reuse(layer, i, full, refs, shapes, labels[i], prefix)
+                scope.refs[names[i]] = self._reuse(site, prefix)
             else:
-                scope.refs[names[i]] = self._call(
-                    layer, i, full, refs, shapes, labels[i], frozen, reuse, where
-                )
+                scope.refs[names[i]] = self._call(site, frozen, reuse, where)
         out_names = self._outputs(outputs_spec, names, scope, err_where)
         out_refs, losses = [], []
         for name, idx in out_names:
@@ -267,13 +276,12 @@ class GraphBuilder:
             return [(scope.first_input, 0)]
         if not self.named:
             raise UserError(f'{label}: inputs: only a kind = "functional" model names inputs')
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        listed = _name_list(value)
+        if listed is None:
             raise UserError(f'{label}: inputs: must be a list of names like ["conv", "lstm:1"]')
         known = set(scope.refs) | set(names)
         out = []
-        for v in value:
+        for v in listed:
             name, _, idx_text = v.partition(":")
             if idx_text and not idx_text.isdigit():
                 raise UserError(
@@ -327,45 +335,39 @@ class GraphBuilder:
         stats = self.nodes[src].stats
         return stats.output_shape if k == 0 else stats.extra_outputs[k - 1]
 
-    def _call(
-        self,
-        layer: Mapping[str, Any],
-        i: int,
-        full: str,
-        refs: list[Ref],
-        shapes: list[Shape],
-        label: str,
-        frozen: bool,
-        reuse: str | None,
-        where: str,
-    ) -> list[Ref]:
+    def _call(self, site: _Site, frozen: bool, reuse: str | None, where: str) -> list[Ref]:
+        layer, i, full, label = site.layer, site.i, site.full, site.label
         if reuse is not None:
-            return self._shared(
-                layer, i, full, reuse + full.rsplit("/", 1)[-1], refs, shapes, label
-            )
+            return self._shared(site, reuse + full.rsplit("/", 1)[-1])
         for key in ("reuse", "block"):
             if key in layer:
                 raise UserError(f"{label}: {key}: not allowed together with type")
         if not self.named and "loss" in layer:
             raise UserError(f'{label}: loss: only a kind = "functional" model names losses')
-        try:
-            stats = analyse_layer(i, layer, tuple(shapes), attention=self.attention)
-        except LayerArgError as exc:
-            raise UserError(f"{label}: {exc.field}: {exc.reason}") from None
+        stats = self._analyse(i, layer, site.shapes, label)
         if frozen:
             stats = freeze(stats)
-        node_label = label.split(": ", 1)[1] if ": " in label else label
-        node = Node(
-            full,
-            _phase_label(stats.type, node_label, layer, self.named, where, i, full),
-            stats,
-            tuple(refs),
-            tuple(shapes),
-            full,
-            stats.trainable_params,
-            layer,
+        return self._add(
+            Node(
+                full,
+                _phase_label(stats.type, layer, self.named, where, i, full),
+                stats,
+                tuple(site.refs),
+                tuple(site.shapes),
+                full,
+                stats.trainable_params,
+                layer,
+            )
         )
-        return self._add(node)
+
+    def _analyse(
+        self, i: int, layer: Mapping[str, Any], shapes: list[Shape], label: str
+    ) -> LayerStats:
+        """The layer's figures on these input shapes; a bad argument named with its layer."""
+        try:
+            return analyse_layer(i, layer, tuple(shapes), attention=self.attention)
+        except LayerArgError as exc:
+            raise UserError(f"{label}: {exc.field}: {exc.reason}") from None
 
     def _add(self, node: Node) -> list[Ref]:
         if len(self.nodes) >= MAX_LAYERS:
@@ -377,46 +379,23 @@ class GraphBuilder:
         self.by_name[node.name] = pos
         return [(pos, k) for k in range(1 + len(node.stats.extra_outputs))]
 
-    def _reuse(
-        self,
-        layer: Mapping[str, Any],
-        i: int,
-        full: str,
-        refs: list[Ref],
-        shapes: list[Shape],
-        label: str,
-        prefix: str,
-    ) -> list[Ref]:
-        for key in layer:
-            if key not in _REUSE_KEYS:
-                raise UserError(
-                    f"{label}: {key}: a reuse takes only {', '.join(sorted(_REUSE_KEYS))}"
-                )
+    def _reuse(self, site: _Site, prefix: str) -> list[Ref]:
+        layer, label = site.layer, site.label
+        _only_keys(layer, _REUSE_KEYS, f"{label}: ", f"a reuse takes only {_listed(_REUSE_KEYS)}")
         target = layer.get("reuse")
         owner = prefix + str(target)
         if not isinstance(target, str) or owner not in self.by_name and owner not in self.calls:
             raise UserError(f"{label}: reuse: {target!r} is not a layer of this graph")
         if owner in self.calls:
             block, frozen, call_prefix = self.calls[owner]
-            return self._expand(block, full, refs, shapes, label, frozen, call_prefix + "/")
-        return self._shared(layer, i, full, owner, refs, shapes, label)
+            return self._expand(block, site, frozen, call_prefix + "/")
+        return self._shared(site, owner)
 
-    def _shared(
-        self,
-        layer: Mapping[str, Any],
-        i: int,
-        full: str,
-        owner_name: str,
-        refs: list[Ref],
-        shapes: list[Shape],
-        label: str,
-    ) -> list[Ref]:
+    def _shared(self, site: _Site, owner_name: str) -> list[Ref]:
         """A second call of `owner_name`'s layer: same weights, new activations."""
+        shapes, label = site.shapes, site.label
         owner = self.nodes[self.by_name[owner_name]]
-        try:
-            stats = analyse_layer(i, owner.raw, tuple(shapes), attention=self.attention)
-        except LayerArgError as exc:
-            raise UserError(f"{label}: {exc.field}: {exc.reason}") from None
+        stats = self._analyse(site.i, owner.raw, shapes, label)
         if stats.params != owner.stats.params:
             raise UserError(
                 f"{label}: inputs: {tuple(shapes)} would need other weights than "
@@ -429,12 +408,11 @@ class GraphBuilder:
             matmul_params=0,  # autocast caches the 16-bit copy of a weight per step
             saves_input_if_trainable=stats.saves_input_if_trainable and owner.trains,
         )
-        node_label = label.split(": ", 1)[1] if ": " in label else label
         node = Node(
-            full,
-            _phase_label(stats.type, node_label, layer, True, "", i, full),
+            site.full,
+            _phase_label(stats.type, site.layer, True, "", site.i, site.full),
             stats,
-            tuple(refs),
+            tuple(site.refs),
             tuple(shapes),
             owner.weights,
             owner.weight_trainable,
@@ -442,24 +420,13 @@ class GraphBuilder:
         )
         return self._add(node)
 
-    def _block_call(
-        self,
-        layer: Mapping[str, Any],
-        full: str,
-        refs: list[Ref],
-        shapes: list[Shape],
-        label: str,
-        frozen: bool,
-        reuse: str | None,
-        prefix: str,
-    ) -> list[Ref]:
+    def _block_call(self, site: _Site, frozen: bool, reuse: str | None) -> list[Ref]:
+        layer, full, label = site.layer, site.full, site.label
         if not self.named:
             raise UserError(f'{label}: block: only a kind = "functional" model calls blocks')
-        for key in layer:
-            if key not in _CALL_KEYS:
-                raise UserError(
-                    f"{label}: {key}: a block call takes only {', '.join(sorted(_CALL_KEYS))}"
-                )
+        _only_keys(
+            layer, _CALL_KEYS, f"{label}: ", f"a block call takes only {_listed(_CALL_KEYS)}"
+        )
         block = layer.get("block")
         if not isinstance(block, str) or block not in self.blocks:
             known = ", ".join(sorted(self.blocks)) or "none"
@@ -472,27 +439,20 @@ class GraphBuilder:
         if reuse is not None:
             owner = reuse + full.rsplit("/", 1)[-1] + "/"
         self.calls[full] = (block, frozen, full)
-        return self._expand(block, full, refs, shapes, label, frozen, owner)
+        return self._expand(block, site, frozen, owner)
 
-    def _expand(
-        self,
-        block: str,
-        full: str,
-        refs: list[Ref],
-        shapes: list[Shape],
-        label: str,
-        frozen: bool,
-        reuse: str | None,
-    ) -> list[Ref]:
+    def _expand(self, block: str, site: _Site, frozen: bool, reuse: str | None) -> list[Ref]:
+        full, refs, shapes, label = site.full, site.refs, site.shapes, site.label
         if block in self.block_stack or len(self.block_stack) >= MAX_BLOCK_DEPTH:
             raise UserError(f"{label}: block: {block!r} calls itself")
         table = self.blocks[block]
         where = f"blocks.{block}"
-        for key in table:
-            if key not in ("inputs", "layers", "outputs"):
-                raise UserError(
-                    f"{self.ctx}: {where}.{key}: unknown field (allowed: inputs, layers, outputs)"
-                )
+        _only_keys(
+            table,
+            _BLOCK_KEYS,
+            f"{self.ctx}: {where}.",
+            f"unknown field (allowed: {_listed(_BLOCK_KEYS)})",
+        )
         declared = table.get("inputs")
         if not isinstance(declared, list) or not declared:
             raise UserError(f"{self.ctx}: {where}.inputs: required, a list of input names")
@@ -534,12 +494,11 @@ class GraphBuilder:
     ) -> list[tuple[str, int]]:
         if spec is None:
             return [(names[-1], 0)]
-        if isinstance(spec, str):
-            spec = [spec]
-        if not isinstance(spec, list) or not spec or not all(isinstance(s, str) for s in spec):
+        listed = _name_list(spec)
+        if listed is None:
             raise UserError(f"{self.ctx}: outputs: must be a list of layer names")
         out = []
-        for s in spec:
+        for s in listed:
             name, _, idx = s.partition(":")
             if name not in scope.refs or (idx and not idx.isdigit()):
                 raise UserError(f"{self.ctx}: outputs: unknown output {s!r} ({err_where})")
@@ -557,14 +516,33 @@ class GraphBuilder:
 
 
 def _phase_label(
-    kind: str, label: str, layer: Mapping[str, Any], named: bool, where: str, i: int, full: str
+    kind: str, layer: Mapping[str, Any], named: bool, where: str, i: int, full: str
 ) -> str:
     """How phases name a node: "Conv2D (layers[1])", or with its name in a graph."""
-    del label
     place = f" ({where}[{i}])" if where else ""
     if named and ("name" in layer or "/" in full):
         return f"{kind} {full!r}{place}"
     return f"{kind}{place}"
+
+
+def _listed(keys: set[str]) -> str:
+    return ", ".join(sorted(keys))
+
+
+def _only_keys(table: Mapping[str, Any], allowed: set[str], where: str, why: str) -> None:
+    """Every key of `table` is one of `allowed`; the first that is not is named."""
+    for key in table:
+        if key not in allowed:
+            raise UserError(f"{where}{key}: {why}")
+
+
+def _name_list(value: Any) -> list[str] | None:
+    """A name, or a non-empty list of names, as a list; None when it is neither."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return value
+    return None
 
 
 def _shape(value: Any, where: str, field: str) -> Shape:

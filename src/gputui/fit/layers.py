@@ -20,6 +20,7 @@ from gputui.fit.args import MAX_DIM, Args, LayerArgError
 from gputui.fit.stats import LayerStats, Saved
 
 Shape = tuple[int, ...]
+Window = tuple[Shape, Shape, Shape, str]  # kernel, strides, dilation, padding
 
 # Which tensor each activation's backward needs (PyTorch): its output, its input, or none.
 ACTIVATIONS: dict[str, str] = {
@@ -159,21 +160,52 @@ _CONV_ARGS = {
 }
 
 
+def _window(a: Args, rank: int, paddings: tuple[str, ...] = ("valid", "same")) -> Window:
+    """A sliding window's kernel, strides, dilation and padding, as Keras reads them."""
+    kernel = a.ints("kernel_size", None, rank)
+    strides = a.ints("strides", 1, rank)
+    dilation = a.ints("dilation_rate", 1, rank)
+    return kernel, strides, dilation, a.choice("padding", "valid", paddings)
+
+
+def _no_strided_dilation(strides: tuple[int, ...], dilation: tuple[int, ...]) -> None:
+    if max(strides) > 1 and max(dilation) > 1:
+        raise LayerArgError("strides", "strides > 1 cannot be combined with dilation_rate > 1")
+
+
+def _kernel_stats(
+    out: Shape, kernel_params: int, bias: int, flops: int, in_elements: int, act: str
+) -> LayerStats:
+    """A layer with one kernel (and a bias) slid over its input: it keeps its input for
+    the kernel's gradient, autocast copies its weights, and its backward makes a
+    kernel-sized gradient; the fused activation and the workspace are the conv path's."""
+    out_el = _prod(out)
+    return LayerStats(
+        index=0,
+        type="",
+        output_shape=out,
+        trainable_params=kernel_params + bias,
+        non_trainable_params=0,
+        flops=flops,
+        saves_input=True,
+        param_tensors=(kernel_params, bias) if bias else (kernel_params,),
+        matmul_params=kernel_params + bias,
+        backward_param_transient=kernel_params,
+        **_conv_workspace(in_elements, out_el, _fold_activation(act, out_el)),
+    )
+
+
 def _conv(raw: Mapping[str, Any], shape: Shape, rank: int) -> LayerStats:
     a = Args(raw, _CONV_ARGS, frozenset())
     a.data_format()
     _rank(shape, rank + 1, _SPATIAL[rank])
     filters = a.integer("filters")
-    kernel = a.ints("kernel_size", None, rank)
-    strides = a.ints("strides", 1, rank)
-    dilation = a.ints("dilation_rate", 1, rank)
     paddings = ("valid", "same", "causal") if rank == 1 else ("valid", "same")
-    padding = a.choice("padding", "valid", paddings)
+    kernel, strides, dilation, padding = _window(a, rank, paddings)
     groups = a.integer("groups", 1)
     use_bias = a.flag("use_bias", True)
     act = _activation(raw)
-    if max(strides) > 1 and max(dilation) > 1:
-        raise LayerArgError("strides", "strides > 1 cannot be combined with dilation_rate > 1")
+    _no_strided_dilation(strides, dilation)
     cin = shape[-1]
     # PyTorch's Conv1d wants (batch, channels, steps): Keras' (steps, channels) input
     # is transposed, and the convolution makes a contiguous copy, forward and backward
@@ -185,21 +217,9 @@ def _conv(raw: Mapping[str, Any], shape: Shape, rank: int) -> LayerStats:
     spatial = _spatial(shape[:-1], kernel, strides, dilation, padding, "kernel_size")
     out = (*spatial, filters)
     kernel_params = _prod(kernel) * (cin // groups) * filters
+    flops = 2 * _prod(kernel) * (cin // groups) * _prod(out)
     bias = filters if use_bias else 0
-    out_el = _prod(out)
-    return LayerStats(
-        index=0,
-        type="",
-        output_shape=out,
-        trainable_params=kernel_params + bias,
-        non_trainable_params=0,
-        flops=2 * _prod(kernel) * (cin // groups) * out_el,
-        saves_input=True,
-        param_tensors=(kernel_params, bias) if bias else (kernel_params,),
-        matmul_params=kernel_params + bias,
-        backward_param_transient=kernel_params,
-        **_conv_workspace(_prod(shape) + transposed_copy, out_el, _fold_activation(act, out_el)),
-    )
+    return _kernel_stats(out, kernel_params, bias, flops, _prod(shape) + transposed_copy, act)
 
 
 def conv1d(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
@@ -219,10 +239,7 @@ def conv2d_transpose(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     a.data_format()
     _rank(shape, 3, "height, width, channels")
     filters = a.integer("filters")
-    kernel = a.ints("kernel_size", None, 2)
-    strides = a.ints("strides", 1, 2)
-    dilation = a.ints("dilation_rate", 1, 2)
-    padding = a.choice("padding", "valid", ("valid", "same"))
+    kernel, strides, dilation, padding = _window(a, 2)
     use_bias = a.flag("use_bias", True)
     act = _activation(raw)
     out_pad = a.ints("output_padding", None, 2, minimum=0) if a.has("output_padding") else None
@@ -240,20 +257,8 @@ def conv2d_transpose(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     out = (*spatial, filters)
     kernel_params = _prod(kernel) * shape[-1] * filters
     bias = filters if use_bias else 0
-    out_el = _prod(out)
-    return LayerStats(
-        index=0,
-        type="",
-        output_shape=out,
-        trainable_params=kernel_params + bias,
-        non_trainable_params=0,
-        flops=2 * kernel_params * _prod(shape[:-1]),
-        saves_input=True,
-        param_tensors=(kernel_params, bias) if bias else (kernel_params,),
-        matmul_params=kernel_params + bias,
-        backward_param_transient=kernel_params,
-        **_conv_workspace(_prod(shape), out_el, _fold_activation(act, out_el)),
-    )
+    flops = 2 * kernel_params * _prod(shape[:-1])
+    return _kernel_stats(out, kernel_params, bias, flops, _prod(shape), act)
 
 
 _DW_ARGS = {
@@ -281,12 +286,8 @@ _DW_COSMETIC = frozenset(
 def _depthwise_common(a: Args, shape: Shape) -> tuple[Shape, int, int]:
     a.data_format()
     _rank(shape, 3, "height, width, channels")
-    kernel = a.ints("kernel_size", None, 2)
-    strides = a.ints("strides", 1, 2)
-    dilation = a.ints("dilation_rate", 1, 2)
-    padding = a.choice("padding", "valid", ("valid", "same"))
-    if max(strides) > 1 and max(dilation) > 1:
-        raise LayerArgError("strides", "strides > 1 cannot be combined with dilation_rate > 1")
+    kernel, strides, dilation, padding = _window(a, 2)
+    _no_strided_dilation(strides, dilation)
     multiplier = a.integer("depth_multiplier", 1)
     spatial = _spatial(shape[:-1], kernel, strides, dilation, padding, "kernel_size")
     return spatial, _prod(kernel), multiplier
@@ -299,22 +300,8 @@ def depthwise_conv2d(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     act = _activation(raw)
     channels = shape[-1] * m
     out = (*spatial, channels)
-    kernel_params = k * channels
     bias = channels if use_bias else 0
-    out_el = _prod(out)
-    return LayerStats(
-        index=0,
-        type="",
-        output_shape=out,
-        trainable_params=kernel_params + bias,
-        non_trainable_params=0,
-        flops=2 * k * out_el,
-        saves_input=True,
-        param_tensors=(kernel_params, bias) if bias else (kernel_params,),
-        matmul_params=kernel_params + bias,
-        backward_param_transient=kernel_params,
-        **_conv_workspace(_prod(shape), out_el, _fold_activation(act, out_el)),
-    )
+    return _kernel_stats(out, k * channels, bias, 2 * k * _prod(out), _prod(shape), act)
 
 
 def separable_conv2d(raw: Mapping[str, Any], shape: Shape) -> LayerStats:

@@ -26,6 +26,7 @@ GeForce runs at half speed, so that halving is already in the figure.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -85,6 +86,56 @@ OPTIMIZER_TRAFFIC: dict[str, tuple[int, int]] = {  # (tensor accesses, foreach o
     "adam": (18, 7),
     "adamw": (20, 8),
 }
+# The same optimizers as kernels of other implementations (see `Software.optimizer`):
+# - "fused" (apex FusedAdam/FusedSGD, torch's fused=True): one multi-tensor kernel reads
+#   the weight, gradient and state once and writes weight and state once (sgd: w, g ->
+#   w; momentum: w, g, m -> w, m; adam/adamw: w, g, m, v -> w, m, v; rmsprop w, g, v).
+# - "loop" (a Python loop over the tensors: PyTorch before 2.0 and `foreach=False`): the
+#   foreach ops' traffic, but every op launches once per tensor, one layer after the
+#   other (so the host's issue rate matters).
+# - "bertadam" (Adam as NVIDIA's BERT scripts write it, DLE LanguageModeling/BERT/
+#   optimization.py BertAdam.step): a loop over the tensors that first clips each
+#   tensor's gradient on its own (clip_grad_norm_: norm, stack, norm, clamp, scale: 6
+#   kernels, 3 accesses), then mul_/add_ m, mul_/addcmul_ v, sqrt, + eps, divide,
+#   weight decay (x, +=), x lr, negate, add_ to the weight: 12 kernels, 30 accesses.
+FUSED_TRAFFIC: dict[str, int] = {"sgd": 3, "momentum": 5, "rmsprop": 5, "adam": 7, "adamw": 7}
+BERTADAM_TRAFFIC = (33, 18)  # (tensor accesses per element, kernels per tensor)
+
+MemoryFormat = Literal["channels_last", "channels_first"]
+OptimizerImpl = Literal["foreach", "fused", "loop", "bertadam"]
+
+
+@dataclass(frozen=True, slots=True)
+class Software:
+    """How the framework runs the model where that changes the kernels, not the maths.
+
+    The defaults (`DEFAULT_SOFTWARE`) are PyTorch 2's own for a user's run: NCHW tensors
+    (`torch.channels_last` is opt-in) and foreach optimizers. A benchmark whose source
+    documents another choice passes it (benchmarks/speed_vs_published.py); nothing here
+    is fitted.
+
+    - `memory_format` "channels_first" (PyTorch's default NCHW): cuDNN's tensor-core
+      convolutions work in NHWC, so for every tensor-core convolution call it transposes
+      the activation input to NHWC and the output back, a read and a write of each
+      (NVIDIA, "Convolutional Layers User's Guide", Tensor Layouts in Memory: "NCHW
+      layouts can still be operated on by Tensor Cores, but include some overhead due to
+      automatic transpose operations"; MosaicML Composer's Channels Last method card:
+      ~30 % on ResNet-50 on V100 and A100). CUDA-core convolutions run NCHW natively.
+    - `optimizer` "foreach" / "fused" / "loop" / "bertadam" (an Adam only): see
+      OPTIMIZER_TRAFFIC, FUSED_TRAFFIC and BERTADAM_TRAFFIC.
+    - `score_scale_mask`: an unfused (eager) attention divides the score maps by
+      sqrt(head size) and adds the additive mask as two kernels of their own, each a read
+      and a write of the maps, and the division's backward a third (NVIDIA's BERT
+      modeling.py, `attention_scores / math.sqrt(...)` then `+ attention_mask`, as in
+      Hugging Face's eager BertSelfAttention). Keras scales the query instead.
+    """
+
+    memory_format: MemoryFormat = "channels_first"
+    optimizer: OptimizerImpl = "foreach"
+    score_scale_mask: bool = False
+
+
+DEFAULT_SOFTWARE = Software()
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +152,8 @@ class Op:
     layer: int | None = None  # the model layer it belongs to (None: optimizer, casts)
     network: str = ""  # "generator"/"discriminator" in a GAN
     label: str = ""  # the layer as reports name it
+    tensor_path_only: bool = False  # runs only where the precision has a tensor path (NCHW)
+    gemm: tuple[int, int] = (0, 0)  # (rows, columns) of a GEMM's output: wave quantisation
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +165,7 @@ class Ceilings:
     bandwidth: float
     basis: str  # which catalog figures, e.g. "bf16 tensor 165 TFLOPS, 1008 GB/s"
     derived: bool = False  # a figure used is derived by an architecture rule
+    sms: int = 0  # streaming multiprocessors (0: unknown, no wave quantisation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,24 +285,29 @@ def ceilings(
         card.memory_bandwidth_gbs * 1e9,
         f"{basis}, {card.memory_bandwidth_gbs:g} GB/s",
         derived,
+        card.sm_count or 0,
     )
 
 
 def op_time(op: Op, c: Ceilings) -> OpTime:
+    if op.tensor_path_only and c.tensor_flops is None:
+        return OpTime(op, 0.0, 0.0, 0.0)
     eff = EFFICIENCY[op.op_class]
     tensor = op.tensor_cores and op.op_class == "matmul"
     peak = c.tensor_flops if tensor else None
     if peak is None:
         peak = c.cuda_core_flops
-    return OpTime(
-        op, op.flops / (peak * eff), op.bytes / (c.bandwidth * eff), op.kernels * LAUNCH_S
-    )
+    flops = op.flops
+    if op.gemm[0] and c.sms:
+        flops /= wave_efficiency(op.gemm[0], op.gemm[1], c.sms)
+    return OpTime(op, flops / (peak * eff), op.bytes / (c.bandwidth * eff), op.kernels * LAUNCH_S)
 
 
 # An op as the card-independent numbers its time needs: (FLOPs / efficiency, bytes /
-# efficiency, launch seconds, runs on tensor cores). Worked out once per op list, so
-# timing a card is a division and a max per op.
-Compiled = tuple[tuple[float, float, float, bool], ...]
+# efficiency, launch seconds, runs on tensor cores, runs only with a tensor path, GEMM
+# output rows, columns). Worked out once per op list, so timing a card is a division
+# and a max per op (and a wave count for GEMMs).
+Compiled = tuple[tuple[float, float, float, bool, bool, int, int], ...]
 
 
 def compile_ops(ops: Iterable[Op]) -> Compiled:
@@ -261,6 +320,9 @@ def compile_ops(ops: Iterable[Op]) -> Compiled:
                 op.bytes / eff,
                 op.kernels * LAUNCH_S,
                 op.tensor_cores and op.op_class == "matmul",
+                op.tensor_path_only,
+                op.gemm[0],
+                op.gemm[1],
             )
         )
     return tuple(out)
@@ -279,8 +341,16 @@ def time_ops(
     bw = c.bandwidth
     cuda = c.cuda_core_flops
     tensor = c.tensor_flops if c.tensor_flops is not None else cuda
-    for flops, nbytes, launch, on_tensor in compiled if compiled is not None else compile_ops(ops):
+    no_tensor_path = c.tensor_flops is None
+    sms = c.sms
+    for flops, nbytes, launch, on_tensor, tensor_only, rows, cols in (
+        compiled if compiled is not None else compile_ops(ops)
+    ):
+        if tensor_only and no_tensor_path:
+            continue
         compute = flops / (tensor if on_tensor else cuda)
+        if rows and sms:
+            compute /= wave_efficiency(rows, cols, sms)
         memory = nbytes / bw
         host += launch * host_per_launch_s
         if host > gpu:  # the GPU idles until the host has issued this op
@@ -342,6 +412,7 @@ class LayerIO:
 
 
 _MATMUL_TYPES = frozenset({"Dense", "Conv1D", "Conv2D", "Conv2DTranspose", "SeparableConv2D"})
+_CONV_TYPES = _MATMUL_TYPES - {"Dense"}
 _NORM_TYPES = frozenset({"BatchNormalization", "LayerNormalization", "GroupNormalization"})
 _RNN_TYPES = frozenset({"SimpleRNN", "LSTM", "GRU", "Bidirectional"})
 _REDUCTIONS = frozenset(
@@ -364,7 +435,12 @@ def _aligned(p: Precision, *dims: int) -> bool:
 
 
 def layer_ops(
-    layer: LayerStats, io: LayerIO, p: Precision, batch: int, network: str = ""
+    layer: LayerStats,
+    io: LayerIO,
+    p: Precision,
+    batch: int,
+    network: str = "",
+    sw: Software = DEFAULT_SOFTWARE,
 ) -> list[Op]:
     """The kernels one layer call runs in a step, forward and (when training) backward.
 
@@ -372,7 +448,8 @@ def layer_ops(
     weights and writes its output; the input backward reads the output gradient
     (and weights or the saved tensor) and writes the input gradient; the weight
     backward reads the output gradient and the saved input and writes the weight
-    gradient. Layers that only re-label storage (views) run nothing.
+    gradient. Layers that only re-label storage (views) run nothing. With NCHW tensors
+    (`sw.memory_format`), each tensor-core convolution call adds its layout transposes.
     """
     if layer.output_is_view:
         return []
@@ -398,6 +475,8 @@ def layer_ops(
         nbytes: float,
         kernels: int = 1,
         tensor: bool = False,
+        tensor_only: bool = False,
+        gemm: tuple[int, int] = (0, 0),
     ) -> None:
         ops.append(
             Op(
@@ -411,6 +490,8 @@ def layer_ops(
                 idx,
                 network,
                 label,
+                tensor_only,
+                gemm,
             )
         )
 
@@ -421,7 +502,40 @@ def layer_ops(
         # depthwise convolutions have no reduction over channels: CUDA cores
         tensor = kind != "DepthwiseConv2D" and _aligned(p, io.in_channels, layer.output_shape[-1])
         flops = layer.flops * batch
-        add("forward", "matmul", "forward", flops, x_bytes + w_read + y_bytes, tensor=tensor)
+        # as GEMMs (implicit for convolutions): one output row per position of the batch
+        gemm_fwd = gemm_bwd = (0, 0)
+        if kind in _MATMUL_TYPES:
+            out_ch = max(layer.output_shape[-1], 1) if layer.output_shape else 1
+            in_ch = max(io.in_channels, 1)
+            gemm_fwd = (n_out // out_ch, out_ch)
+            gemm_bwd = (n_in // in_ch, in_ch)
+        add(
+            "forward",
+            "matmul",
+            "forward",
+            flops,
+            x_bytes + w_read + y_bytes,
+            tensor=tensor,
+            gemm=gemm_fwd,
+        )
+        # NCHW: cuDNN transposes each call's activation operands to NHWC and its result back
+        # (only on cards whose tensor cores run this precision: `tensor_only`)
+        nchw = (
+            tensor
+            and p.tensor_key is not None
+            and kind in _CONV_TYPES
+            and sw.memory_format == "channels_first"
+        )
+        if nchw:
+            add(
+                "NCHW<->NHWC transposes",
+                "elementwise",
+                "forward",
+                0,
+                2 * (x_bytes + y_bytes),
+                2,
+                tensor_only=True,
+            )
         if layer.fused_activation != "none":
             add("activation", "elementwise", "forward", n_out, 2 * y_bytes)
         if layer.fused_activation != "none" and (back_in or trains):
@@ -434,7 +548,18 @@ def layer_ops(
                 flops,
                 y_bytes + w_read + dx_bytes,
                 tensor=tensor,
+                gemm=gemm_bwd,
             )
+            if nchw:
+                add(
+                    "backward input NCHW<->NHWC transposes",
+                    "elementwise",
+                    "backward_input",
+                    0,
+                    2 * (y_bytes + dx_bytes),
+                    2,
+                    tensor_only=True,
+                )
         if trains:
             grads = max(layer.trainable_params, layer.matmul_params) * p.grad_bytes
             add(
@@ -445,6 +570,16 @@ def layer_ops(
                 y_bytes + x_bytes + grads,
                 tensor=tensor,
             )
+            if nchw:
+                add(
+                    "backward weight NCHW->NHWC transposes",
+                    "elementwise",
+                    "backward_weight",
+                    0,
+                    2 * (y_bytes + x_bytes),
+                    2,
+                    tensor_only=True,
+                )
         return ops
     if kind in _NORM_TYPES:
         add("statistics", "reduction", "forward", 2 * n_in, x_bytes)
@@ -548,6 +683,7 @@ def attention_ops(
     p: Precision,
     batch: int,
     network: str = "",
+    sw: Software = DEFAULT_SOFTWARE,
 ) -> list[Op]:
     """Multi-head attention as the kernels it runs: projections, the two batched
     matmuls over the (heads x queries x keys) maps, softmax and dropout on the maps.
@@ -575,8 +711,30 @@ def attention_ops(
     training = io.training and (io.needs_input_grad or io.trains)
     ops: list[Op] = []
 
-    def add(what: str, cls: OpClass, pas: Pass, flops: float, nbytes: float, tensor: bool) -> None:
-        ops.append(Op(f"{label} {what}", cls, pas, flops, nbytes, 1, tensor, idx, network, label))
+    def add(
+        what: str,
+        cls: OpClass,
+        pas: Pass,
+        flops: float,
+        nbytes: float,
+        tensor: bool,
+        gemm: tuple[int, int] = (0, 0),
+    ) -> None:
+        ops.append(
+            Op(
+                f"{label} {what}",
+                cls,
+                pas,
+                flops,
+                nbytes,
+                1,
+                tensor,
+                idx,
+                network,
+                label,
+                gemm=gemm,
+            )
+        )
 
     projections = (
         ("query", q_shape[-1], heads * kd),
@@ -589,7 +747,7 @@ def attention_ops(
         flops = 2 * n * din * dout
         tensor = _aligned(p, din, dout)
         moved = n * din * act + din * dout * wb + n * dout * act
-        add(f"{name} projection", "matmul", "forward", flops, moved, tensor)
+        add(f"{name} projection", "matmul", "forward", flops, moved, tensor, (n, dout))
         if training:
             add(
                 f"{name} projection backward",
@@ -617,6 +775,9 @@ def attention_ops(
         return ops
     m_bytes = maps * act
     add("scores (q k^T)", "matmul", "forward", 2 * maps * kd, qkv * act * 2 / 3 + m_bytes, tensor)
+    if sw.score_scale_mask:
+        add("scores / sqrt(d)", "elementwise", "forward", maps, 2 * m_bytes, False)
+        add("scores + mask", "elementwise", "forward", maps, 2 * m_bytes, False)
     add("softmax", "reduction", "forward", 5 * maps, 2 * m_bytes, False)
     if rate > 0:
         add("dropout", "elementwise", "forward", maps, 2 * m_bytes + maps, False)
@@ -635,6 +796,8 @@ def attention_ops(
                 "dropout backward", "elementwise", "backward_input", maps, 2 * m_bytes + maps, False
             )
         add("softmax backward", "elementwise", "backward_input", 3 * maps, 3 * m_bytes, False)
+        if sw.score_scale_mask:  # the mask's add hands its gradient on unchanged
+            add("scale backward", "elementwise", "backward_input", maps, 2 * m_bytes, False)
         add(
             "scores backward",
             "matmul",
@@ -647,7 +810,13 @@ def attention_ops(
 
 
 def network_ops(
-    net: Network, p: Precision, batch: int, *, training: bool, network: str = ""
+    net: Network,
+    p: Precision,
+    batch: int,
+    *,
+    training: bool,
+    network: str = "",
+    sw: Software = DEFAULT_SOFTWARE,
 ) -> list[Op]:
     """Every node's kernels through a network graph, in the order they run forward."""
     ops: list[Op] = []
@@ -671,9 +840,9 @@ def network_ops(
             i,
         )
         if st.type == "MultiHeadAttention":
-            ops += attention_ops(st, node.raw, shapes, io, p, batch, network)
+            ops += attention_ops(st, node.raw, shapes, io, p, batch, network, sw)
         else:
-            ops += layer_ops(st, io, p, batch, network)
+            ops += layer_ops(st, io, p, batch, network, sw)
         out_w = 4 if (p.amp and st.autocast_fp32) else p.act_bytes
         for k in range(1 + len(st.extra_outputs)):
             req[(i, k)] = needs or node.trains
@@ -682,9 +851,14 @@ def network_ops(
 
 
 def optimizer_ops(
-    nets: Sequence[Network], optimizer: str, p: Precision, network: str = ""
+    nets: Sequence[Network],
+    optimizer: str,
+    p: Precision,
+    network: str = "",
+    impl: OptimizerImpl = "foreach",
 ) -> list[Op]:
-    """The optimizer step (PyTorch foreach) plus AMP's weight casts and grad unscale."""
+    """The optimizer step (`impl`: PyTorch foreach, a fused kernel or a per-tensor loop)
+    plus AMP's weight casts and grad unscale."""
     params = sum(n.trainable_params for n in nets)
     tensors = sum(
         len(layer.param_tensors) for n in nets for layer in n.layers if layer.trainable_params
@@ -698,17 +872,42 @@ def optimizer_ops(
         1,
     )
     width = max(p.weight_bytes, p.state_bytes, p.grad_bytes)
-    ops = [
-        Op(
-            f"{optimizer} step",
-            "elementwise",
-            "optimizer",
-            accesses * params,
-            accesses * params * width,
-            foreach * launches,
-            network=network,
+    ops: list[Op] = []
+    if impl == "bertadam":  # BertAdam is an Adam; any other optimizer: its plain loop
+        if optimizer in {"adam", "adamw"}:
+            accesses, foreach = BERTADAM_TRAFFIC
+        impl = "loop"
+    if impl == "loop":
+        for n in nets:
+            for layer in n.layers:
+                if not layer.trainable_params:
+                    continue
+                count = layer.trainable_params
+                ops.append(
+                    Op(
+                        f"{optimizer} step (per-tensor loop, {layer.type})",
+                        "elementwise",
+                        "optimizer",
+                        accesses * count,
+                        accesses * count * width,
+                        foreach * max(len(layer.param_tensors), 1),
+                        network=network,
+                    )
+                )
+    else:
+        if impl == "fused":
+            accesses, foreach = FUSED_TRAFFIC[optimizer], 1
+        ops.append(
+            Op(
+                f"{optimizer} step" + (" (fused)" if impl == "fused" else ""),
+                "elementwise",
+                "optimizer",
+                accesses * params,
+                accesses * params * width,
+                foreach * launches,
+                network=network,
+            )
         )
-    ]
     if p.amp:
         copies = sum(layer.matmul_params for n in nets for layer in n.layers)
         layers = sum(1 for n in nets for layer in n.layers if layer.matmul_params)
@@ -742,18 +941,24 @@ def optimizer_ops(
 # ranking reuses one op list for every card. Keyed by the model's identity (models
 # hold dicts, so they do not hash); the entry keeps the model alive, so an id in the
 # cache is never a different, newer model.
-_OPS_CACHE: dict[tuple[int, str, int, str], tuple[ModelSpec, tuple[Op, ...], Compiled]] = {}
+_OPS_CACHE: dict[
+    tuple[int, str, int, str, Software], tuple[ModelSpec, tuple[Op, ...], Compiled]
+] = {}
 _OPS_CACHE_SIZE = 64
 
 
 def _cached_ops(
-    model: ModelSpec, precision: str, batch: int, mode: str | None
+    model: ModelSpec,
+    precision: str,
+    batch: int,
+    mode: str | None,
+    sw: Software = DEFAULT_SOFTWARE,
 ) -> tuple[tuple[Op, ...], Compiled]:
-    key = (id(model), precision, batch, mode or model.mode)
+    key = (id(model), precision, batch, mode or model.mode, sw)
     hit = _OPS_CACHE.get(key)
     if hit is not None and hit[0] is model:
         return hit[1], hit[2]
-    ops = tuple(_model_ops(model, precision, batch, mode))
+    ops = tuple(_model_ops(model, precision, batch, mode, sw))
     compiled = compile_ops(ops)
     if len(_OPS_CACHE) >= _OPS_CACHE_SIZE:
         _OPS_CACHE.pop(next(iter(_OPS_CACHE)), None)
@@ -761,38 +966,50 @@ def _cached_ops(
     return ops, compiled
 
 
-def model_ops(model: ModelSpec, precision: str, batch: int, mode: str | None = None) -> list[Op]:
+def model_ops(
+    model: ModelSpec,
+    precision: str,
+    batch: int,
+    mode: str | None = None,
+    sw: Software = DEFAULT_SOFTWARE,
+) -> list[Op]:
     """One step of `model` as ops: a training step with its optimizer, or a forward pass."""
-    return list(_cached_ops(model, precision, batch, mode)[0])
+    return list(_cached_ops(model, precision, batch, mode, sw)[0])
 
 
-def _model_ops(model: ModelSpec, precision: str, batch: int, mode: str | None) -> list[Op]:
+def _model_ops(
+    model: ModelSpec,
+    precision: str,
+    batch: int,
+    mode: str | None,
+    sw: Software = DEFAULT_SOFTWARE,
+) -> list[Op]:
     p = policy(precision)
     mode = mode or model.mode
     training = mode == "train" and p.training
     if model.network is not None:
-        ops = network_ops(model.network, p, batch, training=training)
+        ops = network_ops(model.network, p, batch, training=training, sw=sw)
         if training:
-            ops += optimizer_ops((model.network,), model.optimizer, p)
+            ops += optimizer_ops((model.network,), model.optimizer, p, impl=sw.optimizer)
         return ops
     gen, disc = model.generator, model.discriminator
     assert gen is not None and disc is not None
     if not training:
-        return network_ops(gen, p, batch, training=False, network="generator")
+        return network_ops(gen, p, batch, training=False, network="generator", sw=sw)
     # memory.py's step: fakes, D on a real and a generated batch, then G through frozen D
-    ops = network_ops(gen, p, batch, training=False, network="generator")
+    ops = network_ops(gen, p, batch, training=False, network="generator", sw=sw)
     for _ in range(2):
-        ops += network_ops(disc, p, batch, training=True, network="discriminator")
-    ops += optimizer_ops((disc,), model.optimizer, p, "discriminator")
+        ops += network_ops(disc, p, batch, training=True, network="discriminator", sw=sw)
+    ops += optimizer_ops((disc,), model.optimizer, p, "discriminator", sw.optimizer)
     combined = compose(gen, frozen_copy(disc), prefix="discriminator/")
     ngen = len(gen.nodes)
-    for op in network_ops(combined, p, batch, training=True):
+    for op in network_ops(combined, p, batch, training=True, sw=sw):
         if op.layer is not None and op.layer >= ngen:  # D's layers, frozen: input grads only
             op = replace(op, layer=op.layer - ngen, network="discriminator")
         else:
             op = replace(op, network="generator")
         ops.append(op)
-    ops += optimizer_ops((gen,), model.optimizer, p, "generator")
+    ops += optimizer_ops((gen,), model.optimizer, p, "generator", sw.optimizer)
     return ops
 
 
@@ -803,12 +1020,15 @@ def profile(
     precision: str,
     batch: int,
     mode: str | None = None,
+    sw: Software = DEFAULT_SOFTWARE,
 ) -> Profile | None:
-    """The roofline step time of `model` on `card`; None when a figure it needs is unknown."""
+    """The roofline step time of `model` on `card`; None when a figure it needs is unknown.
+
+    `sw`: the framework's layout and optimizer implementation (`Software`)."""
     c = ceilings(card, architecture, precision)
     if c is None:
         return None
-    ops, compiled = _cached_ops(model, precision, batch, mode)
+    ops, compiled = _cached_ops(model, precision, batch, mode, sw)
     return time_ops(ops, c, batch, compiled)
 
 
@@ -819,11 +1039,16 @@ def profile(
 # SMs take ceil(T / S) waves, the last one with SMs idle, so the GEMM reaches
 # T / (ceil(T / S) x S) of the card's rate. 128 x 128 output tiles (a common cuBLAS
 # FP16 tile; the guide's examples use 256 x 128) and one block per SM at a time are
-# assumed. Applied where the GEMM shapes are known (LLM prefill, `gemm_shapes`) and
-# on top of the matmul efficiency; layer models do not carry shapes yet.
+# assumed. Applied where the GEMM shapes are known, on top of the matmul efficiency:
+# LLM prefill (`gemm_shapes`), and in layer models the forward and input-gradient GEMMs
+# of dense and convolution layers and attention's projections (`Op.gemm`; convolutions
+# as implicit GEMMs, one output row per batch position). Weight-gradient GEMMs are left
+# out: their output is the small weight matrix and their reduction runs over the whole
+# batch, which cuBLAS/cuDNN split across SMs (split-K) instead of leaving them idle.
 GEMM_TILE = (128, 128)
 
 
+@functools.lru_cache(maxsize=4096)
 def wave_efficiency(m: int, n: int, sms: int) -> float:
     """Share of the SMs an (m x n)-output GEMM keeps busy over its waves."""
     if sms <= 0 or m <= 0 or n <= 0:

@@ -17,7 +17,6 @@ started the container: made visible before use.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +39,9 @@ _RUNTIMES = (
     re.compile(r"/libpod_parent/libpod-" + _HEX64),
 )
 _LXC = re.compile(r"/lxc(?:\.payload)?[./]([^/]+)")
+# A substring every pattern above needs: most processes are on the host, and one `in` test
+# per marker is ~50x cheaper than running the patterns over every cgroup line.
+_MARKERS = ("kubepods", "docker", "containerd", "crio", "libpod", "/lxc")
 _RUNTIME_NAMES = ("docker", "docker", "containerd", "cri-o", "podman", "podman")
 # cgroupfs Kubernetes paths put the bare container id right under the pod's directory.
 _POD_CHILD = re.compile(r"pod[0-9a-f_-]{36}(?:\.slice)?/" + _HEX64 + r"(?=/|$)")
@@ -77,6 +79,8 @@ def container_ref_from_cgroup(text: str) -> ContainerRef | None:
 
     The innermost match wins, for nested runtimes.
     """
+    if not any(marker in text for marker in _MARKERS):
+        return None
     for line in text.splitlines():
         path = line.split(":", 2)[-1]
         pod = _POD.search(path)
@@ -104,6 +108,8 @@ def container_ref_from_cgroup(text: str) -> ContainerRef | None:
 
 
 def _json(path: Path) -> object:
+    import json  # only where a container's runtime state is read: not on the snapshot path
+
     try:
         with path.open("rb") as f:
             data = f.read(_STATE_MAX_BYTES + 1)

@@ -22,33 +22,12 @@ from typing import Any, TypeVar
 import psutil
 
 from gputui.telemetry import containers
+from gputui.telemetry.procfs import CONTAINER_NOTICE as CONTAINER_NOTICE
+from gputui.telemetry.procfs import INVISIBLE, MIN_INTERVAL_S, percent
 from gputui.telemetry.snapshot import GpuProcess, HostSnapshot
 from gputui.textsafe import visible
 
-CONTAINER_NOTICE = (
-    "gputui runs inside a container without the host PID namespace: "
-    "GPU processes cannot be attributed to users or commands"
-)
-_MIN_INTERVAL_S = 0.05  # below this, CPU deltas are noise
-
 T = TypeVar("T")
-
-
-def _busy_and_total(times: Any) -> tuple[float, float]:
-    total = sum(times)
-    # On Linux, user/nice already include guest/guest_nice time.
-    total -= getattr(times, "guest", 0.0) + getattr(times, "guest_nice", 0.0)
-    idle = times.idle + getattr(times, "iowait", 0.0)
-    return total - idle, total
-
-
-def _percent(old: Any, new: Any) -> float:
-    b0, t0 = _busy_and_total(old)
-    b1, t1 = _busy_and_total(new)
-    dt = t1 - t0
-    if dt <= 0:
-        return 0.0
-    return round(min(100.0, max(0.0, 100.0 * (b1 - b0) / dt)), 1)
 
 
 def _or_none(read: Callable[[], T]) -> T | None:
@@ -104,14 +83,14 @@ class HostSampler:
         cpu: float | None = None
         per_cpu: tuple[float, ...] = ()
         now = time.monotonic()
-        if now - self._last_at >= _MIN_INTERVAL_S:
+        if now - self._last_at >= MIN_INTERVAL_S:
             previous = self._last_times
             self._prime()
             if previous is not None and self._last_times is not None:
-                cpu = _percent(previous[0], self._last_times[0])
+                cpu = percent(previous[0], self._last_times[0])
                 if len(previous[1]) == len(self._last_times[1]):
                     per_cpu = tuple(
-                        _percent(a, b)
+                        percent(a, b)
                         for a, b in zip(previous[1], self._last_times[1], strict=True)
                     )
         load: tuple[float, float, float] | None
@@ -170,7 +149,7 @@ class HostSampler:
         for p in processes:
             info = found[p.pid]
             if info is None:
-                out.append(dataclasses.replace(p, **_INVISIBLE))
+                out.append(dataclasses.replace(p, **INVISIBLE))
             else:
                 out.append(dataclasses.replace(p, **info))
         return tuple(out)
@@ -251,19 +230,6 @@ class HostSampler:
     def _forget(self, pid: int) -> None:
         self._procs.pop(pid, None)
         self._static.pop(pid, None)
-
-
-_INVISIBLE: dict[str, Any] = {
-    "user": None,
-    "name": None,
-    "cmdline": None,
-    "cpu_percent": None,
-    "rss": None,
-    "running_s": None,
-    "container": None,
-    "container_pid": None,
-    "host_visible": False,
-}
 
 
 # -- read on demand (the details dialog, the tree view), never on every poll ----------------

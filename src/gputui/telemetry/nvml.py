@@ -9,13 +9,26 @@ What is read when:
 - `poll()`: per device utilization, memory (v2 struct where the driver has it,
   so `reserved` is apart from `used`; else v1), temperature, fan, power and
   enforced limit, SM/memory clocks, P-state, encoder/decoder utilization,
-  clock event (throttle) reasons, volatile uncorrected ECC errors, persistence
-  mode, display active, compute mode, current PCIe generation and width, BAR1
-  used, the energy counter, each MIG device's memory, and the
-  compute/graphics/MPS process lists (with their MIG GPU/compute instance ids)
-  and per-process SM/memory utilization.
-  PCIe rx/tx come from `PcieSampler` (cached for 2 s, refreshed concurrently,
-  off the poll path after the first poll; see nvml_pcie.py).
+  clock event (throttle) reasons, volatile uncorrected ECC errors, BAR1 used,
+  the energy counter, each MIG device's memory, and the compute/graphics/MPS
+  process lists (with their MIG GPU/compute instance ids) and per-process
+  SM/memory utilization. The first poll takes the memory and BAR1 that
+  `open()` has just read instead of asking again.
+- Every `slow_interval_s` (30 s; and at the first poll): persistence mode,
+  display active and compute mode. They change only when an administrator
+  runs `nvidia-smi -pm`/`-c` or a display server starts on the GPU, so a
+  change shows within 30 s; asking each poll was 3 calls per GPU per second.
+- With PCIe throughput, every `pcie_interval_s` (2 s) off the poll path
+  (`PcieSampler`, nvml_pcie.py): rx/tx and the current link generation and
+  width. The link retrains down at idle and up under load, so it is read as
+  often as the throughput shown beside it, not once.
+
+`detail="table"` (the text table of `gputui snapshot`) reads only what that
+table prints: per device name, MIG mode, memory, utilization, temperature,
+fan, power and its limits, P-state, throttle reasons and the process lists
+(no per-process utilization, no PCIe, no other facts). The dataclasses are
+the same; what is not read stays None (N/A), and `--json` and the dashboard
+use the default `detail="full"`.
 
 Errors follow one policy, in `DeviceQuery` (nvml_query.py): unsupported
 fields are None and never asked again, NoPermission is None for that poll, and
@@ -40,14 +53,11 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 import pynvml
 
-from gputui.telemetry.nvml_mig import MigReader, open_mig_devices
-from gputui.telemetry.nvml_pcie import PcieSampler
 from gputui.telemetry.nvml_procs import ProcessReader
-from gputui.telemetry.nvml_query import Call, DeviceFailed, DeviceQuery, human_reason
+from gputui.telemetry.nvml_query import DeviceFailed, DeviceQuery, human_reason
 from gputui.telemetry.snapshot import (
     COMPUTE_MODES,
     DeviceInfo,
@@ -60,9 +70,16 @@ from gputui.telemetry.snapshot import (
 from gputui.telemetry.source import SourceUnavailable
 from gputui.textsafe import visible
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
 if TYPE_CHECKING:  # typing only: a Protocol class costs import time on the `snapshot` path
     from collections.abc import Sequence
-    from typing import Protocol
+    from typing import Any, Literal, Protocol
+
+    from gputui.telemetry.nvml_mig import MigReader
+    from gputui.telemetry.nvml_pcie import PcieSampler
+    from gputui.telemetry.nvml_query import Call
+
+    Detail = Literal["full", "table"]
 
     from gputui.telemetry.snapshot import HostSnapshot
 
@@ -254,14 +271,6 @@ def _pcie_max_width(h: Any) -> Any:
     return pynvml.nvmlDeviceGetMaxPcieLinkWidth(h)
 
 
-def _pcie_gen(h: Any) -> Any:
-    return pynvml.nvmlDeviceGetCurrPcieLinkGeneration(h)
-
-
-def _pcie_width(h: Any) -> Any:
-    return pynvml.nvmlDeviceGetCurrPcieLinkWidth(h)
-
-
 def _bar1(h: Any) -> Any:
     return pynvml.nvmlDeviceGetBAR1MemoryInfo(h)
 
@@ -322,8 +331,6 @@ POWER_DEFAULT_LIMIT: tuple[Call, ...] = (_power_default_limit,)
 POWER_CONSTRAINTS: tuple[Call, ...] = (_power_constraints,)
 PCIE_MAX_GEN: tuple[Call, ...] = (_pcie_max_gen,)
 PCIE_MAX_WIDTH: tuple[Call, ...] = (_pcie_max_width,)
-PCIE_GEN: tuple[Call, ...] = (_pcie_gen,)
-PCIE_WIDTH: tuple[Call, ...] = (_pcie_width,)
 BAR1: tuple[Call, ...] = (_bar1,)
 ECC_MODE: tuple[Call, ...] = (_ecc_mode,)
 PERSISTENCE: tuple[Call, ...] = (_persistence,)
@@ -351,10 +358,11 @@ _KEY_FIELDS: dict[str, tuple[str, ...]] = {
 
 
 class _Device:
-    """One GPU's NVML state: its query helper, static info and process reader."""
+    """One GPU's NVML state: its query helper, static info, slow facts and process reader."""
 
     __slots__ = (
-        "index", "query", "info", "failed", "procs", "mig", "_unsupported", "_unsupported_n"
+        "index", "query", "info", "failed", "procs", "mig", "slow", "_unsupported",
+        "_unsupported_n",
     )
 
     def __init__(
@@ -366,6 +374,7 @@ class _Device:
         self.failed: str | None = None
         self.procs = ProcessReader()
         self.mig = mig
+        self.slow: tuple[bool | None, bool | None, str | None] = (None, None, None)
         self._unsupported: frozenset[str] = frozenset()
         self._unsupported_n = 0
 
@@ -385,31 +394,45 @@ def _mw_to_w(value: Any) -> float | None:
     return None if value is None else value / 1000.0
 
 
-def _read_info(index: int, q: DeviceQuery, archs: dict[int, str], partial: list[Any]) -> DeviceInfo:
-    """Static facts. `partial` collects what was read, for a device that fails half-way."""
+def _read_info(
+    index: int, q: DeviceQuery, archs: dict[int, str], partial: list[Any], detail: Detail = "full"
+) -> DeviceInfo:
+    """Static facts. `partial` collects what was read, for a device that fails half-way.
+
+    With `detail="table"` only what the snapshot table prints (name, memory total,
+    power limit, MIG mode); the rest stays None. Memory and BAR1 are handed on to
+    the first poll (`DeviceQuery.hand_on`), which would otherwise ask again at once.
+    """
+    full = detail == "full"
     name = q.get("name", NAME)
     partial.append(("name", _text(name) if name is not None else "Unknown GPU"))
-    uuid = q.get("uuid", UUID)
-    partial.append(("uuid", None if uuid is None else _text(uuid)))
-    pci = q.get("pci_bus_id", PCI)
-    partial.append(("pci_bus_id", None if pci is None else _text(pci.busId)))
+    if full:
+        uuid = q.get("uuid", UUID)
+        partial.append(("uuid", None if uuid is None else _text(uuid)))
+        pci = q.get("pci_bus_id", PCI)
+        partial.append(("pci_bus_id", None if pci is None else _text(pci.busId)))
     mem = q.get("memory", MEMORY)
+    q.hand_on("memory", mem)
     partial.append(("memory_total", None if mem is None else int(mem.total)))
-    cc = q.get("compute_capability", CC)
-    partial.append(("compute_capability", None if cc is None else f"{cc[0]}.{cc[1]}"))
-    arch = q.get("architecture", ARCH)
-    partial.append(
-        ("architecture", None if arch is None or arch == _ARCH_UNKNOWN else archs.get(int(arch)))
-    )
+    if full:
+        cc = q.get("compute_capability", CC)
+        partial.append(("compute_capability", None if cc is None else f"{cc[0]}.{cc[1]}"))
+        arch = q.get("architecture", ARCH)
+        partial.append(
+            ("architecture", None if arch is None or arch == _ARCH_UNKNOWN else archs.get(int(arch)))
+        )
     partial.append(
         ("power_limit_w", _mw_to_w(q.get("power_management_limit", POWER_MANAGEMENT_LIMIT)))
     )
-    partial.append(("max_sm_clock_mhz", q.get("max_sm_clock_mhz", MAX_CLOCK, _CLOCK_SM)))
-    partial.append(("max_mem_clock_mhz", q.get("max_mem_clock_mhz", MAX_CLOCK, _CLOCK_MEM)))
+    if full:
+        partial.append(("max_sm_clock_mhz", q.get("max_sm_clock_mhz", MAX_CLOCK, _CLOCK_SM)))
+        partial.append(("max_mem_clock_mhz", q.get("max_mem_clock_mhz", MAX_CLOCK, _CLOCK_MEM)))
     mig = q.get("mig_mode", MIG)
     partial.append(
         ("mig_mode", None if mig is None else bool(mig[0] == pynvml.NVML_DEVICE_MIG_ENABLE))
     )
+    if not full:
+        return DeviceInfo(index=index, **dict(partial))
     ecc = q.get("ecc_mode", ECC_MODE)
     partial.append(("ecc_mode", None if ecc is None else bool(ecc[0] == pynvml.NVML_FEATURE_ENABLED)))
     partial.append(
@@ -421,6 +444,7 @@ def _read_info(index: int, q: DeviceQuery, archs: dict[int, str], partial: list[
     partial.append(("pcie_max_gen", q.get("pcie_max_gen", PCIE_MAX_GEN)))
     partial.append(("pcie_max_width", q.get("pcie_max_width", PCIE_MAX_WIDTH)))
     bar1 = q.get("bar1", BAR1)
+    q.hand_on("bar1", bar1)
     partial.append(("bar1_total", None if bar1 is None else int(_field(bar1, "bar1Total"))))
     return DeviceInfo(index=index, **dict(partial))
 
@@ -441,7 +465,24 @@ def _compute_mode_name(value: Any) -> str | None:
 _field = object.__getattribute__
 
 
-def _read_sample(q: DeviceQuery, pcie: tuple[int | None, int | None]) -> DeviceSample:
+def _read_slow(q: DeviceQuery) -> tuple[bool | None, bool | None, str | None]:
+    """Persistence mode, display active, compute mode: read every SLOW_INTERVAL_S."""
+    return (
+        _enabled(q.get("persistence_mode", PERSISTENCE)),
+        _enabled(q.get("display_active", DISPLAY_ACTIVE)),
+        _compute_mode_name(q.get("compute_mode", COMPUTE_MODE)),
+    )
+
+
+_NO_LINK: tuple[None, None] = (None, None)
+
+
+def _read_sample(
+    q: DeviceQuery,
+    pcie: tuple[int | None, int | None],
+    link: tuple[int | None, int | None] = _NO_LINK,
+    slow: tuple[bool | None, bool | None, str | None] = (None, None, None),
+) -> DeviceSample:
     get = q.get
     mem = get("memory", MEMORY)
     util = get("utilization", UTILIZATION)
@@ -471,13 +512,36 @@ def _read_sample(q: DeviceQuery, pcie: tuple[int | None, int | None]) -> DeviceS
         decoder_util=None if dec is None else int(dec[0]),
         throttle_reasons=None if reasons is None else decode_throttle_reasons(int(reasons)),
         ecc_volatile_uncorrected=get("ecc_volatile_uncorrected", ECC),
-        persistence_mode=_enabled(get("persistence_mode", PERSISTENCE)),
-        display_active=_enabled(get("display_active", DISPLAY_ACTIVE)),
-        compute_mode=_compute_mode_name(get("compute_mode", COMPUTE_MODE)),
-        pcie_gen=get("pcie_gen", PCIE_GEN),
-        pcie_width=get("pcie_width", PCIE_WIDTH),
+        persistence_mode=slow[0],
+        display_active=slow[1],
+        compute_mode=slow[2],
+        pcie_gen=link[0],
+        pcie_width=link[1],
         bar1_used=None if bar1 is None else int(_field(bar1, "bar1Used")),
         energy_j=None if energy is None else energy / 1000.0,
+    )
+
+
+def _read_table_sample(q: DeviceQuery) -> DeviceSample:
+    """What the snapshot's text table prints of a poll (`detail="table"`), nothing more."""
+    get = q.get
+    mem = get("memory", MEMORY)
+    util = get("utilization", UTILIZATION)
+    pstate = get("performance_state", PSTATE)
+    reasons = get("throttle_reasons", THROTTLE)
+    return DeviceSample(
+        utilization_gpu=None if util is None else _field(util, "gpu"),
+        utilization_memory=None if util is None else _field(util, "memory"),
+        memory_used=None if mem is None else _field(mem, "used"),
+        memory_free=None if mem is None else _field(mem, "free"),
+        memory_total=None if mem is None else _field(mem, "total"),
+        memory_reserved=None if mem is None else _reserved(mem, q),
+        temperature_c=get("temperature_c", TEMPERATURE),
+        fan_pct=get("fan_pct", FAN),
+        power_w=_mw_to_w(get("power_w", POWER)),
+        power_limit_w=_mw_to_w(get("power_limit_w", ENFORCED_LIMIT)),
+        performance_state=None if pstate is None or pstate == _PSTATE_UNKNOWN else int(pstate),
+        throttle_reasons=None if reasons is None else decode_throttle_reasons(int(reasons)),
     )
 
 
@@ -492,6 +556,8 @@ def _reserved(mem: Any, q: DeviceQuery) -> int | None:
 
 _NO_PCIE: tuple[None, None] = (None, None)
 
+SLOW_INTERVAL_S = 30.0  # persistence, display active, compute mode: see the module docstring
+
 
 class NvmlSource:
     """Telemetry from the NVIDIA driver. Build with `NvmlSource.open()`; see the module docstring."""
@@ -503,12 +569,20 @@ class NvmlSource:
         devices: list[_Device],
         versions: tuple[str | None, str | None, str | None],
         host: HostSampler | None,
-        pcie: PcieSampler,
+        pcie: PcieSampler | None,
+        *,
+        detail: Detail = "full",
+        slow_interval_s: float = SLOW_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._devices = devices
         self._driver_version, self._cuda_version, self._nvml_version = versions
         self._host = host
         self._pcie = pcie
+        self._detail = detail
+        self._slow_interval_s = slow_interval_s
+        self._slow_at: float | None = None
+        self._clock = clock
         self._lock = threading.Lock()
         self._closed = False
 
@@ -517,7 +591,9 @@ class NvmlSource:
         cls,
         with_host: bool = True,
         *,
+        detail: Detail = "full",
         pcie_interval_s: float = 2.0,
+        slow_interval_s: float = SLOW_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> NvmlSource:
         try:
@@ -539,23 +615,41 @@ class NvmlSource:
                 _optional_cuda(system),
                 _optional_text(system, "nvml_version", (_nvml_version,)),
             )
-            archs = _arch_names()
-            devices = [_open_device(i, archs) for i in range(count)]
+            archs = _arch_names() if detail == "full" else {}
+            devices = [_open_device(i, archs, detail) for i in range(count)]
             host: HostSampler | None = None
             if with_host:
                 host = _open_host_sampler()
         except BaseException:
             _shutdown_quietly()  # do not leave NVML initialized behind a failed open
             raise
-        return cls(devices, versions, host, PcieSampler(pcie_interval_s, clock))
+        return cls(
+            devices,
+            versions,
+            host,
+            _pcie_sampler(pcie_interval_s, clock) if detail == "full" else None,
+            detail=detail,
+            slow_interval_s=slow_interval_s,
+            clock=clock,
+        )
 
     def poll(self) -> Snapshot:
         with self._lock:
             if self._closed:
                 raise RuntimeError("NvmlSource.poll() after close()")
             devices = self._devices
-            self._pcie.maybe_refresh([(d.index, d.query) for d in devices if d.failed is None])
-            pcie_values = self._pcie.values
+            full = self._detail == "full"
+            slow_due = False
+            pcie_values: dict[int, tuple[int | None, int | None]] = {}
+            links: dict[int, tuple[int | None, int | None]] = {}
+            if full and self._pcie is not None:
+                self._pcie.maybe_refresh([(d.index, d.query) for d in devices if d.failed is None])
+                pcie_values, links = self._pcie.values, self._pcie.links
+            if full:
+                now = self._clock()
+                slow_due = self._slow_at is None or now - self._slow_at >= self._slow_interval_s
+                if slow_due:
+                    self._slow_at = now
             snaps: list[DeviceSnapshot] = []
             processes: list[GpuProcess] = []
             for d in devices:
@@ -563,8 +657,18 @@ class NvmlSource:
                 migs: tuple[MigDevice, ...] = ()
                 if d.failed is None:
                     try:
-                        sample = _read_sample(d.query, pcie_values.get(d.index, _NO_PCIE))
-                        processes.extend(d.procs.read(d.query, d.index))
+                        if not full:
+                            sample = _read_table_sample(d.query)
+                        else:
+                            if slow_due:
+                                d.slow = _read_slow(d.query)
+                            sample = _read_sample(
+                                d.query,
+                                pcie_values.get(d.index, _NO_PCIE),
+                                links.get(d.index, _NO_LINK),
+                                d.slow,
+                            )
+                        processes.extend(d.procs.read(d.query, d.index, utilization=full))
                         if d.mig is not None:
                             migs = d.mig.read()
                     except DeviceFailed as exc:
@@ -604,7 +708,9 @@ class NvmlSource:
             if self._closed:
                 return
             self._closed = True
-            self._pcie.join(timeout=2.0)
+            if self._pcie is not None:
+                self._pcie.join(timeout=2.0)
+                self._pcie.close()
             _shutdown_quietly()
 
     def _notices(self) -> tuple[str, ...]:
@@ -625,7 +731,7 @@ class NvmlSource:
         return tuple(out)
 
 
-def _open_device(index: int, archs: dict[int, str]) -> _Device:
+def _open_device(index: int, archs: dict[int, str], detail: Detail = "full") -> _Device:
     try:
         handle = pynvml.nvmlDeviceGetHandleByIndex(index)
     except pynvml.NVMLError as exc:
@@ -635,8 +741,12 @@ def _open_device(index: int, archs: dict[int, str]) -> _Device:
     q = DeviceQuery(handle)
     partial: list[Any] = []
     try:
-        info = _read_info(index, q, archs, partial)
-        mig = MigReader(open_mig_devices(q)) if info.mig_mode else None
+        info = _read_info(index, q, archs, partial, detail)
+        mig = None
+        if info.mig_mode:
+            from gputui.telemetry.nvml_mig import MigReader, open_mig_devices
+
+            mig = MigReader(open_mig_devices(q))
     except DeviceFailed as exc:
         fields = dict(partial)
         fields.setdefault("name", "Unknown GPU")
@@ -644,6 +754,13 @@ def _open_device(index: int, archs: dict[int, str]) -> _Device:
         d.failed = exc.reason
         return d
     return _Device(index, q, info, mig)
+
+
+def _pcie_sampler(interval_s: float, clock: Callable[[], float]) -> PcieSampler:
+    """nvml_pcie.py is imported only where PCIe is read (not for the snapshot's table)."""
+    from gputui.telemetry.nvml_pcie import PcieSampler
+
+    return PcieSampler(interval_s, clock)
 
 
 def _optional_text(system: DeviceQuery, key: str, calls: tuple[Call, ...]) -> str | None:
@@ -663,9 +780,15 @@ def _optional_cuda(system: DeviceQuery) -> str | None:
 
 
 def _open_host_sampler() -> HostSampler:
-    """telemetry/host.py is imported only when host data is wanted (psutil costs start-up time)."""
+    """Linux: /proc read directly (telemetry/procfs.py: no psutil import, a third of the
+    per-poll cost); elsewhere psutil (telemetry/host.py, imported only when wanted)."""
     import importlib
+    import os
 
+    if os.path.isfile("/proc/self/stat"):
+        from gputui.telemetry.procfs import ProcfsHost
+
+        return ProcfsHost()
     module = importlib.import_module("gputui.telemetry.host")
     sampler: HostSampler = module.HostSampler()
     return sampler

@@ -18,13 +18,18 @@ the caller marks the parent failed.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pynvml
 
-from gputui.telemetry.nvml_query import HARD_ERRORS, Call, DeviceFailed, DeviceQuery, human_reason
+from gputui.telemetry.nvml_query import HARD_ERRORS, DeviceFailed, DeviceQuery, human_reason
 from gputui.telemetry.snapshot import MigDevice
 from gputui.textsafe import visible
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gputui.telemetry.nvml_query import Call
 
 _field = object.__getattribute__
 _PROFILE_RE = re.compile(r"\b(\d+g\.\d+gb(?:\+\w+)?)\b")

@@ -17,12 +17,17 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Iterable
-from typing import Any
 
 import pynvml
 
-from gputui.telemetry.nvml_query import Call, DeviceQuery
+from gputui.telemetry.nvml_query import DeviceQuery
 from gputui.telemetry.snapshot import PROCESS_LIST, GpuProcess
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gputui.telemetry.nvml_query import Call
 
 _NOT_AVAILABLE = (1 << 64) - 1  # NVML_VALUE_NOT_AVAILABLE as an unsigned long long
 # pynvml's structs override __getattribute__ in Python (~0.85 us a field); the plain slot
@@ -136,7 +141,11 @@ class ProcessReader:
         self.last_seen = 0
         self._util: dict[int, tuple[int, int]] = {}
 
-    def read(self, q: DeviceQuery, gpu_index: int) -> tuple[GpuProcess, ...]:
+    def read(
+        self, q: DeviceQuery, gpu_index: int, *, utilization: bool = True
+    ) -> tuple[GpuProcess, ...]:
+        """The device's processes; `utilization=False` skips the per-process SM/memory query
+        (the snapshot's text table does not print it)."""
         found: dict[int, tuple[set[str], int | None]] = {}
         instances: dict[int, tuple[int, int | None]] = {}  # MIG: pid -> (GI id, CI id)
         for key, kind, calls in PROCESS_LISTS:
@@ -159,7 +168,8 @@ class ProcessReader:
         if not found:
             self._util.clear()
             return ()
-        self._update_utilization(q)
+        if utilization:
+            self._update_utilization(q)
         util = self._util
         for pid in [p for p in util if p not in found]:
             del util[pid]

@@ -20,11 +20,16 @@ try/excepts:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import pynvml
 
 from gputui.textsafe import visible
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    Call = Callable[..., Any]  # one NVML query function; the handle comes first
 
 # Codes after which the device cannot be trusted any more. Looked up by name so
 # that an older binding lacking one of them still imports.
@@ -78,7 +83,6 @@ class DeviceFailed(Exception):
         self.reason = reason
 
 
-Call = Callable[..., Any]
 
 
 class DeviceQuery:
@@ -88,18 +92,32 @@ class DeviceQuery:
     shared state is two sets and a dict updated by single, GIL-atomic operations.
     """
 
-    __slots__ = ("handle", "unsupported", "no_permission", "_variant")
+    __slots__ = ("handle", "unsupported", "no_permission", "_variant", "_handed")
 
     def __init__(self, handle: Any) -> None:
         self.handle = handle
         self.unsupported: set[str] = set()
         self.no_permission: set[str] = set()
         self._variant: dict[str, int] = {}
+        self._handed: dict[str, Any] = {}
+
+    def hand_on(self, key: str, value: Any) -> None:
+        """Keep `value`, just read, for the next `get(key)`, which returns it without asking.
+
+        `open()` reads memory and BAR1 for the static facts and the first poll follows
+        at once: this answers that poll from the same reading ("read once").
+        """
+        if value is not None:
+            self._handed[key] = value
 
     def get(self, key: str, calls: tuple[Call, ...], *args: Any) -> Any:
         """Value of the first call in `calls` (newest variant first) the driver has, or None."""
         if key in self.unsupported:
             return None
+        if self._handed:
+            handed = self._handed.pop(key, None)
+            if handed is not None:
+                return handed
         i = self._variant.get(key, 0)
         while i < len(calls):
             try:

@@ -469,8 +469,12 @@ class GpuTuiApp(App[int]):
             self.notify("the catalog screen is not available yet", severity="warning")
             return
         snap = self.latest_snapshot
-        installed = [d.info for d in snap.devices] if snap else []
-        self.push_screen(screen_class(installed))
+        # The GPU chosen on the dashboard (focused panel, else the selected process's GPU)
+        # is the one compared with; the devices tell the screen which are lost.
+        panel = self.focused if isinstance(self.focused, GpuPanel) else None
+        proc = self.dashboard.query_one(ProcessTable).selected
+        gpu = panel.index if panel else proc.gpu_index if proc else None
+        self.push_screen(screen_class(snap.devices if snap else [], gpu=gpu))
 
     def action_fit(self) -> None:
         screen_class = _optional_screen("gputui.tui.fit_screen", "FitScreen")

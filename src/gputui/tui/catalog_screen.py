@@ -1,7 +1,11 @@
 """`c`: the GPU catalog as a filterable table, with the installed GPUs marked.
 
-Selecting a card shows it next to the installed one with ratios, which is the question
-people bring to this screen: "how much faster/bigger is that card than mine?".
+Selecting a card shows it next to an installed one with ratios, which is the question
+people bring to this screen: "how much faster/bigger is that card than mine?". On a box
+with several GPUs the comparison follows the one the user chose: the GPU selected on the
+dashboard when the screen opened, then `g` to step through the installed GPUs. A GPU
+that is lost or gives no data is named with its reason and never compared: its card's
+figures would read as if the GPU were there to run on.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from gputui.catalog import Card, Catalog, MatchResult, load_catalog
 from gputui.catalog.present import compare, fmt, fmt_ratio
 from gputui.errors import UserError
-from gputui.telemetry.snapshot import DeviceInfo
+from gputui.telemetry.snapshot import DeviceInfo, DeviceSnapshot, Snapshot
 
 INSTALLED_MARK = "●"
 DERIVED_MARK = "*"  # a figure computed by an architecture rule, not printed by NVIDIA
@@ -31,7 +35,7 @@ LABEL_MIN = 12  # the comparison's label column may wrap down to this
 DETAIL_MIN_WIDTH = 56  # the comparison panel's width in the .tcss
 DETAIL_CHROME = 4  # its left border, padding and scrollbar gutter (see the .tcss)
 TABLE_MIN_WIDTH = 24  # what the card list keeps when the panel widens
-NAME_MIN = 11  # card names in the comparison wrap to at least this width ("(installed)")
+NAME_MIN = 11  # card names in the comparison wrap to at least this width ("(GPU 12)")
 NAME_MAX = 20  # and at most this
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("installed", ""),
@@ -56,6 +60,25 @@ def _figure(card: Card, field: str) -> str:
     """A figure as shown on this screen: marked when it is derived."""
     text = fmt(getattr(card, field))
     return text + DERIVED_MARK if card.is_derived(field) and text != "-" else text
+
+
+def comparison_unavailable(dev: DeviceSnapshot) -> str | None:
+    """Why an installed GPU cannot stand for its card in a comparison, or None.
+
+    Lost (fell off the bus, NVML errors) or no data at all. A GPU that reads but does not
+    report one field (its memory, say) is still the card it is: it stays comparable.
+    """
+    if dev.failed is not None:
+        return dev.failed
+    if dev.sample is None:
+        return "no data from this GPU"
+    return None
+
+
+def _installed_pair(item: DeviceInfo | DeviceSnapshot) -> tuple[DeviceInfo, str | None]:
+    if isinstance(item, DeviceSnapshot):
+        return item.info, comparison_unavailable(item)
+    return item, None
 
 
 def match_installed(catalog: Catalog, installed: Sequence[DeviceInfo]) -> list[MatchResult]:
@@ -87,20 +110,29 @@ class CatalogScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("slash", "focus_filter", "Filter", key_display="/"),
+        Binding("g", "next_gpu", "Next GPU"),
         Binding("c", "back", "Back", show=False),
     ]
 
     def __init__(
         self,
-        installed: Sequence[DeviceInfo],
+        installed: Sequence[DeviceInfo | DeviceSnapshot],
         catalog: Catalog | None = None,
         *,
+        gpu: int | None = None,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
+        """`installed`: the GPUs in device order; DeviceSnapshots say which are lost.
+
+        `gpu`: the NVML index to compare with first (the dashboard's selection); by
+        default the first GPU that is readable and whose card the catalog knows.
+        """
         super().__init__(name=name, id=id, classes=classes)
-        self.installed = tuple(installed)
+        pairs = [_installed_pair(item) for item in installed]
+        self.installed = tuple(info for info, _ in pairs)
+        self.unavailable: tuple[str | None, ...] = tuple(reason for _, reason in pairs)
         self.catalog: Catalog | None = catalog
         self.error: str | None = None
         if self.catalog is None:
@@ -111,8 +143,49 @@ class CatalogScreen(Screen[None]):
         self.matches: list[MatchResult] = (
             match_installed(self.catalog, self.installed) if self.catalog else []
         )
-        self.installed_cards: list[Card] = [m.card for m in self.matches if m.card is not None]
         self.selected: Card | None = None
+        self.target: int = self._first_target(gpu)  # position in `installed`, not NVML index
+
+    def _first_target(self, gpu: int | None) -> int:
+        chosen = [i for i, info in enumerate(self.installed) if info.index == gpu]
+        if chosen:
+            return chosen[0]
+        usable = [i for i, m in enumerate(self.matches) if self._comparable(i) and m.card]
+        return usable[0] if usable else 0
+
+    def _comparable(self, pos: int) -> bool:
+        return 0 <= pos < len(self.installed) and self.unavailable[pos] is None
+
+    @property
+    def installed_cards(self) -> list[Card]:
+        """The catalog cards of the installed GPUs that can be compared (lost ones left out)."""
+        return [
+            m.card for i, m in enumerate(self.matches) if m.card is not None and self._comparable(i)
+        ]
+
+    @property
+    def target_gpu(self) -> DeviceInfo | None:
+        """The installed GPU the comparison is against (it may be lost: see `reference`)."""
+        return self.installed[self.target] if self.installed else None
+
+    @property
+    def reference(self) -> Card | None:
+        """The chosen GPU's card, or None when it is lost, unreadable or not in the catalog."""
+        if not self.matches or not self._comparable(self.target):
+            return None
+        return self.matches[self.target].card
+
+    def target_text(self) -> str:
+        """What the comparison is against, for the title line and the comparison's note."""
+        info, reference = self.target_gpu, self.reference
+        if info is None:
+            return "not compared: no installed GPU"
+        reason = self.unavailable[self.target]
+        if reason is not None:
+            return f"not compared: GPU {info.index} is unavailable ({reason})"
+        if reference is None:
+            return f"not compared: GPU {info.index}'s card is not in the catalog"
+        return f"compared with GPU {info.index}: {reference.name}"
 
     def compose(self) -> ComposeResult:
         with Vertical(id="catalog-main"):
@@ -141,15 +214,61 @@ class CatalogScreen(Screen[None]):
         if not self.installed:
             return Text("No GPU detected: browsing the catalog.", style="dim")
         text = Text()
-        for info, result in zip(self.installed, self.matches, strict=True):
-            if text:
+        several = len(self.installed) > 1
+        if several:
+            text.append(f"{self.target_text()}   (g: next of {len(self.installed)} GPUs)\n")
+        rows = zip(self.installed, self.matches, self.unavailable, strict=True)
+        for pos, (info, result, reason) in enumerate(rows):
+            if pos:
                 text.append("\n")
+            if several:
+                text.append("▶ " if pos == self.target else "  ", style="bold")
             text.append(f"GPU {info.index} {info.name}: ", style="bold")
-            text.append(describe_match(result))
+            if reason is not None:
+                text.append(f"unavailable: {reason}", style="bold red")
+            else:
+                text.append(describe_match(result))
         return text
 
+    def update_snapshot(self, snapshot: Snapshot) -> None:
+        """Called by the app after each poll: a GPU lost while this screen is open shows so."""
+        by_index = {d.index: comparison_unavailable(d) for d in snapshot.devices}
+        reasons = tuple(
+            by_index.get(info.index, "no longer listed by the GPU source")
+            for info in self.installed
+        )
+        if reasons == self.unavailable:
+            return
+        self.unavailable = reasons
+        self._redraw()
+
+    def action_next_gpu(self) -> None:
+        """`g`: compare with the next installed GPU (in device order, wrapping)."""
+        if len(self.installed) < 2:
+            return
+        self.target = (self.target + 1) % len(self.installed)
+        self._redraw()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "next_gpu":
+            return len(self.installed) > 1  # one GPU: nothing to step through, no footer key
+        return True
+
+    def _redraw(self) -> None:
+        """The title line, the installed marks and the open comparison, after a change."""
+        if not self.is_mounted:
+            return
+        self.query_one("#catalog-installed", Static).update(self._installed_text())
+        self._fill(self.query_one("#catalog-filter", Input).value, keep_cursor=True)
+        if self.selected is not None:
+            self._show_detail(self.selected)
+
     def _detail_hint(self) -> str:
-        return "enter: compare the selected card with the installed one\n/: filter   escape: back"
+        more = "   g: next GPU" if len(self.installed) > 1 else ""
+        return (
+            "enter: compare the selected card with the installed one\n"
+            f"/: filter{more}   escape: back"
+        )
 
     def visible_cards(self, text: str) -> list[Card]:
         if self.catalog is None:
@@ -161,8 +280,9 @@ class CatalogScreen(Screen[None]):
             if card_matches_filter(c, archs[c.architecture].name, text)
         ]
 
-    def _fill(self, text: str) -> None:
+    def _fill(self, text: str, *, keep_cursor: bool = False) -> None:
         table = self.query_one("#catalog-table", DataTable)
+        cursor = table.cursor_row if keep_cursor else 0
         table.clear()
         if self.catalog is None:
             return
@@ -187,6 +307,13 @@ class CatalogScreen(Screen[None]):
                 ),
                 key=card.name,
             )
+        if keep_cursor and table.row_count:
+            table.move_cursor(row=min(max(cursor, 0), table.row_count - 1))
+
+    def _compared(self, card: Card) -> list[Card]:
+        """The chosen GPU's card then `card`, or `card` alone (no reference, or the same)."""
+        reference = self.reference
+        return [reference, card] if reference and reference.name != card.name else [card]
 
     def comparison(self, card: Card, width: int | None = None) -> Table:
         """The selected card beside the installed one (ratios to the installed card).
@@ -195,8 +322,8 @@ class CatalogScreen(Screen[None]):
         not wrap; only the labels and card names wrap. When `width` is too narrow for the
         ratio column it is dropped (the ratio stays readable from the two values).
         """
-        reference = self.installed_cards[0] if self.installed_cards else None
-        cards = [reference, card] if reference and reference.name != card.name else [card]
+        reference = self.reference
+        cards = self._compared(card)
         rows = compare(cards)
         values = [[_figure(c, r.field) for c in cards] for r in rows]
         ratios = [fmt_ratio(r.ratios[-1]) if r.ratios[-1] is not None else "" for r in rows]
@@ -216,8 +343,8 @@ class CatalogScreen(Screen[None]):
             # Pre-wrapped: a no_wrap column would otherwise size itself to the whole name.
             name_width = name_widths[i]
             title = "\n".join(textwrap.wrap(c.name, name_width, break_long_words=False))
-            if c is reference:
-                title += "\n(installed)"
+            if c is reference and self.target_gpu is not None:
+                title += f"\n(GPU {self.target_gpu.index})"
             table.add_column(
                 title,
                 justify="right",
@@ -261,8 +388,7 @@ class CatalogScreen(Screen[None]):
 
     def comparison_width(self, card: Card) -> int:
         """Columns the comparison needs with every number and its ratio whole."""
-        reference = self.installed_cards[0] if self.installed_cards else None
-        cards = [reference, card] if reference and reference.name != card.name else [card]
+        cards = self._compared(card)
         rows = compare(cards)
         widths = [max(len(_figure(c, r.field)) for r in rows) for c in cards]
         names = [max(NAME_MIN, *(len(w) for w in c.name.split())) for c in cards]
@@ -281,12 +407,11 @@ class CatalogScreen(Screen[None]):
         high = max(available - TABLE_MIN_WIDTH, low)
         detail.styles.width = max(low, min(wanted, high))
         inner = int(detail.styles.width.value) - DETAIL_CHROME if detail.styles.width else None
-        note = "" if self.installed_cards else "\n(no installed card matched: figures only)"
+        note = "" if self.reference else f"\n{self.target_text()}: figures only"
         arch = self.catalog.architectures[card.architecture] if self.catalog else None
         precisions = ", ".join(arch.tensor_precisions) if arch else ""
         lines = [f"{note}\n{arch.name if arch else ''} tensor precisions: {precisions or 'none'}"]
-        shown = [self.installed_cards[0]] if self.installed_cards else []
-        derived = list(dict.fromkeys(c.name for c in (*shown, card) if c.derived))
+        derived = list(dict.fromkeys(c.name for c in self._compared(card) if c.derived))
         if derived:
             lines.append(
                 f"{DERIVED_MARK} derived by an architecture rule, not printed by NVIDIA "

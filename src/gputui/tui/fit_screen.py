@@ -43,7 +43,7 @@ from gputui.fit.llm.estimate import Ranked as LlmRanked
 from gputui.fit.llm.table import TransformerSpec
 from gputui.fit.llm.table_check import TransformerCheck, check_transformer, rank_transformer
 from gputui.fit.paths import resolve_models_path
-from gputui.fit.report import batch_text, bound_text, flops_text, gib, layer_dict
+from gputui.fit.report import batch_text, bound_text, flops_text, gib, network_layers
 from gputui.fit.roofline import Profile
 from gputui.fit.targets import Unavailable, targets_from_snapshot, unavailable_reason
 from gputui.telemetry.snapshot import DeviceSnapshot, Snapshot
@@ -580,11 +580,11 @@ class FitScreen(Screen[None]):
         for label, net in nets:
             if net is None:
                 continue
-            shape = net.input_shape
             key = {"": "", "G": "generator", "D": "discriminator"}[label]
-            for pos, layer in enumerate(net.layers):
-                d = layer_dict(layer, shape)
-                shape = layer.output_shape
+            # Each node's own inputs (a branch reads a model input or a skip, not the
+            # layer listed before it): the graph engine's per-node figures (fit.report).
+            for pos, (node, d) in enumerate(zip(net.nodes, network_layers(net), strict=True)):
+                layer = node.stats
                 cells: list[str | Text] = [
                     label,
                     str(layer.index),

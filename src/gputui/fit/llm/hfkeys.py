@@ -9,10 +9,17 @@ a ConfigError naming the key.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from gputui.fit.llm.config import ConfigError, Mla, Moe, Quantization, TransformerConfig
+from gputui.fit.llm.config import (
+    ConfigError,
+    Family,
+    Mla,
+    Moe,
+    Quantization,
+    TransformerConfig,
+)
 
 LLAMA_LIKE = {
     "llama": "llama",
@@ -100,178 +107,135 @@ def _dtype(k: Keys) -> str | None:
     return k.text("torch_dtype") or k.text("dtype")
 
 
-def _gpt2(k: Keys) -> TransformerConfig:
-    h = k.integer("n_embd", 768)
-    heads, hd = _heads(k, h, "n_head")
-    return TransformerConfig(
-        "gpt2",
-        "gpt2",
-        h,
-        k.integer("n_layer", 12),
-        heads,
-        heads,
-        hd,
-        k.integer("n_inner") if k.has("n_inner") else 4 * h,
-        k.integer("vocab_size", 50257),
-        k.integer("n_positions", 1024),
-        tie_word_embeddings=k.flag("tie_word_embeddings", True),
+@dataclass(frozen=True, slots=True)
+class _Classic:
+    """Where a GPT-2-era architecture keeps the common quantities, with its class's defaults.
+
+    These models (GPT-2, GPT-J, GPT-NeoX, OPT, BERT, DistilBERT) share one block layout:
+    a LayerNorm, full multi-head attention and a plain (ungated) GELU MLP; only the key
+    names, the defaults and a few switches differ, which is all this table holds.
+    """
+
+    hidden: tuple[str, int]
+    heads: str
+    layers: tuple[str, int]
+    inner: tuple[str, int | None]  # default None: 4 x hidden when the key is absent
+    vocab: int
+    positions: tuple[str, int]
+    attention_dropout: tuple[str, float]
+    hidden_dropout: tuple[str, float]
+    tie: bool | None  # None: always tied, the key is not read (BERT, DistilBERT)
+    learned_positions: bool = False  # a learned position table of `positions` rows
+
+
+_GPT2 = _Classic(
+    ("n_embd", 768), "n_head", ("n_layer", 12), ("n_inner", None), 50257,
+    ("n_positions", 1024), ("attn_pdrop", 0.1), ("resid_pdrop", 0.1), True, True,
+)  # fmt: skip
+_GPT_NEOX = _Classic(
+    ("hidden_size", 6144), "num_attention_heads", ("num_hidden_layers", 44),
+    ("intermediate_size", 24576), 50432, ("max_position_embeddings", 2048),
+    ("attention_dropout", 0.0), ("hidden_dropout", 0.0), False,
+)  # fmt: skip
+_GPTJ = _Classic(
+    ("n_embd", 4096), "n_head", ("n_layer", 28), ("n_inner", None), 50400,
+    ("n_positions", 2048), ("attn_pdrop", 0.0), ("resid_pdrop", 0.0), False,
+)  # fmt: skip
+_OPT = _Classic(
+    ("hidden_size", 768), "num_attention_heads", ("num_hidden_layers", 12),
+    ("ffn_dim", 3072), 50272, ("max_position_embeddings", 2048),
+    ("attention_dropout", 0.0), ("dropout", 0.1), True,
+)  # fmt: skip
+_BERT = _Classic(
+    ("hidden_size", 768), "num_attention_heads", ("num_hidden_layers", 12),
+    ("intermediate_size", 3072), 30522, ("max_position_embeddings", 512),
+    ("attention_probs_dropout_prob", 0.1), ("hidden_dropout_prob", 0.1), None, True,
+)  # fmt: skip
+_DISTILBERT = _Classic(
+    ("dim", 768), "n_heads", ("n_layers", 6), ("hidden_dim", 3072), 30522,
+    ("max_position_embeddings", 512), ("attention_dropout", 0.1), ("dropout", 0.1), None, True,
+)  # fmt: skip
+
+
+def _classic(
+    k: Keys, names: _Classic, model_type: str, family: Family, **switches: Any
+) -> TransformerConfig:
+    """A GPT-2-era config from its key table; `switches` set what the table does not."""
+    h = k.integer(*names.hidden)
+    heads, hd = _heads(k, h, names.heads)
+    inner_key, inner_default = names.inner
+    inner = (
+        k.integer(inner_key, inner_default)
+        if inner_default is not None or k.has(inner_key)
+        else 4 * h
+    )
+    fields: dict[str, Any] = dict(
+        tie_word_embeddings=True if names.tie is None else k.flag("tie_word_embeddings", names.tie),
         norm="layer",
         mlp="plain",
         qkv_bias=True,
         o_bias=True,
         mlp_bias=True,
-        learned_positions=k.integer("n_positions", 1024),
-        attention_dropout=k.number("attn_pdrop", 0.1),
-        hidden_dropout=k.number("resid_pdrop", 0.1),
+        learned_positions=k.integer(*names.positions) if names.learned_positions else 0,
+        attention_dropout=k.number(*names.attention_dropout),
+        hidden_dropout=k.number(*names.hidden_dropout),
         torch_dtype=_dtype(k),
         activation="gelu",
+    )
+    fields.update(switches)
+    return TransformerConfig(
+        model_type,
+        family,
+        h,
+        k.integer(*names.layers),
+        heads,
+        heads,
+        hd,
+        inner,
+        k.integer("vocab_size", names.vocab),
+        k.integer(*names.positions),
+        **fields,
     )
 
 
 def _gpt_neox(k: Keys) -> TransformerConfig:
-    h = k.integer("hidden_size", 6144)
-    heads, hd = _heads(k, h, "num_attention_heads")
     bias = k.flag("attention_bias", True)
-    return TransformerConfig(
-        "gpt_neox",
-        "gpt_neox",
-        h,
-        k.integer("num_hidden_layers", 44),
-        heads,
-        heads,
-        hd,
-        k.integer("intermediate_size", 24576),
-        k.integer("vocab_size", 50432),
-        k.integer("max_position_embeddings", 2048),
-        tie_word_embeddings=k.flag("tie_word_embeddings", False),
-        norm="layer",
-        mlp="plain",
-        qkv_bias=bias,
-        o_bias=bias,
-        mlp_bias=True,
-        attention_dropout=k.number("attention_dropout", 0.0),
-        hidden_dropout=k.number("hidden_dropout", 0.0),
-        torch_dtype=_dtype(k),
-        activation="gelu",
-    )
+    return _classic(k, _GPT_NEOX, "gpt_neox", "gpt_neox", qkv_bias=bias, o_bias=bias)
 
 
 def _gptj(k: Keys) -> TransformerConfig:
-    h = k.integer("n_embd", 4096)
-    heads, hd = _heads(k, h, "n_head")
-    return TransformerConfig(
-        "gptj",
-        "gptj",
-        h,
-        k.integer("n_layer", 28),
-        heads,
-        heads,
-        hd,
-        k.integer("n_inner") if k.has("n_inner") else 4 * h,
-        k.integer("vocab_size", 50400),
-        k.integer("n_positions", 2048),
-        tie_word_embeddings=k.flag("tie_word_embeddings", False),
-        norm="layer",
-        mlp="plain",
-        mlp_bias=True,
-        norms_per_layer=1,
-        attention_dropout=k.number("attn_pdrop", 0.0),
-        hidden_dropout=k.number("resid_pdrop", 0.0),
-        torch_dtype=_dtype(k),
-        activation="gelu",
-    )
+    return _classic(k, _GPTJ, "gptj", "gptj", qkv_bias=False, o_bias=False, norms_per_layer=1)
 
 
 def _opt(k: Keys) -> TransformerConfig:
-    h = k.integer("hidden_size", 768)
-    heads, hd = _heads(k, h, "num_attention_heads")
     bias = k.flag("enable_bias", True)
-    proj = k.integer("word_embed_proj_dim", h)
     final = k.flag("do_layer_norm_before", True) and not k.flag("_remove_final_layer_norm", False)
-    return TransformerConfig(
+    return _classic(
+        k,
+        _OPT,
         "opt",
         "opt",
-        h,
-        k.integer("num_hidden_layers", 12),
-        heads,
-        heads,
-        hd,
-        k.integer("ffn_dim", 3072),
-        k.integer("vocab_size", 50272),
-        k.integer("max_position_embeddings", 2048),
-        tie_word_embeddings=k.flag("tie_word_embeddings", True),
         norm="layer" if k.flag("layer_norm_elementwise_affine", True) else "none",
-        mlp="plain",
         qkv_bias=bias,
         o_bias=bias,
         mlp_bias=bias,
         # OPT's position table has two extra rows (its padding offset)
-        learned_positions=k.integer("max_position_embeddings", 2048) + 2,
-        attention_dropout=k.number("attention_dropout", 0.0),
-        hidden_dropout=k.number("dropout", 0.1),
-        torch_dtype=_dtype(k),
+        learned_positions=k.integer(*_OPT.positions) + 2,
         activation="relu",
-        embed_dim=proj,
+        embed_dim=k.integer("word_embed_proj_dim", k.integer(*_OPT.hidden)),
         final_norm=final,
     )
 
 
 def _bert(k: Keys, model_type: str) -> TransformerConfig:
-    h = k.integer("hidden_size", 768)
-    heads, hd = _heads(k, h, "num_attention_heads")
-    return TransformerConfig(
+    names = _BERT if model_type == "bert" else replace(_BERT, vocab=50265)
+    return _classic(
+        k,
+        names,
         model_type,
         "bert",
-        h,
-        k.integer("num_hidden_layers", 12),
-        heads,
-        heads,
-        hd,
-        k.integer("intermediate_size", 3072),
-        k.integer("vocab_size", 30522 if model_type == "bert" else 50265),
-        k.integer("max_position_embeddings", 512),
-        tie_word_embeddings=True,
-        norm="layer",
-        mlp="plain",
-        qkv_bias=True,
-        o_bias=True,
-        mlp_bias=True,
-        learned_positions=k.integer("max_position_embeddings", 512),
         token_types=k.integer("type_vocab_size", 2, minimum=0),
         encoder=True,
-        attention_dropout=k.number("attention_probs_dropout_prob", 0.1),
-        hidden_dropout=k.number("hidden_dropout_prob", 0.1),
-        torch_dtype=_dtype(k),
-        activation="gelu",
-    )
-
-
-def _distilbert(k: Keys) -> TransformerConfig:
-    h = k.integer("dim", 768)
-    heads, hd = _heads(k, h, "n_heads")
-    return TransformerConfig(
-        "distilbert",
-        "distilbert",
-        h,
-        k.integer("n_layers", 6),
-        heads,
-        heads,
-        hd,
-        k.integer("hidden_dim", 3072),
-        k.integer("vocab_size", 30522),
-        k.integer("max_position_embeddings", 512),
-        tie_word_embeddings=True,
-        norm="layer",
-        mlp="plain",
-        qkv_bias=True,
-        o_bias=True,
-        mlp_bias=True,
-        learned_positions=k.integer("max_position_embeddings", 512),
-        encoder=True,
-        attention_dropout=k.number("attention_dropout", 0.1),
-        hidden_dropout=k.number("dropout", 0.1),
-        torch_dtype=_dtype(k),
-        activation="gelu",
     )
 
 
@@ -531,7 +495,7 @@ def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
     mt = model_type.lower()
     cfg: TransformerConfig
     if mt == "gpt2":
-        cfg = _gpt2(k)
+        cfg = _classic(k, _GPT2, "gpt2", "gpt2")
     elif mt == "gpt_neox":
         cfg = _gpt_neox(k)
     elif mt == "gptj":
@@ -541,7 +505,7 @@ def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
     elif mt in ("bert", "roberta", "xlm-roberta", "camembert"):
         cfg = _bert(k, mt)
     elif mt == "distilbert":
-        cfg = _distilbert(k)
+        cfg = _classic(k, _DISTILBERT, "distilbert", "distilbert", encoder=True)
     elif mt in LLAMA_LIKE or mt == "gemma3":
         cfg = _llama_like(k, mt, LLAMA_LIKE.get(mt, "gemma3"))
     else:

@@ -36,39 +36,21 @@ from gputui.fit.llm.kv import kv_cache_bytes
 from gputui.fit.llm.model import TransformerModel
 from gputui.fit.llm.weights import lora_params_block, weight_bytes
 from gputui.fit.llm.workload import Workload
+from gputui.fit.sums import ItemSums
 
 ITEMS = ("weights", "gradients", "optimizer_state", "activations", "kv_cache", "workspace")
 
 
 @dataclass(frozen=True, slots=True)
-class Parts:
+class Parts(ItemSums[float]):
+    """Bytes by item (ITEMS, in order); `+` and `total` item by item (fit/sums.py)."""
+
     weights: float = 0
     gradients: float = 0
     optimizer_state: float = 0
     activations: float = 0
     kv_cache: float = 0
     workspace: float = 0
-
-    def __add__(self, o: Parts) -> Parts:
-        return Parts(
-            self.weights + o.weights,
-            self.gradients + o.gradients,
-            self.optimizer_state + o.optimizer_state,
-            self.activations + o.activations,
-            self.kv_cache + o.kv_cache,
-            self.workspace + o.workspace,
-        )
-
-    @property
-    def total(self) -> float:
-        return (
-            self.weights
-            + self.gradients
-            + self.optimizer_state
-            + self.activations
-            + self.kv_cache
-            + self.workspace
-        )
 
 
 @dataclass(frozen=True, slots=True)
