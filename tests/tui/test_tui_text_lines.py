@@ -80,20 +80,28 @@ def _devices() -> tuple[Any, ...]:
 
 async def test_gpu_and_host_panels_draw_what_textual_draws() -> None:
     fast = compared = 0
-    for n_gpus, size in ((2, (120, 40)), (4, (200, 50)), (4, (120, 24))):
+    for n_gpus, size, theme in (
+        (2, (120, 40), "textual-dark"),
+        (4, (200, 50), "textual-dark"),
+        (4, (120, 24), "textual-dark"),
+        (4, (200, 50), "textual-light"),
+        (2, (120, 40), "ansi-dark"),
+    ):
         source = ScriptedSource(make_snapshot(devices=_devices()[:n_gpus]))
         app = _app(source)
+        app.theme = theme
         async with app.run_test(size=size) as pilot:
             await _wait(pilot, lambda a=app, n=n_gpus: len(a.query(GpuPanel)) == n)  # type: ignore[misc]
             await pilot.pause(0.2)  # a few polls: sparklines with history
             widgets: list[Widget] = [*app.query(GpuPanel), app.query_one(HostPanel)]
             for widget in widgets:
                 ours, theirs = _both(widget)
-                assert ours == theirs, (n_gpus, size, widget)
+                assert ours == theirs, (n_gpus, size, theme, widget)
                 compared += 1
                 fast += _fast_taken(widget)
     # Compared, not skipped: only the compact 120-column throttled GPU's line is too wide.
     assert fast >= compared - 2, (fast, compared)
+    assert compared == 2 + 1 + 4 + 1 + 4 + 1 + 4 + 1 + 2 + 1
 
 
 async def test_a_line_wider_than_the_panel_takes_textuals_path() -> None:
