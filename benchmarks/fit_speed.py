@@ -53,9 +53,13 @@ def no_op_cache() -> Iterator[None]:
     cached = roofline._cached_ops
 
     def fresh(
-        model: ModelSpec, precision: str, batch: int, mode: str | None
+        model: ModelSpec,
+        precision: str,
+        batch: int,
+        mode: str | None,
+        sw: roofline.Software = roofline.DEFAULT_SOFTWARE,
     ) -> tuple[tuple[roofline.Op, ...], roofline.Compiled]:
-        ops = tuple(roofline._model_ops(model, precision, batch, mode))
+        ops = tuple(roofline._model_ops(model, precision, batch, mode, sw))
         return ops, roofline.compile_ops(ops)
 
     roofline._cached_ops = fresh  # type: ignore[assignment]

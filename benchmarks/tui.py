@@ -9,14 +9,19 @@ Prints figures; asserts nothing (timings on a shared 2-core box are noise for te
    for, and the dirty regions through the compositor to the terminal),
    plus widget refreshes and layout passes per tick, for 1, 8 and 16 GPUs
    with 50 processes whose values change every tick.
-2. idle cost: the real `gputui --demo` (8 GPUs) in a tmux pane at the default
-   1 s interval: CPU % of one core and CPU seconds per minute over a window,
-   from /proc via psutil, plus resident memory. Falls back to a headless run
-   when tmux is missing.
+2. idle cost: the real `gputui --demo` (8 GPUs) in a tmux pane (--size) at
+   the default 1 s interval: CPU % of one core and CPU seconds per minute over
+   a window, from /proc via psutil, plus resident memory. Falls back to a
+   headless run when tmux is missing.
 3. startup: wall time from spawning `gputui --demo` in tmux to the first frame
-   that shows a GPU panel.
+   that shows a GPU panel (printed with 2).
+
+With --baseline CHECKOUT the same figures of another checkout are printed
+beside these, from the same run: the refresh splits alternate, and the tmux
+panes run at once so that both see the same load on a shared box.
 
 Run: .venv/bin/python benchmarks/tui.py [--window 20] [--ticks 40] [--skip-tmux]
+     [--size 200x50] [--gpus 1,8,16] [--baseline /tmp/gputui-main]
 """
 
 from __future__ import annotations
@@ -207,7 +212,7 @@ async def refresh_cost(
                 diffs.append(c1 - c0)
                 renders.append(time.thread_time() - c1)
     top = sorted(counter.by_class.items(), key=lambda kv: -kv[1])[:5]
-    widgets = sorted(timer.by_class.items(), key=lambda kv: -kv[1])[:4]
+    widgets = sorted(timer.by_class.items(), key=lambda kv: -kv[1])[:6]
     return {
         "wall_ms": statistics.median(walls) * 1000,
         "diff_ms": statistics.median(diffs) * 1000,
@@ -241,48 +246,69 @@ def _app_pid(session: str) -> int | None:
     return int(out) if out.isdigit() else None
 
 
-def tmux_run(window_s: float, scenario: str, interval: float) -> dict[str, float]:
-    session = f"gputui-bench-{os.getpid()}"
-    cmd = f"exec {GPUTUI} --demo --scenario {scenarios_dir() / scenario} --interval {interval}"
-    _tmux("kill-session", "-t", session)
-    t0 = time.perf_counter()
-    subprocess.run(
-        ["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40", cmd], check=True
-    )
+def _cpu_s(proc: psutil.Process) -> float:
+    return float(sum(proc.cpu_times()[:2]))
+
+
+def tmux_run(
+    window_s: float, scenario: str, interval: float, size: tuple[int, int], commands: dict[str, str]
+) -> dict[str, dict[str, float]]:
+    """Each command (a gputui) in its own tmux pane at once, so that they share the box's load."""
+    tag = f"gputui-bench-{os.getpid()}"
+    args = f"--demo --scenario {scenarios_dir() / scenario} --interval {interval}"
+    sessions = {label: f"{tag}-{n}" for n, label in enumerate(commands)}
+    started: dict[str, float] = {}
+    for label, cmd in commands.items():
+        _tmux("kill-session", "-t", sessions[label])
+        started[label] = time.perf_counter()
+        subprocess.run(
+            [
+                "tmux",
+                "new-session",
+                "-d",
+                "-s",
+                sessions[label],
+                "-x",
+                str(size[0]),
+                "-y",
+                str(size[1]),
+                f"exec {cmd} {args}",
+            ],
+            check=True,
+        )
     try:
-        first_frame = None
-        deadline = t0 + 30
-        while time.perf_counter() < deadline:
-            if "UTIL" in _tmux("capture-pane", "-p", "-t", session):
-                first_frame = time.perf_counter() - t0
-                break
+        first: dict[str, float] = {}
+        deadline = time.perf_counter() + 60
+        while len(first) < len(commands) and time.perf_counter() < deadline:
+            for label, session in sessions.items():
+                if label not in first and "UTIL" in _tmux("capture-pane", "-p", "-t", session):
+                    first[label] = time.perf_counter() - started[label]
             time.sleep(0.01)
-        pid = _app_pid(session)
-        if pid is None or first_frame is None:
-            raise RuntimeError("gputui did not start in tmux")
-        proc = psutil.Process(pid)
-        time.sleep(3)  # warm-up: first polls, catalog lookup
-        c0 = sum(proc.cpu_times()[:2])
+        procs = {}
+        for label, session in sessions.items():
+            pid = _app_pid(session)
+            if pid is None or label not in first:
+                raise RuntimeError(f"{label} did not start in tmux")
+            procs[label] = psutil.Process(pid)
+        time.sleep(3)  # warm-up: first polls, catalog lookup, first fit line pass
+        c0 = {label: _cpu_s(p) for label, p in procs.items()}
         w0 = time.perf_counter()
         time.sleep(window_s)
-        cpu = sum(proc.cpu_times()[:2]) - c0
         wall = time.perf_counter() - w0
-        rss = proc.memory_info().rss / 2**20
-        threads = proc.num_threads()
-        _tmux("send-keys", "-t", session, "q")
-        for _ in range(100):
-            if not proc.is_running() or proc.status() == psutil.STATUS_ZOMBIE:
-                break
-            time.sleep(0.05)
-        return {
-            "first_frame_s": first_frame,
-            "cpu_pct": 100 * cpu / wall,
-            "cpu_s_per_min": 60 * cpu / wall,
-            "rss_mib": rss,
-            "threads": threads,
-        }
+        out = {}
+        for label, p in procs.items():
+            cpu = _cpu_s(p) - c0[label]
+            out[label] = {
+                "first_frame_s": first[label],
+                "cpu_pct": 100 * cpu / wall,
+                "cpu_s_per_min": 60 * cpu / wall,
+                "rss_mib": p.memory_info().rss / 2**20,
+                "threads": p.num_threads(),
+            }
+        return out
     finally:
-        _tmux("kill-session", "-t", session)
+        for session in sessions.values():
+            _tmux("kill-session", "-t", session)
 
 
 async def headless_cpu(window_s: float) -> dict[str, float]:
@@ -302,30 +328,7 @@ async def headless_cpu(window_s: float) -> dict[str, float]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="gputui dashboard benchmark")
-    parser.add_argument(
-        "--ticks", type=int, default=40, help="refreshes per GPU count (default 40)"
-    )
-    parser.add_argument(
-        "--window", type=float, default=20.0, help="seconds of steady running (default 20)"
-    )
-    parser.add_argument("--skip-tmux", action="store_true", help="no tmux run: headless CPU only")
-    parser.add_argument(
-        "--size", default="200x50", help="terminal COLSxROWS of the refresh split (default 200x50)"
-    )
-    parser.add_argument(
-        "--gpus", default="1,8,16", help="GPU counts of the refresh split (default 1,8,16)"
-    )
-    args = parser.parse_args(argv)
-    cols, rows = (int(x) for x in args.size.split("x"))
-
-    print(
-        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, textual {__import__('textual').__version__}"
-    )
-    print(f"\n1. one refresh, {cols}x{rows}, 50 processes: CPU ms split into poll (worker thread),")
-    print("   diff (apply_snapshot: widgets take new values) and render (settle, layout, frame);")
-    print("   render ms by widget class (render_lines, what the compositor asked for)")
+def _split(args: argparse.Namespace, cols: int, rows: int) -> None:
     print(
         f"   poll (simulated 8 GPUs + host; NVML: benchmarks/poll.py): {poll_cost(args.ticks):.1f} ms"
     )
@@ -336,24 +339,89 @@ def main(argv: list[str] | None = None) -> int:
             f"   {n:>4}  {r['wall_ms']:>7.1f}  {r['diff_ms']:>7.1f}  {r['render_ms']:>9.1f}"
             f"  {r['refreshes']:>14.1f}  {r['layouts']:>12.1f}  {r['top']}"
         )
-        print(f"         render by widget: {r['widgets']}")
+        print(f"         render by widget: {r['widgets']}", flush=True)
+
+
+def _split_of(src: Path, argv: list[str]) -> str:
+    """The refresh split of the gputui under `src` (a baseline checkout), in its own process."""
+    env = dict(os.environ, PYTHONPATH=str(src))
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--split-only", *argv]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+
+
+def _source_dir(path: str) -> Path:
+    """A checkout or its src/ folder: the folder that holds the gputui package."""
+    p = Path(path).resolve()
+    for candidate in (p, p / "src"):
+        if (candidate / "gputui" / "__init__.py").exists():
+            return candidate
+    raise SystemExit(f"--baseline {path}: no gputui package there (nor in its src/)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="gputui dashboard benchmark")
+    parser.add_argument(
+        "--ticks", type=int, default=40, help="refreshes per GPU count (default 40)"
+    )
+    parser.add_argument(
+        "--window", type=float, default=20.0, help="seconds of steady running (default 20)"
+    )
+    parser.add_argument("--skip-tmux", action="store_true", help="no tmux run: headless CPU only")
+    parser.add_argument(
+        "--size", default="200x50", help="terminal COLSxROWS (default 200x50, issue 11's pane)"
+    )
+    parser.add_argument(
+        "--gpus", default="1,8,16", help="GPU counts of the refresh split (default 1,8,16)"
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="CHECKOUT",
+        help="another gputui checkout (e.g. `git worktree add /tmp/base main`): its figures"
+        " beside these, measured in the same run (refresh splits alternating, tmux panes at once)",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="alternations with --baseline")
+    parser.add_argument("--split-only", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    cols, rows = (int(x) for x in args.size.split("x"))
+    split_argv = ["--ticks", str(args.ticks), "--size", args.size, "--gpus", args.gpus]
+    if args.split_only:
+        _split(args, cols, rows)
+        return 0
+    base = _source_dir(args.baseline) if args.baseline else None
+
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, textual {__import__('textual').__version__}"
+    )
+    print(f"\n1. one refresh, {cols}x{rows}, 50 processes: CPU ms split into poll (worker thread),")
+    print("   diff (apply_snapshot: widgets take new values) and render (settle, then the frame);")
+    print("   render ms by widget class (render_lines, what the compositor asked for)")
+    if base is None:
+        _split(args, cols, rows)
+    else:
+        for n in range(args.rounds):
+            for label, src in (("baseline", base), ("this checkout", ROOT / "src")):
+                print(f"   -- {label} ({src}), round {n + 1}")
+                print(_split_of(src, split_argv), end="", flush=True)
 
     print("\n2. steady state at the default 1 s interval, 8 simulated GPUs")
     if not args.skip_tmux and shutil.which("tmux") and GPUTUI.exists():
-        r = tmux_run(args.window, "demo-8gpu.toml", 1.0)
+        commands = {"this checkout": str(GPUTUI)}
+        if base is not None:
+            commands["baseline"] = f"env PYTHONPATH={base} {sys.executable} -m gputui"
+        runs = tmux_run(args.window, "demo-8gpu.toml", 1.0, (cols, rows), commands)
+        for label, r in runs.items():
+            print(
+                f"   {label}: tmux {cols}x{rows}, {args.window:g} s: CPU {r['cpu_pct']:.2f} % of a"
+                f" core = {r['cpu_s_per_min']:.2f} CPU s/min; RSS {r['rss_mib']:.1f} MiB;"
+                f" {r['threads']:.0f} threads; first frame with GPU panels after"
+                f" {r['first_frame_s'] * 1000:.0f} ms (spawn to tmux capture)"
+            )
+    else:
+        h = asyncio.run(headless_cpu(args.window))
         print(
-            f"   real terminal (tmux 120x40, {args.window:g} s): CPU {r['cpu_pct']:.2f} % of a core"
-            f" = {r['cpu_s_per_min']:.2f} CPU s/min; RSS {r['rss_mib']:.1f} MiB; {r['threads']:.0f} threads"
+            f"   headless ({args.window:g} s, {h['polls']:.0f} polls): CPU {h['cpu_pct']:.2f} %"
+            f" of a core = {h['cpu_s_per_min']:.2f} CPU s/min"
         )
-        print(
-            f"\n3. startup: first frame with GPU panels after {r['first_frame_s'] * 1000:.0f} ms"
-            " (spawn to tmux capture)"
-        )
-    h = asyncio.run(headless_cpu(args.window))
-    print(
-        f"   headless ({args.window:g} s, {h['polls']:.0f} polls): CPU {h['cpu_pct']:.2f} % of a core"
-        f" = {h['cpu_s_per_min']:.2f} CPU s/min"
-    )
     print(f"   this benchmark process RSS: {psutil.Process().memory_info().rss / 2**20:.1f} MiB")
     return 0
 

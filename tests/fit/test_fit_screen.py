@@ -152,3 +152,35 @@ async def test_layer_table_keeps_each_nodes_own_input_not_the_previous_layers(
         net = check.model.network
         assert net is not None
         assert kept == [gib(d["saved_bytes_per_sample_fp32"]) for d in network_layers(net)]
+
+
+GATE = """\
+[[model]]
+name = "gate"
+kind = "functional"
+batch_size = 8
+inputs = [ { name = "x", shape = [64] } ]
+layers = [
+  { name = "a", type = "Dense", units = 256 },
+  { name = "b", type = "Dense", units = 256, inputs = ["x"] },
+  { name = "m", type = "Multiply", inputs = ["a", "b"] },
+]
+"""
+
+
+async def test_layer_table_counts_every_input_a_node_keeps(tmp_path: Path) -> None:
+    """Multiply's backward needs both inputs (grad a = g * b, grad b = g * a): 2 x 256 x 4 B
+    = 2.0 KiB per sample, as the memory walk counts them; only the first was counted."""
+    models = tmp_path / "models.toml"
+    models.write_text(GATE)
+    app = Host(models)
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, FitScreen)
+        screen.update_snapshot(snapshot(free_gib=20))
+        await settle(pilot, screen)
+        (check,) = screen.checks
+        layers = next(
+            r for r in screen.detail(check).renderables if getattr(r, "title", None) == "Layers"
+        )
+        assert [row[6] for row in _layer_rows(layers)] == ["256 B", "256 B", "2.0 KiB"]

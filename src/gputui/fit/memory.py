@@ -597,15 +597,8 @@ def model_phases(
         net = model.network
         base = Parts(weights=_weights(net, p), optimizer_state=_state(net, opt, p))
         phases = train_phases(net, p, backend, base, Parts(), capture=capture, live=live)
-        temp = optimizer_temp(opt, net.trainable_params, _largest_tensor(net), p, backend)
         in_bytes = sum(i.elements * input_bytes(i.integer, p) for i in net.inputs)
-        phases.append(
-            Phase(
-                "optimizer step",
-                base + Parts(gradients=net.trainable_params * p.grad_bytes, workspace=temp),
-                Parts(activations=in_bytes),
-            )
-        )
+        phases.append(_step("optimizer step", net, opt, p, backend, base, in_bytes))
         return phases
     return _gan_phases(model, p, backend)
 
@@ -633,39 +626,35 @@ def _gan_phases(model: ModelSpec, p: Precision, backend: Backend) -> list[Phase]
         grads_already_allocated=True,
     )
     disc_real_bytes = disc.input_elements * input_bytes(False, p)
-    phases.append(
-        Phase(
-            "discriminator optimizer step",
-            base
-            + Parts(
-                gradients=disc.trainable_params * p.grad_bytes,
-                workspace=optimizer_temp(
-                    opt, disc.trainable_params, _largest_tensor(disc), p, backend
-                ),
-            ),
-            Parts(activations=noise + fake + disc_real_bytes),
-        )
-    )
+    batch = noise + fake + disc_real_bytes
+    phases.append(_step("discriminator optimizer step", disc, opt, p, backend, base, batch))
     combined = compose(gen, frozen_copy(disc), prefix="discriminator/")
     # D's gradients from its own step are still allocated: loops zero them at D's next step
     base = base + Parts(gradients=disc.trainable_params * p.grad_bytes)
     phases += train_phases(
         combined, p, backend, base, Parts(), prefix="generator through frozen D: "
     )
-    phases.append(
-        Phase(
-            "generator optimizer step",
-            base
-            + Parts(
-                gradients=gen.trainable_params * p.grad_bytes,
-                workspace=optimizer_temp(
-                    opt, gen.trainable_params, _largest_tensor(gen), p, backend
-                ),
-            ),
-            Parts(activations=noise),
-        )
-    )
+    phases.append(_step("generator optimizer step", gen, opt, p, backend, base, noise))
     return phases
+
+
+def _step(
+    name: str,
+    net: Network,
+    optimizer: str,
+    p: Precision,
+    backend: Backend,
+    base: Parts,
+    held_per_sample: int,
+) -> Phase:
+    """`net`'s optimizer step: its gradients and the optimizer's temporaries on top of
+    `base`, with the data batch (`held_per_sample` bytes per sample) still held."""
+    temp = optimizer_temp(optimizer, net.trainable_params, _largest_tensor(net), p, backend)
+    return Phase(
+        name,
+        base + Parts(gradients=net.trainable_params * p.grad_bytes, workspace=temp),
+        Parts(activations=held_per_sample),
+    )
 
 
 def peak(phases: list[Phase], batch: int) -> tuple[Phase, Parts]:

@@ -7,6 +7,7 @@ JSON field names and meanings are documented in docs/fit.md; bump
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from gputui.fit.config import ModelSpec, Network
@@ -57,18 +58,19 @@ _KEPT_BYTES = {"act": 4, "mask": 1, "index": 8, "stat": 4, "cpu_only": 0, "amp_c
 
 def layer_dict(
     layer: LayerStats,
-    input_shape: tuple[int, ...],
+    input_shapes: Sequence[tuple[int, ...]],
     name: str | None = None,
     inputs: list[str] | None = None,
 ) -> dict[str, Any]:
+    """One node's row: `input_shapes` are its own inputs' (a Multiply keeps both of them)."""
     saved = layer_saved_elements(layer)
     kept_bytes = sum(s.elements * _KEPT_BYTES[s.kind] for s in layer.internal_saved)
     if layer.saves_output:
         kept_bytes += layer.output_elements * 4
     if layer.saves_input or layer.saves_input_if_trainable:
-        n = 1
-        for d in input_shape:
-            n *= d
+        # the inputs autograd keeps, as the memory walk counts them (fit/memory.py)
+        slots = layer.saved_slots if layer.saved_slots is not None else range(len(input_shapes))
+        n = sum(math.prod(input_shapes[k]) for k in slots if k < len(input_shapes))
         saved += n
         kept_bytes += n * 4
     out: dict[str, Any] = {}
@@ -101,7 +103,7 @@ def network_layers(net: Network) -> list[dict[str, Any]]:
     return [
         layer_dict(
             node.stats,
-            node.input_shapes[0] if node.input_shapes else (),
+            node.input_shapes,
             node.name,
             [ref_name(net, r) for r in node.inputs],
         )

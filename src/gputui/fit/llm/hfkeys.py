@@ -220,7 +220,7 @@ def _opt(k: Keys) -> TransformerConfig:
         o_bias=bias,
         mlp_bias=bias,
         # OPT's position table has two extra rows (its padding offset)
-        learned_positions=k.integer("max_position_embeddings", 2048) + 2,
+        learned_positions=k.integer(*_OPT.positions) + 2,
         activation="relu",
         embed_dim=k.integer("word_embed_proj_dim", k.integer(*_OPT.hidden)),
         final_norm=final,

@@ -160,6 +160,8 @@ class GpuPanel(TextLines, can_focus=True):
         self._styles: dict[tuple[str, bool, bool, str], Style] = {}
         self._title: str | None = None
         self._subtitle: str | None = None
+        self._version = 0  # bumped by each update_device
+        self._drawn: tuple[tuple[object, ...], Text] | None = None  # render()'s last text
 
     def action_select(self) -> None:
         self.post_message(self.Selected(self.index))
@@ -197,7 +199,18 @@ class GpuPanel(TextLines, can_focus=True):
             self._subtitle = sub
             self.border_subtitle = markup_safe(sub)
         # Height changes only when the warning line comes or goes (full layout).
-        self.refresh(layout=old is None or self._line_count(old) != self._line_count(dev))
+        layout = old is None or self._line_count(old) != self._line_count(dev)
+        # An idle GPU draws the same text poll after poll (0 %, the same temperature, a
+        # flat sparkline): no repaint then. The text is drawn now, and kept for render().
+        drawn = self._drawn
+        self._version += 1
+        if layout or drawn is None or self.render() != drawn[1]:
+            self.refresh(layout=layout)
+
+    def notify_style_update(self) -> None:
+        # A theme or CSS change alters the component styles inside the kept text.
+        super().notify_style_update()
+        self._drawn = None
 
     def set_compact(self, compact: bool) -> None:
         if compact != self.has_class("compact"):
@@ -273,6 +286,23 @@ class GpuPanel(TextLines, can_focus=True):
         return text
 
     def render(self) -> Text:
+        """The panel's text, drawn once per data, width, class and theme (update_device
+        compares it with the last one to skip repaints that would change nothing)."""
+        key = (
+            self._version,
+            self.content_size.width,
+            self.has_class("compact"),
+            self.has_class("failed"),
+            self.app.theme,
+        )
+        drawn = self._drawn
+        if drawn is not None and drawn[0] == key:
+            return drawn[1]
+        text = self._draw()
+        self._drawn = (key, text)
+        return text
+
+    def _draw(self) -> Text:
         dev = self.device
         if dev is None:
             return Text("")
