@@ -264,7 +264,10 @@ def test_flags_where_they_do_not_apply_are_refused(
     line = error_line(capsys, path, "--gpu", TENSOR_CARD, "--optimizer-impl", "fused")
     assert "--optimizer-impl fused: only for training" in line
     # --mode train makes it apply
-    assert main(["fit", path, "--gpu", TENSOR_CARD, "--mode", "train", "--optimizer-impl", "fused"]) == 0
+    assert (
+        main(["fit", path, "--gpu", TENSOR_CARD, "--mode", "train", "--optimizer-impl", "fused"])
+        == 0
+    )
     capsys.readouterr()
     line = error_line(
         capsys, models_file(tmp_path), "--gpu", TENSOR_CARD, "--mode", "inference",
