@@ -114,7 +114,9 @@ inputs = [ { name = "x", shape = [64] } ]
 layers = [
   { name = "wide", type = "Dense", units = 1000 },
   { name = "narrow", type = "Dense", units = 10, inputs = ["x"] },
-  { name = "joined", type = "Concatenate", inputs = ["wide", "narrow"] },
+  { name = "gate", type = "Dense", units = 10, inputs = ["x"] },
+  { name = "gated", type = "Multiply", inputs = ["narrow", "gate"] },
+  { name = "joined", type = "Concatenate", inputs = ["wide", "gated"] },
 ]
 """
 
@@ -128,16 +130,11 @@ def _layer_rows(table: Any) -> list[list[str]]:
     return [list(row) for row in zip(*cells, strict=True)]
 
 
-async def test_layer_table_keeps_each_nodes_own_input_not_the_previous_layers(
-    tmp_path: Path,
-) -> None:
-    """`narrow` reads the model input (64 floats), not `wide`'s 1000: its Dense keeps its
-    input for the weight gradient, 64 x 4 B = 256 B per sample (the previous layer's shape
-    gave 1000 x 4 B = 3.9 KiB). The figures are the graph engine's (fit.report)."""
-    from gputui.fit.report import gib, network_layers
-
+async def _layer_column(tmp_path: Path, models_text: str) -> tuple[list[str], Any]:
+    """The Fit screen's Layers table for the only model of `models_text`: its
+    kept/sample column as drawn, and the check it came from."""
     models = tmp_path / "models.toml"
-    models.write_text(BRANCHES)
+    models.write_text(models_text)
     app = Host(models)
     async with app.run_test(size=(160, 50)) as pilot:
         screen = app.screen
@@ -147,40 +144,26 @@ async def test_layer_table_keeps_each_nodes_own_input_not_the_previous_layers(
         (check,) = screen.checks
         detail = screen.detail(check)
         layers = next(r for r in detail.renderables if getattr(r, "title", None) == "Layers")
-        kept = [row[6] for row in _layer_rows(layers)]
-        assert kept[:2] == ["256 B", "256 B"]  # wide and narrow both read x
-        net = check.model.network
-        assert net is not None
-        assert kept == [gib(d["saved_bytes_per_sample_fp32"]) for d in network_layers(net)]
+        return [row[6] for row in _layer_rows(layers)], check
 
 
-GATE = """\
-[[model]]
-name = "gate"
-kind = "functional"
-batch_size = 8
-inputs = [ { name = "x", shape = [64] } ]
-layers = [
-  { name = "a", type = "Dense", units = 256 },
-  { name = "b", type = "Dense", units = 256, inputs = ["x"] },
-  { name = "m", type = "Multiply", inputs = ["a", "b"] },
-]
-"""
+async def test_layer_table_keeps_each_nodes_own_input_not_the_previous_layers(
+    tmp_path: Path,
+) -> None:
+    """`narrow` reads the model input (64 floats), not `wide`'s 1000: its Dense keeps its
+    input for the weight gradient, 64 x 4 B = 256 B per sample (the previous layer's shape
+    gave 1000 x 4 B = 3.9 KiB). The figures are the graph engine's (fit.report)."""
+    from gputui.fit.report import gib, network_layers
+
+    kept, check = await _layer_column(tmp_path, BRANCHES)
+    assert kept[:3] == ["256 B", "256 B", "256 B"]  # wide, narrow and gate all read x
+    net = check.model.network
+    assert net is not None
+    assert kept == [gib(d["saved_bytes_per_sample_fp32"]) for d in network_layers(net)]
 
 
 async def test_layer_table_counts_every_input_a_node_keeps(tmp_path: Path) -> None:
-    """Multiply's backward needs both inputs (grad a = g * b, grad b = g * a): 2 x 256 x 4 B
-    = 2.0 KiB per sample, as the memory walk counts them; only the first was counted."""
-    models = tmp_path / "models.toml"
-    models.write_text(GATE)
-    app = Host(models)
-    async with app.run_test(size=(160, 50)) as pilot:
-        screen = app.screen
-        assert isinstance(screen, FitScreen)
-        screen.update_snapshot(snapshot(free_gib=20))
-        await settle(pilot, screen)
-        (check,) = screen.checks
-        layers = next(
-            r for r in screen.detail(check).renderables if getattr(r, "title", None) == "Layers"
-        )
-        assert [row[6] for row in _layer_rows(layers)] == ["256 B", "256 B", "2.0 KiB"]
+    """Multiply's backward needs both inputs (grad a = g * b, grad b = g * a): 2 x 10 x 4 B
+    = 80 B per sample, as the memory walk counts them; only the first was counted."""
+    kept, _ = await _layer_column(tmp_path, BRANCHES)
+    assert kept[3] == "80 B"

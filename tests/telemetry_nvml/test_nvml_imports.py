@@ -44,7 +44,8 @@ def test_snapshot_path_imports_no_typing_psutil_or_json():
         "gputui.cli.build_parser('snapshot')\n"
         "print(sorted(m for m in ('typing', 'psutil', 'json', 'pydantic', 'textual', "
         "'gputui.telemetry.host', 'concurrent.futures', 'gputui.telemetry.containers', "
-        "'gputui.telemetry.nvml_pcie', 'gputui.telemetry.nvml_mig') if m in sys.modules))"
+        "'gputui.telemetry.nvml_pcie', 'gputui.telemetry.nvml_mig', 'pathlib') "
+        "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

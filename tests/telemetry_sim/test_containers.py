@@ -6,6 +6,7 @@ import pytest
 
 from gputui.telemetry import containers
 from gputui.telemetry.host import CONTAINER_NOTICE, HostSampler
+from gputui.telemetry.procfs import ProcfsHost
 from gputui.telemetry.snapshot import GpuProcess
 
 DOCKER_ID = "3f9a2c1b7d4e8a6f0c5b2d9e7a1f4c3b6d8e0a2f5c7b9d1e3a5c7e9b1d3f5a7c"
@@ -100,16 +101,23 @@ def test_running_in_container(tmp_path: Path, marker: str | None, self_cgroup: s
     assert containers.running_in_container(proc, root) is expected
 
 
-def _sampler_in(tmp_path: Path, in_container: bool) -> HostSampler:
+SAMPLERS = {
+    "psutil": lambda proc, root: HostSampler(proc_root=proc, root=root, hostname="h"),
+    "procfs": lambda proc, root: ProcfsHost(proc_root=proc, root=root),  # NVML's on Linux
+}
+
+
+def _sampler_in(tmp_path: Path, in_container: bool, kind: str) -> HostSampler | ProcfsHost:
     proc, root = tmp_path / "proc", tmp_path / "root"
     root.mkdir()
     make_proc(proc, 1, CGROUPS["host-init"])
     make_proc(proc, "self", CGROUPS["docker-systemd"] if in_container else CGROUPS["host-session"])
-    return HostSampler(proc_root=proc, root=root, hostname="h")
+    return SAMPLERS[kind](proc, root)
 
 
-def test_notice_when_inside_a_container_and_no_pid_is_visible(tmp_path: Path) -> None:
-    sampler = _sampler_in(tmp_path, in_container=True)
+@pytest.mark.parametrize("kind", sorted(SAMPLERS))
+def test_notice_when_inside_a_container_and_no_pid_is_visible(tmp_path: Path, kind: str) -> None:
+    sampler = _sampler_in(tmp_path, in_container=True, kind=kind)
     # PIDs from the host namespace: neither psutil nor our /proc knows them.
     procs = [GpuProcess(0, 3_999_991, "compute"), GpuProcess(1, 3_999_992, "compute")]
     out = sampler.enrich(procs)
@@ -119,16 +127,18 @@ def test_notice_when_inside_a_container_and_no_pid_is_visible(tmp_path: Path) ->
     assert sampler.notices() == (CONTAINER_NOTICE,)  # once
 
 
-def test_no_notice_on_the_host(tmp_path: Path) -> None:
-    sampler = _sampler_in(tmp_path, in_container=False)
+@pytest.mark.parametrize("kind", sorted(SAMPLERS))
+def test_no_notice_on_the_host(tmp_path: Path, kind: str) -> None:
+    sampler = _sampler_in(tmp_path, in_container=False, kind=kind)
     sampler.enrich([GpuProcess(0, 3_999_991, "compute")])
     assert sampler.notices() == ()
 
 
-def test_no_notice_when_some_pids_are_visible(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", sorted(SAMPLERS))
+def test_no_notice_when_some_pids_are_visible(tmp_path: Path, kind: str) -> None:
     import os
 
-    sampler = _sampler_in(tmp_path, in_container=True)
+    sampler = _sampler_in(tmp_path, in_container=True, kind=kind)
     make_proc(tmp_path / "proc", os.getpid(), CGROUPS["host-session"])
     sampler.enrich([GpuProcess(0, os.getpid(), "compute"), GpuProcess(0, 3_999_991, "compute")])
     assert sampler.notices() == ()

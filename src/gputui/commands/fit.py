@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from gputui.commands import fit_llm, fit_transformers
+from gputui.fit.software import MEMORY_FORMAT_CHOICES, OPTIMIZER_IMPLS
 
 # Kept here (not imported) so the parser stays import-light; a test checks it
 # matches gputui.fit.precision.PRECISIONS.
@@ -74,6 +75,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--precision", choices=PRECISION_CHOICES, help="only this precision")
     p.add_argument("--optimizer", choices=OPTIMIZER_CHOICES, help="override each model's optimizer")
     p.add_argument("--mode", choices=MODE_CHOICES, help="override each model's mode")
+    p.add_argument(
+        "--memory-format",
+        choices=MEMORY_FORMAT_CHOICES,
+        help="override each layer model's memory_format: the tensor layout the speed assumes "
+        "(channels_first = NCHW, PyTorch's default, also contiguous_format; channels_last = "
+        "NHWC, model.to(memory_format=torch.channels_last): no layout transposes around "
+        "tensor-core convolutions)",
+    )
+    p.add_argument(
+        "--optimizer-impl",
+        choices=OPTIMIZER_IMPLS,
+        help="override each model's optimizer_impl: the optimizer kernels a training step's "
+        "speed assumes (foreach, PyTorch's default; fused: fused=True or apex FusedAdam; "
+        "loop: foreach=False)",
+    )
     p.add_argument(
         "--device",
         choices=DEVICE_CHOICES,
@@ -155,7 +171,48 @@ def _overridden(models: tuple[Any, ...], args: argparse.Namespace) -> tuple[Any,
             + first
         )
     changes = {k: getattr(args, k) for k in ("optimizer", "mode") if getattr(args, k)}
-    return tuple(replace(m, **changes) for m in models) if changes else models
+    out = tuple(replace(m, **changes) for m in models) if changes else models
+    return tuple(replace(m, software=_software(m.software, args)) for m in out)
+
+
+def _software(sw: Any, args: argparse.Namespace) -> Any:
+    """The model's `Software` with --memory-format / --optimizer-impl on top (the flag wins)."""
+    from dataclasses import replace
+
+    from gputui.fit.software import memory_format
+
+    changes: dict[str, Any] = {}
+    if getattr(args, "memory_format", None):
+        changes["memory_format"] = memory_format(args.memory_format)
+    if getattr(args, "optimizer_impl", None):
+        changes["optimizer"] = args.optimizer_impl
+    return replace(sw, **changes) if changes else sw
+
+
+def check_software_flags(
+    args: argparse.Namespace, models: tuple[Any, ...], transformers: tuple[Any, ...]
+) -> None:
+    """--memory-format needs a layer model; --optimizer-impl a model that trains.
+
+    Given where nothing they change is estimated they are refused, like the transformer
+    flags on a layer model, rather than silently ignored."""
+    from gputui.errors import UserError
+
+    if getattr(args, "memory_format", None) and not models:
+        raise UserError(
+            f"--memory-format {args.memory_format}: applies to layer models (the layout of "
+            "their convolutions), and none of the models chosen is one"
+        )
+    if getattr(args, "optimizer_impl", None):
+        trains = any(m.mode == "train" for m in models) or any(
+            (args.mode or t.workload.mode) == "train" for t in transformers
+        )
+        if not trains:
+            given = f" (--mode {args.mode})" if args.mode else ""
+            raise UserError(
+                f"--optimizer-impl {args.optimizer_impl}: only for training, and no model "
+                f"chosen trains{given}; an inference pass runs no optimizer"
+            )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -186,6 +243,7 @@ def run(args: argparse.Namespace) -> int:
     models, transformers = fit_transformers.split(models)
     fit_transformers.check_flags(args, transformers)
     models = _overridden(models, args)
+    check_software_flags(args, models, transformers)
     if args.precision in ("int8", "fp8"):
         training = [m.name for m in models if m.mode == "train"]
         if training:

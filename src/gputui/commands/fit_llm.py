@@ -221,6 +221,11 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
         "batch_size",
     ):
         _positive("--" + name.replace("_", "-"), getattr(args, name, None))
+    if getattr(args, "memory_format", None):
+        raise UserError(
+            f"--memory-format {args.memory_format}: applies to layer models with convolutions "
+            f"(a models TOML or Keras file); {model.name} is a transformer and has none"
+        )
     mode = args.mode or ("inference" if cfg.encoder else "generate")
     if cfg.encoder and mode == "generate":
         raise UserError(
@@ -232,7 +237,8 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
         )
     train_only = {"--method": args.method, "--lora-rank": args.lora_rank, "--lora-alpha": args.lora_alpha,
                   "--lora-targets": args.lora_targets, "--optimizer": args.optimizer,
-                  "--grad-accum": args.grad_accum}  # fmt: skip
+                  "--grad-accum": args.grad_accum,
+                  "--optimizer-impl": getattr(args, "optimizer_impl", None)}  # fmt: skip
     if args.grad_checkpointing:
         train_only["--grad-checkpointing"] = True
     if mode != "train":
@@ -338,6 +344,7 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
         precision=precision,  # type: ignore[arg-type]
         weights=fmt.name,
         optimizer=optimizer,  # type: ignore[arg-type]
+        optimizer_impl=getattr(args, "optimizer_impl", None) or "foreach",
         lora_rank=rank,
         lora_alpha=args.lora_alpha or 2.0 * rank,
         lora_targets=targets,

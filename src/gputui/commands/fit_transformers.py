@@ -29,9 +29,10 @@ _FLAG_OF = {
     "attention": "attention",
     "kv_dtype": "kv_dtype",
     "paged_block": "paged",
+    "optimizer_impl": "optimizer_impl",
 }
 _TRAIN_ONLY = {"method", "precision", "optimizer", "lora_rank", "lora_alpha", "lora_targets",
-               "grad_checkpointing", "grad_accum"}  # fmt: skip
+               "grad_checkpointing", "grad_accum", "optimizer_impl"}  # fmt: skip
 _GENERATE_ONLY = {"new_tokens", "kv_dtype", "paged_block"}
 _TRAIN_PRECISIONS = ("fp32", "amp_bf16", "amp_fp16", "bf16", "fp16")
 
@@ -80,6 +81,11 @@ def workload(
         ns.optimizer = None
     if with_layers and mode == "train" and ns.precision not in (None, *_TRAIN_PRECISIONS):
         ns.precision = None
+    # --memory-format is for the layer models beside it (check_software_flags made sure one
+    # is); --optimizer-impl is for whichever models train
+    ns.memory_format = None
+    if with_layers and mode != "train":
+        ns.optimizer_impl = None
     wl = spec.workload
     for key in spec.given:
         flag = _FLAG_OF.get(key)

@@ -8,10 +8,12 @@ Textual nor pydantic is loaded unless `--json-schema` asks for pydantic.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from gputui.commands import path_arg
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 
@@ -30,7 +32,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--demo", action="store_true", help="use the simulated GPUs instead of NVML")
     p.add_argument(
-        "--scenario", type=Path, metavar="FILE", help="simulated-GPU scenario TOML (implies --demo)"
+        "--scenario", type=path_arg, metavar="FILE", help="simulated-GPU scenario TOML (implies --demo)"
     )
     p.add_argument("--prometheus", metavar="URL", help="the whole cluster, read from Prometheus")
     p.add_argument("--match", metavar="SELECTOR", help='with --prometheus: e.g. \'{cluster="a"}\'')

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+
+from gputui.commands import path_arg
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="auto: NVML when it works, else simulated GPUs (with a banner); nvml insists",
     )
     parser.add_argument("--demo", action="store_true", help="same as --source demo")
-    parser.add_argument("--scenario", type=Path, help="simulated-GPU scenario TOML file")
+    parser.add_argument("--scenario", type=path_arg, help="simulated-GPU scenario TOML file")
     parser.add_argument(
         "--interval", type=float, default=1.0, help="refresh interval in seconds (default 1)"
     )

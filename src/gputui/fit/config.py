@@ -23,6 +23,7 @@ from gputui.fit.args import MAX_DIM, LayerArgError
 from gputui.fit.graph import ModelInput, Network
 from gputui.fit.graph_build import MAX_LAYERS, GraphBuilder, sequential_network
 from gputui.fit.layers_multi import ATTENTION_MODES
+from gputui.fit.software import DEFAULT_SOFTWARE, Software, memory_format, optimizer_impl
 from gputui.textsafe import visible
 
 if TYPE_CHECKING:
@@ -56,7 +57,9 @@ MODES: tuple[Mode, ...] = ("train", "inference")
 # Tensors of optimizer state per trainable parameter (PyTorch's defaults).
 OPTIMIZER_STATES: dict[str, int] = {"sgd": 0, "momentum": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
 
-_COMMON = {"name", "kind", "batch_size", "optimizer", "mode", "attention"}
+# how the framework runs it (fit.software): the speed estimate's kernels, not the memory
+_SOFTWARE_KEYS = {"memory_format", "optimizer_impl"}
+_COMMON = {"name", "kind", "batch_size", "optimizer", "mode", "attention"} | _SOFTWARE_KEYS
 _MODEL_KEYS = _COMMON | {"input_shape", "layers"}
 _FUNCTIONAL_KEYS = _COMMON | {"inputs", "outputs", "layers", "blocks"}
 _GAN_KEYS = _COMMON | {"generator", "discriminator"}
@@ -79,6 +82,8 @@ class ModelSpec:
     # the precision the source asks for (a Keras mixed-precision policy), if any
     precision: str | None = None
     source_warnings: tuple[str, ...] = ()
+    # how the framework runs it (layout, optimizer kernels): the speed estimate only
+    software: Software = DEFAULT_SOFTWARE
 
     @property
     def networks(self) -> tuple[Network, ...]:
@@ -200,10 +205,11 @@ def parse_model_table(raw: dict[str, Any], where: str) -> ModelSpec:
         raise UserError(visible(str(exc)), exc.exit_code) from None
 
 
-_SIDECAR_KEYS = {"name", "keras", "batch_size", "optimizer", "mode", "attention"} | {
-    "input_shapes",
-    "skip_unknown",
-}
+_SIDECAR_KEYS = (
+    {"name", "keras", "batch_size", "optimizer", "mode", "attention"}
+    | {"input_shapes", "skip_unknown"}
+    | _SOFTWARE_KEYS
+)
 
 
 def _sidecar(raw: dict[str, Any], fallback: str, where: str, base: Path) -> ModelSpec:
@@ -226,7 +232,7 @@ def _sidecar(raw: dict[str, Any], fallback: str, where: str, base: Path) -> Mode
     skip = raw.get("skip_unknown", False)
     if not isinstance(skip, bool):
         raise UserError(f"{ctx}: skip_unknown: must be true or false, got {skip!r}")
-    keys: tuple[str, ...] = ("batch_size", "optimizer", "mode", "attention")
+    keys: tuple[str, ...] = ("batch_size", "optimizer", "mode", "attention", *_SOFTWARE_KEYS)
     settings: dict[str, Any] = {k: raw[k] for k in keys if k in raw}
     return load_keras_model(
         base / path,
@@ -292,12 +298,17 @@ def _model(raw: dict[str, Any], fallback: str, where: str) -> ModelSpec:
         raise UserError(
             f"{ctx}: attention: must be one of {', '.join(ATTENTION_MODES)}, got {attention!r}"
         )
+    sw = software(raw, ctx)
     if kind == "sequential":
         network = _sequential(raw, ctx, "", attention, batch)
-        return ModelSpec(name, "sequential", batch, optimizer, mode, network, attention=attention)
+        return ModelSpec(
+            name, "sequential", batch, optimizer, mode, network, attention=attention, software=sw
+        )
     if kind == "functional":
         network = GraphBuilder(ctx, attention).model(raw)
-        return ModelSpec(name, "functional", batch, optimizer, mode, network, attention=attention)
+        return ModelSpec(
+            name, "functional", batch, optimizer, mode, network, attention=attention, software=sw
+        )
     parts = {}
     for part in ("generator", "discriminator"):
         table = raw.get(part)
@@ -316,8 +327,29 @@ def _model(raw: dict[str, Any], fallback: str, where: str) -> ModelSpec:
             f"generator's output {gen.output_shape}"
         )
     return ModelSpec(
-        name, "gan", batch, optimizer, mode, generator=gen, discriminator=disc, attention=attention
+        name,
+        "gan",
+        batch,
+        optimizer,
+        mode,
+        generator=gen,
+        discriminator=disc,
+        attention=attention,
+        software=sw,
     )
+
+
+def software(raw: Mapping[str, Any], ctx: str) -> Software:
+    """A model table's `memory_format` and `optimizer_impl` (PyTorch 2's defaults if absent)."""
+    try:
+        fmt = memory_format(raw.get("memory_format", DEFAULT_SOFTWARE.memory_format))
+    except ValueError as exc:
+        raise UserError(f"{ctx}: memory_format: {exc}") from None
+    try:
+        impl = optimizer_impl(raw.get("optimizer_impl", DEFAULT_SOFTWARE.optimizer))
+    except ValueError as exc:
+        raise UserError(f"{ctx}: optimizer_impl: {exc}") from None
+    return Software(memory_format=fmt, optimizer=impl)
 
 
 def shape_field(value: Any, ctx: str, field: str) -> tuple[int, ...]:

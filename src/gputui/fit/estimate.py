@@ -287,7 +287,8 @@ def speed(
     found = rate(card, architecture, precision)
     if found.tflops is None:
         return None
-    prof = roofline_profile(model, card, architecture, precision, batch, mode)
+    # how the framework runs it (layout, optimizer kernels): the models file's or the CLI's
+    prof = roofline_profile(model, card, architecture, precision, batch, mode, model.software)
     if prof is None:
         return _speed_at(model, found.tflops, batch, mode, found.basis, found.derived)
     derived = found.derived or prof.ceilings.derived

@@ -214,8 +214,27 @@ def model_summary(model: ModelSpec) -> dict[str, Any]:
         "trainable_params": model.trainable_params,
         "non_trainable_params": model.params - model.trainable_params,
         "flops_per_sample": model.flops,
+        "software": model_software_dict(model),
         **layers,
     }
+
+
+def model_software_dict(model: ModelSpec) -> dict[str, Any]:
+    """What the speed assumed of the framework (fit.software): layout and optimizer kernels."""
+    from gputui.fit.software import software_dict
+
+    return software_dict(model.software, training=model.mode == "train")
+
+
+def speed_assumes(model: ModelSpec) -> str:
+    """The text line saying which software settings the speed estimate assumed."""
+    from gputui.fit.roofline import has_convolutions
+    from gputui.fit.software import describe
+
+    text = describe(
+        model.software, training=model.mode == "train", convolutions=has_convolutions(model)
+    )
+    return f"speed assumes: {text}"
 
 
 def check_dict(c: ModelCheck, include_layers: bool = True) -> dict[str, Any]:
@@ -238,6 +257,7 @@ def check_dict(c: ModelCheck, include_layers: bool = True) -> dict[str, Any]:
 def ranking_dict(model: ModelSpec, ranked: list[Ranked]) -> dict[str, Any]:
     return {
         "model": model.name,
+        "software": model_software_dict(model),
         "efficiency_assumed": EFFICIENCY,
         "roofline_efficiency": dict(ROOFLINE_EFFICIENCY),
         "cards": [
@@ -291,6 +311,7 @@ def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
         f"{m.params:,} params ({m.trainable_params:,} trainable), "
         f"{flops_text(m.flops)}/sample forward",
         f"  recommended: {c.recommended} - {c.recommended_reason}",
+        f"  {speed_assumes(m)}",
     ]
     free = c.target.memory_free is not None
     head = f"  {'precision':<9} {'peak':>10}  {'verdict':<12} {'max batch (pow2)':>18}"
@@ -407,6 +428,7 @@ def render_ranking(
     lines = [
         f"{model.name} on every catalog card (recommended precision per card, batch {batch}; "
         "speed is a rough roofline estimate; bound: what most of the step waits on):",
+        f"  {speed_assumes(model)}",
         f"  {'#':>2} {'card':<{name_w}} {'precision':<9} {'memory':>10} {'peak':>10} "
         f"{'verdict':<12} {'max batch':>10} {'samples/s':>11} {'bound':>12} "
         f"{'per $1k launch':>14}",

@@ -37,6 +37,10 @@ from gputui.fit.config import ModelSpec
 from gputui.fit.graph import Network, Ref, compose, frozen_copy
 from gputui.fit.memory import input_bytes
 from gputui.fit.precision import Precision, has_tensor, policy
+from gputui.fit.software import DEFAULT_SOFTWARE as DEFAULT_SOFTWARE  # re-exported
+from gputui.fit.software import MemoryFormat as MemoryFormat
+from gputui.fit.software import OptimizerImpl as OptimizerImpl
+from gputui.fit.software import Software as Software
 from gputui.fit.stats import LayerStats
 
 OpClass = Literal["matmul", "elementwise", "reduction"]
@@ -100,42 +104,6 @@ OPTIMIZER_TRAFFIC: dict[str, tuple[int, int]] = {  # (tensor accesses, foreach o
 #   weight decay (x, +=), x lr, negate, add_ to the weight: 12 kernels, 30 accesses.
 FUSED_TRAFFIC: dict[str, int] = {"sgd": 3, "momentum": 5, "rmsprop": 5, "adam": 7, "adamw": 7}
 BERTADAM_TRAFFIC = (33, 18)  # (tensor accesses per element, kernels per tensor)
-
-MemoryFormat = Literal["channels_last", "channels_first"]
-OptimizerImpl = Literal["foreach", "fused", "loop", "bertadam"]
-
-
-@dataclass(frozen=True, slots=True)
-class Software:
-    """How the framework runs the model where that changes the kernels, not the maths.
-
-    The defaults (`DEFAULT_SOFTWARE`) are PyTorch 2's own for a user's run: NCHW tensors
-    (`torch.channels_last` is opt-in) and foreach optimizers. A benchmark whose source
-    documents another choice passes it (benchmarks/speed_vs_published.py); nothing here
-    is fitted.
-
-    - `memory_format` "channels_first" (PyTorch's default NCHW): cuDNN's tensor-core
-      convolutions work in NHWC, so for every tensor-core convolution call it transposes
-      the activation input to NHWC and the output back, a read and a write of each
-      (NVIDIA, "Convolutional Layers User's Guide", Tensor Layouts in Memory: "NCHW
-      layouts can still be operated on by Tensor Cores, but include some overhead due to
-      automatic transpose operations"; MosaicML Composer's Channels Last method card:
-      ~30 % on ResNet-50 on V100 and A100). CUDA-core convolutions run NCHW natively.
-    - `optimizer` "foreach" / "fused" / "loop" / "bertadam" (an Adam only): see
-      OPTIMIZER_TRAFFIC, FUSED_TRAFFIC and BERTADAM_TRAFFIC.
-    - `score_scale_mask`: an unfused (eager) attention divides the score maps by
-      sqrt(head size) and adds the additive mask as two kernels of their own, each a read
-      and a write of the maps, and the division's backward a third (NVIDIA's BERT
-      modeling.py, `attention_scores / math.sqrt(...)` then `+ attention_mask`, as in
-      Hugging Face's eager BertSelfAttention). Keras scales the query instead.
-    """
-
-    memory_format: MemoryFormat = "channels_first"
-    optimizer: OptimizerImpl = "foreach"
-    score_scale_mask: bool = False
-
-
-DEFAULT_SOFTWARE = Software()
 
 
 @dataclass(frozen=True, slots=True)
@@ -952,8 +920,9 @@ def _cached_ops(
     precision: str,
     batch: int,
     mode: str | None,
-    sw: Software = DEFAULT_SOFTWARE,
+    sw: Software | None = None,
 ) -> tuple[tuple[Op, ...], Compiled]:
+    sw = model.software if sw is None else sw
     key = (id(model), precision, batch, mode or model.mode, sw)
     hit = _OPS_CACHE.get(key)
     if hit is not None and hit[0] is model:
@@ -971,9 +940,11 @@ def model_ops(
     precision: str,
     batch: int,
     mode: str | None = None,
-    sw: Software = DEFAULT_SOFTWARE,
+    sw: Software | None = None,
 ) -> list[Op]:
-    """One step of `model` as ops: a training step with its optimizer, or a forward pass."""
+    """One step of `model` as ops: a training step with its optimizer, or a forward pass.
+
+    `sw`: how the framework runs it; None: what the model says (`ModelSpec.software`)."""
     return list(_cached_ops(model, precision, batch, mode, sw)[0])
 
 
@@ -1013,6 +984,12 @@ def _model_ops(
     return ops
 
 
+def has_convolutions(model: ModelSpec) -> bool:
+    """Whether `model` runs convolutions on tensor cores, the ops `Software.memory_format`
+    changes (depthwise ones run on the CUDA cores in either layout)."""
+    return any(layer.type in _CONV_TYPES for n in model.networks for layer in n.layers)
+
+
 def profile(
     model: ModelSpec,
     card: Card,
@@ -1020,11 +997,12 @@ def profile(
     precision: str,
     batch: int,
     mode: str | None = None,
-    sw: Software = DEFAULT_SOFTWARE,
+    sw: Software | None = None,
 ) -> Profile | None:
     """The roofline step time of `model` on `card`; None when a figure it needs is unknown.
 
-    `sw`: the framework's layout and optimizer implementation (`Software`)."""
+    `sw`: the framework's layout and optimizer implementation (`Software`); None: the
+    model's own (`ModelSpec.software`, from the models file or the command line)."""
     c = ceilings(card, architecture, precision)
     if c is None:
         return None
@@ -1191,6 +1169,8 @@ def llm_train_speed(
     causal: bool = True,
     optimizer: str = "adamw",
     grad_accum: int = 1,
+    optimizer_impl: OptimizerImpl = "foreach",
+    trainable_tensors: int = 0,
 ) -> LLMTrainSpeed | None:
     """Training tokens/s of a transformer: the matmuls of `passes` forward-sized passes plus
     the optimizer step; None without the card's figures.
@@ -1199,8 +1179,10 @@ def llm_train_speed(
     weight gradients at twice the forward FLOPs), one more with gradient checkpointing
     (the forward is recomputed), one fewer when the base weights are frozen (LoRA:
     no weight gradients for them). Each pass reads every weight once; the optimizer
-    step streams `trainable_params` through PyTorch's foreach kernels (OPTIMIZER_TRAFFIC,
-    fp32 master weights and state) once per `grad_accum` micro-batches.
+    step streams `trainable_params` (fp32 master weights and state) once per `grad_accum`
+    micro-batches through the kernels of `optimizer_impl`, as `optimizer_ops` counts them:
+    PyTorch's foreach ops (OPTIMIZER_TRAFFIC), one fused kernel (FUSED_TRAFFIC), or the
+    foreach ops once per tensor of the `trainable_tensors` (a loop).
     """
     c = ceilings(card, architecture, compute_precision)
     if c is None:
@@ -1218,13 +1200,23 @@ def llm_train_speed(
         True,
     )
     accesses, foreach = OPTIMIZER_TRAFFIC.get(optimizer, OPTIMIZER_TRAFFIC["adamw"])
+    launches = max(
+        1,
+        math.ceil(trainable_params / FOREACH_ELEMENTS_PER_LAUNCH),
+        math.ceil(trainable_tensors / FOREACH_TENSORS_PER_LAUNCH),
+    )
+    kernels = launches * foreach
+    if optimizer_impl == "fused":
+        accesses, kernels = FUSED_TRAFFIC.get(optimizer, FUSED_TRAFFIC["adamw"]), launches
+    elif optimizer_impl in ("loop", "bertadam"):
+        kernels = foreach * max(trainable_tensors, 1)
     opt = Op(
         "optimizer step",
         "elementwise",
         "optimizer",
         accesses * trainable_params / grad_accum,
         accesses * trainable_params * 4 / grad_accum,
-        max(1, math.ceil(trainable_params / FOREACH_ELEMENTS_PER_LAUNCH)) * foreach,
+        kernels,
     )
     prof = time_ops((main, opt), c, tokens)
     return LLMTrainSpeed(prof.samples_per_s, prof.bound, c.basis)

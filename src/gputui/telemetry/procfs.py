@@ -36,13 +36,13 @@ import sys
 import time
 from collections import namedtuple
 from collections.abc import Sequence
-from pathlib import Path
 
 from gputui.telemetry.snapshot import GpuProcess, HostSnapshot
 from gputui.textsafe import visible
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 # A substring each of telemetry/containers.py's cgroup patterns needs (its _MARKERS; a test
@@ -170,10 +170,9 @@ def _parse_stat(
 class ProcfsHost:
     """The `HostSampler` interface of telemetry/nvml.py for one poll, from /proc (see above)."""
 
-    def __init__(self, *, proc_root: Path = Path("/proc"), root: Path = Path("/")) -> None:
-        self._proc_root = proc_root
-        self._proc = str(proc_root)
-        self._root = root
+    def __init__(self, *, proc_root: str | Path = "/proc", root: str | Path = "/") -> None:
+        self._proc = os.fspath(proc_root)
+        self._root_dir = os.fspath(root)
         self._hostname = visible(os.uname().nodename)
         self._users: dict[int, str] = {}
         self._known: dict[int, _Known] = {}
@@ -275,12 +274,15 @@ class ProcfsHost:
     def _check_container(self, pids: dict[int, Any]) -> None:
         """Not one PID readable: if none is even in our /proc, we live in another PID
         namespace; a container marker says why (the notice)."""
+        from pathlib import Path
+
         from gputui.telemetry import containers
 
-        if any(containers.pid_visible(pid, self._proc_root) for pid in pids):
+        proc_root, root = Path(self._proc), Path(self._root_dir)
+        if any(containers.pid_visible(pid, proc_root) for pid in pids):
             return
         if self._in_container is None:
-            self._in_container = containers.running_in_container(self._proc_root, self._root)
+            self._in_container = containers.running_in_container(proc_root, root)
         if self._in_container:
             self._notices.append(CONTAINER_NOTICE)
 
@@ -361,7 +363,11 @@ class ProcfsHost:
         from gputui.telemetry import containers
 
         ref = containers.container_ref_from_cgroup(text)
-        return None if ref is None else containers.with_names(ref, self._root).label
+        if ref is None:
+            return None
+        from pathlib import Path
+
+        return containers.with_names(ref, Path(self._root_dir)).label
 
     def _cmdline(self, base: str) -> list[str] | None:
         """psutil's cmdline(): NUL-separated, or space-separated after a setproctitle()."""

@@ -6,8 +6,6 @@ PCIe sampling, /proc reads). Callers in the TUI run it in a worker thread.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from gputui.telemetry.snapshot import Snapshot
 
 # `typing` costs ~3 ms of import, and `gputui snapshot` needs nothing of it at run time:
@@ -15,6 +13,7 @@ from gputui.telemetry.snapshot import Snapshot
 # treats any name TYPE_CHECKING as True), and keep typing's names for the type checker.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Literal, Protocol
 
     from gputui.telemetry.nvml import Detail

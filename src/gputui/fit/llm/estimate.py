@@ -257,6 +257,26 @@ def gemm_shapes(model: TransformerModel) -> tuple[tuple[int, int, int], ...]:
     return tuple((o, i, n) for (o, i), n in shapes.items())
 
 
+def trainable_tensors(model: TransformerModel, wl: Workload) -> int:
+    """Parameter tensors the optimizer steps (a per-tensor loop launches once for each):
+    every weight matrix and bias, two norms per layer, the embedding and the final norm
+    (full fine-tune); LoRA's A and B per targeted matrix."""
+    from gputui.fit.llm.weights import targeted
+
+    blocks = model.layout.blocks
+    if wl.method != "full":
+        return sum(
+            2 * lin.copies * b.count
+            for b in blocks
+            for lin in b.linears
+            if targeted(lin, wl.lora_targets)
+        )
+    mats = sum(
+        lin.copies * b.count * (2 if lin.bias_params else 1) for b in blocks for lin in b.linears
+    )
+    return mats + 2 * model.config.num_layers + 2
+
+
 def speed(
     model: TransformerModel,
     wl: Workload,
@@ -318,6 +338,8 @@ def speed(
             if wl.optimizer == "sgd"
             else ("momentum" if wl.optimizer == "sgd_momentum" else "adamw"),
             grad_accum=wl.grad_accum,
+            optimizer_impl=wl.optimizer_impl,
+            trainable_tensors=trainable_tensors(model, wl),
         )
         if t is None:
             return out

@@ -76,6 +76,7 @@ def workload_dict(wl: Workload, m: TransformerModel) -> dict[str, Any]:
             "method": wl.method,
             "precision": wl.precision if wl.method == "full" else None,
             "optimizer": wl.optimizer,
+            "optimizer_impl": wl.optimizer_impl,
             "grad_checkpointing": wl.grad_checkpointing,
             "grad_accum": wl.grad_accum,
         }
@@ -231,10 +232,12 @@ def speed_lines(e: Estimate) -> list[str]:
         bits.append(f"training ~{s.train_tokens_per_s:,.0f} tokens/s ({s.train_bound}-bound)")
     if not bits:
         return ["  rough speed: unknown (the catalog lacks a figure this card needs)"]
+    # what the speed assumed of the framework (fit.software): the optimizer's kernels
+    sw = f"; {wl.optimizer_impl} optimizer" if wl.mode == "train" else ""
     return [
         f"  rough speed: {', '.join(bits)}",
         f"    roofline in {s.compute_precision}: {s.basis}; matmuls at "
-        f"{EFFICIENCY['matmul']:.0%} of peak and bandwidth, {LAUNCH_S * 1e6:g} us per kernel",
+        f"{EFFICIENCY['matmul']:.0%} of peak and bandwidth, {LAUNCH_S * 1e6:g} us per kernel{sw}",
     ]
 
 

@@ -16,12 +16,13 @@ from gputui.fit.llm.hfkeys import from_hf_dict
 from gputui.fit.llm.model import TransformerModel, from_config
 from gputui.fit.llm.weights import normalize_targets
 from gputui.fit.llm.workload import ATTENTIONS, MODES, OPTIMIZERS, TRAIN_PRECISIONS, Workload
+from gputui.fit.software import OPTIMIZER_IMPLS
 from gputui.textsafe import visible
 
 KEYS = {
     "name", "kind", "hf_config", "config", "mode", "batch_size", "seq_len", "new_tokens",
     "method", "precision", "weights", "optimizer", "lora_rank", "lora_alpha", "lora_targets",
-    "grad_checkpointing", "grad_accum", "attention", "kv_dtype", "paged_block",
+    "grad_checkpointing", "grad_accum", "attention", "kv_dtype", "paged_block", "optimizer_impl",
 }  # fmt: skip
 
 
@@ -113,7 +114,8 @@ def from_model_table(
     lora_keys = [k for k in ("lora_rank", "lora_alpha", "lora_targets") if k in raw]
     method = _choice(raw, "method", "lora" if lora_keys else "full", ("full", "lora", "qlora"), where)
     _only(raw, where, mode, "train", ("method", "optimizer", "lora_rank", "lora_alpha",
-          "lora_targets", "grad_checkpointing", "grad_accum", "precision"))  # fmt: skip
+          "lora_targets", "grad_checkpointing", "grad_accum", "precision",
+          "optimizer_impl"))  # fmt: skip
     _only(raw, where, mode, "generate", ("new_tokens", "kv_dtype", "paged_block"))
     if method == "full" and lora_keys:
         raise UserError(f'{where}: {lora_keys[0]}: only with method = "lora" or "qlora"')
@@ -167,6 +169,7 @@ def from_model_table(
         optimizer=_choice(
             raw, "optimizer", "adamw_8bit" if method == "qlora" else "adamw", OPTIMIZERS, where
         ),  # type: ignore[arg-type]
+        optimizer_impl=_choice(raw, "optimizer_impl", "foreach", OPTIMIZER_IMPLS, where),  # type: ignore[arg-type]
         lora_rank=_int(raw, "lora_rank", 16, where),
         lora_alpha=float(alpha),
         lora_targets=targets,

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from gputui.fit.software import OptimizerImpl
+
 Mode = Literal["train", "inference", "generate"]
 Method = Literal["full", "lora", "qlora"]
 Attention = Literal["sdpa", "eager", "flash"]
@@ -38,6 +40,7 @@ class Workload:
     precision: TrainPrecision = "amp_bf16"  # full fine-tune only
     weights: str = "bf16"  # base weights as stored on the GPU (formats.WEIGHT_FORMATS)
     optimizer: Optimizer = "adamw"
+    optimizer_impl: OptimizerImpl = "foreach"  # its kernels (fit.software): the speed only
     lora_rank: int = 16
     lora_alpha: float = 32.0  # scales the update; no memory effect, kept for the report
     lora_targets: tuple[str, ...] = DEFAULT_LORA_TARGETS
