@@ -161,6 +161,7 @@ class GpuPanel(TextLines, can_focus=True):
         self._title: str | None = None
         self._subtitle: str | None = None
         self._version = 0  # bumped by each update_device
+        self._painted = -1  # the _version last painted on screen
         self._drawn: tuple[tuple[object, ...], Text] | None = None  # render()'s last text
 
     def action_select(self) -> None:
@@ -202,10 +203,20 @@ class GpuPanel(TextLines, can_focus=True):
         layout = old is None or self._line_count(old) != self._line_count(dev)
         # An idle GPU draws the same text poll after poll (0 %, the same temperature, a
         # flat sparkline): no repaint then. The text is drawn now, and kept for render().
-        drawn = self._drawn
+        # A panel not painted since the last poll (scrolled out of #gpus with many GPUs)
+        # is only marked: drawing its text to compare would be work for nothing.
+        drawn, previous = self._drawn, self._version
         self._version += 1
-        if layout or drawn is None or self.render() != drawn[1]:
+        if layout or drawn is None or self._painted != previous:
             self.refresh(layout=layout)
+        elif self.render() != drawn[1]:
+            self.refresh()
+        else:
+            self._painted = self._version  # the screen already shows this text
+
+    def _render_content(self) -> None:
+        super()._render_content()
+        self._painted = self._version
 
     def notify_style_update(self) -> None:
         # A theme or CSS change alters the component styles inside the kept text.
