@@ -71,6 +71,9 @@ def parse_toml(text: str, where: str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> 
             raise TomlError(shown, reason, text.count("\n") + 1) from None
         raise TomlError(shown, visible(message)) from None
     except RecursionError:
+        dotted = _deep_dotted_line(text, max_depth)
+        if dotted is not None:  # tomli 2.x recurses on each part of a dotted key
+            raise TomlError(shown, f"a dotted key nested more than {max_depth} levels deep", dotted) from None
         raise TomlError(
             shown,
             "arrays or inline tables are nested too deeply",
@@ -88,6 +91,15 @@ def parse_toml(text: str, where: str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> 
             _deep_bracket_line(text, max_depth),
         )
     return data
+
+
+def _deep_dotted_line(text: str, max_depth: int) -> int | None:
+    """The first line whose key (before `=`) has more than `max_depth` dots, if any."""
+    for number, line in enumerate(text.splitlines(), 1):
+        key = line.split("=", 1)[0]
+        if "=" in line and key.count(".") > max_depth:
+            return number
+    return None
 
 
 def read_toml(

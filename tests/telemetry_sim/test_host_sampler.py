@@ -111,7 +111,7 @@ def test_access_denied_keeps_the_process(monkeypatch: pytest.MonkeyPatch) -> Non
         def _deny(self, *a: object, **k: object) -> None:
             raise psutil.AccessDenied(self.pid)
 
-        username = name = cmdline = cpu_percent = memory_info = create_time = _deny
+        username = name = cmdline = cpu_percent = memory_info = create_time = status = _deny
 
     monkeypatch.setattr(host_mod.psutil, "Process", Denied)
     sampler = HostSampler()

@@ -176,6 +176,10 @@ class HostSampler:
                     proc = psutil.Process(pid)
                 with proc.oneshot():
                     created = _or_none(proc.create_time)
+                    if _or_none(proc.status) == psutil.STATUS_ZOMBIE:
+                        # exited, not yet reaped: newer psutil raises ZombieProcess on
+                        # its reads, 5.9.0 still answers them; gone either way
+                        raise psutil.ZombieProcess(pid)
                     static = self._static.get(pid)
                     if not fresh and (static is None or static[0] != created):
                         continue  # the PID was reused: start over with a new Process
