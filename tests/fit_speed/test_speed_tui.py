@@ -58,3 +58,23 @@ async def test_detail_view_shows_bounds(tmp_path: Path) -> None:
     assert conv_rows and sum("compute" in line for line in conv_rows) >= len(conv_rows) - 1
     pool_rows = [line for line in text.splitlines() if "MaxPooling2D" in line]
     assert pool_rows and all("memory" in line for line in pool_rows)
+
+
+async def test_detail_view_says_what_the_speed_assumed(tmp_path: Path) -> None:
+    models = tmp_path / "models.toml"
+    models.write_text(
+        '[[model]]\nname = "cl"\nkind = "sequential"\ninput_shape = [32, 32, 3]\n'
+        'memory_format = "channels_last"\noptimizer_impl = "fused"\nlayers = [\n'
+        '  { type = "Conv2D", filters = 16, kernel_size = 3 },\n'
+        '  { type = "Flatten" },\n  { type = "Dense", units = 10 },\n]\n'
+    )
+    app = Host(models)
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, FitScreen)
+        screen.update_snapshot(snapshot())
+        await settle(pilot, screen)
+        console = Console(width=220, record=True)
+        console.print(screen.detail(screen.checks[0]))
+        text = console.export_text()
+    assert "speed assumes: NHWC (channels_last), fused optimizer" in text

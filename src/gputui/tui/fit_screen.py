@@ -43,7 +43,14 @@ from gputui.fit.llm.estimate import Ranked as LlmRanked
 from gputui.fit.llm.table import TransformerSpec
 from gputui.fit.llm.table_check import TransformerCheck, check_transformer, rank_transformer
 from gputui.fit.paths import resolve_models_path
-from gputui.fit.report import batch_text, bound_text, flops_text, gib, network_layers
+from gputui.fit.report import (
+    batch_text,
+    bound_text,
+    flops_text,
+    gib,
+    network_layers,
+    speed_assumes,
+)
 from gputui.fit.roofline import Profile
 from gputui.fit.targets import Unavailable, targets_from_snapshot, unavailable_reason
 from gputui.telemetry.snapshot import DeviceSnapshot, Snapshot
@@ -522,6 +529,7 @@ class FitScreen(Screen[None]):
         )
         head.append(f"Recommended {c.recommended}: {c.recommended_reason}\n")
         head.append(f"Peak {gib(e.peak_bytes)} during {e.peak_phase}\n", style="bold")
+        head.append(speed_assumes(m) + "\n", style="dim")
         return Group(
             head,
             self._breakdown_table(e),
