@@ -155,3 +155,20 @@ def test_layer_gemms_pay_for_idle_sms_and_weight_gradients_do_not(cat: Catalog) 
     # the per-op view and the inlined step agree
     p = R.time_ops(ops, h100, 64)
     assert sum(x.seconds for x in p.op_times()) + p.host_wait_s == pytest.approx(p.step_time_s)
+
+
+def test_tf32_is_never_slower_than_fp32(cat: Catalog) -> None:
+    """TF32 mode allows the FP32 kernels: where the tensor path (with its NCHW transposes)
+    is slower, the libraries run FP32, so a TF32 step takes the faster of the two."""
+    m = model(CONV, "[56, 56, 64]")
+    for name in ("GeForce RTX 3090", "RTX A6000", "A100 SXM4 80 GB"):
+        tf32 = step(cat, name, m, "tf32", 64, NCHW)
+        fp32 = step(cat, name, m, "fp32", 64, NCHW)
+        assert tf32 <= fp32, name
+    # GeForce Ampere: TF32 tensor rate = FP32 rate, so the transposes decide -> FP32 path
+    assert step(cat, "GeForce RTX 3090", m, "tf32", 64, NCHW) == step(
+        cat, "GeForce RTX 3090", m, "fp32", 64, NCHW
+    )
+    # A100: 156 TF32 vs 19.5 FP32 TFLOPS, the tensor path wins by far
+    a100 = "A100 SXM4 80 GB"
+    assert step(cat, a100, m, "tf32", 64, NCHW) < 0.5 * step(cat, a100, m, "fp32", 64, NCHW)
