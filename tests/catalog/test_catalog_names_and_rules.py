@@ -139,6 +139,8 @@ def _rules(card: Card) -> dict[str, Rule]:
         ),
     }
     arch = card.architecture
+    if arch == "volta":  # V100 whitepaper: 125 tensor (FP32 accumulate) : 15.7 FP32
+        rules["fp32_tflops"] = lambda c: _v(c, "fp16_tensor_tflops") / 8
     if arch == "ampere" and card.compute_capability == "8.6":  # GA10x: 128 FP32 lanes per SM
         rules["sm_count"] = lambda c: _v(c, "cuda_cores") / 128
     if arch == "turing" and card.chip in {"TU116", "TU117"}:

@@ -434,7 +434,10 @@ class Ranked:
 
     @property
     def samples_per_s(self) -> float | None:
-        return self.estimate.speed.samples_per_s if self.estimate.speed else None
+        """The roofline's figure; None where the card's figures allow no roofline (an
+        estimate by another method must not be ranked against roofline ones)."""
+        s = self.estimate.speed
+        return s.samples_per_s if s is not None and s.profile is not None else None
 
     @property
     def samples_per_s_per_dollar(self) -> float | None:
@@ -480,6 +483,13 @@ def rank_cards(
             if floor is not None:
                 floor = replace(floor, basis=found.lower_bound_basis or "a floor", derived=False)
         reason = found.unknown_reason if found.tflops is None else None
+        if reason is None and est.speed is not None and est.speed.profile is None:
+            from gputui.fit.roofline import missing_figure
+
+            reason = (
+                f"{missing_figure(card) or 'a figure missing'}, which the roofline needs "
+                "for the ops tensor cores do not run"
+            )
         out.append(Ranked(card, name, est, reason, floor))
 
     def key(r: Ranked) -> tuple[int, int, float, int]:

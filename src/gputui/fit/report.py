@@ -349,10 +349,15 @@ def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
             + f" of the time; {e.speed.profile.ceilings.basis})"
         )
     elif e.speed:
+        from gputui.fit.roofline import missing_figure
+
+        why = (missing_figure(c.target.card) if c.target.card is not None else None) or (
+            "no card figures"
+        )
         lines.append(
             f"    step time ~{e.speed.step_time_s * 1000:.2f} ms (rough estimate: FLOPs at "
             f"{EFFICIENCY:.0%} of the card's {e.speed.peak_tflops:g} TFLOPS {e.precision} peak "
-            "plus launch overhead; no bandwidth figure for a roofline)"
+            f"plus launch overhead; {why} for a roofline)"
         )
     rows = peak_tensor_rows(c, top=8)
     if rows:

@@ -207,6 +207,15 @@ class Profile:
 # ------------------------------------------------------------------ ceilings
 
 
+def missing_figure(card: Card) -> str | None:
+    """Which catalog figure keeps the roofline from timing `card`, if one does."""
+    if card.fp32_tflops is None:
+        return "no FP32 (CUDA-core) figure"
+    if card.memory_bandwidth_gbs is None:
+        return "no memory bandwidth figure"
+    return None
+
+
 def ceilings(
     card: Card,
     architecture: Architecture | None,
