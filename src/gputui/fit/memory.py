@@ -238,6 +238,24 @@ def _grad_sizes(net: Network, p: Precision) -> dict[str, int]:
     return out
 
 
+def autograd_flags(net: Network) -> tuple[dict[Ref, bool], list[bool], list[list[bool]]]:
+    """Which values need gradients, which nodes record autograd (an inactive node, e.g. a
+    frozen layer before anything that trains, keeps nothing for backward), and per node
+    which of its inputs need gradients. Model inputs never do."""
+    req: dict[Ref, bool] = {(-1 - k, 0): False for k in range(len(net.inputs))}
+    active = [False] * len(net.nodes)
+    in_req: list[list[bool]] = []
+    for i, node in enumerate(net.nodes):
+        st = node.stats
+        slots = [req[r] and not st.no_input_grad for r in node.inputs]
+        in_req.append(slots)
+        active[i] = any(slots) or node.trains
+        req[(i, 0)] = active[i]
+        for j in range(len(st.extra_outputs)):
+            req[(i, j + 1)] = active[i]
+    return req, active, in_req
+
+
 def train_phases(
     net: Network,
     p: Precision,
@@ -259,18 +277,7 @@ def train_phases(
     n = len(nodes)
     v = _values(net, p)
     owner = v.owner
-    # which values need gradients, which nodes record autograd
-    req: dict[Ref, bool] = {(-1 - k, 0): False for k in range(len(net.inputs))}
-    active = [False] * n
-    in_req: list[list[bool]] = []
-    for i, node in enumerate(nodes):
-        st = node.stats
-        slots = [req[r] and not st.no_input_grad for r in node.inputs]
-        in_req.append(slots)
-        active[i] = any(slots) or node.trains
-        req[(i, 0)] = active[i]
-        for j in range(len(st.extra_outputs)):
-            req[(i, j + 1)] = active[i]
+    req, active, in_req = autograd_flags(net)
     any_req = any(req[r] for r in net.outputs)
     first_user: dict[Ref, int] = {}  # owner -> lowest node position that saved it
 

@@ -61,13 +61,24 @@ def layer_dict(
     input_shapes: Sequence[tuple[int, ...]],
     name: str | None = None,
     inputs: list[str] | None = None,
+    *,
+    records: bool = True,
+    trains: bool = True,
 ) -> dict[str, Any]:
-    """One node's row: `input_shapes` are its own inputs' (a Multiply keeps both of them)."""
-    saved = layer_saved_elements(layer)
-    kept_bytes = sum(s.elements * _KEPT_BYTES[s.kind] for s in layer.internal_saved)
-    if layer.saves_output:
+    """One node's row: `input_shapes` are its own inputs' (a Multiply keeps both of them).
+
+    `records` / `trains`: whether the node records autograd and whether its own weights
+    train (fit.memory.autograd_flags): a frozen layer keeps no input for a weight
+    gradient, and a node nothing upstream of it trains keeps nothing at all, as the
+    memory walk counts them."""
+    if not records:
+        saved = kept_bytes = 0
+    else:
+        saved = layer_saved_elements(layer)
+        kept_bytes = sum(s.elements * _KEPT_BYTES[s.kind] for s in layer.internal_saved)
+    if records and layer.saves_output:
         kept_bytes += layer.output_elements * 4
-    if layer.saves_input or layer.saves_input_if_trainable:
+    if records and (layer.saves_input or (layer.saves_input_if_trainable and trains)):
         # the inputs autograd keeps, as the memory walk counts them (fit/memory.py)
         slots = layer.saved_slots if layer.saved_slots is not None else range(len(input_shapes))
         n = sum(math.prod(input_shapes[k]) for k in slots if k < len(input_shapes))
@@ -100,14 +111,19 @@ def ref_name(net: Network, ref: tuple[int, int]) -> str:
 
 
 def network_layers(net: Network) -> list[dict[str, Any]]:
+    from gputui.fit.memory import autograd_flags
+
+    _, active, _ = autograd_flags(net)
     return [
         layer_dict(
             node.stats,
             node.input_shapes,
             node.name,
             [ref_name(net, r) for r in node.inputs],
+            records=active[i],
+            trains=node.trains,
         )
-        for node in net.nodes
+        for i, node in enumerate(net.nodes)
     ]
 
 
