@@ -23,7 +23,7 @@ from gputui.fit.precision import (
     precision_options,
     recommend,
 )
-from gputui.fit.roofline import Profile
+from gputui.fit.roofline import Profile, missing_figure
 from gputui.fit.roofline import profile as roofline_profile
 
 Verdict = Literal["fits", "tight", "does not fit"]
@@ -484,8 +484,6 @@ def rank_cards(
                 floor = replace(floor, basis=found.lower_bound_basis or "a floor", derived=False)
         reason = found.unknown_reason if found.tflops is None else None
         if reason is None and est.speed is not None and est.speed.profile is None:
-            from gputui.fit.roofline import missing_figure
-
             reason = (
                 f"{missing_figure(card) or 'a figure missing'}, which the roofline needs "
                 "for the ops tensor cores do not run"

@@ -20,8 +20,9 @@ from gputui.fit.estimate import (
     Target,
     pow2_floor,
 )
+from gputui.fit.memory import autograd_flags
 from gputui.fit.roofline import EFFICIENCY as ROOFLINE_EFFICIENCY
-from gputui.fit.roofline import LayerTime, Profile
+from gputui.fit.roofline import LayerTime, Profile, has_convolutions, missing_figure
 from gputui.fit.stats import LayerStats
 
 SCHEMA_VERSION = 1
@@ -111,8 +112,6 @@ def ref_name(net: Network, ref: tuple[int, int]) -> str:
 
 
 def network_layers(net: Network) -> list[dict[str, Any]]:
-    from gputui.fit.memory import autograd_flags
-
     _, active, _ = autograd_flags(net)
     return [
         layer_dict(
@@ -244,7 +243,6 @@ def model_software_dict(model: ModelSpec) -> dict[str, Any]:
 
 def speed_assumes(model: ModelSpec) -> str:
     """The text line saying which software settings the speed estimate assumed."""
-    from gputui.fit.roofline import has_convolutions
     from gputui.fit.software import describe
 
     text = describe(
@@ -365,8 +363,6 @@ def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
             + f" of the time; {e.speed.profile.ceilings.basis})"
         )
     elif e.speed:
-        from gputui.fit.roofline import missing_figure
-
         why = (missing_figure(c.target.card) if c.target.card is not None else None) or (
             "no card figures"
         )

@@ -35,7 +35,7 @@ from typing import Any, Literal
 from gputui.catalog.models import Architecture, Card
 from gputui.fit.config import ModelSpec
 from gputui.fit.graph import Network, Ref, compose, frozen_copy
-from gputui.fit.memory import input_bytes
+from gputui.fit.memory import autograd_flags, input_bytes
 from gputui.fit.precision import Precision, has_tensor, policy
 from gputui.fit.software import DEFAULT_SOFTWARE as DEFAULT_SOFTWARE  # re-exported
 from gputui.fit.software import MemoryFormat as MemoryFormat
@@ -411,6 +411,45 @@ def _aligned(p: Precision, *dims: int) -> bool:
     return all(d % align == 0 for d in dims)
 
 
+@dataclass(frozen=True, slots=True)
+class _Kernels:
+    """Appends one layer call's kernels to `ops`, each named after the layer."""
+
+    ops: list[Op]
+    label: str
+    index: int
+    network: str
+
+    def add(
+        self,
+        what: str,
+        cls: OpClass,
+        pas: Pass,
+        flops: float,
+        nbytes: float,
+        kernels: int = 1,
+        tensor: bool = False,
+        tensor_only: bool = False,
+        gemm: tuple[int, int] = (0, 0),
+    ) -> None:
+        self.ops.append(
+            Op(
+                f"{self.label} {what}",
+                cls,
+                pas,
+                flops,
+                nbytes,
+                kernels,
+                tensor,
+                self.index,
+                self.network,
+                self.label,
+                tensor_only,
+                gemm,
+            )
+        )
+
+
 def layer_ops(
     layer: LayerStats,
     io: LayerIO,
@@ -443,35 +482,7 @@ def layer_ops(
     idx = io.index if io.index >= 0 else layer.index
     label = io.label or f"{layer.type} (layers[{idx}])"
     ops: list[Op] = []
-
-    def add(
-        what: str,
-        cls: OpClass,
-        pas: Pass,
-        flops: float,
-        nbytes: float,
-        kernels: int = 1,
-        tensor: bool = False,
-        tensor_only: bool = False,
-        gemm: tuple[int, int] = (0, 0),
-    ) -> None:
-        ops.append(
-            Op(
-                f"{label} {what}",
-                cls,
-                pas,
-                flops,
-                nbytes,
-                kernels,
-                tensor,
-                idx,
-                network,
-                label,
-                tensor_only,
-                gemm,
-            )
-        )
-
+    add = _Kernels(ops, label, idx, network).add
     kind = layer.type
     if kind in _RNN_TYPES:
         return _recurrent_ops(layer, io, p, batch, network)
@@ -687,6 +698,7 @@ def attention_ops(
     label = io.label or f"{layer.type} (layers[{idx}])"
     training = io.training and (io.needs_input_grad or io.trains)
     ops: list[Op] = []
+    kernels = _Kernels(ops, label, idx, network)
 
     def add(
         what: str,
@@ -697,21 +709,7 @@ def attention_ops(
         tensor: bool,
         gemm: tuple[int, int] = (0, 0),
     ) -> None:
-        ops.append(
-            Op(
-                f"{label} {what}",
-                cls,
-                pas,
-                flops,
-                nbytes,
-                1,
-                tensor,
-                idx,
-                network,
-                label,
-                gemm=gemm,
-            )
-        )
+        kernels.add(what, cls, pas, flops, nbytes, tensor=tensor, gemm=gemm)
 
     projections = (
         ("query", q_shape[-1], heads * kd),
@@ -797,7 +795,7 @@ def network_ops(
 ) -> list[Op]:
     """Every node's kernels through a network graph, in the order they run forward."""
     ops: list[Op] = []
-    req: dict[Ref, bool] = {(-1 - k, 0): False for k in range(len(net.inputs))}
+    _, _, in_req = autograd_flags(net)
     width: dict[Ref, int] = {
         (-1 - k, 0): input_bytes(i.integer, p) for k, i in enumerate(net.inputs)
     }
@@ -805,7 +803,7 @@ def network_ops(
         st = node.stats
         shapes = node.input_shapes or ((),)
         elements = [math.prod(s) if s else 1 for s in shapes]
-        needs = any(req.get(r, False) for r in node.inputs) and not st.no_input_grad
+        needs = any(in_req[i])
         io = LayerIO(
             sum(elements),
             shapes[0][-1] if shapes[0] else 1,
@@ -822,7 +820,6 @@ def network_ops(
             ops += layer_ops(st, io, p, batch, network, sw)
         out_w = 4 if (p.amp and st.autocast_fp32) else p.act_bytes
         for k in range(1 + len(st.extra_outputs)):
-            req[(i, k)] = needs or node.trains
             width[(i, k)] = width.get(node.inputs[0], out_w) if st.output_is_view else out_w
     return ops
 

@@ -484,33 +484,18 @@ def _read_sample(
     slow: tuple[bool | None, bool | None, str | None] = (None, None, None),
 ) -> DeviceSample:
     get = q.get
-    mem = get("memory", MEMORY)
-    util = get("utilization", UTILIZATION)
     enc = get("encoder_util", ENCODER)
     dec = get("decoder_util", DECODER)
-    pstate = get("performance_state", PSTATE)
-    reasons = get("throttle_reasons", THROTTLE)
     bar1 = get("bar1", BAR1)
     energy = get("energy_j", ENERGY)
     return DeviceSample(
-        utilization_gpu=None if util is None else _field(util, "gpu"),
-        utilization_memory=None if util is None else _field(util, "memory"),
-        memory_used=None if mem is None else _field(mem, "used"),
-        memory_free=None if mem is None else _field(mem, "free"),
-        memory_total=None if mem is None else _field(mem, "total"),
-        memory_reserved=None if mem is None else _reserved(mem, q),
-        temperature_c=get("temperature_c", TEMPERATURE),
-        fan_pct=get("fan_pct", FAN),
-        power_w=_mw_to_w(get("power_w", POWER)),
-        power_limit_w=_mw_to_w(get("power_limit_w", ENFORCED_LIMIT)),
+        **_table_fields(q),
         sm_clock_mhz=get("sm_clock_mhz", CLOCK, _CLOCK_SM),
         mem_clock_mhz=get("mem_clock_mhz", CLOCK, _CLOCK_MEM),
-        performance_state=None if pstate is None or pstate == _PSTATE_UNKNOWN else int(pstate),
         pcie_rx_kbs=pcie[0],
         pcie_tx_kbs=pcie[1],
         encoder_util=None if enc is None else int(enc[0]),
         decoder_util=None if dec is None else int(dec[0]),
-        throttle_reasons=None if reasons is None else decode_throttle_reasons(int(reasons)),
         ecc_volatile_uncorrected=get("ecc_volatile_uncorrected", ECC),
         persistence_mode=slow[0],
         display_active=slow[1],
@@ -522,27 +507,32 @@ def _read_sample(
     )
 
 
-def _read_table_sample(q: DeviceQuery) -> DeviceSample:
-    """What the snapshot's text table prints of a poll (`detail="table"`), nothing more."""
+def _table_fields(q: DeviceQuery) -> dict[str, Any]:
+    """The sample fields the snapshot's text table prints: every poll reads these."""
     get = q.get
     mem = get("memory", MEMORY)
     util = get("utilization", UTILIZATION)
     pstate = get("performance_state", PSTATE)
     reasons = get("throttle_reasons", THROTTLE)
-    return DeviceSample(
-        utilization_gpu=None if util is None else _field(util, "gpu"),
-        utilization_memory=None if util is None else _field(util, "memory"),
-        memory_used=None if mem is None else _field(mem, "used"),
-        memory_free=None if mem is None else _field(mem, "free"),
-        memory_total=None if mem is None else _field(mem, "total"),
-        memory_reserved=None if mem is None else _reserved(mem, q),
-        temperature_c=get("temperature_c", TEMPERATURE),
-        fan_pct=get("fan_pct", FAN),
-        power_w=_mw_to_w(get("power_w", POWER)),
-        power_limit_w=_mw_to_w(get("power_limit_w", ENFORCED_LIMIT)),
-        performance_state=None if pstate is None or pstate == _PSTATE_UNKNOWN else int(pstate),
-        throttle_reasons=None if reasons is None else decode_throttle_reasons(int(reasons)),
-    )
+    return {
+        "utilization_gpu": None if util is None else _field(util, "gpu"),
+        "utilization_memory": None if util is None else _field(util, "memory"),
+        "memory_used": None if mem is None else _field(mem, "used"),
+        "memory_free": None if mem is None else _field(mem, "free"),
+        "memory_total": None if mem is None else _field(mem, "total"),
+        "memory_reserved": None if mem is None else _reserved(mem, q),
+        "temperature_c": get("temperature_c", TEMPERATURE),
+        "fan_pct": get("fan_pct", FAN),
+        "power_w": _mw_to_w(get("power_w", POWER)),
+        "power_limit_w": _mw_to_w(get("power_limit_w", ENFORCED_LIMIT)),
+        "performance_state": None if pstate is None or pstate == _PSTATE_UNKNOWN else int(pstate),
+        "throttle_reasons": None if reasons is None else decode_throttle_reasons(int(reasons)),
+    }
+
+
+def _read_table_sample(q: DeviceQuery) -> DeviceSample:
+    """What the snapshot's text table prints of a poll (`detail="table"`), nothing more."""
+    return DeviceSample(**_table_fields(q))
 
 
 def _reserved(mem: Any, q: DeviceQuery) -> int | None:
