@@ -103,3 +103,16 @@ def test_history_of_the_simulator_at_one_hz() -> None:
     assert all(0 <= v <= 100 for v in h.series(1, "memory"))
     # The A100 in demo.toml runs a training job: a real, non-flat history.
     assert len(set(h.series(1, "power"))) > 10
+
+
+def test_last_is_the_tail_of_series_without_the_na_points() -> None:
+    h = History(maxlen=8)
+    for u in (1, None, 3, 4, None, 6, 7, None, 9, 10):
+        h.add(_snap(_dev(0, util=u, power=5.0)))
+    full = h.series(0, "utilization")
+    for count in (1, 2, 3, 5, 20):
+        assert h.last(0, "utilization", count) == full[-count:]
+    assert h.last(0, "utilization", 0) == []
+    assert h.last(7, "utilization", 3) == []
+    with pytest.raises(ValueError):
+        h.last(0, "nope", 3)

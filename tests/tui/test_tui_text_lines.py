@@ -231,3 +231,31 @@ async def test_process_rows_drawn_from_their_texts_match_datatables_own() -> Non
                 drawn += 1
                 assert list(fast) == list(theirs), y
         assert drawn == table.row_count  # every row took the direct path
+
+
+def test_assembled_text_is_the_appended_text() -> None:
+    """The panels build their lines in one go (gpu_panel.assemble); the Text must be the one
+    that appending part by part builds: same plain text, same spans, so the same drawing."""
+    from gputui.tui.widgets.gpu_panel import assemble, bar, bar_parts
+
+    red, dim = Style(color="red"), Style(dim=True)
+    parts: list[tuple[str, Style | None]] = [
+        ("UTIL ", red),
+        ("", red),
+        ("  42 % ", None),
+        *bar_parts(57.0, 24, red, dim),
+        ("▁▂▃", dim),
+    ]
+    appended = Text(no_wrap=True, end="")
+    for piece, style in parts:
+        appended.append(piece, style)
+    assembled = assemble(parts)
+    assert assembled.plain == appended.plain
+    assert assembled.spans == appended.spans
+    assert (assembled.no_wrap, assembled.end) == (appended.no_wrap, appended.end)
+    # The half cell keeps its own span, as the appended bar had.
+    half = Text(no_wrap=True, end="")
+    half.append("━" * 2, red)
+    half.append("╸", red)
+    half.append("─" * 7, dim)
+    assert bar(25.0, 10, red, dim).spans == half.spans
