@@ -1,6 +1,7 @@
 """The cheap drawing paths must draw exactly what Textual's own paths draw.
 
-GPU and host panels turn their Rich Text into strips themselves
+GPU and host panels and the header/details fields turn their Rich Text into strips
+themselves
 (widgets/text_lines.py), and the process table reads its styles once per render
 pass; both are compared segment for segment (text, style, offset meta) with
 Textual's own rendering of the same widget in the same state.
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 from textual.pilot import Pilot
@@ -259,3 +261,50 @@ def test_assembled_text_is_the_appended_text() -> None:
     half.append("╸", red)
     half.append("─" * 7, dim)
     assert bar(25.0, 10, red, dim).spans == half.spans
+
+
+async def test_header_and_details_fields_draw_what_static_draws() -> None:
+    """The header and the process details (Field, drawn by text_lines.draw_text where their
+    lines fit) against Static's own drawing of the same text, in both themes."""
+    from textual.widgets import Static
+
+    from gputui.tui.widgets.field import Field
+
+    for size, theme in (((200, 50), "textual-dark"), ((120, 40), "textual-light")):
+        source = ScriptedSource(make_snapshot())
+        app = _app(source)
+        app.theme = theme
+        async with app.run_test(size=size) as pilot:
+            table = app.dashboard.query_one(ProcessTable)
+            await _wait(pilot, lambda t=table: t.row_count == 3)  # type: ignore[misc]
+            await pilot.pause(0.1)
+            for selector in ("#info", "#details"):
+                field = app.dashboard.query_one(selector, Field)
+                assert isinstance(field.content, Text)
+                assert draw_text_taken(field)
+                field._render_content()
+                ours = [list(strip) for strip in field._render_cache.lines]
+                Static._render_content(field)
+                theirs = [list(strip) for strip in field._render_cache.lines]
+                assert ours == theirs, (size, theme, selector)
+
+
+def draw_text_taken(widget: Widget) -> bool:
+    content = getattr(widget, "content", None)
+    width, height = widget.size
+    if not isinstance(content, Text):
+        return False
+    base = widget.visual_style.rich_style
+    return text_strips(content, width, height, base, widget.app.console) is not None
+
+
+def test_text_strips_leaves_named_colours_to_textual() -> None:
+    """A span styled "bold red" is mapped to the palette by Textual's path (color(1)), not
+    Rich's: such a text takes Textual's path; "bold" alone does not need it."""
+    console = Console()
+    red = Text("x")
+    red.append("lost", style="bold red")
+    bold = Text("x")
+    bold.append("PID 1", style="bold")
+    assert text_strips(red, 40, 2, Style(), console) is None
+    assert text_strips(bold, 40, 2, Style(), console) is not None

@@ -51,7 +51,15 @@ def text_strips(
 ) -> list[Strip] | None:
     """`text` as one Strip per line, each segment in `base` + its own style, with the
     offset meta Textual's text selection reads; None when only Textual's own path can
-    say (a line wider than `width`, tabs, control codes or double-width characters)."""
+    say (a line wider than `width`, tabs, control codes, double-width characters or a
+    colour given by name)."""
+    for span in text.spans:
+        if isinstance(span.style, str):
+            # A colour by name ("red") is one that Textual's path maps to the terminal's
+            # palette differently from Rich: only that path can say how it is drawn.
+            named = console.get_style(span.style)
+            if named.color is not None or named.bgcolor is not None:
+                return None
     strips: list[Strip] = []
     line: list[Segment] = []
     x = y = 0
@@ -78,23 +86,29 @@ def text_strips(
     return strips
 
 
+def draw_text(widget: Widget, text: object) -> bool:
+    """Draw `text` (what the widget renders) into its render cache by `text_strips`; False,
+    drawing nothing, where only Textual's own path can say (then the caller takes it)."""
+    width, height = widget.size
+    if (
+        widget.text_selection is not None
+        or widget.styles.content_align != ("left", "top")
+        or width <= 0
+        or not isinstance(text, Text)
+        or text.style
+    ):
+        return False
+    strips = text_strips(text, width, height, widget.visual_style.rich_style, widget.app.console)
+    if strips is None:
+        return False
+    widget._render_cache = _RenderCache(widget.size, strips)
+    widget._dirty_regions.clear()
+    return True
+
+
 class TextLines(Widget):
     """A widget whose `render()` returns a Rich Text; drawn by `text_strips` where it can be."""
 
     def _render_content(self) -> None:
-        width, height = self.size
-        visual_style = self.visual_style
-        strips = None
-        if (
-            self.text_selection is None
-            and self.styles.content_align == ("left", "top")
-            and width > 0
-        ):
-            text = self.render()
-            if isinstance(text, Text) and not text.style:
-                strips = text_strips(text, width, height, visual_style.rich_style, self.app.console)
-        if strips is None:
+        if not (self.size.width > 0 and draw_text(self, self.render())):
             super()._render_content()
-            return
-        self._render_cache = _RenderCache(self.size, strips)
-        self._dirty_regions.clear()
