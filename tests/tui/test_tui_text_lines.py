@@ -233,6 +233,14 @@ async def test_process_rows_drawn_from_their_texts_match_datatables_own() -> Non
                 drawn += 1
                 assert list(fast) == list(theirs), y
         assert drawn == table.row_count  # every row took the direct path
+        for y in range(table.size.height):  # render_line's per-pass reads, header included
+            table._render_pass = {}
+            try:
+                ours = table.render_line(y)
+            finally:
+                table._render_pass = None
+            table._update_count += 1
+            assert list(ours) == list(DataTable.render_line(table, y)), y
 
 
 def test_assembled_text_is_the_appended_text() -> None:
@@ -308,3 +316,24 @@ def test_text_strips_leaves_named_colours_to_textual() -> None:
     bold.append("PID 1", style="bold")
     assert text_strips(red, 40, 2, Style(), console) is None
     assert text_strips(bold, 40, 2, Style(), console) is not None
+
+
+def test_segments_of_ordered_spans_are_richs() -> None:
+    """text_lines._segments skips Rich's style stack for spans in order: its segments must
+    be Rich's (text and style) for those, and Rich's own for anything else."""
+    from rich.text import Span
+
+    from gputui.tui.widgets.text_lines import _segments
+
+    console = Console()
+    red, dim = Style(color="red"), Style(dim=True)
+    texts = [
+        Text("UTIL ━━━╸── 42 %", spans=[Span(0, 5, red), Span(5, 9, red), Span(9, 11, dim)]),
+        Text("gap then style", spans=[Span(4, 8, dim)]),
+        Text("touching", spans=[Span(0, 3, red), Span(3, 3, dim), Span(3, 8, dim)]),
+        Text("overlap here", spans=[Span(0, 12, dim), Span(3, 6, red)]),  # Rich's path
+        Text("by name", spans=[Span(0, 2, "bold")]),  # Rich's path
+        Text("two\nlines", spans=[Span(0, 3, red), Span(4, 9, dim)]),
+    ]
+    for text in texts:
+        assert list(_segments(text, console)) == list(text.render(console)), text.plain

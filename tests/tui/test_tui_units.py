@@ -249,3 +249,16 @@ def test_without_a_terminal_the_dashboard_refuses_instead_of_spinning() -> None:
     result = _gputui("--demo")  # stdin/stdout are pipes here
     assert result.returncode == 2
     assert "needs a terminal" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_spark_blocks_kept_per_scale_draw_as_computed() -> None:
+    """fmt.spark keeps each value's block per scale; a value seen on one scale must not
+    lend its block to another, and a second call draws what the first did."""
+    from gputui.tui import formatting as fmt
+
+    values = [0.0, 12.5, 50.0, 99.0, None, 100.0, 3]
+    first = fmt.spark(values, 10)
+    assert first == fmt.spark(values, 10) == fmt.spark(tuple(values), 10)
+    assert first == "   " + "▁▁▄█ █▁"
+    assert fmt.spark([50.0], 1, hi=200.0) == "▂"  # 50 of 200: a quarter, not the 0-100 half
+    assert fmt.spark(iter([50.0, 100.0]), 2) == "▄█"

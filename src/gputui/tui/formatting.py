@@ -78,16 +78,26 @@ def spark(values: Sequence[float | None], width: int, lo: float = 0.0, hi: float
     """
     if width <= 0:
         return ""
-    tail = list(values)[-width:]
+    tail = values[-width:] if isinstance(values, (list, tuple)) else list(values)[-width:]
     span = (hi - lo) or 1.0
+    # The same values recur poll after poll (a shifted line): their blocks are kept per scale.
+    blocks = _SPARK_BLOCKS.get((lo, span))
+    if blocks is None or len(blocks) > _SPARK_BLOCKS_MAX:
+        if len(_SPARK_BLOCKS) > 64:
+            _SPARK_BLOCKS.clear()
+        blocks = _SPARK_BLOCKS[(lo, span)] = {None: " "}
     out = []
     for v in tail:
-        if v is None:
-            out.append(" ")
-            continue
-        frac = min(1.0, max(0.0, (v - lo) / span))
-        out.append(_BLOCKS[max(1, round(frac * 8))])
+        block = blocks.get(v)
+        if block is None:
+            frac = min(1.0, max(0.0, (v - lo) / span))  # type: ignore[operator]
+            block = blocks[v] = _BLOCKS[max(1, round(frac * 8))]
+        out.append(block)
     return " " * (width - len(out)) + "".join(out)
+
+
+_SPARK_BLOCKS: dict[tuple[float, float], dict[float | None, str]] = {}
+_SPARK_BLOCKS_MAX = 4096
 
 
 def pstate(value: int | None) -> str:

@@ -17,6 +17,8 @@ exact version (pyproject.toml) for this reason among others.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rich.cells import cell_len
 from rich.console import Console
 from rich.segment import Segment
@@ -46,6 +48,33 @@ def _with_offset(style: Style, x: int, y: int) -> Style:
     return found
 
 
+def _segments(text: Text, console: Console) -> Iterable[Segment]:
+    """`text.render(console)`, without its span sorting and style stack where the spans are
+    Style objects in order, none overlapping (the panels' lines but for warnings): then
+    each span's text is drawn in its own style and the gaps in the null style, which is
+    what Rich's stack yields for them."""
+    spans = text.spans
+    plain = text.plain
+    end = 0
+    for span in spans:
+        if span.start < end or not isinstance(span.style, Style) or span.end > len(plain):
+            return text.render(console)
+        end = span.end
+    if text.style or not spans:
+        return text.render(console)
+    out: list[Segment] = []
+    pos = 0
+    for span in spans:
+        if span.start > pos:
+            out.append(Segment(plain[pos : span.start], _NULL))
+        if span.end > span.start:
+            out.append(Segment(plain[span.start : span.end], span.style))  # type: ignore[arg-type]
+        pos = max(pos, span.end)
+    if pos < len(plain):
+        out.append(Segment(plain[pos:], _NULL))
+    return out
+
+
 def text_strips(
     text: Text, width: int, height: int, base: Style, console: Console
 ) -> list[Strip] | None:
@@ -64,7 +93,7 @@ def text_strips(
     line: list[Segment] = []
     x = y = 0
     combined: dict[Style | None, Style] = {}
-    for segment in text.render(console):
+    for segment in _segments(text, console):
         own = segment.style
         style = combined.get(own)
         if style is None:
