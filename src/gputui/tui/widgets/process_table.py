@@ -37,6 +37,7 @@ from textual.widgets.data_table import ColumnKey, RowDoesNotExist, RowKey
 from gputui.telemetry.snapshot import GpuProcess
 from gputui.tui import formatting as fmt
 from gputui.tui.process_tree import Ancestors, TreeRow, layout
+from gputui.tui.widgets.box_lines import box_lines
 
 # Reads each PID's parent chain (gputui.telemetry.host.read_ancestors); may block.
 ParentsOf = Callable[[Sequence[int]], Mapping[int, Ancestors]]
@@ -314,7 +315,9 @@ class ProcessTable(DataTable[Any]):
     def render_lines(self, crop: Region) -> list[Strip]:
         self._render_pass = {}
         try:
-            return super().render_lines(crop)
+            self._pseudo_class_state = self.get_pseudo_class_state()  # as DataTable's does
+            strips = box_lines(self, crop)  # the rows without StylesCache's per-line box work
+            return strips if strips is not None else super().render_lines(crop)
         finally:
             self._render_pass = None
 

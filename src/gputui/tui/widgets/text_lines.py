@@ -24,8 +24,11 @@ from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget, _RenderCache
+
+from gputui.tui.widgets.box_lines import box_lines
 
 _NULL = Style.null()
 
@@ -141,3 +144,7 @@ class TextLines(Widget):
     def _render_content(self) -> None:
         if not (self.size.width > 0 and draw_text(self, self.render())):
             super()._render_content()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        strips = box_lines(self, crop)
+        return strips if strips is not None else super().render_lines(crop)
