@@ -64,7 +64,9 @@ def box_lines(widget: Widget, crop: Region) -> list[Strip] | None:
                 strip = _box_line(widget, y)
             elif y - first < content_height:
                 line = widget.render_line(y - first).adjust_cell_length(content_width, inner)
-                strip = Strip(line, width)
+                # StylesCache wraps it in a new Strip of the widget's width; a strip is
+                # ~16 allocations (its caches), so the line itself where it is that wide.
+                strip = line if line.cell_length == width else Strip(line, width)
             else:
                 strip = Strip.blank(content_width, inner)
             lines[y] = strip
