@@ -6,7 +6,8 @@ Prints figures; asserts nothing (timings on a shared 2-core box are noise for te
    worker thread), diff (apply_snapshot: widgets take the new values) and
    render (Textual settling messages and idle work, then the frame as
    Textual's update timer draws it: a layout pass only where one was asked
-   for, and the dirty regions through the compositor to the terminal),
+   for, and the dirty regions through the compositor to the terminal), the
+   diff by part (each widget's update, the history) and the render by widget,
    plus widget refreshes and layout passes per tick, for 1, 8 and 16 GPUs
    with 50 processes whose values change every tick.
 2. idle cost: the real `gputui --demo` (8 GPUs) in a tmux pane (--size) at
@@ -149,6 +150,59 @@ def _all_subclasses(cls: type) -> set[type]:
     return out
 
 
+class DiffTimer:
+    """UI-thread CPU in each part of the diff (what apply_snapshot hands each widget)."""
+
+    PARTS = (
+        ("GpuPanel", "update_device", "gpu panels"),
+        ("ProcessTable", "set_processes", "process table"),
+        ("HostPanel", "update_host", "host"),
+        ("FitLine", "update_snapshot", "fit line"),
+        ("History", "add", "history"),
+        ("ProcessHistory", "add", "process history"),
+    )
+
+    def __init__(self) -> None:
+        self.by_part: dict[str, float] = {}
+        self._patched: list[tuple[type, str, object]] = []
+
+    def __enter__(self) -> DiffTimer:
+        from gputui.telemetry.history import History
+        from gputui.telemetry.proc_history import ProcessHistory
+        from gputui.tui.widgets.gpu_panel import GpuPanel
+        from gputui.tui.widgets.host_panel import HostPanel
+        from gputui.tui.widgets.process_table import ProcessTable
+
+        classes = {
+            "GpuPanel": GpuPanel,
+            "ProcessTable": ProcessTable,
+            "HostPanel": HostPanel,
+            "FitLine": FitLine,
+            "History": History,
+            "ProcessHistory": ProcessHistory,
+        }
+        for cls_name, method, part in self.PARTS:
+            cls = classes[cls_name]
+            orig = getattr(cls, method)
+
+            def timed(
+                *args: object, _orig: object = orig, _part: str = part, **kw: object
+            ) -> object:
+                t0 = time.thread_time()
+                try:
+                    return _orig(*args, **kw)  # type: ignore[operator]
+                finally:
+                    self.by_part[_part] = self.by_part.get(_part, 0.0) + time.thread_time() - t0
+
+            self._patched.append((cls, method, orig))
+            setattr(cls, method, timed)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for cls, method, orig in self._patched:
+            setattr(cls, method, orig)
+
+
 class RefreshCounter:
     """Counts Widget.refresh calls per widget class, and how many asked for a layout pass."""
 
@@ -194,6 +248,7 @@ async def refresh_cost(
     renders: list[float] = []
     counter = RefreshCounter()
     timer = RenderTimer()
+    diff_timer = DiffTimer()
     async with app.run_test(size=size) as pilot:
         while app.latest_snapshot is None:
             await pilot.pause(0.01)
@@ -204,7 +259,7 @@ async def refresh_cost(
         while (line.passes == 0 or line.busy) and time.perf_counter() < deadline:
             await pilot.pause(0.05)
         await pilot.pause(0.1)
-        with counter, timer:
+        with counter, timer, diff_timer:
             for tick in range(1, ticks + 1):
                 snap = synthetic(base, n_gpus, n_procs, tick)
                 source.snap = snap
@@ -228,6 +283,10 @@ async def refresh_cost(
         "layouts": counter.layouts / ticks,
         "top": " ".join(f"{k}:{v / ticks:.1f}" for k, v in top),
         "widgets": " ".join(f"{k}:{v * 1000 / ticks:.1f}" for k, v in widgets),
+        "diff_parts": " ".join(
+            f"{k}:{v * 1000 / ticks:.2f}"
+            for k, v in sorted(diff_timer.by_part.items(), key=lambda kv: -kv[1])
+        ),
     }
 
 
@@ -346,6 +405,7 @@ def _split(args: argparse.Namespace, cols: int, rows: int) -> None:
             f"   {n:>4}  {r['wall_ms']:>7.1f}  {r['diff_ms']:>7.1f}  {r['render_ms']:>9.1f}"
             f"  {r['refreshes']:>14.1f}  {r['layouts']:>12.1f}  {r['top']}"
         )
+        print(f"         diff by part: {r['diff_parts']}")
         print(f"         render by widget: {r['widgets']}", flush=True)
 
 
