@@ -20,6 +20,7 @@ mode; a GPU in MIG mode lists its MIG devices under its stats, one line each.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import cast
 
 from rich.style import Style
 from rich.text import Span, Text
@@ -80,42 +81,50 @@ def assemble(parts: Iterable[tuple[str, Style | None]]) -> Text:
     return Text("".join(plain), spans=spans, no_wrap=True, end="")
 
 
-def stats_line(dev: DeviceSnapshot, compact: bool, warn: Style | None = None) -> Text:
-    """Everything but utilization and memory; `N/A` wherever the device did not say."""
+def stats_parts(
+    dev: DeviceSnapshot, compact: bool, warn: Style | str = "bold"
+) -> list[tuple[str, Style | str | None]]:
+    """Everything but utilization and memory, as (text, style) pieces; `N/A` wherever the
+    device did not say. Neighbouring pieces of one style are one piece (one segment)."""
     s = dev.sample
     if dev.failed is not None or s is None:
-        return Text(
-            f"FAILED: {dev.failed or 'no data'}", style=warn or "bold", no_wrap=True, end=""
-        )
+        return [(f"FAILED: {dev.failed or 'no data'}", warn)]
     sep = " " if compact else "  "
     limit = s.power_limit_w or dev.info.power_limit_w
     # One N/A per field, with its label: never "N/A°C" or "N/A/N/A W".
-    parts = [
-        "temp N/A" if s.temperature_c is None else f"{s.temperature_c}°C",
-        f"fan {fmt.na(s.fan_pct, '{}%')}",
-        power_text(s.power_w, limit),
-        f"SM {fmt.na(s.sm_clock_mhz, '{} MHz')}",
-        f"MEM {fmt.na(s.mem_clock_mhz, '{} MHz')}",
-        "P-state N/A" if s.performance_state is None else fmt.pstate(s.performance_state),
-        pcie_text(s.pcie_rx_kbs, s.pcie_tx_kbs),
-    ]
+    parts = sep.join(
+        [
+            "temp N/A" if s.temperature_c is None else f"{s.temperature_c}°C",
+            f"fan {fmt.na(s.fan_pct, '{}%')}",
+            power_text(s.power_w, limit),
+            f"SM {fmt.na(s.sm_clock_mhz, '{} MHz')}",
+            f"MEM {fmt.na(s.mem_clock_mhz, '{} MHz')}",
+            "P-state N/A" if s.performance_state is None else fmt.pstate(s.performance_state),
+            pcie_text(s.pcie_rx_kbs, s.pcie_tx_kbs),
+        ]
+    )
     warnings = []
     if s.throttle_reasons:
         warnings.append("throttle: " + ", ".join(s.throttle_reasons))
     if s.ecc_volatile_uncorrected:
         warnings.append(f"ECC errors: {s.ecc_volatile_uncorrected}")
-    text = Text(no_wrap=True, overflow="ellipsis", end="")
+    if not warnings:
+        return [(parts, None)]
     if compact:
         # One line; warnings first so a narrow terminal still shows them.
-        if warnings:
-            text.append(sep.join(warnings), warn or "bold")
-            text.append(sep)
-        text.append(sep.join(parts))
-        return text
-    text.append(sep.join(parts))
-    if warnings:
-        text.append("\n")
-        text.append(sep.join(warnings), warn or "bold")
+        return [(sep.join(warnings), warn), (sep + parts, None)]
+    return [(parts + "\n", None), (sep.join(warnings), warn)]
+
+
+def stats_line(dev: DeviceSnapshot, compact: bool, warn: Style | None = None) -> Text:
+    """`stats_parts` as a Text (what the tests and the line count read)."""
+    if dev.failed is not None or dev.sample is None:
+        return Text(
+            f"FAILED: {dev.failed or 'no data'}", style=warn or "bold", no_wrap=True, end=""
+        )
+    text = Text(no_wrap=True, overflow="ellipsis", end="")
+    for piece, style in stats_parts(dev, compact, warn or "bold"):
+        text.append(piece, style)
     return text
 
 
@@ -355,8 +364,13 @@ class GpuPanel(TextLines, can_focus=True):
         util = None if s is None or self.has_class("failed") else s.utilization_gpu
         util_pct = None if util is None else float(util)
         _, _, mem_pct = self._memory()
-        stats = stats_line(dev, compact, self._style("gpu-panel--warning"))
-        stats.stylize(self._style("gpu-panel--stats"))
+        # The stats style over every piece, as stylize() over the line put it: spans in
+        # order, none overlapping (text_lines draws those without Rich's style stack).
+        stats_style = self._style("gpu-panel--stats")
+        stats: list[tuple[str, Style | None]] = [
+            (piece, stats_style if style is None else cast(Style, style) + stats_style)
+            for piece, style in stats_parts(dev, compact, self._style("gpu-panel--warning"))
+        ]
         if compact:
             name = f"{dev.index} {short_name(dev.info.name)}"[: NAME_WIDTH - 1].ljust(NAME_WIDTH)
             half = max(0, (width - NAME_WIDTH) // 2)
@@ -375,8 +389,8 @@ class GpuPanel(TextLines, can_focus=True):
             )
             out = assemble(
                 [(name, self._style("gpu-panel--name")), *util_line, *mem_line, ("\n  ", None)]
+                + stats
             )
-            out.append_text(stats)
             self._append_migs(out, "  ")
             return out
         util_value, mem_value = self.util_value(), self.mem_value(False)
@@ -390,9 +404,9 @@ class GpuPanel(TextLines, can_focus=True):
                     "MEM  ", mem_pct, mem_value, self.mem_history, width, BAR_MAX_FULL, 20
                 ),
                 ("\n", None),
+                *stats,
             ]
         )
-        out.append_text(stats)
         self._append_migs(out, "")
         return out
 
