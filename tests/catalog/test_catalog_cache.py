@@ -152,13 +152,31 @@ def test_the_key_follows_content_not_the_clock(
 
 
 def test_the_key_covers_the_validating_code() -> None:
-    files = [("architectures.toml", catalog_dir() / "architectures.toml")]
-    plain = cache.content_key(files)
-    code = [Path(cache.__file__).parent / name for name in cache._CODE]
-    assert {p.name for p in code} >= {"models.py", "validate.py", "loader.py"}
-    assert all(p.is_file() for p in code)
-    assert plain is not None and plain != cache.content_key([])
+    arch = catalog_dir() / "architectures.toml"
+    key = cache.content_key([("architectures.toml", arch)])
+    assert key is not None
+    assert key["architectures.toml"] == arch.read_text(encoding="utf-8")
+    assert {"gputui/catalog/models.py", "gputui/catalog/validate.py"} <= set(key)
+    assert key["gputui/catalog/loader.py"] == Path(loader.__file__).read_text(encoding="utf-8")
     assert cache.content_key([("gone.toml", Path("/nonexistent/gone.toml"))]) is None
+
+
+def test_a_cache_written_for_another_directory_is_a_miss(
+    cache_root: Path, scratch_catalog: MakeCatalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = scratch_catalog(GOOD_CARD)
+    load_catalog(root)
+    (kept,) = cache_root.glob("catalog-*.json")
+    data = json.loads(kept.read_text(encoding="utf-8"))
+    inputs = [("architectures.toml", root / "architectures.toml")]
+    key = cache.content_key([*inputs, ("cards/test.toml", root / "cards" / "test.toml")])
+    assert key is not None
+    data["directory"] = str(root.resolve())
+    kept.write_text(json.dumps(data), encoding="utf-8")
+    assert cache.read(root.resolve(), key) is not None  # the same file, its own directory: a hit
+    data["directory"] = "/somewhere/else"
+    kept.write_text(json.dumps(data), encoding="utf-8")
+    assert cache.read(root.resolve(), key) is None
 
 
 def test_an_empty_setting_switches_the_cache_off(

@@ -6,14 +6,17 @@ cards. After a catalog directory has been validated once, its cards and
 architectures are written here as JSON; later loads read that file when its key
 still matches.
 
-The key is a SHA-256 of the content of every file the loader reads
-(architectures.toml and cards/*.toml, with their names) and of the source of the
-code that validates them (models, validate, loader): editing a card, adding a
-file or changing a check makes the key differ, and the next load validates
-anew. A cache that cannot be read, parsed or turned back into the classes is a
-miss, never an error; one that cannot be written is skipped: it is only ever a
-shortcut. One file per catalog directory (named by a hash of its path), replaced
-atomically, so a directory's edits never pile up files.
+The key is the content itself: the cache holds the text of every file the
+loader read (architectures.toml and cards/*.toml, by name) and of the code that
+validated them (models, validate, loader, this module), and a load compares them
+with the files now, byte for byte: editing a card, adding or removing a file or
+changing a check is a miss, and the next load validates anew. No hash to argue
+about, and no hashlib either (its OpenSSL library is another 0.6 MiB of resident
+memory); the price is a cache file twice the size (~0.3 MB) and reading the
+files it compares (~1 ms). A cache that cannot be read, parsed or turned back
+into the classes is a miss, never an error; one that cannot be written is
+skipped: it is only ever a shortcut. One file per catalog directory (named by
+its path), replaced atomically, so a directory's edits never pile up files.
 
 Where: `$GPUTUI_CACHE_DIR` when set (empty: no cache at all; the tests point it
 at a temporary folder), else the user's cache directory (platformdirs:
@@ -23,9 +26,9 @@ at a temporary folder), else the user's cache directory (platformdirs:
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -35,7 +38,7 @@ from gputui.catalog.models import Architecture, Card
 
 ENV = "GPUTUI_CACHE_DIR"
 # Bumped when the file's layout changes (the key changes with the code anyway).
-FORMAT = 1
+FORMAT = 2
 _CODE = ("models.py", "validate.py", "loader.py", "cache.py")
 
 
@@ -49,26 +52,26 @@ def cache_dir() -> Path | None:
     return Path(platformdirs.user_cache_dir("gputui"))
 
 
-def content_key(files: Iterable[tuple[str, Path]]) -> str | None:
-    """SHA-256 of the named files and of the validating code; None when one cannot be read."""
-    digest = hashlib.sha256(f"gputui catalog cache {FORMAT}\0".encode())
+def content_key(files: Iterable[tuple[str, Path]]) -> dict[str, str] | None:
+    """The text of the named files and of the validating code; None when one cannot be read."""
     code_dir = Path(__file__).parent
+    named = [(f"gputui/catalog/{name}", code_dir / name) for name in _CODE]
+    key: dict[str, str] = {}
     try:
-        for name in _CODE:
-            digest.update(name.encode() + b"\0" + (code_dir / name).read_bytes() + b"\0")
-        for name, path in files:
-            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+        for name, path in (*named, *files):
+            key[name] = path.read_bytes().decode("utf-8", "surrogateescape")
     except OSError:
         return None
-    return digest.hexdigest()
+    return key
 
 
 def _file_for(directory: Path, root: Path) -> Path:
-    tag = hashlib.sha256(str(directory).encode()).hexdigest()[:16]
+    # crc32 only names the file; the directory itself is checked inside it.
+    tag = f"{zlib.crc32(os.fsencode(directory)):08x}"
     return root / f"catalog-{tag}.json"
 
 
-def read(directory: Path, key: str) -> Catalog | None:
+def read(directory: Path, key: dict[str, str]) -> Catalog | None:
     """The catalog cached for `directory` under `key`, or None (absent, stale or unreadable)."""
     root = cache_dir()
     if root is None:
@@ -76,7 +79,11 @@ def read(directory: Path, key: str) -> Catalog | None:
     try:
         with open(_file_for(directory, root), encoding="utf-8") as handle:
             data = json.load(handle)
-        if data.get("format") != FORMAT or data.get("key") != key:
+        if (
+            data.get("format") != FORMAT
+            or data.get("directory") != str(directory)
+            or data.get("key") != key
+        ):
             return None
         architectures = {k: _record(Architecture, v) for k, v in data["architectures"].items()}
         cards = tuple(_record(Card, v) for v in data["cards"])
@@ -91,7 +98,7 @@ def _record(cls: type[Architecture] | type[Card], fields: Any) -> Any:
     return cls(**fields)
 
 
-def write(directory: Path, key: str, catalog: Catalog) -> None:
+def write(directory: Path, key: dict[str, str], catalog: Catalog) -> None:
     """Keep `catalog` (validated) for the next load of `directory`; silently skipped on failure."""
     root = cache_dir()
     if root is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,9 @@ ARCHITECTURES_FILE = "architectures.toml"
 CARDS_DIR = "cards"
 
 _CARD_HEADER = re.compile(r"^\s*\[\[\s*card\s*\]\]")
+# The dashboard's card labels and its fit line ask from two threads at start-up:
+# one load, not two catalogs in memory (or two validations on a cache miss).
+_LOADING = threading.Lock()
 
 
 def load_catalog(directory: Path | None = None) -> Catalog:
@@ -35,7 +39,8 @@ def load_catalog(directory: Path | None = None) -> Catalog:
         from gputui.resources import catalog_dir
 
         directory = catalog_dir()
-    return _load_cached(Path(directory).resolve())
+    with _LOADING:
+        return _load_cached(Path(directory).resolve())
 
 
 @functools.lru_cache(maxsize=8)
