@@ -151,13 +151,15 @@ def recommended_only(model: ModelSpec, target: Target) -> ModelCheck:
     """The fit engine's check at the precision it recommends for this GPU: what the line shows.
 
     The Fit screen checks every precision; the line names one batch per model, so
-    the other precisions (and their speed estimates) would be a quarter of the work.
+    the other precisions would be a quarter of the work. It shows no speed either:
+    without one no roofline profile is built, nor kept in the roofline's op cache
+    (~0.6 MB for the shipped models on 8 GPUs, held for the dashboard's lifetime).
     """
     from gputui.fit.estimate import check
     from gputui.fit.precision import recommend
 
     precision, _ = recommend(target.architecture, model.mode, target.card)
-    return check(model, target, precision=precision)
+    return check(model, target, precision=precision, with_speed=False)
 
 
 class FreeOnly:
