@@ -95,9 +95,24 @@ class _DataclassFields:
 
 
 def _init_source(names: tuple[str, ...], defaults: dict[str, object]) -> str:
+    """`def __init__(self, a, b=_d_b): _fill(self, (a, b))`: the signature is what needs
+    compiling; storing the values is one shared loop (half the compile time of a
+    statement per field, the same speed per call)."""
     params = ", ".join(f"{n}=_d_{n}" if n in defaults else n for n in names)
-    lines = [f"    _set(self, {n!r}, {n})" for n in names] or ["    pass"]
-    return "\n".join([f"def __init__(self, {params}):", *lines, ""])
+    values = "".join(f"{n}, " for n in names)
+    return f"def __init__(self, {params}):\n    _fill(self, ({values}))\n"
+
+
+def _filler(cls: type, names: tuple[str, ...]) -> Callable[[object, tuple[object, ...]], None]:
+    """Stores a tuple of values in `cls`'s slots, through the slot descriptors themselves
+    (the class's own __setattr__ refuses: records are frozen)."""
+    setters = tuple(getattr(cls, n).__set__ for n in names)
+
+    def fill(obj: object, values: tuple[object, ...]) -> None:
+        for store, value in zip(setters, values):  # noqa: B905 - same length by construction
+            store(obj, value)
+
+    return fill
 
 
 def _values_getter(names: tuple[str, ...]) -> Callable[[object], tuple[object, ...]]:
@@ -153,19 +168,12 @@ def record(cls: type[T]) -> type[T]:
             raise TypeError(f"@record {cls.__name__}.{n}: a field without default follows one with")
     for key in ("__dict__", "__weakref__"):
         body.pop(key, None)
-    scope: dict[str, object] = {"__name__": cls.__module__, "_set": object.__setattr__}
-    scope.update({f"_d_{n}": v for n, v in defaults.items()})
-    exec(_init_source(names, defaults), scope)  # noqa: S102 - built from our own field names
-    init: Any = scope["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__annotations__ = {**annotations, "return": None}  # as a dataclass's, for inspect
     values = _values_getter(names)
     body.update(_methods(names, values))
     body.update(
         __qualname__=cls.__qualname__,
         __slots__=names,
         __match_args__=names,
-        __init__=init,
         __setattr__=_frozen_setattr,
         __delattr__=_frozen_delattr,
         __record_values__=values,
@@ -175,7 +183,15 @@ def record(cls: type[T]) -> type[T]:
         __dataclass_params__=_DataclassFields("__dataclass_params__"),
     )
     body[FIELDS_ATTR] = names
-    return type(cls.__name__, (), body)
+    new: type[T] = type(cls.__name__, (), body)
+    scope: dict[str, object] = {"__name__": cls.__module__, "_fill": _filler(new, names)}
+    scope.update({f"_d_{n}": v for n, v in defaults.items()})
+    exec(_init_source(names, defaults), scope)  # noqa: S102 - built from our own field names
+    init: Any = scope["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__annotations__ = {**annotations, "return": None}  # as a dataclass's, for inspect
+    type.__setattr__(new, "__init__", init)
+    return new
 
 
 def field_names(cls_or_obj: object) -> tuple[str, ...]:
