@@ -155,3 +155,17 @@ def test_snapshot_types_do_not_import_dataclasses() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_eq_and_hash_generated_on_first_use_stay_right_afterwards() -> None:
+    @rec.record
+    class Pair:
+        a: int
+        b: str = "x"
+
+    stub = Pair.__dict__["__eq__"]
+    assert Pair(1) == Pair(1, "x") and hash(Pair(1)) == hash((1, "x"))
+    assert Pair.__dict__["__eq__"] is not stub  # compiled and put on the class
+    assert Pair(1) == Pair(1) and Pair(1) != Pair(2) and Pair(1) != (1, "x")
+    assert len({Pair(1), Pair(1, "x"), Pair(2)}) == 2
+    assert Pair.__eq__.__qualname__.endswith("Pair.__eq__")
