@@ -6,13 +6,22 @@ from gputui.telemetry.history import METRICS, History
 from gputui.telemetry.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
 
 
-def _dev(index: int, util: int | None = 50, power: float | None = 100.0, *, uuid: str = "",
-         used: int | None = 25, total: int | None = 100, failed: bool = False) -> DeviceSnapshot:
+def _dev(
+    index: int,
+    util: int | None = 50,
+    power: float | None = 100.0,
+    *,
+    uuid: str = "",
+    used: int | None = 25,
+    total: int | None = 100,
+    failed: bool = False,
+) -> DeviceSnapshot:
     info = DeviceInfo(index=index, name="G", uuid=uuid or f"GPU-{index}")
     if failed:
         return DeviceSnapshot(info=info, failed="GPU is lost")
-    sample = DeviceSample(utilization_gpu=util, power_w=power, temperature_c=60,
-                          memory_used=used, memory_total=total)
+    sample = DeviceSample(
+        utilization_gpu=util, power_w=power, temperature_c=60, memory_used=used, memory_total=total
+    )
     return DeviceSnapshot(info=info, sample=sample)
 
 
@@ -137,3 +146,16 @@ def test_a_poll_sooner_than_the_spacing_replaces_the_last_point() -> None:
     # 0.4 replaced the values of 0.0's point, 1.5 those of 1.0's (with N/A); 2.0 is new
     assert h.series(0, "utilization") == [11.0, 14.0]
     assert h.span_s(0) == 2.0  # a replaced point keeps its time
+
+
+def test_last_is_the_tail_of_series_without_the_na_points() -> None:
+    h = History(maxlen=8)
+    for u in (1, None, 3, 4, None, 6, 7, None, 9, 10):
+        h.add(_snap(_dev(0, util=u, power=5.0)))
+    full = h.series(0, "utilization")
+    for count in (1, 2, 3, 5, 20):
+        assert h.last(0, "utilization", count) == full[-count:]
+    assert h.last(0, "utilization", 0) == []
+    assert h.last(7, "utilization", 3) == []
+    with pytest.raises(ValueError):
+        h.last(0, "nope", 3)

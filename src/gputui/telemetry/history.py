@@ -140,6 +140,22 @@ class History:
         hist = self._devices.get(device_index)
         return _known(hist.series[metric]) if hist else []
 
+    def last(self, device_index: int, metric: str, count: int) -> list[float]:
+        """`series(...)[-count:]` without copying the rest: what a sparkline `count` wide
+        draws, read from the newest point back (the dashboard's panels, every poll)."""
+        self._check(metric)
+        hist = self._devices.get(device_index)
+        out: list[float] = []
+        if hist is None or count < 1:
+            return out
+        for v in reversed(hist.series[metric]):
+            if v == v:  # NaN != NaN: the N/A points
+                out.append(v)
+                if len(out) == count:
+                    break
+        out.reverse()
+        return out
+
     def window(self, device_index: int, metric: str, seconds: float) -> list[float]:
         """The values of the last `seconds` (counted back from the newest point), N/A left out."""
         self._check(metric)
