@@ -7,9 +7,9 @@ checker reads `Card.memory_gib`, the throughput per precision and the card's
 Every number is range-checked (and NaN/infinity refused) when a catalog file is
 loaded: a mutated or mistyped catalog must fail at load time with the field named,
 not print invalid JSON or rank a card by a negative memory size later. The checks are
-written here, next to the fields, as `annotated_types` bounds in the annotations; the
-loader builds pydantic models from these classes (`gputui.catalog.validate`) and
-validates with them. The classes themselves are plain frozen slotted dataclasses, so
+written here, next to the fields, as `Bounds` in the annotations; the loader builds
+pydantic models from these classes (`gputui.catalog.validate`, which turns each
+`Bounds` into pydantic's own constraint) and validates with them. The classes themselves are plain frozen slotted dataclasses, so
 the dashboard, which reads a catalog it validated before from the cache
 (`gputui.catalog.cache`), never imports pydantic: ~11 MiB of resident memory (its
 modules, its compiled core and the per-class validators) for 130 read-only records.
@@ -24,7 +24,19 @@ import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar
 
-from annotated_types import Interval
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Bounds:
+    """Range of a figure, for the validator: `gt`/`ge` below, `le` above (None: no bound).
+
+    Our own marker rather than annotated_types' Interval, which pydantic reads the
+    same way: that package would be one more import (0.2 MiB) in every process that
+    only reads a validated catalog.
+    """
+
+    gt: float | None = None
+    ge: float | None = None
+    le: float | None = None
 
 Segment = Literal["consumer", "workstation", "datacenter"]
 
@@ -33,17 +45,17 @@ TensorPrecision = Literal["fp16", "bf16", "tf32", "int8", "int4", "fp8", "fp6", 
 
 # Bounds generous enough for any GPU NVIDIA could ship this decade, tight enough to
 # catch a unit mistake (MiB for GiB, GFLOPS for TFLOPS) or a mutated file.
-Count = Annotated[int, Interval(ge=1, le=1_000_000)]
-ClockMHz = Annotated[int, Interval(ge=100, le=10_000)]
-MemoryGiB = Annotated[float, Interval(gt=0, le=4096)]
-BusBits = Annotated[int, Interval(ge=32, le=16_384)]
-DataRateGbps = Annotated[float, Interval(gt=0, le=100)]
-BandwidthGBs = Annotated[float, Interval(gt=0, le=100_000)]
-Throughput = Annotated[float, Interval(gt=0, le=1_000_000)]  # TFLOPS / TOPS
-Watts = Annotated[float, Interval(gt=0, le=10_000)]
-Year = Annotated[int, Interval(ge=2000, le=2100)]
-PriceUSD = Annotated[float, Interval(gt=0, le=10_000_000)]
-Generation = Annotated[int, Interval(ge=1, le=100)]
+Count = Annotated[int, Bounds(ge=1, le=1_000_000)]
+ClockMHz = Annotated[int, Bounds(ge=100, le=10_000)]
+MemoryGiB = Annotated[float, Bounds(gt=0, le=4096)]
+BusBits = Annotated[int, Bounds(ge=32, le=16_384)]
+DataRateGbps = Annotated[float, Bounds(gt=0, le=100)]
+BandwidthGBs = Annotated[float, Bounds(gt=0, le=100_000)]
+Throughput = Annotated[float, Bounds(gt=0, le=1_000_000)]  # TFLOPS / TOPS
+Watts = Annotated[float, Bounds(gt=0, le=10_000)]
+Year = Annotated[int, Bounds(ge=2000, le=2100)]
+PriceUSD = Annotated[float, Bounds(gt=0, le=10_000_000)]
+Generation = Annotated[int, Bounds(ge=1, le=100)]
 
 # Fields a card may mark as derived (computed by an architecture rule, not printed by
 # the vendor for this card). Kept to figures: names, sources and flags are never derived.

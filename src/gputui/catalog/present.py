@@ -27,7 +27,7 @@ COMPARE_FIELDS: tuple[tuple[str, str], ...] = (
 
 
 def _is_numeric(annotation: Any) -> bool:
-    """int or float, also inside Optional[...] and Annotated[..., Interval(...)] (range checks)."""
+    """int or float, also inside Optional[...] and Annotated[..., Bounds(...)] (range checks)."""
     if annotation in (int, float):
         return True
     if get_origin(annotation) is Annotated:
