@@ -215,3 +215,65 @@ def test_the_cache_file_is_plain_json_of_the_records(
     assert data["format"] == cache.FORMAT
     assert data["cards"] == [c.model_dump(mode="json") for c in catalog.cards]
     assert set(data["architectures"]) == set(catalog.architectures)
+
+
+_DASHBOARD_LOAD = """
+import sys
+from pathlib import Path
+from gputui.catalog import load_catalog, loader
+loader.validate_in_child()
+try:
+    catalog = load_catalog(Path(sys.argv[1]))
+except Exception as exc:
+    print("error:", exc)
+else:
+    print(len(catalog.cards), [c.name for c in catalog.cards][:1])
+print("pydantic loaded:", "pydantic" in sys.modules)
+"""
+
+
+def _as_the_dashboard(directory: Path) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _DASHBOARD_LOAD, str(directory)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.splitlines()
+
+
+@pytest.mark.slow
+def test_the_dashboard_validates_a_missed_catalog_in_a_child_and_keeps_pydantic_out(
+    cache_root: Path, scratch_catalog: MakeCatalog
+) -> None:
+    root = scratch_catalog(GOOD_CARD)
+    assert _as_the_dashboard(root) == ["1 ['Test Card']", "pydantic loaded: False"]
+    assert len(list(cache_root.glob("catalog-*.json"))) == 1  # the child wrote it
+
+
+@pytest.mark.slow
+def test_a_refused_catalog_reads_the_usual_error_when_a_child_validates(
+    cache_root: Path, scratch_catalog: MakeCatalog
+) -> None:
+    root = scratch_catalog(GOOD_CARD.replace("memory_gib = 24", "memory_gib = -24"))
+    out = _as_the_dashboard(root)
+    assert out[0].startswith("error: ") and out[0].endswith(
+        'test.toml:7: card "Test Card": memory_gib: Input should be greater than 0'
+    )
+    assert not list(cache_root.glob("catalog-*"))
+
+
+def test_no_child_is_started_without_a_cache_to_hand_over(
+    monkeypatch: pytest.MonkeyPatch, scratch_catalog: MakeCatalog
+) -> None:
+    def no_child(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a child process was started")
+
+    monkeypatch.setenv(cache.ENV, "")
+    monkeypatch.setattr(subprocess, "run", no_child)
+    monkeypatch.setattr(loader, "_IN_CHILD", True)
+    loader._load_cached.cache_clear()
+    try:
+        assert [c.name for c in load_catalog(scratch_catalog(GOOD_CARD)).cards] == ["Test Card"]
+    finally:
+        loader._load_cached.cache_clear()

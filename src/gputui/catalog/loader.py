@@ -31,6 +31,24 @@ _CARD_HEADER = re.compile(r"^\s*\[\[\s*card\s*\]\]")
 # The dashboard's card labels and its fit line ask from two threads at start-up:
 # one load, not two catalogs in memory (or two validations on a cache miss).
 _LOADING = threading.Lock()
+# Whether a cache miss is validated by a child process (see validate_in_child).
+_IN_CHILD = False
+CHILD_TIMEOUT_S = 60.0
+
+
+def validate_in_child(enabled: bool = True) -> None:
+    """For a long-running process that only reads the catalog (the dashboard).
+
+    On a cache miss (first run after an install, an upgrade or a catalog edit) the
+    catalog is validated by `python -m gputui.catalog.warm`, which writes the
+    cache, and this process reads the cache: pydantic (~9 MiB of resident memory,
+    kept for the life of the process once imported) never loads here. When the
+    child cannot help (no cache directory, a refused catalog, any failure), the
+    catalog is validated here as usual, so errors read exactly as always. Off by
+    default: a one-shot command would pay a second interpreter start instead.
+    """
+    global _IN_CHILD
+    _IN_CHILD = enabled
 
 
 def load_catalog(directory: Path | None = None) -> Catalog:
@@ -55,12 +73,35 @@ def _load_cached(directory: Path) -> Catalog:
     )
     if key is not None:
         kept = cache.read(directory, key)
+        if kept is None and _IN_CHILD and _warm_in_child(directory):
+            kept = cache.read(directory, key)
         if kept is not None:
             return kept
     catalog = _validated(directory, arch_path, card_paths)
     if key is not None:
         cache.write(directory, key, catalog)
     return catalog
+
+
+def _warm_in_child(directory: Path) -> bool:
+    """Validate `directory` in a child process that writes the cache; True when it did."""
+    if cache.cache_dir() is None:
+        return False
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "gputui.catalog.warm", str(directory)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=CHILD_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
 
 
 def _validated(directory: Path, arch_path: Path, card_paths: list[Path]) -> Catalog:
