@@ -277,3 +277,29 @@ def test_no_child_is_started_without_a_cache_to_hand_over(
         assert [c.name for c in load_catalog(scratch_catalog(GOOD_CARD)).cards] == ["Test Card"]
     finally:
         loader._load_cached.cache_clear()
+
+
+@pytest.mark.slow
+def test_the_child_never_runs_a_gputui_package_of_the_working_directory(
+    cache_root: Path, scratch_catalog: MakeCatalog, tmp_path: Path
+) -> None:
+    planted = tmp_path / "shared" / "gputui" / "catalog"
+    planted.mkdir(parents=True)
+    for folder in (planted.parent, planted):
+        (folder / "__init__.py").write_text("", encoding="utf-8")
+    marker = tmp_path / "ran"
+    (planted / "warm.py").write_text(f"open({str(marker)!r}, 'w').close()\n", encoding="utf-8")
+    root = scratch_catalog(GOOD_CARD)
+    # run as a script, as the gputui command is: its sys.path starts at the script's folder
+    script = tmp_path / "bin" / "dashboard.py"
+    script.parent.mkdir()
+    script.write_text(_DASHBOARD_LOAD, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script), str(root)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=planted.parent.parent,
+    )
+    assert done.stdout.splitlines() == ["1 ['Test Card']", "pydantic loaded: False"]
+    assert not marker.exists()

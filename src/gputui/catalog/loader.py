@@ -90,9 +90,15 @@ def _warm_in_child(directory: Path) -> bool:
     import subprocess
     import sys
 
+    import gputui
+
+    # `-m` puts the working directory first on the child's sys.path: run it where this
+    # process's own gputui package lies, so no ./gputui of a shared directory is run.
+    home = Path(gputui.__file__).resolve().parent.parent
     try:
         done = subprocess.run(
             [sys.executable, "-m", "gputui.catalog.warm", str(directory)],
+            cwd=home,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
