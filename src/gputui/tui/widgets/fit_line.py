@@ -6,9 +6,10 @@ time budget; the UI thread only draws the result. A pass is cheap to skip:
 a new one starts only when a GPU's free memory moved by more than
 `FREE_THRESHOLD` (of its total, at least `FREE_MIN_BYTES`; at most one such
 pass every `MIN_GAP_S`), a GPU appeared,
-failed or came back, or the models file changed. The fit engine, the catalog
-and pydantic are imported by the first pass, in its thread, after the first
-frame: the dashboard starts without them.
+failed or came back, or the models file changed. The fit engine and the
+catalog are imported by the first pass, in its thread, after the first frame:
+the dashboard starts without them (and never loads pydantic: the catalog is
+read from its cache, docs/catalog.md).
 
 A lost or unreadable GPU shows its reason, never a verdict.
 """
