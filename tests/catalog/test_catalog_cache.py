@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -303,3 +304,27 @@ def test_the_child_never_runs_a_gputui_package_of_the_working_directory(
     )
     assert done.stdout.splitlines() == ["1 ['Test Card']", "pydantic loaded: False"]
     assert not marker.exists()
+
+
+def test_the_cache_keeps_the_most_recent_directories_only(
+    cache_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache, "MAX_FILES", 3)
+    loaded = []
+    for n in range(5):
+        root = tmp_path / f"copy{n}"
+        (root / "cards").mkdir(parents=True)
+        (root / "architectures.toml").write_bytes(
+            (catalog_dir() / "architectures.toml").read_bytes()
+        )
+        (root / "cards" / "test.toml").write_text(GOOD_CARD, encoding="utf-8")
+        load_catalog(root)
+        loaded.append(root.resolve())
+        # distinct write times, oldest first (a filesystem clock may not tell quick writes apart)
+        written = cache._file_for(root.resolve(), cache_root)
+        os.utime(written, (1_000_000 + n, 1_000_000 + n))
+    kept = sorted(
+        json.loads(p.read_text(encoding="utf-8"))["directory"]
+        for p in cache_root.glob("catalog-*.json")
+    )
+    assert kept == sorted(str(r) for r in loaded[-3:])

@@ -16,7 +16,9 @@ memory); the price is a cache file twice the size (~0.3 MB) and reading the
 files it compares (~1 ms). A cache that cannot be read, parsed or turned back
 into the classes is a miss, never an error; one that cannot be written is
 skipped: it is only ever a shortcut. One file per catalog directory (named by
-its path), replaced atomically, so a directory's edits never pile up files.
+its path), replaced atomically, so a directory's edits never pile up files; and
+at most `MAX_FILES` directories' files (`gputui catalog --catalog-dir` on many
+copies), the least recently written removed first.
 
 Where: `$GPUTUI_CACHE_DIR` when set (empty: no cache at all; the tests point it
 at a temporary folder), else the user's cache directory (platformdirs:
@@ -39,6 +41,7 @@ from gputui.catalog.models import Architecture, Card
 ENV = "GPUTUI_CACHE_DIR"
 # Bumped when the file's layout changes (the key changes with the code anyway).
 FORMAT = 2
+MAX_FILES = 8
 _CODE = ("models.py", "validate.py", "loader.py", "cache.py")
 
 
@@ -124,3 +127,17 @@ def write(directory: Path, key: dict[str, str], catalog: Catalog) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
+        _prune(root, target)
+
+
+def _prune(root: Path, kept: Path) -> None:
+    """Remove the least recently written cache files beyond MAX_FILES (never `kept`)."""
+    dated = []
+    for path in root.glob("catalog-*.json"):
+        with contextlib.suppress(OSError):
+            dated.append((path.stat().st_mtime_ns, path))
+    dated.sort(reverse=True)
+    for _, path in dated[MAX_FILES:]:
+        if path != kept:
+            with contextlib.suppress(OSError):
+                path.unlink()
