@@ -194,3 +194,68 @@ async def test_process_table_lines_match_datatables_own() -> None:
                 theirs = DataTable._render_line(table, y, 0, table.size.width, base)
                 assert list(ours) == list(theirs), (size, y)
                 assert ours.cell_length == theirs.cell_length == table.size.width
+
+
+async def test_process_rows_drawn_from_their_texts_match_datatables_own() -> None:
+    """Once a row's place has been drawn, the next polls draw it straight from the cells'
+    texts (`_data_line`); that line must be DataTable's, cursor row and zebra rows alike."""
+    from textual.widgets import DataTable
+
+    source = ScriptedSource(make_snapshot())
+    app = _app(source)
+    async with app.run_test(size=(160, 40)) as pilot:
+        table = app.dashboard.query_one(ProcessTable)
+        await _wait(pilot, lambda: table.row_count == 3)
+        await pilot.pause(0.1)
+        # New values in every row (as a poll brings): the texts change, the places do not.
+        for key in list(table.processes):
+            row = table._data[table._row_locations.get_key(table.get_row_index(key))]  # type: ignore[index]
+            for column_key in list(row):
+                if column_key.value == "time":
+                    row[column_key] = Text("9:59:59", justify="right", overflow="ellipsis")
+        table._update_count += 1
+        base = table.rich_style
+        drawn = 0
+        for y in range(1, 1 + table.row_count):
+            table._render_pass = {}
+            try:
+                row_key, offset = table._get_offsets(y)
+                fast = table._data_line(row_key, offset, base, table.size.width)
+                ours = table._render_line(y, 0, table.size.width, base)
+            finally:
+                table._render_pass = None
+            table._update_count += 1
+            theirs = DataTable._render_line(table, y, 0, table.size.width, base)
+            assert list(ours) == list(theirs), y
+            if fast is not None:
+                drawn += 1
+                assert list(fast) == list(theirs), y
+        assert drawn == table.row_count  # every row took the direct path
+
+
+def test_assembled_text_is_the_appended_text() -> None:
+    """The panels build their lines in one go (gpu_panel.assemble); the Text must be the one
+    that appending part by part builds: same plain text, same spans, so the same drawing."""
+    from gputui.tui.widgets.gpu_panel import assemble, bar, bar_parts
+
+    red, dim = Style(color="red"), Style(dim=True)
+    parts: list[tuple[str, Style | None]] = [
+        ("UTIL ", red),
+        ("", red),
+        ("  42 % ", None),
+        *bar_parts(57.0, 24, red, dim),
+        ("▁▂▃", dim),
+    ]
+    appended = Text(no_wrap=True, end="")
+    for piece, style in parts:
+        appended.append(piece, style)
+    assembled = assemble(parts)
+    assert assembled.plain == appended.plain
+    assert assembled.spans == appended.spans
+    assert (assembled.no_wrap, assembled.end) == (appended.no_wrap, appended.end)
+    # The half cell keeps its own span, as the appended bar had.
+    half = Text(no_wrap=True, end="")
+    half.append("━" * 2, red)
+    half.append("╸", red)
+    half.append("─" * 7, dim)
+    assert bar(25.0, 10, red, dim).spans == half.spans

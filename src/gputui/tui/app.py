@@ -289,7 +289,11 @@ class GpuTuiApp(App[int]):
         self._dashboard_stale = False
         self._show_header()
         self.dashboard.show_banner(snap.source, self.fallback_reason)
-        self.dashboard.update_snapshot(snap, self.history.series)
+        self.dashboard.update_snapshot(snap, self._recent)
+
+    def _recent(self, device_index: int, metric: str) -> list[float]:
+        """The newest points of a series, as many as a sparkline on this screen can draw."""
+        return self.history.last(device_index, metric, max(1, self.size.width))
 
     def dashboard_resumed(self) -> None:
         if self._dashboard_stale and self.latest_snapshot is not None:
@@ -312,7 +316,7 @@ class GpuTuiApp(App[int]):
             return
         self.dashboard.set_card_labels(message.labels)
         if self.latest_snapshot is not None:
-            self.dashboard.update_snapshot(self.latest_snapshot, self.history.series)
+            self.dashboard.update_snapshot(self.latest_snapshot, self._recent)
 
     def _show_header(self) -> None:
         self._header_drawn_at = time.monotonic()

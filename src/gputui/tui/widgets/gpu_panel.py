@@ -19,10 +19,10 @@ mode; a GPU in MIG mode lists its MIG devices under its stats, one line each.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from rich.style import Style
-from rich.text import Text
+from rich.text import Span, Text
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
@@ -39,20 +39,45 @@ BAR_MAX_COMPACT = 24
 NAME_WIDTH = 18
 
 
-def bar(percent: float | None, width: int, fill: Style, back: Style) -> Text:
+def bar_parts(
+    percent: float | None, width: int, fill: Style, back: Style
+) -> list[tuple[str, Style]]:
     """A bar like Textual's ProgressBar: heavy '━' cells, a half cell '╸', thin '─' for the rest."""
-    text = Text(no_wrap=True, end="")
     if width <= 0:
-        return text
+        return []
     cells = max(0.0, min(1.0, (percent or 0.0) / 100.0)) * width
     full = int(cells)
     half = cells - full >= 0.5 and full < width
-    text.append("━" * full, fill)
-    if half:
-        text.append("╸", fill)
     # A thin line for the rest: the bar still reads without colour (NO_COLOR, monochrome).
-    text.append("─" * (width - full - (1 if half else 0)), back)
-    return text
+    return [
+        ("━" * full, fill),
+        ("╸" if half else "", fill),
+        ("─" * (width - full - (1 if half else 0)), back),
+    ]
+
+
+def bar(percent: float | None, width: int, fill: Style, back: Style) -> Text:
+    return assemble(bar_parts(percent, width, fill, back))
+
+
+def assemble(parts: Iterable[tuple[str, Style | None]]) -> Text:
+    """The Text that `Text.append(text, style)` part by part builds, built at once.
+
+    Each append strips control codes from its piece and re-measures the Text; the panels
+    append ~25 pieces per GPU per poll. Here the pieces are joined and the spans laid
+    out in one go, the control codes stripped once (there are none: NVML strings are
+    sanitised where they enter, textsafe.visible)."""
+    plain: list[str] = []
+    spans: list[Span] = []
+    pos = 0
+    for piece, style in parts:
+        if piece:
+            end = pos + len(piece)
+            if style:
+                spans.append(Span(pos, end, style))
+            plain.append(piece)
+            pos = end
+    return Text("".join(plain), spans=spans, no_wrap=True, end="")
 
 
 def stats_line(dev: DeviceSnapshot, compact: bool, warn: Style | None = None) -> Text:
@@ -158,6 +183,7 @@ class GpuPanel(TextLines, can_focus=True):
         self.util_history: Sequence[float | None] = ()
         self.mem_history: Sequence[float | None] = ()
         self._styles: dict[tuple[str, bool, bool, str], Style] = {}
+        self._state: tuple[bool, bool, str] | None = None  # (failed, compact, theme) in _draw
         self._title: str | None = None
         self._subtitle: str | None = None
         self._version = 0  # bumped by each update_device
@@ -171,8 +197,10 @@ class GpuPanel(TextLines, can_focus=True):
         self.post_message(self.Selected(self.index))
 
     def _style(self, name: str) -> Style:
-        """Component styles, cached: looking them up was ~12 % of a refresh."""
-        key = (name, self.has_class("failed"), self.has_class("compact"), self.app.theme)
+        """Component styles, cached: looking them up was ~12 % of a refresh. The state
+        they depend on is read once per draw (`_draw` sets `_state`)."""
+        state = self._state or (self.has_class("failed"), self.has_class("compact"), self.app.theme)
+        key = (name, *state)
         style = self._styles.get(key)
         if style is None:
             style = self._styles[key] = self.get_component_rich_style(name)
@@ -281,7 +309,7 @@ class GpuPanel(TextLines, can_focus=True):
         width: int,
         bar_max: int,
         value_width: int,
-    ) -> Text:
+    ) -> list[tuple[str, Style | None]]:
         """label, bar, value, sparkline in `width` cells; bars align when value_width does."""
         style = self._style
         fixed = len(label) + value_width + 2
@@ -289,12 +317,12 @@ class GpuPanel(TextLines, can_focus=True):
         spark_w = max(0, width - fixed - bar_w)
         hot = percent is not None and percent >= HOT_PERCENT
         fill = style("gpu-panel--bar-hot" if hot else "gpu-panel--bar")
-        text = Text(no_wrap=True, end="")
-        text.append(label, style("gpu-panel--label"))
-        text.append_text(bar(percent, bar_w, fill, style("gpu-panel--bar-back")))
-        text.append(f" {value.ljust(value_width)} ")
-        text.append(fmt.spark(history, spark_w), style("gpu-panel--spark"))
-        return text
+        return [
+            (label, style("gpu-panel--label")),
+            *bar_parts(percent, bar_w, fill, style("gpu-panel--bar-back")),
+            (f" {value.ljust(value_width)} ", None),
+            (fmt.spark(history, spark_w), style("gpu-panel--spark")),
+        ]
 
     def render(self) -> Text:
         """The panel's text, drawn once per data, width, class and theme (update_device
@@ -309,7 +337,11 @@ class GpuPanel(TextLines, can_focus=True):
         drawn = self._drawn
         if drawn is not None and drawn[0] == key:
             return drawn[1]
-        text = self._draw()
+        self._state = key[3], key[2], key[4]
+        try:
+            text = self._draw()
+        finally:
+            self._state = None
         self._drawn = (key, text)
         return text
 
@@ -325,10 +357,8 @@ class GpuPanel(TextLines, can_focus=True):
         _, _, mem_pct = self._memory()
         stats = stats_line(dev, compact, self._style("gpu-panel--warning"))
         stats.stylize(self._style("gpu-panel--stats"))
-        out = Text(no_wrap=True, end="")
         if compact:
             name = f"{dev.index} {short_name(dev.info.name)}"[: NAME_WIDTH - 1].ljust(NAME_WIDTH)
-            out.append(name, self._style("gpu-panel--name"))
             half = max(0, (width - NAME_WIDTH) // 2)
             rest = max(0, width - NAME_WIDTH - half)
             util_line = self._metric(
@@ -343,21 +373,25 @@ class GpuPanel(TextLines, can_focus=True):
                 BAR_MAX_COMPACT,
                 10,
             )
-            out.append_text(util_line)
-            out.append_text(mem_line)
-            out.append("\n  ")
+            out = assemble(
+                [(name, self._style("gpu-panel--name")), *util_line, *mem_line, ("\n  ", None)]
+            )
             out.append_text(stats)
             self._append_migs(out, "  ")
             return out
         util_value, mem_value = self.util_value(), self.mem_value(False)
-        out.append_text(
-            self._metric("UTIL ", util_pct, util_value, self.util_history, width, BAR_MAX_FULL, 20)
+        out = assemble(
+            [
+                *self._metric(
+                    "UTIL ", util_pct, util_value, self.util_history, width, BAR_MAX_FULL, 20
+                ),
+                ("\n", None),
+                *self._metric(
+                    "MEM  ", mem_pct, mem_value, self.mem_history, width, BAR_MAX_FULL, 20
+                ),
+                ("\n", None),
+            ]
         )
-        out.append("\n")
-        out.append_text(
-            self._metric("MEM  ", mem_pct, mem_value, self.mem_history, width, BAR_MAX_FULL, 20)
-        )
-        out.append("\n")
         out.append_text(stats)
         self._append_migs(out, "")
         return out

@@ -27,6 +27,24 @@ from textual.widget import Widget, _RenderCache
 
 _NULL = Style.null()
 
+# A segment's style is its own style over the widget's, plus the offset meta Textual's text
+# selection reads. Building that (Style.from_meta pickles the meta, then two additions) was
+# ~40 % of text_strips; the same (style, x, y) recur every poll, so they are kept. Bounded:
+# the styles are the widgets' component styles, the offsets the screen's cells; cleared
+# whole past the limit (a theme change or resize leaves old keys behind).
+_OFFSET_STYLES: dict[tuple[Style, int, int], Style] = {}
+_OFFSET_STYLES_MAX = 8192
+
+
+def _with_offset(style: Style, x: int, y: int) -> Style:
+    key = (style, x, y)
+    found = _OFFSET_STYLES.get(key)
+    if found is None:
+        if len(_OFFSET_STYLES) >= _OFFSET_STYLES_MAX:
+            _OFFSET_STYLES.clear()
+        found = _OFFSET_STYLES[key] = style + Style.from_meta({"offset": (x, y)})
+    return found
+
 
 def text_strips(
     text: Text, width: int, height: int, base: Style, console: Console
@@ -38,7 +56,6 @@ def text_strips(
     line: list[Segment] = []
     x = y = 0
     combined: dict[Style | None, Style] = {}
-    from_meta = Style.from_meta
     for segment in text.render(console):
         own = segment.style
         style = combined.get(own)
@@ -53,7 +70,7 @@ def text_strips(
             if piece:
                 if not piece.isprintable() or cell_len(piece) != len(piece):
                     return None
-                line.append(Segment(piece, style + from_meta({"offset": (x, y)})))
+                line.append(Segment(piece, _with_offset(style, x, y)))
                 x += len(piece)
                 if x > width:
                     return None
