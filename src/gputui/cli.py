@@ -4,21 +4,25 @@ Kept import-light on purpose: each subcommand lives in `gputui.commands.*`
 and imports its heavy dependencies (Textual, pydantic, pynvml) inside `run`,
 so `gputui snapshot` starts faster than `nvitop -1`. When the command line
 starts with a subcommand's name, only that subcommand's module is imported and
-registered (`gputui snapshot` in a loop pays for no fit or catalog options).
+registered (`gputui snapshot` in a loop pays for no fit or catalog options),
+and `gputui snapshot [--json]` does not even load argparse
+(commands/snapshot.py's `fast_args`).
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
-from collections.abc import Sequence
 
 from gputui import __version__
-from gputui.commands import tui as tui_cmd
 from gputui.errors import UserError
 from gputui.outstream import run_guarded
 from gputui.textsafe import visible
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from types import SimpleNamespace
 
 # In `gputui --help` order; each is gputui.commands.<name> with a register(sub).
 COMMANDS = ("snapshot", "catalog", "fit", "exporter")
@@ -26,6 +30,11 @@ COMMANDS = ("snapshot", "catalog", "fit", "exporter")
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; `only`: just that subcommand (same options and help text)."""
+    import argparse
+    import importlib
+
+    from gputui.commands import tui as tui_cmd
+
     parser = argparse.ArgumentParser(
         prog="gputui",
         description="Terminal dashboard for NVIDIA GPUs, with a model fit checker.",
@@ -47,8 +56,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dispatch(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(words[0]) if words and words[0] in COMMANDS else build_parser()
-    args = parser.parse_args(words)
+    args: argparse.Namespace | SimpleNamespace | None = None
+    if words[:1] == ["snapshot"]:
+        from gputui.commands.snapshot import fast_args
+
+        args = fast_args(words)
+    if args is None:
+        parser = build_parser(words[0]) if words and words[0] in COMMANDS else build_parser()
+        args = parser.parse_args(words)
     try:
         return int(args.run(args))
     except UserError as exc:

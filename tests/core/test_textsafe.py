@@ -44,3 +44,20 @@ def test_markup_safe_also_neutralises_controls() -> None:
     out = markup_safe("[red]\x1b[2J")
     assert "\x1b" not in out
     assert render(out).plain == "[red]^[[2J"
+
+
+def test_every_unsafe_character_is_one_isprintable_refuses() -> None:
+    """visible() returns a printable string untouched without its regular expression: that
+    is only right if no character the expression matches is printable. All of Unicode."""
+    from gputui.textsafe import _unsafe
+
+    unsafe = _unsafe()
+    matched = [c for c in map(chr, range(0x110000)) if unsafe.match(c)]
+    assert len(matched) > 60  # C0, DEL, C1, separators, bidi controls, BOM
+    assert not [c for c in matched if c.isprintable()]
+
+
+def test_non_printable_but_harmless_text_is_left_as_it_is() -> None:
+    for text in ("a\u00a0b", "wide\u3000space", "soft\u00adhyphen"):
+        assert not text.isprintable()
+        assert visible(text) == text and is_visible(text)

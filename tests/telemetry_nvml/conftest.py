@@ -115,6 +115,7 @@ class FakeNvml:
         self.initialized = 0
         self.shutdowns = 0
         self.util_asked: list[tuple[int, int]] = []  # (gpu index, lastSeenTimeStamp asked with)
+        self.lookups: Counter[str] = Counter()  # C symbols asked of _nvmlGetFunctionPointer
         self.pcie_hook: Any = None  # called as hook(gpu, counter) before a PCIe answer
 
     def n(self, fn: str, index: int | None = None) -> int:
@@ -387,80 +388,76 @@ class FakeNvml:
         return m.compute_instance
 
     # -- processes -----------------------------------------------------------
-    def _procs(self, fn: str, g: FakeGpu, entries: list[tuple[int, int]]) -> list[Any]:
-        self._enter(fn, g)
-        out = []
-        for pid, mem in entries:
-            p = pynvml.c_nvmlProcessInfo_v3_t()
-            p.pid = pid
-            p.usedGpuMemory = mem
-            gi, ci = g.instances.get(pid, (0xFFFFFFFF, 0xFFFFFFFF))
-            p.gpuInstanceId, p.computeInstanceId = gi, ci
-            out.append(p)
-        return out
-
-    def nvmlDeviceGetComputeRunningProcesses_v3(self, g: FakeGpu) -> list[Any]:
-        return self._procs("nvmlDeviceGetComputeRunningProcesses_v3", g, g.compute)
-
-    def nvmlDeviceGetComputeRunningProcesses_v2(self, g: FakeGpu) -> list[Any]:
-        return self._procs("nvmlDeviceGetComputeRunningProcesses_v2", g, g.compute)
-
-    def nvmlDeviceGetGraphicsRunningProcesses_v3(self, g: FakeGpu) -> list[Any]:
-        return self._procs("nvmlDeviceGetGraphicsRunningProcesses_v3", g, g.graphics)
-
-    def nvmlDeviceGetGraphicsRunningProcesses_v2(self, g: FakeGpu) -> list[Any]:
-        return self._procs("nvmlDeviceGetGraphicsRunningProcesses_v2", g, g.graphics)
-
-    def nvmlDeviceGetMPSComputeRunningProcesses_v3(self, g: FakeGpu) -> list[Any]:
-        return self._procs("nvmlDeviceGetMPSComputeRunningProcesses_v3", g, g.mps)
-
-    def nvmlDeviceGetMPSComputeRunningProcesses_v2(self, g: FakeGpu) -> list[Any]:
-        return self._procs("nvmlDeviceGetMPSComputeRunningProcesses_v2", g, g.mps)
-
-    def nvmlDeviceGetProcessUtilization(self, g: FakeGpu, last_seen: int) -> list[Any]:
-        self._enter("nvmlDeviceGetProcessUtilization", g)
-        self.util_asked.append((g.index, last_seen))
-        out = []
-        for pid, ts, sm, mem in g.util_samples:
-            if ts > last_seen:
-                s = pynvml.c_nvmlProcessUtilizationSample_t()
-                s.pid, s.timeStamp, s.smUtil, s.memUtil = pid, ts, sm, mem
-                out.append(s)
-        if not out:
-            raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_FOUND)
-        return out
+    # telemetry/nvml_procs.py calls the C symbols of the process lists and of the
+    # per-process utilization itself (one call with a buffer, not pynvml's two), so the
+    # fake offers them as C functions, through pynvml._nvmlGetFunctionPointer.
+    _LISTS = {
+        "nvmlDeviceGetComputeRunningProcesses": "compute",
+        "nvmlDeviceGetGraphicsRunningProcesses": "graphics",
+        "nvmlDeviceGetMPSComputeRunningProcesses": "mps",
+    }
 
     def _function_pointer(self, symbol: str) -> Any:
-        """The C entry points NvmlSource reaches without a pynvml wrapper: the v1 process lists."""
-        lists = {
-            "nvmlDeviceGetComputeRunningProcesses": "compute",
-            "nvmlDeviceGetGraphicsRunningProcesses": "graphics",
-            "nvmlDeviceGetMPSComputeRunningProcesses": "mps",
-        }
-        if symbol not in lists:
+        """The C entry points NvmlSource reaches without a pynvml wrapper."""
+        self.lookups[symbol] += 1
+        base, _, version = symbol.partition("_v")
+        if symbol != "nvmlDeviceGetProcessUtilization" and (
+            base not in self._LISTS or version not in ("", "2", "3")
+        ):
             raise pynvml.NVMLError(pynvml.NVML_ERROR_UNINITIALIZED)
         if symbol in self.missing:
             raise pynvml.NVMLError(pynvml.NVML_ERROR_FUNCTION_NOT_FOUND)
-        attr = lists[symbol]
+        if symbol == "nvmlDeviceGetProcessUtilization":
+            return self._c_process_utilization
+        attr, record_size = self._LISTS[base], 16 if version == "" else 24
 
         def c_function(g: FakeGpu, count_ref: Any, records: Any) -> int:
-            """Behaves like the C symbol: fills 16-byte v1 records, returns an NVML code."""
-            self.calls[(symbol, g.index)] += 1
-            if g.lost:
-                return pynvml.NVML_ERROR_GPU_IS_LOST
+            """Behaves like the C symbol: fills v1 (16-byte) or v2 (24-byte) records."""
+            code = self._c_enter(symbol, g)
+            if code:
+                return code
             entries: list[tuple[int, int]] = getattr(g, attr)
             count = count_ref._obj
             if records is None or count.value < len(entries):
                 count.value = len(entries)
                 return pynvml.NVML_ERROR_INSUFFICIENT_SIZE if entries else pynvml.NVML_SUCCESS
-            assert ctypes.sizeof(records._type_) == 16, "v1 records are 16 bytes"
+            assert ctypes.sizeof(records._type_) == record_size, f"{symbol} has {record_size}-byte records"
             for i, (pid, mem) in enumerate(entries):
                 records[i].pid = pid
                 records[i].usedGpuMemory = mem
+                if record_size == 24:
+                    gi, ci = g.instances.get(pid, (0xFFFFFFFF, 0xFFFFFFFF))
+                    records[i].gpuInstanceId, records[i].computeInstanceId = gi, ci
             count.value = len(entries)
             return pynvml.NVML_SUCCESS
 
         return c_function
+
+    def _c_enter(self, symbol: str, g: FakeGpu) -> int:
+        """What `_enter` raises, as the NVML return code a C function gives instead (0: none)."""
+        self.calls[(symbol, g.index)] += 1
+        if g.lost:
+            return pynvml.NVML_ERROR_GPU_IS_LOST
+        return g.errors.get(symbol, pynvml.NVML_SUCCESS)
+
+    def _c_process_utilization(self, g: FakeGpu, samples: Any, count_ref: Any, since: Any) -> int:
+        """nvmlDeviceGetProcessUtilization: samples newer than `since`, NOT_FOUND if none."""
+        code = self._c_enter("nvmlDeviceGetProcessUtilization", g)
+        self.util_asked.append((g.index, since.value))
+        if code:
+            return code
+        newer = [s for s in g.util_samples if s[1] > since.value]
+        if not newer:
+            return pynvml.NVML_ERROR_NOT_FOUND
+        count = count_ref._obj
+        if samples is None or count.value < len(newer):
+            count.value = len(newer)
+            return pynvml.NVML_ERROR_INSUFFICIENT_SIZE
+        for i, (pid, ts, sm, mem) in enumerate(newer):
+            samples[i].pid, samples[i].timeStamp = pid, ts
+            samples[i].smUtil, samples[i].memUtil = sm, mem
+        count.value = len(newer)
+        return pynvml.NVML_SUCCESS
 
 
 def two_gpus() -> list[FakeGpu]:

@@ -37,14 +37,16 @@ def test_snapshot_needs_neither_psutil_nor_pydantic(fake_nvml, monkeypatch, caps
 
 def test_snapshot_path_imports_no_typing_psutil_or_json():
     """What `gputui snapshot` imports (each costs 1-25 ms of a one-shot's ~60 ms budget):
-    container patterns, PCIe sampler and MIG reader only where they are needed."""
+    container patterns, PCIe sampler and MIG reader only where they are needed; no
+    dataclasses (with inspect, ~20 ms: the snapshot types are telemetry/record.py's)."""
     code = (
         "import sys, gputui.cli, gputui.commands.snapshot, gputui.telemetry.source, "
         "gputui.telemetry.nvml, gputui.telemetry.procfs, gputui.telemetry.text_table\n"
         "gputui.cli.build_parser('snapshot')\n"
         "print(sorted(m for m in ('typing', 'psutil', 'json', 'pydantic', 'textual', "
         "'gputui.telemetry.host', 'concurrent.futures', 'gputui.telemetry.containers', "
-        "'gputui.telemetry.nvml_pcie', 'gputui.telemetry.nvml_mig', 'pathlib') "
+        "'gputui.telemetry.nvml_pcie', 'gputui.telemetry.nvml_mig', 'pathlib', "
+        "'dataclasses', 'inspect') "
         "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

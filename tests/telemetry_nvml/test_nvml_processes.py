@@ -6,6 +6,7 @@ import pynvml
 import pytest
 
 from gputui.telemetry.nvml import NvmlSource
+from gputui.telemetry.nvml_procs import FIRST_CAPACITY
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -45,14 +46,32 @@ def test_used_memory_not_available(fake_nvml):
     assert procs[2001].gpu_memory is None
 
 
-def test_used_memory_none_from_pynvml(fake_nvml, monkeypatch):
-    """pynvml's own wrappers already turn NOT_AVAILABLE into None (friendly objects)."""
-    friendly = pynvml.nvmlFriendlyObject({"pid": 2001, "usedGpuMemory": None})
+def test_a_gpu_with_more_processes_than_one_call_asks_room_for_all(fake_nvml):
+    """One call per list and poll with room for FIRST_CAPACITY; NVML's INSUFFICIENT_SIZE
+    (and the count it says) makes a second, larger one, as pynvml's wrappers would."""
+    many = [(5000 + i, (i + 1) * MiB) for i in range(FIRST_CAPACITY + 6)]
+    fake_nvml.gpus[1].compute = many
+    snap = NvmlSource.open(with_host=False).poll()
+    procs = _by_pid(snap)
+    assert {pid: procs[pid].gpu_memory for pid, _ in many} == dict(many)
+    assert fake_nvml.n("nvmlDeviceGetComputeRunningProcesses_v3", 1) == 2
+    assert fake_nvml.n("nvmlDeviceGetComputeRunningProcesses_v3", 0) == 1  # two processes fit
+
+
+def test_a_list_that_keeps_outgrowing_its_buffer_is_an_error_not_a_loop(fake_nvml, monkeypatch):
+    def always_more(_g, count_ref, _records):
+        count_ref._obj.value = 10**6
+        return pynvml.NVML_ERROR_INSUFFICIENT_SIZE
+
+    real = fake_nvml._function_pointer
     monkeypatch.setattr(
-        pynvml, "nvmlDeviceGetComputeRunningProcesses_v3", lambda h: [friendly] if h.index else []
+        pynvml,
+        "_nvmlGetFunctionPointer",
+        lambda s: always_more if s == "nvmlDeviceGetComputeRunningProcesses_v3" else real(s),
     )
-    procs = _by_pid(NvmlSource.open(with_host=False).poll())
-    assert procs[2001].gpu_memory is None
+    snap = NvmlSource.open(with_host=False).poll()
+    assert {p.pid for p in snap.processes} == {1002, 1003}  # graphics listed, compute N/A
+    assert snap.devices[0].failed is None
 
 
 def test_driver_without_v3_falls_back_to_v2(fake_nvml):
@@ -66,8 +85,9 @@ def test_driver_without_v3_falls_back_to_v2(fake_nvml):
     assert procs[1003].type == "compute+graphics"
     assert procs[1001].gpu_memory == 8 * GiB
     assert "processes" not in snap.devices[0].unsupported
-    # _v3 tried once per device, then _v2 on every poll
-    assert fake_nvml.n("nvmlDeviceGetComputeRunningProcesses_v3", 0) == 1
+    # _v3 looked for once per device (absent: never called), then _v2 on every poll
+    assert fake_nvml.lookups["nvmlDeviceGetComputeRunningProcesses_v3"] == 2
+    assert fake_nvml.n("nvmlDeviceGetComputeRunningProcesses_v3", 0) == 0
     assert fake_nvml.n("nvmlDeviceGetComputeRunningProcesses_v2", 0) == 2
 
 
@@ -86,9 +106,11 @@ def test_driver_with_only_v1_process_lists(fake_nvml):
         2001: ("compute", 30 * GiB),
         3001: ("mps", 5 * MiB),
     }
-    # the C symbol is called twice per poll (size, then records)
-    assert fake_nvml.n("nvmlDeviceGetComputeRunningProcesses", 0) == 4
-    assert fake_nvml.n("nvmlDeviceGetComputeRunningProcesses_v2", 0) == 1
+    # the C symbol is called once per poll (room for FIRST_CAPACITY records)
+    assert fake_nvml.n("nvmlDeviceGetComputeRunningProcesses", 0) == 2
+    # _v3 and _v2 looked for once per device, never called
+    assert fake_nvml.lookups["nvmlDeviceGetComputeRunningProcesses_v2"] == 2
+    assert fake_nvml.n("nvmlDeviceGetComputeRunningProcesses_v2", 0) == 0
 
 
 def test_no_process_list_at_all(fake_nvml):

@@ -6,13 +6,22 @@ from gputui.telemetry.history import METRICS, History
 from gputui.telemetry.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
 
 
-def _dev(index: int, util: int | None = 50, power: float | None = 100.0, *, uuid: str = "",
-         used: int | None = 25, total: int | None = 100, failed: bool = False) -> DeviceSnapshot:
+def _dev(
+    index: int,
+    util: int | None = 50,
+    power: float | None = 100.0,
+    *,
+    uuid: str = "",
+    used: int | None = 25,
+    total: int | None = 100,
+    failed: bool = False,
+) -> DeviceSnapshot:
     info = DeviceInfo(index=index, name="G", uuid=uuid or f"GPU-{index}")
     if failed:
         return DeviceSnapshot(info=info, failed="GPU is lost")
-    sample = DeviceSample(utilization_gpu=util, power_w=power, temperature_c=60,
-                          memory_used=used, memory_total=total)
+    sample = DeviceSample(
+        utilization_gpu=util, power_w=power, temperature_c=60, memory_used=used, memory_total=total
+    )
     return DeviceSnapshot(info=info, sample=sample)
 
 
@@ -103,6 +112,40 @@ def test_history_of_the_simulator_at_one_hz() -> None:
     assert all(0 <= v <= 100 for v in h.series(1, "memory"))
     # The A100 in demo.toml runs a training job: a real, non-flat history.
     assert len(set(h.series(1, "power"))) > 10
+
+
+def test_an_na_point_leaves_the_series_when_it_leaves_the_window() -> None:
+    h = History(maxlen=3)
+    h.add(_snap(_dev(0, util=None, power=1.0)))
+    h.add(_snap(_dev(0, util=20)))
+    h.add(_snap(_dev(0, util=30)))
+    assert h.series(0, "utilization") == [20.0, 30.0]
+    h.add(_snap(_dev(0, util=40)))  # the N/A point is the one dropped
+    assert h.series(0, "utilization") == [20.0, 30.0, 40.0]
+    h.add(_snap(_dev(0, util=None, power=1.0)))
+    assert h.series(0, "utilization") == [30.0, 40.0]
+
+
+def _at(t: float, *devices: DeviceSnapshot) -> Snapshot:
+    return Snapshot(timestamp=t, source="simulated", devices=devices)
+
+
+def test_window_counts_back_from_the_newest_point_after_old_ones_are_dropped() -> None:
+    h = History(maxlen=10)
+    for t in range(25):
+        h.add(_at(float(t), _dev(0, util=t if t != 22 else None, power=1.0)))
+    assert h.span_s(0) == 9.0  # points 15..24 kept
+    assert h.window(0, "utilization", 3.0) == [21.0, 23.0, 24.0]  # 22 was N/A
+    assert h.window(0, "utilization", 100.0) == [float(t) for t in range(15, 25) if t != 22]
+
+
+def test_a_poll_sooner_than_the_spacing_replaces_the_last_point() -> None:
+    h = History(maxlen=4, min_spacing_s=1.0)
+    for t, util in ((0.0, 10), (0.4, 11), (1.0, 12), (1.5, None), (2.0, 14)):
+        h.add(_at(t, _dev(0, util=util, power=1.0)))
+    # 0.4 replaced the values of 0.0's point, 1.5 those of 1.0's (with N/A); 2.0 is new
+    assert h.series(0, "utilization") == [11.0, 14.0]
+    assert h.span_s(0) == 2.0  # a replaced point keeps its time
 
 
 def test_last_is_the_tail_of_series_without_the_na_points() -> None:

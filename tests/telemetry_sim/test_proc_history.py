@@ -52,3 +52,14 @@ def test_processes_that_leave_are_forgotten_and_memory_is_bounded() -> None:
 def test_invalid_bounds_are_refused() -> None:
     with pytest.raises(ValueError):
         ProcessHistory(maxlen=0)
+
+
+def test_byte_counts_of_large_gpus_and_na_points_come_back_as_they_went_in() -> None:
+    h = ProcessHistory(maxlen=3)
+    big = 141 * 1024**3  # an H200's worth of bytes: more than 32 bits
+    for t, (mem, sm) in enumerate(((big, 0), (None, 100), (big - 1, None), (2**64 - 1, 7))):
+        listed = GpuProcess(0, 9, "compute", gpu_memory=mem, sm_util=sm, running_s=5.0 + t)
+        h.add(snap(100.0 + t, listed))
+    mem_points, sm_points = h.series(proc(9, 0, 0, 8.0), 103.0)
+    # 2**64 - 1 is NVML's "not available": shown as N/A, as any value out of range would be
+    assert mem_points == (None, big - 1, None) and sm_points == (100, None, 7)

@@ -1,28 +1,54 @@
-"""Read the catalog's TOML files into validated models, failing with one useful line.
+"""Read the catalog's TOML files into validated records, failing with one useful line.
 
 The catalog is edited by hand, so a mistake must point at the file, the line and
 the field; a pydantic traceback would point at our code instead. Loading is
-cached per directory because the TUI, the fit checker and the CLI all ask for it.
+cached per directory because the TUI, the fit checker and the CLI all ask for it,
+and across runs (`gputui.catalog.cache`): a directory whose files and checks have
+not changed since it was last validated is read back from plain JSON, without
+TOML or pydantic (imported here only on a miss).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
+from gputui.catalog import cache
 from gputui.catalog.catalog import Catalog
 from gputui.catalog.models import Architecture, Card
 from gputui.errors import UserError
-from gputui.tomlsafe import read_toml
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 ARCHITECTURES_FILE = "architectures.toml"
 CARDS_DIR = "cards"
 
 _CARD_HEADER = re.compile(r"^\s*\[\[\s*card\s*\]\]")
+# The dashboard's card labels and its fit line ask from two threads at start-up:
+# one load, not two catalogs in memory (or two validations on a cache miss).
+_LOADING = threading.Lock()
+# Whether a cache miss is validated by a child process (see validate_in_child).
+_IN_CHILD = False
+CHILD_TIMEOUT_S = 60.0
+
+
+def validate_in_child(enabled: bool = True) -> None:
+    """For a long-running process that only reads the catalog (the dashboard).
+
+    On a cache miss (first run after an install, an upgrade or a catalog edit) the
+    catalog is validated by `python -m gputui.catalog.warm`, which writes the
+    cache, and this process reads the cache: pydantic (~9 MiB of resident memory,
+    kept for the life of the process once imported) never loads here. When the
+    child cannot help (no cache directory, a refused catalog, any failure), the
+    catalog is validated here as usual, so errors read exactly as always. Off by
+    default: a one-shot command would pay a second interpreter start instead.
+    """
+    global _IN_CHILD
+    _IN_CHILD = enabled
 
 
 def load_catalog(directory: Path | None = None) -> Catalog:
@@ -31,7 +57,8 @@ def load_catalog(directory: Path | None = None) -> Catalog:
         from gputui.resources import catalog_dir
 
         directory = catalog_dir()
-    return _load_cached(Path(directory).resolve())
+    with _LOADING:
+        return _load_cached(Path(directory).resolve())
 
 
 @functools.lru_cache(maxsize=8)
@@ -39,12 +66,55 @@ def _load_cached(directory: Path) -> Catalog:
     arch_path = directory / ARCHITECTURES_FILE
     if not arch_path.is_file():
         raise UserError(f"{_shown(arch_path)}: catalog architectures file is missing")
-    architectures = _load_architectures(arch_path)
     cards_dir = directory / CARDS_DIR
+    card_paths = sorted(cards_dir.glob("*.toml")) if cards_dir.is_dir() else []
+    key = cache.content_key(
+        [(ARCHITECTURES_FILE, arch_path), *((f"{CARDS_DIR}/{p.name}", p) for p in card_paths)]
+    )
+    if key is not None:
+        kept = cache.read(directory, key)
+        if kept is None and _IN_CHILD and _warm_in_child(directory):
+            kept = cache.read(directory, key)
+        if kept is not None:
+            return kept
+    catalog = _validated(directory, arch_path, card_paths)
+    if key is not None:
+        cache.write(directory, key, catalog)
+    return catalog
+
+
+def _warm_in_child(directory: Path) -> bool:
+    """Validate `directory` in a child process that writes the cache; True when it did."""
+    if cache.cache_dir() is None:
+        return False
+    import subprocess
+    import sys
+
+    import gputui
+
+    # `-m` puts the working directory first on the child's sys.path: run it where this
+    # process's own gputui package lies, so no ./gputui of a shared directory is run.
+    home = Path(gputui.__file__).resolve().parent.parent
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "gputui.catalog.warm", str(directory)],
+            cwd=home,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=CHILD_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def _validated(directory: Path, arch_path: Path, card_paths: list[Path]) -> Catalog:
+    architectures = _load_architectures(arch_path)
     cards: list[tuple[Path, str, int, Card]] = []
-    if cards_dir.is_dir():
-        for path in sorted(cards_dir.glob("*.toml")):
-            cards.extend(_load_cards(path))
+    for path in card_paths:
+        cards.extend(_load_cards(path))
     _check_references(architectures, cards)
     return Catalog(tuple(card for _, _, _, card in cards), architectures, directory)
 
@@ -59,6 +129,8 @@ def _shown(path: Path) -> str:
 
 def _parse(path: Path) -> tuple[str, dict[str, Any]]:
     """Text and data of a catalog file; hostile TOML (deep nesting, huge numbers) is one line."""
+    from gputui.tomlsafe import read_toml
+
     return read_toml(path, _shown(path), what="catalog file")
 
 
@@ -89,6 +161,10 @@ def _validation_message(exc: ValidationError) -> tuple[str, str]:
 
 
 def _load_architectures(path: Path) -> dict[str, Architecture]:
+    from pydantic import ValidationError
+
+    from gputui.catalog.validate import validate
+
     text, data = _parse(path)
     lines = text.splitlines()
     headers: dict[str, int] = {}
@@ -111,7 +187,7 @@ def _load_architectures(path: Path) -> dict[str, Architecture]:
                 "remove it, the table name is the key"
             )
         try:
-            arch = Architecture.model_validate({**table, "key": key})
+            arch = validate(Architecture, {**table, "key": key})
         except ValidationError as exc:
             field, detail = _validation_message(exc)
             line = _field_line(lines, start, end, field) or start + 1
@@ -124,6 +200,10 @@ def _load_architectures(path: Path) -> dict[str, Architecture]:
 
 def _load_cards(path: Path) -> list[tuple[Path, str, int, Card]]:
     """Cards of one file, each with (path, text line of its name, entry index)."""
+    from pydantic import ValidationError
+
+    from gputui.catalog.validate import validate
+
     text, data = _parse(path)
     lines = text.splitlines()
     extra = sorted(set(data) - {"card"})
@@ -145,7 +225,7 @@ def _load_cards(path: Path) -> list[tuple[Path, str, int, Card]]:
         label = f'card "{name}"' if isinstance(name, str) else f"card #{index + 1}"
         name_line = _field_line(lines, start, end, "name") or start + 1
         try:
-            card = Card.model_validate(entry)
+            card = validate(Card, entry)
         except ValidationError as exc:
             field, detail = _validation_message(exc)
             line = _field_line(lines, start, end, field) or name_line

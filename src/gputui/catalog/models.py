@@ -1,19 +1,42 @@
-"""Validated shapes of the catalog's TOML data.
+"""The shapes of the catalog's TOML data: plain frozen classes, and the bounds that validate them.
 
-These models are the contract between the catalog and the fit checker: the fit
+These classes are the contract between the catalog and the fit checker: the fit
 checker reads `Card.memory_gib`, the throughput per precision and the card's
 `Architecture.tensor_precisions`. Units live in field names.
 
-Every number is range-checked here (and NaN/infinity refused): a mutated or mistyped
-catalog must fail at load time with the field named, not print invalid JSON or rank a
-card by a negative memory size later.
+Every number is range-checked (and NaN/infinity refused) when a catalog file is
+loaded: a mutated or mistyped catalog must fail at load time with the field named,
+not print invalid JSON or rank a card by a negative memory size later. The checks are
+written here, next to the fields, as `Bounds` in the annotations; the loader builds
+pydantic models from these classes (`gputui.catalog.validate`, which turns each
+`Bounds` into pydantic's own constraint) and validates with them. The classes themselves are plain frozen slotted dataclasses, so
+the dashboard, which reads a catalog it validated before from the cache
+(`gputui.catalog.cache`), never imports pydantic: ~11 MiB of resident memory (its
+modules, its compiled core and the per-class validators) for 130 read-only records.
+
+They keep the few pydantic methods their callers use (`model_validate`, `model_dump`,
+`model_copy`, `model_fields`), with the same meaning, so no caller changed with them.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import dataclasses
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Bounds:
+    """Range of a figure, for the validator: `gt`/`ge` below, `le` above (None: no bound).
+
+    Our own marker rather than annotated_types' Interval, which pydantic reads the
+    same way: that package would be one more import (0.2 MiB) in every process that
+    only reads a validated catalog.
+    """
+
+    gt: float | None = None
+    ge: float | None = None
+    le: float | None = None
 
 Segment = Literal["consumer", "workstation", "datacenter"]
 
@@ -22,17 +45,17 @@ TensorPrecision = Literal["fp16", "bf16", "tf32", "int8", "int4", "fp8", "fp6", 
 
 # Bounds generous enough for any GPU NVIDIA could ship this decade, tight enough to
 # catch a unit mistake (MiB for GiB, GFLOPS for TFLOPS) or a mutated file.
-Count = Annotated[int, Field(ge=1, le=1_000_000)]
-ClockMHz = Annotated[int, Field(ge=100, le=10_000)]
-MemoryGiB = Annotated[float, Field(gt=0, le=4096)]
-BusBits = Annotated[int, Field(ge=32, le=16_384)]
-DataRateGbps = Annotated[float, Field(gt=0, le=100)]
-BandwidthGBs = Annotated[float, Field(gt=0, le=100_000)]
-Throughput = Annotated[float, Field(gt=0, le=1_000_000)]  # TFLOPS / TOPS
-Watts = Annotated[float, Field(gt=0, le=10_000)]
-Year = Annotated[int, Field(ge=2000, le=2100)]
-PriceUSD = Annotated[float, Field(gt=0, le=10_000_000)]
-Generation = Annotated[int, Field(ge=1, le=100)]
+Count = Annotated[int, Bounds(ge=1, le=1_000_000)]
+ClockMHz = Annotated[int, Bounds(ge=100, le=10_000)]
+MemoryGiB = Annotated[float, Bounds(gt=0, le=4096)]
+BusBits = Annotated[int, Bounds(ge=32, le=16_384)]
+DataRateGbps = Annotated[float, Bounds(gt=0, le=100)]
+BandwidthGBs = Annotated[float, Bounds(gt=0, le=100_000)]
+Throughput = Annotated[float, Bounds(gt=0, le=1_000_000)]  # TFLOPS / TOPS
+Watts = Annotated[float, Bounds(gt=0, le=10_000)]
+Year = Annotated[int, Bounds(ge=2000, le=2100)]
+PriceUSD = Annotated[float, Bounds(gt=0, le=10_000_000)]
+Generation = Annotated[int, Bounds(ge=1, le=100)]
 
 # Fields a card may mark as derived (computed by an architecture rule, not printed by
 # the vendor for this card). Kept to figures: names, sources and flags are never derived.
@@ -54,24 +77,56 @@ DerivableField = Literal[
     "fp8_tensor_tflops",
 ]
 
+_Record = TypeVar("_Record", bound="_Fields")
 
-class Architecture(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
+class _Fields:
+    """The pydantic-style methods the catalog's callers use, on a plain dataclass."""
+
+    __slots__ = ()
+    model_fields: ClassVar[tuple[str, ...]] = ()  # field names in declaration order
+
+    if TYPE_CHECKING:  # the dataclass writes the real one
+
+        def __init__(self, **fields: Any) -> None: ...
+
+    @classmethod
+    def model_validate(cls: type[_Record], data: Mapping[str, Any]) -> _Record:
+        """Validated as a catalog file's entry is (pydantic.ValidationError when it is not)."""
+        from gputui.catalog.validate import validate
+
+        return validate(cls, data)
+
+    def model_dump(self, mode: Literal["python", "json"] = "python") -> dict[str, Any]:
+        """Field name -> value in declaration order, lists copied; JSON's types either mode."""
+        out: dict[str, Any] = {}
+        for name in self.model_fields:
+            value = getattr(self, name)
+            out[name] = list(value) if isinstance(value, list) else value
+        return out
+
+    def model_copy(self: _Record, *, update: Mapping[str, Any] | None = None) -> _Record:
+        """A copy with some fields replaced, unvalidated (as pydantic's model_copy)."""
+        return type(self)(**{**self.model_dump(), **(update or {})})
+
+
+# kw_only: the fields keep the order of the catalog's documentation (and of
+# `gputui catalog --json`), required ones among the optional.
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Architecture(_Fields):
     name: str  # "Ampere"
     key: str  # "ampere": the TOML table name, also NVML's architecture word
     compute_capabilities: list[str]  # ["8.0", "8.6", "8.7"]
     year: Year
     tensor_core_generation: Generation | None = None  # None: no tensor cores (Pascal)
-    tensor_precisions: list[TensorPrecision] = Field(default_factory=list)
-    features: list[str] = Field(default_factory=list)  # "structured sparsity", "MIG", ...
+    tensor_precisions: list[TensorPrecision] = dataclasses.field(default_factory=list)
+    features: list[str] = dataclasses.field(default_factory=list)  # "structured sparsity", "MIG"
     nvlink_generation: Generation | None = None
     notes: str
 
 
-class Card(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Card(_Fields):
     name: str  # "GeForce RTX 3090"
     nvml_names: list[str]  # exact strings NVML reports for this card
     architecture: str  # Architecture.key
@@ -102,23 +157,26 @@ class Card(BaseModel):
     launch_price_usd: PriceUSD | None = None
     source: str  # vendor whitepaper / datasheet title(s)
     consistency_notes: str | None = None  # why a figure legitimately disagrees with the checks
-    derived: list[DerivableField] = Field(default_factory=list)  # figures computed by a rule
+    derived: list[DerivableField] = dataclasses.field(default_factory=list)  # computed by a rule
     derived_rule: str | None = None  # the rule(s), in one line
 
-    @model_validator(mode="after")
-    def _derived_is_explained(self) -> Card:
+    def derived_problem(self) -> str | None:
+        """What is wrong with `derived`/`derived_rule` together ("field: why"), or None.
+
+        A whole-card check: the validator reports it as the card's error, naming the field.
+        """
         if self.derived and not (self.derived_rule and self.derived_rule.strip()):
-            raise ValueError("derived_rule: say in one line how the derived figures follow")
+            return "derived_rule: say in one line how the derived figures follow"
         if self.derived_rule and not self.derived:
-            raise ValueError("derived: list the fields derived_rule derives")
+            return "derived: list the fields derived_rule derives"
         if self.derived_rule and "\n" in self.derived_rule.strip():
-            raise ValueError("derived_rule: keep the rule to one line")
+            return "derived_rule: keep the rule to one line"
         for field in self.derived:
             if getattr(self, field) is None:
-                raise ValueError(f"derived: {field} is listed as derived but has no value")
+                return f"derived: {field} is listed as derived but has no value"
         if len(set(self.derived)) != len(self.derived):
-            raise ValueError("derived: a field is listed twice")
-        return self
+            return "derived: a field is listed twice"
+        return None
 
     def tensor_tflops(self, precision: str) -> float | None:
         """Dense tensor throughput for a precision name ("fp16", "bf16", "tf32", "int8", "fp8")."""
@@ -138,12 +196,15 @@ class Card(BaseModel):
         return int(self.memory_gib * 1024**3)
 
 
-class MatchResult(BaseModel):
-    """What the matcher decided for one installed GPU."""
+for _record in (Architecture, Card):
+    _record.model_fields = tuple(f.name for f in dataclasses.fields(_record))
 
-    model_config = ConfigDict(frozen=True)
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class MatchResult:
+    """What the matcher decided for one installed GPU."""
 
     status: Literal["card", "architecture", "ambiguous", "unknown"]
     card: Card | None = None
     architecture: Architecture | None = None
-    candidates: list[str] = Field(default_factory=list)
+    candidates: list[str] = dataclasses.field(default_factory=list)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
 from gputui.catalog.models import Card
 from gputui.errors import UserError
@@ -27,7 +27,7 @@ COMPARE_FIELDS: tuple[tuple[str, str], ...] = (
 
 
 def _is_numeric(annotation: Any) -> bool:
-    """int or float, also inside Optional[...] and Annotated[..., Field(...)] (range checks)."""
+    """int or float, also inside Optional[...] and Annotated[..., Bounds(...)] (range checks)."""
     if annotation in (int, float):
         return True
     if get_origin(annotation) is Annotated:
@@ -36,7 +36,9 @@ def _is_numeric(annotation: Any) -> bool:
 
 
 NUMERIC_FIELDS: frozenset[str] = frozenset(
-    name for name, info in Card.model_fields.items() if _is_numeric(info.annotation)
+    name
+    for name, hint in get_type_hints(Card, include_extras=True).items()
+    if name in Card.model_fields and _is_numeric(hint)
 )
 TEXT_SORT_FIELDS: frozenset[str] = frozenset(
     {"name", "architecture", "compute_capability", "segment", "memory_type"}

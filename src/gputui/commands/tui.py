@@ -61,7 +61,12 @@ def run(args: argparse.Namespace) -> int:
             "for a one-shot listing use `gputui snapshot`"
         )
 
+    from gputui.catalog.loader import validate_in_child
     from gputui.tui.run import run_dashboard
+
+    # The dashboard only reads the catalog: a cache miss is validated by a child
+    # process, so pydantic never loads into this long-lived one (catalog/loader.py).
+    validate_in_child()
 
     return run_dashboard(
         source,

@@ -374,8 +374,13 @@ def check(
     precision: str | None = None,
     backend: Backend = "cuda",
     with_peak_tensors: bool = False,
+    with_speed: bool = True,
 ) -> ModelCheck:
-    """Every precision that applies (or just `precision`) for `model` on `target`."""
+    """Every precision that applies (or just `precision`) for `model` on `target`.
+
+    `with_speed=False` leaves every `speed` None: for callers that show only memory
+    (the dashboard's fit line), no roofline profile is built or cached.
+    """
     mode = model.mode
     batch = batch_size or model.batch_size
     arch = target.architecture
@@ -406,7 +411,11 @@ def check(
             limit_bytes=limit,
             verdict=verdict(breakdown.total, limit),
             max_batch_size=mm.max_batch(limit),
-            speed=speed(model, target.card, name, batch, mode, arch) if target.card else None,
+            speed=(
+                speed(model, target.card, name, batch, mode, arch)
+                if target.card and with_speed
+                else None
+            ),
         )
         if target.memory_free is not None:
             free = target.memory_free

@@ -24,6 +24,7 @@ import psutil
 from gputui.telemetry import containers
 from gputui.telemetry.procfs import CONTAINER_NOTICE as CONTAINER_NOTICE
 from gputui.telemetry.procfs import INVISIBLE, MIN_INTERVAL_S, percent
+from gputui.telemetry.record import replace
 from gputui.telemetry.snapshot import GpuProcess, HostSnapshot
 from gputui.textsafe import visible
 
@@ -149,9 +150,9 @@ class HostSampler:
         for p in processes:
             info = found[p.pid]
             if info is None:
-                out.append(dataclasses.replace(p, **INVISIBLE))
+                out.append(replace(p, **INVISIBLE))
             else:
-                out.append(dataclasses.replace(p, **info))
+                out.append(replace(p, **info))
         return tuple(out)
 
     def notices(self) -> tuple[str, ...]:

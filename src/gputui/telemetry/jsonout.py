@@ -1,6 +1,6 @@
 """A Snapshot as plain JSON-ready data, in the documented shape (docs/snapshot-json.md).
 
-Built by walking the dataclass fields rather than listing them by hand, so a
+Built by walking the record fields rather than listing them by hand, so a
 field added to snapshot.py shows up here at once; tests check that
 telemetry/schema.py (the pydantic mirror) keeps up. No pydantic here: this is
 on the `gputui snapshot --json` path, which must start fast.
@@ -18,10 +18,14 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import fields
-from typing import Any
 
-from gputui.telemetry.snapshot import DeviceSnapshot, GpuProcess, HostSnapshot, Snapshot
+from gputui.telemetry.record import field_names
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gputui.telemetry.snapshot import DeviceSnapshot, GpuProcess, HostSnapshot, Snapshot
 
 SCHEMA_VERSION = 1
 
@@ -43,7 +47,7 @@ def _plain(value: object) -> Any:
 
 
 def _record(obj: object) -> dict[str, Any]:
-    return {f.name: _plain(getattr(obj, f.name)) for f in fields(obj)}  # type: ignore[arg-type]
+    return {name: _plain(getattr(obj, name)) for name in field_names(obj)}
 
 
 def _host(host: HostSnapshot) -> dict[str, Any]:

@@ -26,7 +26,7 @@ What is read when:
 `detail="table"` (the text table of `gputui snapshot`) reads only what that
 table prints: per device name, MIG mode, memory, utilization, temperature,
 fan, power and its limits, P-state, throttle reasons and the process lists
-(no per-process utilization, no PCIe, no other facts). The dataclasses are
+(no per-process utilization, no PCIe, no other facts). The records are
 the same; what is not read stays None (N/A), and `--json` and the dashboard
 use the default `detail="full"`.
 
@@ -772,13 +772,14 @@ def _optional_cuda(system: DeviceQuery) -> str | None:
 def _open_host_sampler() -> HostSampler:
     """Linux: /proc read directly (telemetry/procfs.py: no psutil import, a third of the
     per-poll cost); elsewhere psutil (telemetry/host.py, imported only when wanted)."""
-    import importlib
     import os
 
     if os.path.isfile("/proc/self/stat"):
         from gputui.telemetry.procfs import ProcfsHost
 
         return ProcfsHost()
+    import importlib
+
     module = importlib.import_module("gputui.telemetry.host")
     sampler: HostSampler = module.HostSampler()
     return sampler

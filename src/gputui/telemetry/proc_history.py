@@ -4,12 +4,15 @@ A PID names a process only while it lives, so a series belongs to (GPU, PID,
 start time): a PID reused by a new process starts a new, empty series instead
 of continuing the old one. A process that leaves the listing is forgotten at
 once. Memory is bounded twice: `maxlen` points per series and at most
-`max_processes` series (processes beyond that are simply not tracked).
+`max_processes` series (processes beyond that are simply not tracked). Points
+are unsigned 64-bit integers in `array('Q')` (8 bytes; a deque of ints costs a
+pointer and, for byte counts, a 32-byte int object), with NVML's own "not
+available" value, 2**64 - 1, standing for N/A.
 """
 
 from __future__ import annotations
 
-from collections import deque
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -27,11 +30,30 @@ def started_at(proc: GpuProcess, timestamp: float) -> float | None:
     return timestamp - proc.running_s
 
 
+_NA = 2**64 - 1  # NVML_VALUE_NOT_AVAILABLE; also what any value outside 0..2**64-2 reads as
+
+
+def _stored(value: int | None) -> int:
+    return value if value is not None and 0 <= value < _NA else _NA
+
+
+def _shown(points: array[int]) -> tuple[int | None, ...]:
+    return tuple(None if v == _NA else v for v in points)
+
+
 @dataclass
 class _Series:
     started: float | None
-    memory: deque[int | None]
-    sm: deque[int | None] = field(default_factory=deque)
+    memory: array[int] = field(default_factory=lambda: array("Q"))
+    sm: array[int] = field(default_factory=lambda: array("Q"))
+
+    def append(self, memory: int | None, sm: int | None, maxlen: int) -> None:
+        full = len(self.memory) >= maxlen
+        self.memory.append(_stored(memory))
+        self.sm.append(_stored(sm))
+        if full:
+            del self.memory[0]
+            del self.sm[0]
 
 
 class ProcessHistory:
@@ -56,12 +78,10 @@ class ProcessHistory:
             if series is None or not _same_start(series.started, start):
                 if series is None and len(self._series) >= self.max_processes:
                     continue
-                series = _Series(start, deque(maxlen=self.maxlen), deque(maxlen=self.maxlen))
-                self._series[key] = series
+                series = self._series[key] = _Series(start)
             elif series.started is None:
                 series.started = start
-            series.memory.append(p.gpu_memory)
-            series.sm.append(p.sm_util)
+            series.append(p.gpu_memory, p.sm_util, self.maxlen)
         for key in [k for k in self._series if k not in listed]:
             del self._series[key]
 
@@ -72,7 +92,7 @@ class ProcessHistory:
         found = self._series.get((proc.gpu_index, proc.pid))
         if found is None or not _same_start(found.started, started_at(proc, timestamp)):
             return (), ()
-        return tuple(found.memory), tuple(found.sm)
+        return _shown(found.memory), _shown(found.sm)
 
 
 def _same_start(a: float | None, b: float | None) -> bool:

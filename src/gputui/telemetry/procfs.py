@@ -37,6 +37,7 @@ import time
 from collections import namedtuple
 from collections.abc import Sequence
 
+from gputui.telemetry.record import replace
 from gputui.telemetry.snapshot import GpuProcess, HostSnapshot
 from gputui.textsafe import visible
 
@@ -252,8 +253,6 @@ class ProcfsHost:
     # -- the processes ---------------------------------------------------------------
     def enrich(self, processes: Sequence[GpuProcess]) -> tuple[GpuProcess, ...]:
         """Fill each process's host fields; one PID on two GPUs is read once."""
-        import dataclasses
-
         now, mono = time.time(), time.monotonic()
         found: dict[int, dict[str, Any] | None] = {}
         for p in processes:
@@ -264,7 +263,7 @@ class ProcfsHost:
         if found and CONTAINER_NOTICE not in self._notices and not any(found.values()):
             self._check_container(found)
         return tuple(
-            dataclasses.replace(p, **(found[p.pid] or INVISIBLE)) for p in processes
+            replace(p, **(found[p.pid] or INVISIBLE)) for p in processes
         )
 
     def notices(self) -> tuple[str, ...]:

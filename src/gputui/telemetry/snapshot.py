@@ -1,9 +1,12 @@
 """The one snapshot type every source produces and every view renders.
 
-Plain frozen dataclasses with slots rather than pydantic models: a snapshot is
-built on every poll (8 GPUs x ~30 fields + processes), and `gputui snapshot`
-must not pay pydantic's ~110 ms import. The pydantic mirror used for the
-documented JSON schema lives in `telemetry/schema.py`.
+Frozen slotted records (`telemetry/record.py`: a dataclass's interface without
+the dataclasses module's ~40 ms of import and class building) rather than
+pydantic models: a snapshot is built on every poll (8 GPUs x ~30 fields +
+processes), and `gputui snapshot` must not pay pydantic's ~110 ms import. The
+pydantic mirror used for the documented JSON schema lives in
+`telemetry/schema.py`. `dataclasses.replace` and `fields` work on these types;
+`record.replace` and `record.field_names` do the same without importing it.
 
 Conventions:
 - `None` means "not available" (unsupported, no permission, unknown). It is
@@ -17,13 +20,13 @@ Conventions:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from gputui.telemetry.record import record
 
 # The `unsupported` name of the compute process list (the NVML source's query key).
 PROCESS_LIST = "processes"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DeviceInfo:
     """Static facts about one GPU, read once when the source opens."""
 
@@ -51,7 +54,7 @@ class DeviceInfo:
 COMPUTE_MODES = ("default", "exclusive_thread", "prohibited", "exclusive_process")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MigDevice:
     """One MIG device (a GPU instance with its compute instance) of a GPU in MIG mode.
 
@@ -74,7 +77,7 @@ class MigDevice:
     utilization_memory: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DeviceSample:
     """What one poll read from one GPU."""
 
@@ -106,13 +109,9 @@ class DeviceSample:
     energy_j: float | None = None  # joules since the driver was (re)loaded
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DeviceSnapshot:
-    """One GPU in one poll: its static facts, what the poll read, or why it could not.
-
-    (Each class here has a docstring: without one, dataclass() builds it from
-    inspect.signature(), ~0.2 ms a class at import, on the `gputui snapshot` path.)
-    """
+    """One GPU in one poll: its static facts, what the poll read, or why it could not."""
 
     info: DeviceInfo
     sample: DeviceSample | None = None
@@ -136,7 +135,7 @@ class DeviceSnapshot:
         return PROCESS_LIST in self.unsupported
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GpuProcess:
     """A process holding a context on a GPU, with what the host knows of it.
 
@@ -170,7 +169,7 @@ class GpuProcess:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HostSnapshot:
     """The machine the GPUs are in, in one poll: CPU, memory, swap and load."""
 
@@ -185,7 +184,7 @@ class HostSnapshot:
     swap_used: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Snapshot:
     """One poll of every GPU, its processes and the host: what every view renders."""
 
@@ -197,7 +196,7 @@ class Snapshot:
     driver_version: str | None = None
     cuda_driver_version: str | None = None  # "12.4"
     nvml_version: str | None = None
-    notices: tuple[str, ...] = field(default=())  # plain-words remarks, shown once
+    notices: tuple[str, ...] = ()  # plain-words remarks, shown once
 
     @property
     def simulated(self) -> bool:

@@ -6,9 +6,10 @@ time budget; the UI thread only draws the result. A pass is cheap to skip:
 a new one starts only when a GPU's free memory moved by more than
 `FREE_THRESHOLD` (of its total, at least `FREE_MIN_BYTES`; at most one such
 pass every `MIN_GAP_S`), a GPU appeared,
-failed or came back, or the models file changed. The fit engine, the catalog
-and pydantic are imported by the first pass, in its thread, after the first
-frame: the dashboard starts without them.
+failed or came back, or the models file changed. The fit engine and the
+catalog are imported by the first pass, in its thread, after the first frame:
+the dashboard starts without them (and never loads pydantic: the catalog is
+read from its cache, docs/catalog.md).
 
 A lost or unreadable GPU shows its reason, never a verdict.
 """
@@ -151,13 +152,15 @@ def recommended_only(model: ModelSpec, target: Target) -> ModelCheck:
     """The fit engine's check at the precision it recommends for this GPU: what the line shows.
 
     The Fit screen checks every precision; the line names one batch per model, so
-    the other precisions (and their speed estimates) would be a quarter of the work.
+    the other precisions would be a quarter of the work. It shows no speed either:
+    without one no roofline profile is built, nor kept in the roofline's op cache
+    (~0.6 MB for the shipped models on 8 GPUs, held for the dashboard's lifetime).
     """
     from gputui.fit.estimate import check
     from gputui.fit.precision import recommend
 
     precision, _ = recommend(target.architecture, model.mode, target.card)
-    return check(model, target, precision=precision)
+    return check(model, target, precision=precision, with_speed=False)
 
 
 class FreeOnly:
