@@ -384,3 +384,19 @@ async def test_box_lines_draw_what_styles_cache_draws() -> None:
                         )
                         assert [s.cell_length for s in ours] == [s.cell_length for s in theirs]
     assert taken >= 2 * (4 + 1 + 4 + 1 + 1)  # compact panels and tables, both crops
+
+
+async def test_a_justified_field_is_left_to_static() -> None:
+    """draw_text draws left-aligned lines only: a centred or right-justified Text in a Field
+    is laid out by Static's own path."""
+    from gputui.tui.widgets.field import Field
+    from gputui.tui.widgets.text_lines import draw_text
+
+    source = ScriptedSource(make_snapshot())
+    app = _app(source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.1)
+        field = app.dashboard.query_one("#details", Field)
+        assert not draw_text(field, Text("centred", justify="center"))
+        assert not draw_text(field, Text("right", justify="right"))
+        assert draw_text(field, Text("left as usual"))

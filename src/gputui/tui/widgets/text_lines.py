@@ -128,6 +128,7 @@ def draw_text(widget: Widget, text: object) -> bool:
         or width <= 0
         or not isinstance(text, Text)
         or text.style
+        or text.justify not in (None, "default", "left")  # aligned text: Textual's to lay out
     ):
         return False
     strips = text_strips(text, width, height, widget.visual_style.rich_style, widget.app.console)
