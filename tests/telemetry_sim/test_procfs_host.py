@@ -304,3 +304,27 @@ def test_cgroup_markers_are_the_container_patterns_own() -> None:
     ):
         assert containers.container_ref_from_cgroup(path + "\n") is not None, path
         assert any(m in path for m in procfs.CGROUP_MARKERS), path
+
+
+def test_pid_exists_is_psutils() -> None:
+    """For every PID of the machine, thread IDs (not processes), an exited child, 0, negatives
+    and numbers no process has; the dashboard asks it for a row without host details."""
+    import threading
+
+    from gputui.telemetry.procfs import pid_exists
+
+    done = threading.Event()
+    worker = threading.Thread(target=done.wait)
+    worker.start()
+    exited = subprocess.Popen([sys.executable, "-c", "pass"])
+    exited.wait()
+    try:
+        tids = [int(t) for t in os.listdir(f"/proc/{os.getpid()}/task")]
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+        odd = [exited.pid, 0, -1, -os.getpid(), 2**22 + 1, 2**31 - 1]
+        assert any(t != os.getpid() for t in tids)  # the thread: an ID psutil says is no process
+        for pid in pids + tids + odd:
+            assert pid_exists(pid) == psutil.pid_exists(pid), pid
+    finally:
+        done.set()
+        worker.join()

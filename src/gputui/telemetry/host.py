@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import socket
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -51,13 +52,21 @@ def why_not_visible(pid: int) -> str:
     """Why psutil cannot describe `pid` from the host's PID namespace: exited, or no permission.
 
     Only meaningful where gputui shares the host's PID namespace (NVML reports
-    host PIDs); in a container every PID is simply another namespace's.
+    host PIDs); in a container every PID is simply another namespace's. On Linux
+    without psutil (telemetry/procfs.py): the dashboard asks this for the highlighted
+    row, which is no dialog that needs psutil.
     """
-    import psutil
-
+    exists: bool
     try:
-        exists = psutil.pid_exists(pid)
-    except (OSError, ValueError):
+        if sys.platform.startswith("linux"):
+            from gputui.telemetry.procfs import pid_exists
+
+            exists = pid_exists(pid)
+        else:
+            import psutil
+
+            exists = psutil.pid_exists(pid)
+    except (OSError, ValueError, OverflowError):
         exists = False
     if not exists:
         return "no: it has exited (No Such Process), though NVML still lists it"
