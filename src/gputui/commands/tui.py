@@ -15,11 +15,13 @@ if TYPE_CHECKING:
     import argparse
     from types import SimpleNamespace
 
+SOURCES = ("auto", "nvml", "demo")  # --source's choices, for argparse and fast_args
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--source",
-        choices=["auto", "nvml", "demo"],
+        choices=list(SOURCES),
         default="auto",
         help="auto: NVML when it works, else simulated GPUs (with a banner); nvml insists",
     )
@@ -43,7 +45,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 # take an abbreviation: left to it), a value as the next word or after `=`.
 FAST_FLAGS = {"--demo": "demo", "--readonly": "readonly"}
 FAST_VALUES = {"--source": "source", "--interval": "interval"}
-SOURCES = ("auto", "nvml", "demo")  # --source's choices (add_arguments)
 # argparse's namespace for `gputui` alone (add_arguments' defaults, no subcommand);
 # tests/core/test_cli_fast_path.py checks it and every accepted line against argparse.
 _FAST_DEFAULTS: dict[str, object] = {
