@@ -43,8 +43,10 @@ FLOOR = [PYTHON, str(ROOT / "benchmarks" / "textual_floor.py"), "--mode"]
 
 # (label, modules): what the dashboard imports beyond the floor, in its order.
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("command line (argparse, subcommands)", ("gputui.cli", "gputui.commands.fit")),
-    ("host telemetry (psutil, /proc)", ("gputui.telemetry.host",)),
+    # the dashboard's common lines skip argparse (commands/tui.py fast_args); on Linux its
+    # polls read /proc and psutil waits for a dialog that needs it (telemetry/host.py)
+    ("command line (no argparse)", ("gputui.cli", "gputui.commands.tui")),
+    ("host telemetry (/proc; psutil on demand)", ("gputui.telemetry.procfs", "gputui.telemetry.host")),
     ("NVML source", ("gputui.telemetry.nvml",)),
     ("dashboard UI (app, screens, widgets)", ("gputui.tui.app", "gputui.tui.run")),
     ("catalog, read from its cache (card labels)", ("gputui.catalog",)),

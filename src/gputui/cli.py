@@ -5,8 +5,9 @@ and imports its heavy dependencies (Textual, pydantic, pynvml) inside `run`,
 so `gputui snapshot` starts faster than `nvitop -1`. When the command line
 starts with a subcommand's name, only that subcommand's module is imported and
 registered (`gputui snapshot` in a loop pays for no fit or catalog options),
-and `gputui snapshot [--json]` does not even load argparse
-(commands/snapshot.py's `fast_args`).
+and neither `gputui snapshot [--json]` nor the dashboard's common command lines
+(`gputui --source nvml --interval 1`) load argparse (`fast_args` in
+commands/snapshot.py and commands/tui.py).
 """
 
 from __future__ import annotations
@@ -61,6 +62,10 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         from gputui.commands.snapshot import fast_args
 
         args = fast_args(words)
+    else:  # the dashboard's common options (None at a subcommand's name)
+        from gputui.commands.tui import fast_args as dashboard_args
+
+        args = dashboard_args(words)
     if args is None:
         parser = build_parser(words[0]) if words and words[0] in COMMANDS else build_parser()
         args = parser.parse_args(words)

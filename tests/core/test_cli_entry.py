@@ -149,9 +149,7 @@ def test_unguarded_broken_pipe_in_process_is_141(monkeypatch: pytest.MonkeyPatch
         raise BrokenPipeError(errno.EPIPE, "Broken pipe")
 
     monkeypatch.setattr("gputui.outstream._stdout_to_devnull", lambda: None)
-    parser = cli.build_parser()
-    monkeypatch.setattr(cli, "build_parser", lambda: parser)
-    parser.set_defaults(run=broken)
+    monkeypatch.setattr("gputui.commands.tui.run", broken)  # `gputui` alone: commands/tui.py's fast_args
     assert cli.main([]) == 141
 
 

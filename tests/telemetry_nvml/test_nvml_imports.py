@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 
 def test_nvml_modules_import_nothing_heavy():
     code = (
@@ -51,3 +53,25 @@ def test_snapshot_path_imports_no_typing_psutil_or_json():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="elsewhere the polls use psutil")
+def test_dashboard_imports_no_psutil_until_a_dialog_needs_it():
+    """On Linux the dashboard's polls read /proc (host line and processes); psutil (~1.1 MiB,
+    15-25 ms) is imported only by what reads on demand: the details dialog's extras, the tree
+    view's parents, the kill dialog's identity check (not by the reason a highlighted row
+    has no host details: /proc says that too)."""
+    code = (
+        "import sys, gputui.cli, gputui.tui.app, gputui.tui.run, gputui.tui.screens.process, "
+        "gputui.telemetry.nvml, gputui.telemetry.procfs, gputui.telemetry.host, gputui.tui.kill\n"
+        "from gputui.telemetry.nvml import _open_host_sampler\n"
+        "_open_host_sampler().sample()\n"
+        "from gputui.telemetry.host import why_not_visible\n"
+        "assert why_not_visible(2**22 + 1).startswith('no: it has exited')\n"
+        "before = 'psutil' in sys.modules\n"
+        "from gputui.telemetry.host import read_ancestors\n"
+        "read_ancestors([1])\n"
+        "print(before, 'psutil' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]

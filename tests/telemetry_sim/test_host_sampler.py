@@ -10,7 +10,6 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
-from gputui.telemetry import host as host_mod
 from gputui.telemetry.host import HostSampler
 from gputui.telemetry.snapshot import GpuProcess
 
@@ -66,7 +65,7 @@ def test_same_pid_on_two_gpus_is_read_once(child: subprocess.Popen[bytes], monke
         made.append(pid)
         return real(pid)
 
-    monkeypatch.setattr(host_mod.psutil, "Process", counting)
+    monkeypatch.setattr(psutil, "Process", counting)
     out = sampler.enrich([GpuProcess(0, child.pid, "compute"), GpuProcess(1, child.pid, "compute")])
     assert made == [child.pid]
     assert [p.gpu_index for p in out] == [0, 1]
@@ -113,7 +112,7 @@ def test_access_denied_keeps_the_process(monkeypatch: pytest.MonkeyPatch) -> Non
 
         username = name = cmdline = cpu_percent = memory_info = create_time = status = _deny
 
-    monkeypatch.setattr(host_mod.psutil, "Process", Denied)
+    monkeypatch.setattr(psutil, "Process", Denied)
     sampler = HostSampler()
     (p,) = sampler.enrich([GpuProcess(0, 1, "graphics")])
     assert not p.host_visible and p.user is None and p.type == "graphics"
@@ -126,7 +125,7 @@ def test_partly_denied_keeps_what_it_could_read(monkeypatch: pytest.MonkeyPatch)
         def cmdline(self) -> list[str]:
             raise psutil.AccessDenied(self.pid)
 
-    monkeypatch.setattr(host_mod.psutil, "Process", CmdlineDenied)
+    monkeypatch.setattr(psutil, "Process", CmdlineDenied)
     (p,) = HostSampler().enrich([GpuProcess(0, os.getpid(), "compute")])
     assert p.host_visible and p.cmdline is None and p.user == pwd.getpwuid(os.getuid()).pw_name
 
@@ -138,7 +137,7 @@ def test_zombie_or_vanished_while_reading(monkeypatch: pytest.MonkeyPatch) -> No
         def username(self) -> str:
             raise psutil.ZombieProcess(self.pid)
 
-    monkeypatch.setattr(host_mod.psutil, "Process", Zombie)
+    monkeypatch.setattr(psutil, "Process", Zombie)
     sampler = HostSampler()
     (p,) = sampler.enrich([GpuProcess(0, os.getpid(), "compute")])
     assert not p.host_visible

@@ -131,6 +131,51 @@ def test_cpu_percent_once_the_poll_took_long_enough() -> None:
     assert len(snap.per_cpu_percent) == psutil.cpu_count()
 
 
+def _between(ours: float, a: float, b: float, slack: float) -> bool:
+    return min(a, b) - slack <= ours <= max(a, b) + slack
+
+
+def test_cpu_counters_are_psutils() -> None:
+    """The host line's CPU % is `percent()` (shared with host.py) over these counters, so
+    the counters are what is compared: each field of the total and of every core, read
+    between two psutil reads of the same /proc/stat (a counter only moves on by then; a
+    tick of slack for iowait, which the kernel lets step back)."""
+    tick = 1.0 / os.sysconf("SC_CLK_TCK")
+    before = psutil.cpu_times(), psutil.cpu_times(percpu=True)
+    ours = ProcfsHost()._cpu_times()
+    after = psutil.cpu_times(), psutil.cpu_times(percpu=True)
+    assert ours is not None
+    assert len(ours[1]) == len(before[1]) == len(after[1])
+    pairs = [(ours[0], before[0], after[0])] + list(zip(ours[1], before[1], after[1], strict=True))
+    for mine, b, a in pairs:
+        for name in b._fields:
+            assert _between(getattr(mine, name), getattr(b, name), getattr(a, name), tick), name
+    assert ours[0]._fields == before[0]._fields  # no field of ours that psutil lacks
+
+
+def test_memory_swap_and_load_are_psutils() -> None:
+    """Total, available and used memory (used = total - available, as psutil >= 6 and
+    `free` define it), swap total and used, and the load average, against psutil's
+    readings just before and after ours. Memory moves while other tests run: a reading
+    counts as wrong only if it is outside psutil's in five tries in a row."""
+    for _ in range(5):
+        vm0, sw0, load0 = psutil.virtual_memory(), psutil.swap_memory(), psutil.getloadavg()
+        ours = ProcfsHost().sample()
+        vm1, sw1, load1 = psutil.virtual_memory(), psutil.swap_memory(), psutil.getloadavg()
+        assert ours.memory_total == vm0.total == vm1.total
+        assert ours.swap_total == sw0.total == sw1.total
+        assert ours.memory_available is not None and ours.memory_used is not None
+        assert ours.swap_used is not None and ours.load_average is not None
+        if (
+            _between(ours.memory_available, vm0.available, vm1.available, 0)
+            and _between(ours.memory_used, vm0.total - vm0.available, vm1.total - vm1.available, 0)
+            and _between(ours.swap_used, sw0.used, sw1.used, 0)
+            and ours.load_average in (load0, load1)
+        ):
+            return
+    pytest.fail(f"/proc host line {ours} differs from psutil's {vm1}, {sw1}, {load1}")
+
+
 def _fake_proc(root: Path, pid: int, *, comm: str, cmdline: bytes, uid: int, cgroup: str) -> None:
     d = root / str(pid)
     d.mkdir(parents=True)
@@ -259,3 +304,27 @@ def test_cgroup_markers_are_the_container_patterns_own() -> None:
     ):
         assert containers.container_ref_from_cgroup(path + "\n") is not None, path
         assert any(m in path for m in procfs.CGROUP_MARKERS), path
+
+
+def test_pid_exists_is_psutils() -> None:
+    """For every PID of the machine, thread IDs (not processes), an exited child, 0, negatives
+    and numbers no process has; the dashboard asks it for a row without host details."""
+    import threading
+
+    from gputui.telemetry.procfs import pid_exists
+
+    done = threading.Event()
+    worker = threading.Thread(target=done.wait)
+    worker.start()
+    exited = subprocess.Popen([sys.executable, "-c", "pass"])
+    exited.wait()
+    try:
+        tids = [int(t) for t in os.listdir(f"/proc/{os.getpid()}/task")]
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+        odd = [exited.pid, 0, -1, -os.getpid(), 2**22 + 1, 2**31 - 1]
+        assert any(t != os.getpid() for t in tids)  # the thread: an ID psutil says is no process
+        for pid in pids + tids + odd:
+            assert pid_exists(pid) == psutil.pid_exists(pid), pid
+    finally:
+        done.set()
+        worker.join()

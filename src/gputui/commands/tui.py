@@ -1,17 +1,27 @@
-"""`gputui` with no subcommand: the live dashboard."""
+"""`gputui` with no subcommand: the live dashboard.
+
+`fast_args` reads the dashboard's commonest command lines without argparse (see
+there); argparse is imported only by cli.build_parser, for everything else.
+"""
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from gputui.commands import path_arg
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
+
+SOURCES = ("auto", "nvml", "demo")  # --source's choices, for argparse and fast_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--source",
-        choices=["auto", "nvml", "demo"],
+        choices=list(SOURCES),
         default="auto",
         help="auto: NVML when it works, else simulated GPUs (with a banner); nvml insists",
     )
@@ -31,7 +41,72 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+# What `fast_args` reads itself. Each option exactly as spelled here (argparse would also
+# take an abbreviation: left to it), a value as the next word or after `=`.
+FAST_FLAGS = {"--demo": "demo", "--readonly": "readonly"}
+FAST_VALUES = {"--source": "source", "--interval": "interval"}
+# argparse's namespace for `gputui` alone (add_arguments' defaults, no subcommand);
+# tests/core/test_cli_fast_path.py checks it and every accepted line against argparse.
+_FAST_DEFAULTS: dict[str, object] = {
+    "source": "auto",
+    "demo": False,
+    "scenario": None,
+    "interval": 1.0,
+    "readonly": False,
+    "prometheus": None,
+    "match": None,
+    "command": None,
+}
+
+
+def _fast_value(option: str, text: str) -> object:
+    """`text` as argparse's `choices` / `type=float` would take it; ValueError where it
+    would not, or where a word starting with "-" makes argparse's reading subtle."""
+    if text.startswith("-"):
+        raise ValueError(text)  # an option, or a negative number: argparse decides
+    if option == "--source":
+        if text not in SOURCES:
+            raise ValueError(text)
+        return text
+    return float(text)  # what argparse calls; its ValueError is argparse's error too
+
+
+def fast_args(words: list[str]) -> SimpleNamespace | None:
+    """The parsed dashboard command line when it uses only FAST_FLAGS and FAST_VALUES, else None.
+
+    argparse with every subcommand's parser (its import with gettext, the fit and catalog
+    options' modules) stays resident for the dashboard's lifetime: ~0.5 MiB of the
+    dashboard's memory (benchmarks/rss.py) to read `--source nvml --interval 1`. This
+    reads exactly those forms, with argparse's result; anything else (another option,
+    an abbreviation, a value argparse would refuse, --help, a subcommand) returns None
+    and goes to argparse, which parses it or reports the error as always.
+    """
+    values = dict(_FAST_DEFAULTS, run=run)
+    at = 0
+    while at < len(words):
+        word = words[at]
+        option, eq, text = word.partition("=")
+        try:
+            if not eq and word in FAST_FLAGS:
+                values[FAST_FLAGS[word]] = True
+            elif option in FAST_VALUES:
+                if not eq:
+                    at += 1
+                    if at == len(words):
+                        return None  # the value is missing: argparse's error
+                    text = words[at]
+                values[FAST_VALUES[option]] = _fast_value(option, text)
+            else:
+                return None
+        except ValueError:
+            return None
+        at += 1
+    from types import SimpleNamespace
+
+    return SimpleNamespace(**values)
+
+
+def run(args: argparse.Namespace | SimpleNamespace) -> int:
     from gputui.errors import UserError
     from gputui.telemetry.source import SourceKind, SourceUnavailable, open_source
 

@@ -7,6 +7,11 @@ evicted when the PID leaves the GPU. A process psutil cannot see or read is
 kept with `host_visible=False`; nothing here raises for one bad PID.
 CPU percentages are computed from this sampler's own cpu_times, so another
 user of psutil.cpu_percent() in the same program cannot disturb them.
+
+psutil is imported where it is used, not with this module: the dashboard imports
+this module for the details dialog, the tree view and a hidden process's reason,
+and on Linux its polls read /proc (telemetry/procfs.py), so a dashboard nobody
+opens a dialog in never pays psutil's ~1.1 MiB and 15-25 ms.
 """
 
 from __future__ import annotations
@@ -14,12 +19,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import socket
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
-
-import psutil
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gputui.telemetry import containers
 from gputui.telemetry.procfs import CONTAINER_NOTICE as CONTAINER_NOTICE
@@ -28,11 +32,16 @@ from gputui.telemetry.record import replace
 from gputui.telemetry.snapshot import GpuProcess, HostSnapshot
 from gputui.textsafe import visible
 
+if TYPE_CHECKING:
+    import psutil
+
 T = TypeVar("T")
 
 
 def _or_none(read: Callable[[], T]) -> T | None:
     """A psutil read that may be denied: None then. A vanished process still raises."""
+    import psutil
+
     try:
         return read()
     except psutil.AccessDenied:
@@ -43,11 +52,21 @@ def why_not_visible(pid: int) -> str:
     """Why psutil cannot describe `pid` from the host's PID namespace: exited, or no permission.
 
     Only meaningful where gputui shares the host's PID namespace (NVML reports
-    host PIDs); in a container every PID is simply another namespace's.
+    host PIDs); in a container every PID is simply another namespace's. On Linux
+    without psutil (telemetry/procfs.py): the dashboard asks this for the highlighted
+    row, which is no dialog that needs psutil.
     """
+    exists: bool
     try:
-        exists = psutil.pid_exists(pid)
-    except (OSError, ValueError):
+        if sys.platform.startswith("linux"):
+            from gputui.telemetry.procfs import pid_exists
+
+            exists = pid_exists(pid)
+        else:
+            import psutil
+
+            exists = psutil.pid_exists(pid)
+    except (OSError, ValueError, OverflowError):
         exists = False
     if not exists:
         return "no: it has exited (No Such Process), though NVML still lists it"
@@ -74,6 +93,8 @@ class HostSampler:
         self._prime()
 
     def _prime(self) -> None:
+        import psutil
+
         try:
             self._last_times = (psutil.cpu_times(), psutil.cpu_times(percpu=True))
         except (OSError, RuntimeError):
@@ -81,6 +102,8 @@ class HostSampler:
         self._last_at = time.monotonic()
 
     def sample(self) -> HostSnapshot:
+        import psutil
+
         cpu: float | None = None
         per_cpu: tuple[float, ...] = ()
         now = time.monotonic()
@@ -168,6 +191,8 @@ class HostSampler:
         caught by its create time, which `oneshot()` reads from the same
         /proc/PID/stat as the CPU times.
         """
+        import psutil
+
         cached = self._procs.get(pid)
         for attempt in (0, 1):
             proc = cached if attempt == 0 and cached is not None else None
@@ -310,6 +335,8 @@ def read_extras(
     would show a stranger's environment. psutil refuses other users' processes to
     non-root users; that is said, not worked around. Nothing here is logged or kept.
     """
+    import psutil
+
     try:
         proc = psutil.Process(pid)
         created = proc.create_time()
@@ -339,6 +366,8 @@ def read_ancestors(pids: Sequence[int]) -> dict[int, Ancestors]:
     Read only while the tree is shown. A PID psutil cannot see gets no entry;
     a parent it cannot read ends that chain.
     """
+    import psutil
+
     memo: dict[int, tuple[int, str] | None] = {}
 
     def parent_of(pid: int) -> tuple[int, str] | None:

@@ -137,6 +137,36 @@ def _line(data: bytes, key: bytes) -> list[bytes]:
     return data[start : end if end >= 0 else len(data)].split()
 
 
+def pid_exists(pid: int, proc_root: str = "/proc") -> bool:
+    """psutil.pid_exists on Linux, without importing psutil: the dashboard asks it for a
+    highlighted process without host details (telemetry/host.py `why_not_visible`).
+
+    Signal 0 tells a live PID (EPERM: someone else's, still live) from a gone one even
+    where hidepid hides it from /proc; a thread's ID is not a process (its Tgid differs).
+    PID 0 is never listed in /proc: not a process to us, as for psutil.
+    """
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    except (OverflowError, OSError):
+        return False  # beyond pid_t (psutil raises there; "exited" is the honest answer)
+    try:
+        tgid = _line(_read_bytes(f"{proc_root}/{pid}/status"), b"\nTgid:")
+        if tgid and tgid[0].isdigit():
+            return int(tgid[0]) == pid
+    except OSError:
+        pass
+    try:
+        return str(pid) in os.listdir(proc_root)  # status unreadable: psutil's fallback
+    except OSError:
+        return False
+
+
 class _Gone(Exception):
     """The PID is not (or no longer) a process we can see."""
 

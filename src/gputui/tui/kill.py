@@ -29,8 +29,6 @@ import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import psutil
-
 from gputui.telemetry.snapshot import GpuProcess
 from gputui.textsafe import visible
 
@@ -49,7 +47,12 @@ class Identity:
 
 
 def read_identity(pid: int) -> Identity | None:
-    """The live process behind `pid`, or None when there is none (or it is a zombie)."""
+    """The live process behind `pid`, or None when there is none (or it is a zombie).
+
+    psutil is imported here, when a kill dialog opens: the dashboard imports this
+    module at start and otherwise needs no psutil on Linux (its polls read /proc)."""
+    import psutil
+
     try:
         proc = psutil.Process(pid)
         with proc.oneshot():
