@@ -13,12 +13,17 @@
   draw into the file and leave the terminal blank, so while the UI runs fd 2
   is the terminal that stdout is on; the redirection is put back on exit, so
   what gputui writes after the UI (errors) still lands in the file.
+- Once start-up is over, the objects it made (Textual's DOM and styles, the
+  modules, the catalog, the fit line's first pass) are frozen out of the
+  garbage collector (`freeze_startup_heap`): they live as long as the
+  dashboard, yet every full collection walked all of them again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import queue
 import signal
@@ -35,6 +40,10 @@ T = TypeVar("T")
 # After SIGTERM/SIGHUP or a hang-up, the process ends within this many seconds even
 # if Textual's shutdown blocks on a terminal that is gone.
 EXIT_WATCHDOG_S = 3.0
+
+# Seconds after start when start-up's objects are frozen out of the collector: past the
+# first frame and the fit line's first pass (it starts after the first frame, ~0.1 s).
+GC_FREEZE_AFTER_S = 10.0
 
 
 # Signal -> exit status. 128 + n for the signals that mean "stop now" from a user.
@@ -123,6 +132,20 @@ class DaemonThreadExecutor(ThreadPoolExecutor):
             self._jobs.get()()
 
 
+def freeze_startup_heap() -> None:
+    """Collect start-up's garbage, then move every object still alive to the permanent
+    generation (`gc.freeze`), which the collector no longer walks.
+
+    Measured on the 8-GPU scenario (gc.callbacks, 30 s at 1 s): the collector cost
+    ~113 ms of CPU before, ~45 ms after, the same collections made (one full one fewer
+    in the window); resident memory within 0.5 MiB. Objects frozen here are still freed
+    by reference counting when they die; only a cycle among them would stay (start-up's
+    cycles are collected first, by the gc.collect() here).
+    """
+    gc.collect()
+    gc.freeze()
+
+
 def run_dashboard(
     source: Source,
     *,
@@ -144,6 +167,7 @@ def run_dashboard(
     loop.set_default_executor(DaemonThreadExecutor())
     for sig, code in EXIT_SIGNALS.items():
         loop.add_signal_handler(sig, app.hang_up, code)
+    loop.call_later(GC_FREEZE_AFTER_S, freeze_startup_heap)
     try:
         with ui_on_terminal():
             result = app.run(loop=loop)
