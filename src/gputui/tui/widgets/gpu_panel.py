@@ -191,7 +191,6 @@ class GpuPanel(TextLines, can_focus=True):
         self.device: DeviceSnapshot | None = None
         self.util_history: Sequence[float | None] = ()
         self.mem_history: Sequence[float | None] = ()
-        self._styles: dict[tuple[str, bool, bool, str], Style] = {}
         self._state: tuple[bool, bool, str] | None = None  # (failed, compact, theme) in _draw
         self._title: str | None = None
         self._subtitle: str | None = None
@@ -205,15 +204,10 @@ class GpuPanel(TextLines, can_focus=True):
     def on_click(self, event: events.Click) -> None:
         self.post_message(self.Selected(self.index))
 
-    def _style(self, name: str) -> Style:
-        """Component styles, cached: looking them up was ~12 % of a refresh. The state
-        they depend on is read once per draw (`_draw` sets `_state`)."""
-        state = self._state or (self.has_class("failed"), self.has_class("compact"), self.app.theme)
-        key = (name, *state)
-        style = self._styles.get(key)
-        if style is None:
-            style = self._styles[key] = self.get_component_rich_style(name)
-        return style
+    def style_state(self) -> tuple[object, ...]:
+        """The panel's CSS selects on its failed and compact classes too; read once per
+        draw (`render` sets `_state`), not for every piece of text."""
+        return self._state or (self.has_class("failed"), self.has_class("compact"), self.app.theme)
 
     # -- data in ----------------------------------------------------------------------------
 
@@ -320,7 +314,7 @@ class GpuPanel(TextLines, can_focus=True):
         value_width: int,
     ) -> list[tuple[str, Style | None]]:
         """label, bar, value, sparkline in `width` cells; bars align when value_width does."""
-        style = self._style
+        style = self.component_style
         fixed = len(label) + value_width + 2
         bar_w = max(0, min(bar_max, (width - fixed) // 2))
         spark_w = max(0, width - fixed - bar_w)
@@ -366,10 +360,12 @@ class GpuPanel(TextLines, can_focus=True):
         _, _, mem_pct = self._memory()
         # The stats style over every piece, as stylize() over the line put it: spans in
         # order, none overlapping (text_lines draws those without Rich's style stack).
-        stats_style = self._style("gpu-panel--stats")
+        stats_style = self.component_style("gpu-panel--stats")
         stats: list[tuple[str, Style | None]] = [
             (piece, stats_style if style is None else cast(Style, style) + stats_style)
-            for piece, style in stats_parts(dev, compact, self._style("gpu-panel--warning"))
+            for piece, style in stats_parts(
+                dev, compact, self.component_style("gpu-panel--warning")
+            )
         ]
         if compact:
             name = f"{dev.index} {short_name(dev.info.name)}"[: NAME_WIDTH - 1].ljust(NAME_WIDTH)
@@ -388,7 +384,12 @@ class GpuPanel(TextLines, can_focus=True):
                 10,
             )
             out = assemble(
-                [(name, self._style("gpu-panel--name")), *util_line, *mem_line, ("\n  ", None)]
+                [
+                    (name, self.component_style("gpu-panel--name")),
+                    *util_line,
+                    *mem_line,
+                    ("\n  ", None),
+                ]
                 + stats
             )
             self._append_migs(out, "  ")
@@ -414,7 +415,7 @@ class GpuPanel(TextLines, can_focus=True):
         dev = self.device
         if dev is None or not dev.mig_devices or dev.failed is not None:
             return
-        style = self._style("gpu-panel--stats")
+        style = self.component_style("gpu-panel--stats")
         for m in dev.mig_devices:
-            out.append("\n" + indent + "└ ", self._style("gpu-panel--label"))
+            out.append("\n" + indent + "└ ", self.component_style("gpu-panel--label"))
             out.append(mig_line(m), style)

@@ -6,7 +6,6 @@ the compositor re-render far more than what changed.
 
 from __future__ import annotations
 
-from rich.style import Style
 from rich.text import Text
 
 from gputui.telemetry.snapshot import HostSnapshot
@@ -42,19 +41,6 @@ class HostPanel(TextLines):
     def __init__(self) -> None:
         super().__init__(id="host")
         self.host: HostSnapshot | None = None
-        self._styles: dict[tuple[str, str], Style] = {}
-
-    def _style(self, name: str) -> Style:
-        """Component styles, kept per theme (as GpuPanel's): each lookup walks the CSS."""
-        key = (name, self.app.theme)
-        style = self._styles.get(key)
-        if style is None:
-            style = self._styles[key] = self.get_component_rich_style(name)
-        return style
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._styles.clear()
 
     def update_host(self, host: HostSnapshot | None) -> None:
         if host != self.host:
@@ -75,7 +61,7 @@ class HostPanel(TextLines):
 
     def render(self) -> Text:
         h = self.host or HostSnapshot(hostname="")
-        style = self._style
+        style = self.component_style
         width = self.content_size.width
         bar_w = max(0, min(BAR_WIDTH, (width - 14) // 3))
         fill, back = style("host-panel--bar"), style("host-panel--bar-back")
