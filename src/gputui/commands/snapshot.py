@@ -9,6 +9,7 @@ Textual nor pydantic is loaded unless `--json-schema` asks for pydantic.
 from __future__ import annotations
 
 from gputui.commands import path_arg
+from gputui.commands.tui import FAST_DEFAULTS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
 if TYPE_CHECKING:
@@ -48,16 +49,11 @@ FAST_FLAGS = {"--json": "json", "--json-schema": "json_schema", "--demo": "demo"
 # defaults (commands/tui.py), overridden by this subcommand's (register above).
 # tests/core/test_cli_fast_path.py checks both against argparse's namespace.
 _FAST_DEFAULTS: dict[str, object] = {
-    "source": "auto",
-    "interval": 1.0,
-    "readonly": False,
+    **FAST_DEFAULTS,
     "command": "snapshot",
     "json": False,
     "json_schema": False,
     "demo": False,
-    "scenario": None,
-    "prometheus": None,
-    "match": None,
 }
 
 

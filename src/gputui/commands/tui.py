@@ -45,9 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 # take an abbreviation: left to it), a value as the next word or after `=`.
 FAST_FLAGS = {"--demo": "demo", "--readonly": "readonly"}
 FAST_VALUES = {"--source": "source", "--interval": "interval"}
-# argparse's namespace for `gputui` alone (add_arguments' defaults, no subcommand);
-# tests/core/test_cli_fast_path.py checks it and every accepted line against argparse.
-_FAST_DEFAULTS: dict[str, object] = {
+# argparse's namespace for `gputui` alone (add_arguments' defaults, no subcommand), also
+# the base of a subcommand's (commands/snapshot.py); tests/core/test_cli_fast_path.py
+# checks it and every accepted line against argparse.
+FAST_DEFAULTS: dict[str, object] = {
     "source": "auto",
     "demo": False,
     "scenario": None,
@@ -81,7 +82,7 @@ def fast_args(words: list[str]) -> SimpleNamespace | None:
     an abbreviation, a value argparse would refuse, --help, a subcommand) returns None
     and goes to argparse, which parses it or reports the error as always.
     """
-    values = dict(_FAST_DEFAULTS, run=run)
+    values = dict(FAST_DEFAULTS, run=run)
     at = 0
     while at < len(words):
         word = words[at]
