@@ -21,27 +21,13 @@ import re
 # C0 (0x00-0x1f), DEL, C1 (0x80-0x9f), line/paragraph separators, bidi embeddings,
 # overrides and isolates, zero-width no-break space / BOM. Every one of them is a
 # character `str.isprintable()` refuses (categories Cc, Cf, Zl, Zp; a test checks), so a
-# printable string, which nearly every string is, needs no regular expression at all;
-# the patterns are compiled on first use (~0.6 ms and ~0.3 ms at import otherwise, on the
-# `gputui snapshot` path, which never needs the markup one).
+# printable string, which nearly every string is, needs no regular expression at all.
+# The patterns are handed to `re` as strings: compiled on first use by re's own cache
+# (~0.6 ms and ~0.3 ms at import otherwise, on the `gputui snapshot` path, which never
+# needs the markup one).
 _UNSAFE_CLASS = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]"
-_MARKUP_TAG_PATTERN = r"(\\*)(\[[a-z#/@][^[]*?])"  # a `[` that starts something tag-like
-_compiled: dict[str, re.Pattern[str]] = {}
-
-
-def _unsafe() -> re.Pattern[str]:
-    pattern = _compiled.get("unsafe")
-    if pattern is None:
-        pattern = _compiled["unsafe"] = re.compile(_UNSAFE_CLASS)
-    return pattern
-
-
-def _markup_tag() -> re.Pattern[str]:
-    """A `[` that starts something tag-like, including `[/`, `[@`, `[#` (Rich's pattern)."""
-    pattern = _compiled.get("markup")
-    if pattern is None:
-        pattern = _compiled["markup"] = re.compile(_MARKUP_TAG_PATTERN, re.IGNORECASE)
-    return pattern
+# A `[` that starts something tag-like, including `[/`, `[@`, `[#` (Rich's pattern).
+_MARKUP_TAG_PATTERN = r"(?i)(\\*)(\[[a-z#/@][^[]*?])"
 
 
 def _show(match: re.Match[str]) -> str:
@@ -60,15 +46,14 @@ def visible(text: str) -> str:
     """`text` with every control character shown visibly instead of acted upon."""
     if text.isprintable():
         return text
-    unsafe = _unsafe()
-    if not unsafe.search(text):
+    if not re.search(_UNSAFE_CLASS, text):
         return text  # non-printable but harmless, e.g. a no-break space
-    return unsafe.sub(_show, text)
+    return re.sub(_UNSAFE_CLASS, _show, text)
 
 
 def is_visible(text: str) -> bool:
     """True when `text` holds nothing a terminal would act upon."""
-    return text.isprintable() or _unsafe().search(text) is None
+    return text.isprintable() or re.search(_UNSAFE_CLASS, text) is None
 
 
 def markup_safe(text: str) -> str:
@@ -78,7 +63,7 @@ def markup_safe(text: str) -> str:
     Rich's own `markup.escape` (double the backslashes before a tag-like
     bracket and escape the bracket; a trailing lone backslash is doubled).
     """
-    safe = _markup_tag().sub(_escape_tag, visible(text))
+    safe = re.sub(_MARKUP_TAG_PATTERN, _escape_tag, visible(text))
     if safe.endswith("\\") and not safe.endswith("\\\\"):
         safe += "\\"
     return safe
