@@ -142,19 +142,17 @@ class History:
 
     def last(self, device_index: int, metric: str, count: int) -> list[float]:
         """`series(...)[-count:]` without copying the rest: what a sparkline `count` wide
-        draws, read from the newest point back (the dashboard's panels, every poll)."""
+        draws (the dashboard's panels, every poll). Only when N/A points are among the
+        newest `count` does it read further back."""
         self._check(metric)
         hist = self._devices.get(device_index)
-        out: list[float] = []
         if hist is None or count < 1:
-            return out
-        for v in reversed(hist.series[metric]):
-            if v == v:  # NaN != NaN: the N/A points
-                out.append(v)
-                if len(out) == count:
-                    break
-        out.reverse()
-        return out
+            return []
+        column = hist.series[metric]
+        tail = _known(column[-count:])
+        if len(tail) < count < len(column):
+            return _known(column)[-count:]
+        return tail
 
     def window(self, device_index: int, metric: str, seconds: float) -> list[float]:
         """The values of the last `seconds` (counted back from the newest point), N/A left out."""
