@@ -533,7 +533,7 @@ class ProcessTable(DataTable[Any]):
 
     def _extend_style(self, row_index: int, row_style: Style, cursor: bool, hover: bool) -> Style:
         """The style of the filler after the last column (DataTable's, as in the cell path)."""
-        show_cursor, show_hover = self._pass_consts()[1], self._pass_consts()[0]
+        show_hover, show_cursor = self._pass_consts()[:2]
         return (
             row_style
             + self._get_styles_to_render_cell(
