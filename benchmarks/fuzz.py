@@ -1,12 +1,13 @@
-"""A long fuzz campaign over the files users hand to gputui: scenarios, models files, catalogs.
+"""A long fuzz campaign over every input users hand to gputui, one family per input kind.
 
     python benchmarks/fuzz.py                       # 60 s per family
     python benchmarks/fuzz.py --seconds 300 --families models
     python benchmarks/fuzz.py --cases 500 --seed 7  # a fixed, reproducible set
     make fuzz FUZZ_ARGS="--seconds 600"
 
-Each case is generated from (family, seed, index) by tests/fuzz/generators.py
-(the same generators the bounded property tests use) and run in a forked
+Each case is generated from (family, seed, index) by tests/fuzz/generators.py or
+by a family module `tests/fuzz/family_<name>.py` (the same generators the
+bounded property tests use) and run in a forked
 worker process with a time limit and a memory limit, so a hang or a runaway
 allocation is counted instead of stopping the campaign. Per family it prints
 the counts: cases, accepted, rejected (one clean UserError line), tracebacks
@@ -36,11 +37,29 @@ sys.path.insert(0, str(REPO / "tests" / "fuzz"))
 
 import generators as gen  # noqa: E402
 
-FAMILIES = ("scenario", "models", "catalog")
+BUILTIN = ("scenario", "models", "catalog")
+
+
+def _family_modules() -> dict[str, Any]:
+    """`tests/fuzz/family_<name>.py` modules: each has FAMILY, make_case(rng),
+    case_text(case) -> str and run_case(case, workdir) -> Outcome."""
+    import importlib
+
+    found: dict[str, Any] = {}
+    for path in sorted((REPO / "tests" / "fuzz").glob("family_*.py")):
+        module = importlib.import_module(path.stem)
+        found[module.FAMILY] = module
+    return found
+
+
+PLUGINS = _family_modules()
+FAMILIES = BUILTIN + tuple(PLUGINS)
 
 
 def make_case(family: str, seed: int, index: int) -> Any:
     rng = Random(f"{family}:{seed}:{index}")
+    if family in PLUGINS:
+        return PLUGINS[family].make_case(rng)
     if family == "scenario":
         return gen.scenario_case(rng)
     if family == "models":
@@ -48,7 +67,11 @@ def make_case(family: str, seed: int, index: int) -> Any:
     return gen.catalog_case(rng)
 
 
-def case_text(family: str, case: Any) -> str:
+def case_text(family: str, case: Any) -> str | bytes:
+    """What a reproducer file holds: text, or bytes for binary formats (GGUF)."""
+    if family in PLUGINS:
+        text: str | bytes = PLUGINS[family].case_text(case)
+        return text
     if family == "scenario":
         return str(case)
     if family == "models":
@@ -57,6 +80,9 @@ def case_text(family: str, case: Any) -> str:
 
 
 def run_case(family: str, case: Any, workdir: Path) -> gen.Outcome:
+    if family in PLUGINS:
+        outcome: gen.Outcome = PLUGINS[family].run_case(case, workdir)
+        return outcome
     if family == "scenario":
         return gen.check_scenario(case, workdir)
     if family == "models":
@@ -184,7 +210,10 @@ def main(argv: list[str] | None = None) -> int:
                     if key not in smallest or len(text) < smallest[key][0]:
                         smallest[key] = (len(text), index, detail)
                         name = re.sub(r"[^A-Za-z0-9]+", "-", f"{family}-{kind}-{cls}")[:120]
-                        (args.save / f"{name}.toml").write_text(text, encoding="utf-8")
+                        if isinstance(text, bytes):
+                            (args.save / f"{name}.bin").write_bytes(text)
+                        else:
+                            (args.save / f"{name}.toml").write_text(text, encoding="utf-8")
                 index += 1
             elapsed = time.monotonic() - started
             bad = counts["traceback"] + counts["hang"] + counts["wrong-accept"]
