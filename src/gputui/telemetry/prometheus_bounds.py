@@ -21,7 +21,7 @@ METRIC_BOUNDS: dict[str, tuple[float, float]] = {
     "DCGM_FI_DEV_FB_USED": (0.0, _PIB_IN_MIB),
     "DCGM_FI_DEV_FB_FREE": (0.0, _PIB_IN_MIB),
     "DCGM_FI_DEV_FB_RESERVED": (0.0, _PIB_IN_MIB),
-    "DCGM_FI_DEV_GPU_TEMP": (-60.0, 200.0),
+    "DCGM_FI_DEV_GPU_TEMP": (0.0, 200.0),  # NVML's temperature is unsigned
     "DCGM_FI_DEV_POWER_USAGE": (0.0, 100_000.0),
     "DCGM_FI_DEV_SM_CLOCK": (0.0, 100_000.0),
     "DCGM_FI_DEV_MEM_CLOCK": (0.0, 100_000.0),
