@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 
@@ -249,6 +250,29 @@ def test_a_broken_answer_to_a_later_query_names_that_query(
     line = one_line(err)
     assert (got, out) == (2, ""), line
     assert says in line, line
+
+
+def test_a_redirect_with_a_huge_body_is_followed_without_reading_it(
+    prom: fake.FakePrometheus,
+) -> None:
+    """urllib reads a redirect's body whole before following it; the cap holds there too."""
+
+    def respond(path: str, params: dict[str, str]) -> fake.Reply:
+        if path.startswith("/old"):
+            return fake.Reply(
+                b" " * (1 << 20),
+                status=b"HTTP/1.1 302 Found",
+                headers=(f"Location: {prom.url}{path[4:]}?{urlencode(params)}".encode(),),
+                length=150 << 20,
+                hold_s=8,
+            )
+        return fake.fleet_reply(path, params)
+
+    prom.serve(respond)
+    code, out, err, elapsed = run_cli(COMMANDS["snapshot-json"](prom.url + "/old"))
+    assert (code, err) == (0, "")
+    assert len(json.loads(out)["hosts"]) == 2
+    assert elapsed < DEFAULT_TIMEOUT_S
 
 
 def special_fleet() -> list[fake.Gpu]:

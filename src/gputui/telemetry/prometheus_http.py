@@ -143,6 +143,30 @@ class _HttpsHandler(urllib.request.HTTPSHandler):
         )
 
 
+class _CappedBody:
+    """A redirect's body as urllib's redirect handler sees it: read at most the error cap."""
+
+    def __init__(self, fp: Any) -> None:
+        self._fp = fp
+
+    def read(self, amt: int = -1) -> bytes:
+        limit = MAX_ERROR_BODY_BYTES if amt is None or amt < 0 else min(amt, MAX_ERROR_BODY_BYTES)
+        data: bytes = self._fp.read(limit)
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._fp, name)
+
+
+class _RedirectHandler(urllib.request.HTTPRedirectHandler):
+    """urllib reads a redirect's whole body before it follows the redirect: not here."""
+
+    def http_error_302(self, req: Any, fp: Any, code: int, msg: str, headers: Any) -> Any:
+        return super().http_error_302(req, _CappedBody(fp), code, msg, headers)  # type: ignore[arg-type]
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
+
+
 def _opener(deadline: Deadline) -> urllib.request.OpenerDirector:
     """urllib's default chain for http(s) only: a redirect elsewhere (ftp:) is refused."""
     opener = urllib.request.OpenerDirector()
@@ -152,7 +176,7 @@ def _opener(deadline: Deadline) -> urllib.request.OpenerDirector:
         _HttpHandler(deadline),
         _HttpsHandler(deadline),
         urllib.request.HTTPDefaultErrorHandler(),
-        urllib.request.HTTPRedirectHandler(),
+        _RedirectHandler(),
         urllib.request.HTTPErrorProcessor(),
     ):
         opener.add_handler(handler)
