@@ -37,7 +37,7 @@ _STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _KEEP = b"[]{}"
 _DROP = bytes(b for b in range(256) if b not in _KEEP)
 _SIGNS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_NUMBER_CHARS = "0123456789.eE+-"
 _SPECIAL = frozenset(("+Inf", "-Inf", "Inf", "NaN", "+inf", "-inf", "inf", "nan"))
 
 
@@ -68,10 +68,21 @@ def short(value: Any, limit: int = 40) -> str:
     return clip(repr(value), limit)
 
 
-def nesting(body: bytes) -> int:
-    """How deep arrays and objects nest, strings aside (UTF-8 keeps ASCII bytes ASCII)."""
-    brackets = _STRINGS.sub(b"", body).translate(None, _DROP).translate(_SIGNS)
+def _deepest(text: bytes) -> int:
+    brackets = text.translate(None, _DROP).translate(_SIGNS)
     return max(accumulate(memoryview(brackets).cast("b")), default=0)
+
+
+def nesting(body: bytes, bound: int = MAX_DEPTH) -> int:
+    """How deep arrays and objects nest, strings aside (UTF-8 keeps ASCII bytes ASCII).
+
+    Counted over every bracket first, which is cheap; only past the bound are
+    the strings taken out (a label may hold brackets) and the count redone.
+    Closing brackets in strings can hide depth from the first count: then
+    json's own recursion limit stops the parser, and `decode` says so.
+    """
+    depth = _deepest(body)
+    return depth if depth <= bound else _deepest(_STRINGS.sub(b"", body))
 
 
 def _bounded_int(text: str) -> int:
@@ -138,29 +149,46 @@ def labels(value: Any, where: str) -> Labels:
     return dict(value)
 
 
-def _time(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ShapeError(f"{where} is not a number")
+def _time(value: Any) -> float:
+    if type(value) is not float and type(value) is not int:  # bool is not a time
+        raise ShapeError("[0] is not a number")
     t = float(value)
-    return t if math.isfinite(t) and 0 <= t <= TIME_LIMIT else math.nan
+    return t if 0 <= t <= TIME_LIMIT else math.nan  # NaN and infinity fail the comparison
 
 
-def sample_value(value: Any, where: str) -> float:
-    """A sample's value string as a float; NaN for what is not a finite, bounded reading."""
-    if not isinstance(value, str):
+def sample_value(value: Any, where: str = "") -> float:
+    """A sample's value string as a float; NaN for what is not a finite, bounded reading.
+
+    A string of digits, signs, dots and exponents that float() takes is a
+    decimal number; float() alone would also take "1_000", " 5" or "infinity".
+    Called once per sample point, so kept to a few C calls (and error
+    messages are put together only for an error).
+    """
+    if type(value) is not str:
         raise ShapeError(f"{where} is not a string")
+    if not value.strip(_NUMBER_CHARS):
+        try:
+            v = float(value)
+        except ValueError:
+            raise ShapeError(f"{where} {short(value)} is not a number") from None
+        return v if -VALUE_LIMIT <= v <= VALUE_LIMIT else math.nan
     if value in _SPECIAL:
         return math.nan
-    if _NUMBER.fullmatch(value) is None:
-        raise ShapeError(f"{where} {short(value)} is not a number")
-    v = float(value)
-    return v if math.isfinite(v) and abs(v) <= VALUE_LIMIT else math.nan
+    raise ShapeError(f"{where} {short(value)} is not a number")
 
 
-def _pair(value: Any, where: str) -> tuple[float, float]:
-    if not isinstance(value, list) or len(value) != 2:
-        raise ShapeError(f'{where} is not [time, "value"]')
-    return _time(value[0], f"{where}[0]"), sample_value(value[1], f"{where}[1]")
+def _pair(value: Any) -> tuple[float, float]:
+    """[time, "value"]; a ShapeError's detail is relative to the pair ("[1] is not ...")."""
+    if type(value) is not list or len(value) != 2:
+        raise ShapeError(' is not [time, "value"]')
+    return _time(value[0]), sample_value(value[1], "[1]")
+
+
+def _pair_at(value: Any, where: str) -> tuple[float, float]:
+    try:
+        return _pair(value)
+    except ShapeError as exc:
+        raise ShapeError(where + exc.detail) from None
 
 
 def _result(data: dict[str, Any], kind: str) -> list[dict[str, Any]]:
@@ -180,7 +208,7 @@ def vector(data: dict[str, Any]) -> list[VectorItem]:
         if "value" not in item and "histogram" in item:
             out.append((metric, math.nan, math.nan))
             continue
-        t, v = _pair(item.get("value"), f"{where}.value")
+        t, v = _pair_at(item.get("value"), f"{where}.value")
         out.append((metric, t, v))
     return out
 
@@ -192,7 +220,12 @@ def matrix(data: dict[str, Any]) -> list[MatrixItem]:
         where = f"data.result[{i}]"
         metric = labels(item.get("metric", {}), f"{where}.metric")
         values = _list(item.get("values", []), f"{where}.values")
-        points = tuple(_pair(p, f"{where}.values[{j}]") for j, p in enumerate(values))
+        try:
+            points = tuple(map(_pair, values))
+        except ShapeError:  # which point: looked for only now
+            for j, p in enumerate(values):
+                _pair_at(p, f"{where}.values[{j}]")
+            raise
         out.append((metric, points))
     return out
 
