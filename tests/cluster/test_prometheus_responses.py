@@ -180,6 +180,11 @@ BROKEN: dict[str, tuple[fake.Reply, int, str]] = {
         2,
         "value[1] 'lots' is not",
     ),
+    "value-arabic-digit": (
+        vector_of({"metric": {}, "value": [1, "\u0661"]}),
+        2,
+        "value[1] '\u0661' is not a number",
+    ),
     "metric-a-string": (
         vector_of({"metric": "gpu", "value": [1, "2"]}),
         2,
