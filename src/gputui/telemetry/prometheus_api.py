@@ -192,7 +192,7 @@ class PrometheusClient:
         try:
             data = shapes.api_data(shapes.decode(answer.body))
         except shapes.ApiError as exc:
-            raise PrometheusRequestError(f"{self.url}{path}: {exc.message}") from None
+            raise PrometheusRequestError(f"{what}: {exc.message}") from None
         except shapes.ShapeError as exc:
             raise PrometheusBadResponse(
                 f"{what}: the server sent a broken response: {exc.detail}"
@@ -206,7 +206,7 @@ class PrometheusClient:
             payload = shapes.decode(answer.body)
         except shapes.ShapeError:
             payload = None
-        code, reason = answer.status, visible(answer.reason)
+        code, reason = answer.status, shapes.clip(answer.reason, 80)
         if code >= 500 and code != 501:
             detail = _api_error(payload) if payload else reason
             return PrometheusUnreachable(f"{self.url} answered HTTP {code}: {detail}")
