@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import socket
 import sys
 import threading
 import time
@@ -216,6 +217,34 @@ def test_a_broken_answer_is_one_line_naming_the_query(
     line = one_line(err)
     assert (got, out) == (code, ""), line
     assert says in line and f"(query {CHECK_QUERY})" in line, line
+    assert elapsed < DEFAULT_TIMEOUT_S + MARGIN_S
+
+
+def test_the_deadline_covers_the_tls_handshake() -> None:
+    """An https:// URL whose server drips a TLS record: the handshake counts against the query's
+    deadline and ends as it does, naming the query (it was "cannot reach ...: handshake timed out")."""
+    record = b"\x16\x03\x03\x40\x00" + b"\x02" * 200  # a handshake record of 16 KiB announced
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def drip() -> None:
+        conn, _ = listener.accept()
+        with conn, contextlib.suppress(OSError):
+            for i in range(len(record)):
+                if stop.wait(1.0):
+                    return
+                conn.sendall(record[i : i + 1])
+
+    threading.Thread(target=drip, daemon=True).start()
+    try:
+        url = f"https://127.0.0.1:{listener.getsockname()[1]}"
+        code, out, err, elapsed = run_cli(COMMANDS["snapshot"](url))
+    finally:
+        stop.set()
+        listener.close()
+    line = one_line(err)
+    assert (code, out) == (1, ""), line
+    assert f"no complete answer within {DEFAULT_TIMEOUT_S:g} s" in line, line
     assert elapsed < DEFAULT_TIMEOUT_S + MARGIN_S
 
 

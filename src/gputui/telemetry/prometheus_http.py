@@ -238,8 +238,12 @@ def get(request: urllib.request.Request, seconds: float, cap: int = MAX_BODY_BYT
 
 
 def _after(deadline: Deadline, error: Exception) -> Exception:
-    """The error to raise: the deadline when it is what cut the exchange short."""
-    return DeadlinePassed() if deadline.expired else error
+    """The error to raise: the deadline when it is what cut the exchange short.
+
+    A socket timeout is the deadline too: each socket waits at most what is left of it.
+    """
+    reason = error.reason if isinstance(error, urllib.error.URLError) else error
+    return DeadlinePassed() if deadline.expired or isinstance(reason, TimeoutError) else error
 
 
 def _name(exc: BaseException) -> str:
