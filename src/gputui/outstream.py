@@ -11,6 +11,12 @@ returning, so the error surfaces here rather than at shutdown, and after an
 error it points file descriptor 1 at /dev/null, as the Python documentation's
 note on SIGPIPE advises, so nothing left in a buffer can fail again at exit.
 
+A stdout closed before gputui started (`gputui catalog --json >&-`) is the
+same kind of failure: Python then sets `sys.stdout` to None, which `print`
+writes to without a word, so the output was lost and the exit code was 0.
+`install` puts a stream there whose first write fails with EBADF, and fd 1 is
+left alone afterwards (a file gputui opened may be using that number).
+
 Exit codes follow the shells: 141 (128 + SIGPIPE) for a reader that went
 away, quietly, as `yes | head -1` does; 1 with one line on stderr for a disk
 that is full or a device that failed.
@@ -29,7 +35,9 @@ EXIT_BROKEN_PIPE = 141
 EXIT_WRITE_FAILED = 1
 # Errors of the original (unguarded) stdout that mean "this output cannot be written".
 _WRITE_ERRNOS = frozenset(
-    getattr(errno, name) for name in ("ENOSPC", "EIO", "EDQUOT", "EFBIG") if hasattr(errno, name)
+    getattr(errno, name)
+    for name in ("ENOSPC", "EIO", "EDQUOT", "EFBIG", "EBADF")
+    if hasattr(errno, name)
 )
 
 
@@ -72,13 +80,40 @@ class _StdoutRaw(io.RawIOBase):
             raise OutputError(exc) from None
 
 
+class _ClosedStdout(io.RawIOBase):
+    """Standard output that was closed when the process started: every write is EBADF.
+
+    Until `report` silences it: what is still buffered then is dropped, not
+    raised again as the interpreter flushes at exit.
+    """
+
+    silenced = False
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: object) -> int:
+        if self.silenced:
+            return len(memoryview(data))  # type: ignore[arg-type]
+        raise OutputError(OSError(errno.EBADF, os.strerror(errno.EBADF)))
+
+
+def _closed_at_start(stream: object) -> _ClosedStdout | None:
+    raw = getattr(getattr(stream, "buffer", None), "raw", None)
+    return raw if isinstance(raw, _ClosedStdout) else None
+
+
 def install() -> bool:
     """Replace `sys.stdout` by the guarded stream, once, when it is the process's real stdout.
 
     Left alone when something else already replaced it (pytest's capture, an
-    embedding program) or when there is no stdout: True when installed.
+    embedding program). No stdout at all (fd 1 closed at start) gets the
+    stream that fails on the first write: True when installed.
     """
     current = sys.stdout
+    if current is None and sys.__stdout__ is None:
+        sys.stdout = io.TextIOWrapper(io.BufferedWriter(_ClosedStdout()), encoding="utf-8")
+        return True
     if current is None or current is not sys.__stdout__ or not isinstance(current, io.TextIOWrapper):
         return False
     try:
@@ -144,6 +179,10 @@ def run_guarded(body: Callable[[], int]) -> int:
 
 
 def _stdout_to_devnull() -> None:
+    closed = _closed_at_start(sys.stdout)
+    if closed is not None:
+        closed.silenced = True
+        return  # fd 1 is not ours: whatever holds that number now is a file gputui opened
     try:
         fd = sys.stdout.fileno() if sys.stdout is not None else 1
     except (OSError, ValueError):

@@ -111,6 +111,32 @@ def test_reader_that_stops_after_one_line() -> None:
     assert (proc.returncode, err) == (141, "")
 
 
+CLOSED_STDOUT_COMMANDS = [
+    ["catalog", "--json"],
+    ["snapshot", "--demo"],
+    ["snapshot", "--demo", "--json"],
+    ["fit", "examples/models.toml", "--gpu", "RTX 3090"],
+    ["--version"],
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", CLOSED_STDOUT_COMMANDS, ids=" ".join)
+def test_closed_stdout_is_one_line_and_exit_1(args: list[str]) -> None:
+    """`gputui catalog --json >&-`: Python sets sys.stdout to None and print() would drop
+    the output without a word (exit 0); EBADF is an output error like ENOSPC (issue 20)."""
+    proc = subprocess.run(
+        ["sh", "-c", '"$0" "$@" >&-', sys.executable, "-m", "gputui", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+        text=True,
+        timeout=120,
+    )
+    expected = "gputui: cannot write output: Bad file descriptor\n"
+    assert (proc.returncode, proc.stderr) == (1, expected)
+
+
 @pytest.mark.slow
 def test_stderr_gone_too_is_still_exit_1() -> None:
     with open("/dev/full", "w") as full:

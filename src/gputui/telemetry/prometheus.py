@@ -37,11 +37,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from gputui.telemetry.prometheus_api import (
+    PrometheusBadResponse,
     PrometheusClient,
     PrometheusRequestError,
     RangeSeries,
     Sample,
 )
+from gputui.telemetry.prometheus_bounds import bounded, index_label, timestamp
 from gputui.telemetry.snapshot import (
     DeviceInfo,
     DeviceSample,
@@ -139,10 +141,7 @@ def uuid_of(labels: dict[str, str]) -> str | None:
 
 
 def _gpu_index(labels: dict[str, str]) -> int | None:
-    text = labels.get("gpu")
-    if text is None or not text.isdigit():
-        return None
-    return int(text)
+    return index_label(labels.get("gpu"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,6 +370,8 @@ class PrometheusSource:
         if self._intervals_at is None or now - self._intervals_at >= TARGETS_EVERY_S:
             try:
                 self._intervals = self.client.scrape_intervals()
+            except PrometheusBadResponse:
+                raise  # an answer, but a broken one: as for any other query
             except PrometheusRequestError:
                 self._intervals = {}  # an API without /targets (e.g. a proxy): use the default
             self._intervals_at = now
@@ -416,7 +417,6 @@ class PrometheusSource:
             for s in values
             if s.labels.get("__name__", "").startswith("gputui_")
         }
-
         self._gputui_instances = gputui_instances
 
         def order(s: Sample) -> tuple[bool, str]:
@@ -440,15 +440,15 @@ class PrometheusSource:
             host = host_of(s.labels)
             instance = s.labels.get("instance")
             if name == LAST_POLL:
-                if not math.isnan(s.value):
+                if not math.isnan(polled_at := bounded(name, s.value)):
                     who = _instance_host(s.labels)
-                    last_poll[who] = max(last_poll.get(who, 0.0), s.value)
+                    last_poll[who] = max(last_poll.get(who, 0.0), polled_at)
                 if s.labels.get("source") == "simulated":
                     simulated.add(_instance_host(s.labels))
                 continue
             if name == POLL_INTERVAL:
-                if not math.isnan(s.value):
-                    poll_interval[_instance_host(s.labels)] = s.value
+                if not math.isnan(every := bounded(name, s.value)):
+                    poll_interval[_instance_host(s.labels)] = every
                 continue
             index = _gpu_index(s.labels)
             if index is None:
@@ -473,15 +473,15 @@ class PrometheusSource:
                     b.throttle = b.throttle or set()
                     if s.value >= 1.0:
                         b.throttle.add(visible(s.labels.get("reason", "?")))
-            elif not math.isnan(s.value) and name not in b.values:
-                b.values[name] = s.value
+            elif not math.isnan(value := bounded(name, s.value)) and name not in b.values:
+                b.values[name] = value
         newest: dict[tuple[str, int], float] = {}
         for s in fresh:
             index = _gpu_index(s.labels)
-            if index is None or math.isnan(s.value):
+            if index is None or math.isnan(seen_at := timestamp(s.value)):
                 continue
             gpu_key = (host_of(s.labels), index)
-            newest[gpu_key] = max(newest.get(gpu_key, 0.0), s.value)
+            newest[gpu_key] = max(newest.get(gpu_key, 0.0), seen_at)
         down_instances = {
             s.labels.get("instance", "") for s in up if not math.isnan(s.value) and s.value < 1
         }
@@ -547,12 +547,12 @@ class PrometheusSource:
         name: str,
         s: Sample,
     ) -> None:
-        pid_text = s.labels.get("pid", "")
-        if not pid_text.isdigit():
+        pid = index_label(s.labels.get("pid"))
+        if pid is None:
             return
-        entry = procs.setdefault((host, index, int(pid_text)), {"labels": s.labels})
-        if not math.isnan(s.value):
-            entry[name] = s.value
+        entry = procs.setdefault((host, index, pid), {"labels": s.labels})
+        if not math.isnan(value := bounded(name, s.value)):
+            entry[name] = value
 
     @staticmethod
     def _processes(
@@ -604,7 +604,7 @@ class PrometheusSource:
             key = (host_of(s.labels), index)
             if key in out:
                 continue  # the same GPU through a second exporter (a mix)
-            out[key] = [v for _, v in s.points if not math.isnan(v)]
+            out[key] = [v for _, v in s.points if not math.isnan(bounded(metric, v))]
         return out
 
 

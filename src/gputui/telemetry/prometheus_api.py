@@ -10,24 +10,34 @@ need.
 Errors are split by what the user can do about them:
 - `PrometheusRequestError`: the URL or the selector is wrong (no such API,
   HTTP 400 bad_data): `gputui` prints one line and exits 2.
-- `PrometheusUnreachable`: connection refused, timeout, 5xx: the views keep
-  the last data and retry with back-off.
+- `PrometheusBadResponse` (a request error too): the server answered, but
+  not as the API does: broken HTTP, not JSON, a wrong shape, a body over
+  the cap (prometheus_shapes.py checks the shapes).
+- `PrometheusUnreachable`: connection refused, the deadline passed, 5xx: the
+  views keep the last data and retry with back-off.
+
+`timeout` is a deadline for the whole exchange of one query (connect, headers
+and body), not a socket timeout that restarts at every byte
+(prometheus_http.py).
 """
 
 from __future__ import annotations
 
 import base64
-import json
-import math
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+from gputui.telemetry import prometheus_http
+from gputui.telemetry import prometheus_shapes as shapes
 from gputui.textsafe import visible
 
-DEFAULT_TIMEOUT_S = 5.0
+DEFAULT_TIMEOUT_S = 5.0  # the deadline of one query, all of it
+MAX_SCRAPE_INTERVAL_S = 86400.0  # a longer one from /targets is not believed: the default applies
+_T = TypeVar("_T")
 
 
 class PrometheusError(Exception):
@@ -40,6 +50,10 @@ class PrometheusRequestError(PrometheusError):
     """The request itself is wrong: bad URL, not a Prometheus server, bad selector."""
 
 
+class PrometheusBadResponse(PrometheusRequestError):
+    """The server answered with something the Prometheus API does not send."""
+
+
 class PrometheusUnreachable(PrometheusError):
     """The server did not answer usefully this time; worth retrying."""
 
@@ -48,7 +62,7 @@ class PrometheusUnreachable(PrometheusError):
 class Sample:
     labels: dict[str, str]
     timestamp: float
-    value: float  # NaN stays NaN here; callers decide what it means
+    value: float  # NaN when missing, not finite or out of bounds (prometheus_shapes.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,17 +88,16 @@ def check_url(url: str) -> str:
     return url.rstrip("/")
 
 
-def _float(text: Any) -> float:
-    try:
-        return float(text)
-    except (TypeError, ValueError):
-        return math.nan
-
-
 class PrometheusClient:
     """Blocking; one instance per view. `requests` counts HTTP requests made (benchmarks)."""
 
-    def __init__(self, url: str, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        max_body: int = prometheus_http.MAX_BODY_BYTES,
+    ) -> None:
         base = check_url(url)
         parsed = urllib.parse.urlsplit(base)
         self._auth: str | None = None
@@ -99,6 +112,7 @@ class PrometheusClient:
             base = urllib.parse.urlunsplit((parsed.scheme, netloc, parsed.path, "", "")).rstrip("/")
         self.url = base
         self.timeout = timeout
+        self.max_body = max_body
         self.requests = 0
 
     # --- the API ------------------------------------------------------------------
@@ -107,89 +121,111 @@ class PrometheusClient:
         if at is not None:
             params["time"] = f"{at:.3f}"
         data = self._get("/api/v1/query", params)
-        if data.get("resultType") != "vector":
-            raise PrometheusRequestError(f"{expr}: expected a vector, got {data.get('resultType')}")
-        out = []
-        for item in data.get("result", []):
-            ts, value = item.get("value", (math.nan, "NaN"))
-            out.append(Sample(dict(item.get("metric", {})), _float(ts), _float(value)))
-        return out
+        items = self._shape(shapes.vector, data, "/api/v1/query", params)
+        return [Sample(labels, t, v) for labels, t, v in items]
 
     def query_range(self, expr: str, start: float, end: float, step: float) -> list[RangeSeries]:
-        data = self._get(
-            "/api/v1/query_range",
-            {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"},
-        )
-        out = []
-        for item in data.get("result", []):
-            points = tuple((_float(t), _float(v)) for t, v in item.get("values", []))
-            out.append(RangeSeries(dict(item.get("metric", {})), points))
-        return out
+        params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"}
+        data = self._get("/api/v1/query_range", params)
+        items = self._shape(shapes.matrix, data, "/api/v1/query_range", params)
+        return [RangeSeries(labels, points) for labels, points in items]
 
     def scrape_intervals(self) -> dict[str, float]:
         """Seconds between scrapes per `instance`, from /api/v1/targets (Prometheus >= 2.4x)."""
-        data = self._get("/api/v1/targets", {"state": "active"})
+        params = {"state": "active"}
+        data = self._get("/api/v1/targets", params)
         out: dict[str, float] = {}
-        for target in data.get("activeTargets", []):
-            instance = target.get("labels", {}).get("instance")
-            seconds = parse_duration(str(target.get("scrapeInterval", "")))
-            if instance and seconds:
+        for labels, interval in self._shape(shapes.targets, data, "/api/v1/targets", params):
+            instance = labels.get("instance")
+            seconds = parse_duration(interval)
+            if instance and seconds and seconds <= MAX_SCRAPE_INTERVAL_S:
                 out[instance] = seconds
         return out
 
     # --- transport ----------------------------------------------------------------
+    def _what(self, path: str, params: dict[str, str]) -> str:
+        """The query as error lines name it."""
+        query = params.get("query")
+        return f"{self.url}{path}" + (f" (query {visible(query)})" if query else "")
+
+    def _shape(
+        self,
+        read: Callable[[dict[str, Any]], _T],
+        data: dict[str, Any],
+        path: str,
+        params: dict[str, str],
+    ) -> _T:
+        try:
+            return read(data)
+        except shapes.ShapeError as exc:
+            raise PrometheusBadResponse(
+                f"{self._what(path, params)}: not a Prometheus API answer: {exc.detail}"
+            ) from None
+
     def _get(self, path: str, params: dict[str, str]) -> dict[str, Any]:
         url = f"{self.url}{path}?{urllib.parse.urlencode(params)}"
         request = urllib.request.Request(url, headers={"Accept": "application/json"})
         if self._auth:
             request.add_header("Authorization", self._auth)
         self.requests += 1
+        what = self._what(path, params)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                body = response.read()
-        except urllib.error.HTTPError as exc:
-            raise self._http_error(exc, path, params) from None
+            answer = prometheus_http.get(request, self.timeout, self.max_body)
+        except prometheus_http.DeadlinePassed:
+            raise PrometheusUnreachable(
+                f"{what}: no complete answer within {self.timeout:g} s (the deadline per query)"
+            ) from None
+        except prometheus_http.BodyTooLarge as exc:
+            raise PrometheusBadResponse(
+                f"{what}: the answer is over {_size(int(exc.args[0]))} (the cap on an answer)"
+            ) from None
+        except prometheus_http.BrokenHttp as exc:
+            raise PrometheusBadResponse(
+                f"{what}: the server sent a broken response ({shapes.clip(str(exc), 120)})"
+            ) from None
         except urllib.error.URLError as exc:
             raise PrometheusUnreachable(f"cannot reach {self.url}: {_reason(exc.reason)}") from None
-        except TimeoutError:
-            raise PrometheusUnreachable(
-                f"{self.url} did not answer within {self.timeout:g} s"
-            ) from None
         except OSError as exc:
             raise PrometheusUnreachable(f"cannot reach {self.url}: {_reason(exc)}") from None
+        if answer.status >= 300:
+            raise self._http_error(answer, path, params)
         try:
-            payload = json.loads(body)
-        except ValueError:
-            raise PrometheusRequestError(
-                f"{self.url}{path} did not answer JSON: is this a Prometheus server?"
+            data = shapes.api_data(shapes.decode(answer.body))
+        except shapes.ApiError as exc:
+            raise PrometheusRequestError(f"{what}: {exc.message}") from None
+        except shapes.ShapeError as exc:
+            raise PrometheusBadResponse(
+                f"{what}: the server sent a broken response: {exc.detail}"
             ) from None
-        if not isinstance(payload, dict) or payload.get("status") != "success":
-            raise PrometheusRequestError(f"{self.url}{path}: {_api_error(payload)}")
-        data = payload.get("data", {})
-        return data if isinstance(data, dict) else {}
+        return data
 
     def _http_error(
-        self, exc: urllib.error.HTTPError, path: str, params: dict[str, str]
+        self, answer: prometheus_http.Answer, path: str, params: dict[str, str]
     ) -> PrometheusError:
         try:
-            payload = json.loads(exc.read())
-        except (ValueError, OSError):
+            payload = shapes.decode(answer.body)
+        except shapes.ShapeError:
             payload = None
-        if exc.code >= 500 and exc.code != 501:
-            detail = _api_error(payload) if payload else exc.reason
-            return PrometheusUnreachable(f"{self.url} answered HTTP {exc.code}: {detail}")
-        if exc.code == 400 and isinstance(payload, dict):  # bad_data: the expression
+        code, reason = answer.status, shapes.clip(answer.reason, 80)
+        if code >= 500 and code != 501:
+            detail = _api_error(payload) if payload else reason
+            return PrometheusUnreachable(f"{self.url} answered HTTP {code}: {detail}")
+        if code == 400 and isinstance(payload, dict):  # bad_data: the expression
             where = params.get("query", "")
             return PrometheusRequestError(f"bad query {where!r}: {_api_error(payload)}")
-        if exc.code in (401, 403):
+        if code in (401, 403):
             return PrometheusRequestError(
-                f"{self.url} answered HTTP {exc.code} ({exc.reason}): "
+                f"{self.url} answered HTTP {code} ({reason}): "
                 "credentials go in the URL, http://user:password@host:9090"
             )
         return PrometheusRequestError(
-            f"{self.url}{path} answered HTTP {exc.code} ({exc.reason}): "
+            f"{self.url}{path} answered HTTP {code} ({reason}): "
             "is this the Prometheus server's base URL?"
         )
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n} bytes"
 
 
 def _reason(reason: object) -> str:
@@ -199,7 +235,8 @@ def _reason(reason: object) -> str:
 
 def _api_error(payload: Any) -> str:
     if isinstance(payload, dict):
-        return visible(str(payload.get("error") or payload.get("errorType") or "request failed"))
+        message = payload.get("error") or payload.get("errorType") or "request failed"
+        return shapes.clip(str(message), 200)
     return "not a Prometheus API answer"
 
 
