@@ -102,7 +102,7 @@ def test_quantization_config_gptq(tmp_path: Path) -> None:
 def test_invalid_json_names_file_and_line(tmp_path: Path) -> None:
     p = tmp_path / "config.json"
     p.write_text('{\n "model_type": "llama",\n "hidden_size": ,\n}')
-    with pytest.raises(UserError, match=r"config\.json: line 3: invalid JSON"):
+    with pytest.raises(UserError, match=r"config\.json:3: invalid JSON"):
         load_path(p)
 
 
