@@ -81,7 +81,7 @@ def _what(mode: int) -> str:
 
 def _refuse_special(path: Path, mode: int) -> None:
     if not stat.S_ISREG(mode):
-        raise UserError(f"{shown(path)}: not a regular file ({_what(mode)})")
+        raise UserError(f"{shown(path)}: not a regular file, {_what(mode)}")
 
 
 def _cannot(path: Path, exc: OSError) -> UserError:
@@ -145,9 +145,7 @@ def read_capped(path: Path, cap: int, what: str = "file", where: str | None = No
     return raw
 
 
-def read_text(
-    path: Path, cap: int = TOML_CAP, what: str = "file", where: str | None = None
-) -> str:
+def read_text(path: Path, cap: int = TOML_CAP, what: str = "file", where: str | None = None) -> str:
     """The file as UTF-8 text (a BOM is dropped), size-capped; errors name the line."""
     raw = read_capped(path, cap, what, where)
     try:
@@ -308,8 +306,9 @@ def _check_member(name: str, info: zipfile.ZipInfo, cap: int) -> None:
         raise UserError(f"{where}: encrypted zip member")
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
         raise UserError(
-            f"{where}: zip compression method {info.compress_type} "
-            "(supported: 0 stored, 8 deflate)"
+            f"{where}: zip compression method {info.compress_type} (supported: 0 stored, 8 deflate)"
         )
     if info.file_size > cap:
-        raise UserError(f"{where}: declares {_size_text(info.file_size)} (at most {cap // MiB} MiB)")
+        raise UserError(
+            f"{where}: declares {_size_text(info.file_size)} (at most {cap // MiB} MiB)"
+        )

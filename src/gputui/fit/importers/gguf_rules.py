@@ -56,7 +56,9 @@ def check_data(
     spans = []
     for t, begin in zip(tensors, offsets):
         if begin % alignment:
-            raise GGUFError(f"GGUF tensor {t.name}: data offset {begin:,} is not a multiple of {alignment}")
+            raise GGUFError(
+                f"GGUF tensor {t.name}: data offset {begin:,} is not a multiple of {alignment}"
+            )
         end = begin + ggml_tensor_bytes(t.type_id, t.elements)
         if end > data_size:
             raise GGUFError(
