@@ -228,14 +228,14 @@ def _zip_directory(handle: IO[bytes], size: int) -> tuple[int, int] | None:
         return None
     count, directory = struct.unpack_from("<HI", tail, at + 10)
     locator = at - 20
-    if (count == 0xFFFF or directory == 0xFFFFFFFF) and locator >= 0:
-        if tail[locator : locator + 4] == b"PK\x06\x07":
-            (end64,) = struct.unpack_from("<Q", tail, locator + 8)
-            if end64 + 56 <= size:
-                handle.seek(end64)
-                record = handle.read(56)
-                if record[:4] == b"PK\x06\x06" and len(record) == 56:
-                    count, directory = struct.unpack_from("<QQ", record, 32)
+    zip64 = count == 0xFFFF or directory == 0xFFFFFFFF
+    if zip64 and locator >= 0 and tail[locator : locator + 4] == b"PK\x06\x07":
+        (end64,) = struct.unpack_from("<Q", tail, locator + 8)
+        if end64 + 56 <= size:
+            handle.seek(end64)
+            record = handle.read(56)
+            if record[:4] == b"PK\x06\x06" and len(record) == 56:
+                count, directory = struct.unpack_from("<QQ", record, 32)
     return count, directory
 
 

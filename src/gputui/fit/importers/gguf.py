@@ -20,7 +20,7 @@ import struct
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from gputui import inputfile
 from gputui.errors import UserError
@@ -114,7 +114,7 @@ class _Reader:
     """Reads a header whose every length and count is checked against the bytes left,
     so nothing is allocated or looped over that the file does not hold."""
 
-    def __init__(self, f: BinaryIO, size: int) -> None:
+    def __init__(self, f: IO[bytes], size: int) -> None:
         self.f = f
         self.size = size
         self.strings = 0  # strings read or skipped in arrays so far
@@ -231,7 +231,7 @@ def read_gguf(path: Path) -> GGUFFile:
             raise GGUFError(exc.strerror or str(exc)) from None
 
 
-def _read(f: BinaryIO, size: int) -> GGUFFile:
+def _read(f: IO[bytes], size: int) -> GGUFFile:
     r = _Reader(f, size)
     if r.take(4) != MAGIC:
         raise GGUFError("not a GGUF file (no GGUF magic)")
@@ -267,8 +267,7 @@ def _read(f: BinaryIO, size: int) -> GGUFFile:
         or alignment & (alignment - 1)
     ):
         raise GGUFError(
-            f"GGUF general.alignment: {alignment!r} is not a power of two "
-            f"(1 to {MAX_ALIGNMENT:,})"
+            f"GGUF general.alignment: {alignment!r} is not a power of two (1 to {MAX_ALIGNMENT:,})"
         )
     data_start = -(-f.tell() // alignment) * alignment
     gguf_rules.check_data(tensors, offsets, alignment, size - data_start)

@@ -54,7 +54,7 @@ def check_data(
 ) -> None:
     """Each tensor's bytes aligned, inside the data section, and not overlapping another's."""
     spans = []
-    for t, begin in zip(tensors, offsets):
+    for t, begin in zip(tensors, offsets, strict=True):
         if begin % alignment:
             raise GGUFError(
                 f"GGUF tensor {t.name}: data offset {begin:,} is not a multiple of {alignment}"
@@ -67,7 +67,7 @@ def check_data(
             )
         spans.append((begin, end, t.name))
     spans.sort()
-    for (_, end, name), (begin, _, other) in zip(spans, spans[1:]):
+    for (_, end, name), (begin, _, other) in zip(spans, spans[1:], strict=False):
         if begin < end:
             raise GGUFError(f"GGUF tensor {other}: data overlaps tensor {name}'s")
 
@@ -140,12 +140,11 @@ def check_model(g: GGUFFile, arch: str, known: bool) -> None:
 def _check_heads_and_experts(meta: Mapping[str, Any], arch: str, blocks: int) -> None:
     heads = integer(meta, f"{arch}.attention.head_count", blocks)
     kv = integer(meta, f"{arch}.attention.head_count_kv", blocks)
-    if heads is not None and kv is not None:
-        if kv < 1 or heads < 1 or heads % kv:
-            raise GGUFError(
-                f"GGUF {arch}.attention.head_count_kv: {kv} does not divide "
-                f"{arch}.attention.head_count {heads}"
-            )
+    if heads is not None and kv is not None and (kv < 1 or heads < 1 or heads % kv):
+        raise GGUFError(
+            f"GGUF {arch}.attention.head_count_kv: {kv} does not divide "
+            f"{arch}.attention.head_count {heads}"
+        )
     experts = integer(meta, f"{arch}.expert_count", blocks) or 0
     used = integer(meta, f"{arch}.expert_used_count", blocks) or 0
     if used > experts:

@@ -113,7 +113,7 @@ def _tensors(header: dict[str, Any], data_size: int) -> list[TensorInfo]:
         spans.append((begin, end, name))
         out.append(TensorInfo(name, dtype, shape, end - begin))
     spans.sort()
-    for (_, end, first), (begin, _, second) in zip(spans, spans[1:]):
+    for (_, end, first), (begin, _, second) in zip(spans, spans[1:], strict=False):
         if begin < end:
             raise SafetensorsError(f"tensor {second!r}: data_offsets overlap tensor {first!r}'s")
     return out
@@ -128,7 +128,9 @@ def _shape(name: str, shape: object) -> tuple[int, ...]:
     if (
         not isinstance(shape, list)
         or len(shape) > MAX_RANK
-        or not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= MAX_DIM for d in shape)
+        or not all(
+            isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= MAX_DIM for d in shape
+        )
     ):
         raise SafetensorsError(
             f"tensor {name!r}: shape {_short(shape)} is not a list of at most {MAX_RANK} "
