@@ -298,7 +298,7 @@ def _hf_dict(g: GGUFFile) -> tuple[dict[str, Any], list[str]]:
     meta = g.metadata
     arch = meta.get("general.architecture")
     if not isinstance(arch, str):
-        raise GGUFError("metadata has no general.architecture")
+        raise GGUFError("GGUF general.architecture: missing or not a string")
     warnings = []
     model_type = ARCHITECTURES.get(arch)
     if model_type is None:
@@ -363,15 +363,15 @@ def _hf_dict(g: GGUFFile) -> tuple[dict[str, Any], list[str]]:
         )
         raw["n_positions"] = raw["max_position_embeddings"]
         raw["n_inner"] = raw["intermediate_size"]
-    missing = [
-        k
-        for k in ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
-        if raw.get(k) is None
-    ]
+    gguf_keys = {
+        "hidden_size": "embedding_length",
+        "num_hidden_layers": "block_count",
+        "num_attention_heads": "attention.head_count",
+        "vocab_size": "vocab_size",
+    }
+    missing = [key for hf, key in gguf_keys.items() if raw.get(hf) is None]
     if missing:
-        raise GGUFError(
-            f"metadata has no {arch}.{missing[0].replace('num_hidden_layers', 'block_count')}"
-        )
+        raise GGUFError(f"GGUF {arch}.{missing[0]}: missing")
     return {k: v for k, v in raw.items() if v is not None}, warnings
 
 

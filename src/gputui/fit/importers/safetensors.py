@@ -95,10 +95,10 @@ def _tensors(header: dict[str, Any], data_size: int) -> list[TensorInfo]:
         if name == "__metadata__":
             continue
         if not isinstance(info, dict):
-            raise SafetensorsError(f"tensor {name!r}: entry is not an object")
+            raise SafetensorsError(f"tensor {_short(name)}: entry is not an object")
         dtype = info.get("dtype")
         if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
-            raise SafetensorsError(f"tensor {name!r}: unknown dtype {_short(dtype)}")
+            raise SafetensorsError(f"tensor {_short(name)}: unknown dtype {_short(dtype)}")
         shape = _shape(name, info.get("shape"))
         begin, end = _offsets(name, info.get("data_offsets"), data_size)
         elements = 1
@@ -107,7 +107,7 @@ def _tensors(header: dict[str, Any], data_size: int) -> list[TensorInfo]:
         bits = elements * DTYPE_BITS[dtype]
         if bits % 8 or end - begin != bits // 8:
             raise SafetensorsError(
-                f"tensor {name!r}: data_offsets span {end - begin:,} bytes, {dtype} x "
+                f"tensor {_short(name)}: data_offsets span {end - begin:,} bytes, {dtype} x "
                 f"{list(shape)} takes {bits / 8:,g}"
             )
         spans.append((begin, end, name))
@@ -115,7 +115,9 @@ def _tensors(header: dict[str, Any], data_size: int) -> list[TensorInfo]:
     spans.sort()
     for (_, end, first), (begin, _, second) in zip(spans, spans[1:], strict=False):
         if begin < end:
-            raise SafetensorsError(f"tensor {second!r}: data_offsets overlap tensor {first!r}'s")
+            raise SafetensorsError(
+                f"tensor {_short(second)}: data_offsets overlap tensor {_short(first)}'s"
+            )
     return out
 
 
@@ -133,7 +135,7 @@ def _shape(name: str, shape: object) -> tuple[int, ...]:
         )
     ):
         raise SafetensorsError(
-            f"tensor {name!r}: shape {_short(shape)} is not a list of at most {MAX_RANK} "
+            f"tensor {_short(name)}: shape {_short(shape)} is not a list of at most {MAX_RANK} "
             f"integers 0 to {MAX_DIM:,}"
         )
     return tuple(shape)
@@ -146,12 +148,12 @@ def _offsets(name: str, offsets: object, data_size: int) -> tuple[int, int]:
         and all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
     ):
         raise SafetensorsError(
-            f"tensor {name!r}: data_offsets {_short(offsets)} is not [begin, end] integers"
+            f"tensor {_short(name)}: data_offsets {_short(offsets)} is not [begin, end] integers"
         )
     begin, end = offsets
     if not 0 <= begin <= end <= data_size:
         raise SafetensorsError(
-            f"tensor {name!r}: data_offsets [{begin}, {end}] outside the data section "
+            f"tensor {_short(name)}: data_offsets [{begin}, {end}] outside the data section "
             f"(0 <= begin <= end <= {data_size:,}, its size)"
         )
     return begin, end
