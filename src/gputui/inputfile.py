@@ -8,9 +8,11 @@ Every reader goes through `open_regular`:
     the race where the path is swapped between the stat and the open;
   * a text or JSON file is refused by its size (stat) before a byte is read, so a
     300 MB `./gputui.toml` costs nothing;
-  * JSON nesting depth is checked before parsing and integers are bounded by their
-    digit count (`parse_int`), so neither a RecursionError nor Python's int-digit
-    ValueError can escape;
+  * JSON nesting depth is bounded (json's C scanner stops cleanly at the recursion
+    limit; below it the parsed value is walked without recursion) and integers are
+    bounded by their digit count (`parse_int`), so neither a RecursionError nor
+    Python's int-digit ValueError can escape, and no caller's recursive walk meets
+    a value nested deeper than the bound;
   * a zip member (`.keras` config.json) is read in bounded chunks, never trusting
     the declared size, and encrypted or unsupported-compression members are refused.
 Failures are one `UserError` line, `FILE: reason`, exit 2. Standard library only,
@@ -22,7 +24,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-from itertools import accumulate
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -45,6 +46,8 @@ ZIP_MAX_DIRECTORY = 4 * MiB
 JSON_MAX_DEPTH = 128
 JSON_MAX_DIGITS = 100
 
+_CONTAINERS = (dict, list)
+_LONG_DIGITS = re.compile(f"[0-9]{{{JSON_MAX_DIGITS + 1}}}")
 _KINDS = (
     (stat.S_ISFIFO, "a FIFO (named pipe)"),
     (stat.S_ISSOCK, "a socket"),
@@ -52,10 +55,6 @@ _KINDS = (
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISDIR, "a directory"),
 )
-# A JSON string (an unterminated one runs to the end, so the scan never backtracks) or
-# a run of anything that is not a bracket: what is left after removing them is brackets.
-_NOT_BRACKETS = re.compile(r'"[^"\\]*(?:\\[\s\S]?[^"\\]*)*(?:"|\Z)|[^\[\]{}"]+')
-_DELTA = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 class InputError(ValueError):
@@ -159,10 +158,21 @@ def read_text(path: Path, cap: int = TOML_CAP, what: str = "file", where: str | 
 # --- JSON ---------------------------------------------------------------------------------
 
 
-def json_depth(text: str) -> int:
-    """How deep brackets nest in JSON text (strings skipped), without recursion."""
-    brackets = _NOT_BRACKETS.sub("", text)
-    return max(accumulate(map(_DELTA.__getitem__, brackets)), default=0)
+def too_deep(value: Any, max_depth: int) -> bool:
+    """Whether parsed JSON nests containers deeper than `max_depth`: walked level by level
+    (no recursion), containers only."""
+    level = [value] if type(value) in _CONTAINERS else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > max_depth:
+            return True
+        below: list[Any] = []
+        for item in level:
+            children = item.values() if type(item) is dict else item
+            below += [c for c in children if type(c) in _CONTAINERS]
+        level = below
+    return False
 
 
 def _bounded_int(digits: str) -> int:
@@ -175,19 +185,22 @@ def json_value(text: str, max_depth: int = JSON_MAX_DEPTH) -> Any:
     """`json.loads(text)` with bounded nesting and integer digits; InputError otherwise."""
     import json
 
-    opens = text.count("[") + text.count("{")  # no deeper than this: most files stop here
-    if opens > max_depth and json_depth(text) > max_depth:
-        raise InputError(f"nested more than {max_depth} levels deep")
+    # The digit bound needs a Python call per integer: only where a long run of digits is.
+    hook = _bounded_int if _LONG_DIGITS.search(text) else None
     try:
-        return json.loads(text, parse_int=_bounded_int)
+        value = json.loads(text, parse_int=hook)
     except json.JSONDecodeError as exc:
         raise InputError(exc.msg, exc.lineno) from None
-    except RecursionError:  # a guard: the depth check above should have refused it
+    except RecursionError:  # json's C scanner stops at the recursion limit, cleanly
         raise InputError(f"nested more than {max_depth} levels deep") from None
     except ValueError as exc:  # parse_int's InputError (a ValueError), or any other
         if isinstance(exc, InputError):
             raise
         raise InputError(visible(str(exc)).split(":")[0]) from None
+    # No file nests deeper than it has brackets: most files are done after two counts.
+    if text.count("[") + text.count("{") > max_depth and too_deep(value, max_depth):
+        raise InputError(f"nested more than {max_depth} levels deep")
+    return value
 
 
 def parse_json(raw: bytes | str, name: str, max_depth: int = JSON_MAX_DEPTH) -> Any:

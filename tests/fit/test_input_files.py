@@ -154,9 +154,11 @@ def test_json_nesting_is_bounded(tmp_path: Path, reader: Any, depth: int) -> Non
     one_line_error(lambda: reader(path), "nested more than 128 levels deep")
 
 
-def test_json_depth_ignores_brackets_in_strings() -> None:
-    assert inputfile.json_depth('{"a": "[[[[{{{\\"[[", "b": [[1]]}') == 3
-    assert inputfile.json_depth('"[[[ unterminated') == 0
+def test_brackets_in_strings_are_not_nesting(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "llama", "note": "[" * 500 + "{" * 500, "x": [[1]]}))
+    assert hf_read_json(path)["x"] == [[1]]
+    assert inputfile.too_deep([[[]]], 2) and not inputfile.too_deep([[[]]], 3)
 
 
 def _archive(path: Path, members: dict[str, bytes], **kw: Any) -> Path:

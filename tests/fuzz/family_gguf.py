@@ -64,7 +64,8 @@ def model(rng: Random) -> tuple[dict[str, Any], Tensors]:
 
 
 def _blocks(tensors: Tensors) -> int:
-    return 1 + max(int(n.split(".")[1]) for n, _, _ in tensors if n.startswith("blk."))
+    found = [int(n.split(".")[1]) for n, _, _ in tensors if n.startswith("blk.")]
+    return 1 + max(found) if found else 1  # a previous fault may have removed every block
 
 
 FAULTS = 20
