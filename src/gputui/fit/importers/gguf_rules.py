@@ -84,10 +84,20 @@ def integer(meta: Mapping[str, Any], key: str, blocks: int | None = None) -> int
             raise GGUFError(f"GGUF {key}: {len(value)} per-layer values for {blocks} blocks")
         value = max(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise GGUFError(f"GGUF {key}: must be an integer, got {type(value).__name__}")
+        raise GGUFError(f"GGUF {key}: must be an integer, got {_kind(value)}")
     if value < 0:
         raise GGUFError(f"GGUF {key}: must be >= 0, got {value}")
     return value
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, (Skipped, list)):
+        return "an array"
+    if isinstance(value, (LongString, str)):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a float" if isinstance(value, float) else type(value).__name__
 
 
 def vocab_size(g: GGUFFile, arch: str) -> int | None:
