@@ -12,7 +12,7 @@ import pytest
 from gputui.errors import UserError
 from gputui.fit.importers.gguf import load_gguf, read_gguf
 from gputui.fit.importers.hf import cached_snapshot, load_cached, load_folder, load_path
-from gputui.fit.importers.safetensors import read_header, write_header_only
+from gputui.fit.importers.safetensors import SafetensorsError, read_header, write_header_only
 
 ROOT = Path(__file__).resolve().parents[2]
 GGUF = ROOT / "tests/fixtures/gguf/tiny-llama-q8_0.gguf"
@@ -62,12 +62,23 @@ def test_folder_counts_parameters_and_bytes_from_headers(tmp_path: Path) -> None
 
 
 def test_header_is_read_not_the_weights(tmp_path: Path) -> None:
+    f = tmp_path / "x.safetensors"  # 32 GiB of weights in a sparse file: never read
+    raw = json.dumps({"w": {"dtype": "F16", "shape": [1 << 20, 1 << 14],
+                            "data_offsets": [0, 1 << 35]}}).encode()  # fmt: skip
+    f.write_bytes(struct.pack("<Q", len(raw)) + raw)
+    with f.open("r+b") as fh:
+        fh.truncate(8 + len(raw) + (1 << 35))
+    (t,) = read_header(f)
+    assert t.elements == 1 << 34 and t.nbytes == 1 << 35
+
+
+def test_weights_cut_short_are_a_truncated_file(tmp_path: Path) -> None:
     f = tmp_path / "x.safetensors"
     write_header_only(f, {"w": ("F16", (1000, 1000))})
-    with f.open("r+b") as fh:  # cut the data: a header-only reader must not care
+    with f.open("r+b") as fh:
         fh.truncate(8 + struct.unpack("<Q", f.read_bytes()[:8])[0])
-    (t,) = read_header(f)
-    assert t.elements == 1_000_000 and t.nbytes == 2_000_000
+    with pytest.raises(SafetensorsError, match=r"'w': data_offsets \[0, 2000000\] outside"):
+        read_header(f)
 
 
 def test_a_folder_that_disagrees_with_its_config_warns(tmp_path: Path) -> None:
@@ -102,7 +113,7 @@ def test_quantization_config_gptq(tmp_path: Path) -> None:
 def test_invalid_json_names_file_and_line(tmp_path: Path) -> None:
     p = tmp_path / "config.json"
     p.write_text('{\n "model_type": "llama",\n "hidden_size": ,\n}')
-    with pytest.raises(UserError, match=r"config\.json: line 3: invalid JSON"):
+    with pytest.raises(UserError, match=r"config\.json:3: invalid JSON"):
         load_path(p)
 
 

@@ -128,10 +128,9 @@ def shown(path: Path) -> str:
 
 
 def load_models(path: Path) -> tuple[AnyModel, ...]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{shown(path)}: cannot read models file: {visible(str(exc))}") from None
+    from gputui import inputfile
+
+    text = inputfile.read_text(path, inputfile.TOML_CAP, "models file", shown(path))
     return parse_models(text, shown(path), base=path.parent)
 
 

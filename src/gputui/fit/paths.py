@@ -5,7 +5,8 @@ examples. The first is read implicitly from whatever directory gputui starts
 in, which may be someone else's (a shared /tmp, a cloned repository, another
 user's home when root runs gputui there). A file there is used only when it
 belongs to the user running gputui (or to root) and nobody else may write it;
-otherwise a warning says why and the next candidate is used.
+otherwise a warning says why and the next candidate is used. Only regular files
+are candidates (a FIFO would block the read forever); the loader caps their size.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gputui.errors import UserError
+from gputui.inputfile import regular_stat
 from gputui.textsafe import visible
 
 LOCAL_NAME = "gputui.toml"
@@ -74,8 +76,9 @@ def resolve_models_path(
     `warn` receives one line when `./gputui.toml` is skipped (default: stderr).
     """
     if given is not None:
-        if not given.is_file():
-            raise UserError(f"{given}: no such models file")
+        if not given.exists() and not given.is_symlink():
+            raise UserError(f"{visible(str(given))}: no such models file")
+        regular_stat(given)  # a FIFO or device is refused before anything opens it
         return given, "given"
     local = (cwd or Path.cwd()) / LOCAL_NAME
     if local.is_file() or local.is_symlink():
@@ -86,6 +89,6 @@ def resolve_models_path(
             f"not reading {visible(str(local))}: {reason}; using the next models file"
         )
     user = user_models_file()
-    if user.is_file():
+    if user.is_file():  # follows links; a FIFO or device is not a candidate
         return user, "user config"
     return shipped_examples(), "shipped examples"

@@ -4,16 +4,16 @@ Users name files as they like (`model.json` may be Keras' or Hugging Face's,
 a `.keras` archive may have been renamed `.zip`), so the first bytes and the
 JSON's top-level keys decide. Nothing here loads weights: a `.keras` archive is
 opened with `zipfile` and only its `config.json` is read; a GGUF file is only
-checked for its 4-byte magic.
+checked for its 4-byte magic. Every file is opened through `gputui.inputfile`
+(special files refused, sizes capped, JSON depth and digits bounded).
 """
 
 from __future__ import annotations
 
-import json
-import zipfile
 from pathlib import Path
 from typing import Any, Literal
 
+from gputui import inputfile
 from gputui.errors import UserError
 from gputui.textsafe import visible
 
@@ -44,11 +44,12 @@ def detect_kind(path: Path) -> FileKind:
         raise UserError(
             f"{name}: a folder without {_HF_CONFIG} (expected a Hugging Face model folder)"
         )
-    try:
-        with path.open("rb") as handle:
+    with inputfile.open_regular(path) as handle:
+        try:
             head = handle.read(_SNIFF_BYTES)
-    except OSError as exc:
-        raise UserError(f"{name}: cannot read: {visible(exc.strerror or str(exc))}") from None
+        except OSError as exc:
+            raise UserError(f"{name}: cannot read: {visible(exc.strerror or str(exc))}") from None
+        size = inputfile.file_size(handle)
     if head.startswith(_GGUF_MAGIC):
         return "gguf"
     if head.startswith(_ZIP_MAGIC):
@@ -64,9 +65,11 @@ def detect_kind(path: Path) -> FileKind:
         return json_kind(read_json(path), name)
     if text.startswith("["):
         # A TOML [table] header, or a JSON array (which is no model file of ours).
+        if size > inputfile.JSON_CAP:
+            return "toml"  # the models loader refuses it by its size
         try:
-            data = json.loads(path.read_bytes().decode("utf-8-sig"))
-        except (ValueError, OSError, RecursionError):
+            data = inputfile.parse_json(inputfile.read_capped(path, inputfile.JSON_CAP), name)
+        except UserError:
             return "toml"
         return json_kind(data, name)
     return "toml"
@@ -86,42 +89,21 @@ def json_kind(data: Any, name: str) -> FileKind:
 
 
 def read_json(path: Path) -> Any:
-    """The parsed JSON at `path`; errors name the file and line."""
-    name = visible(str(path))
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise UserError(f"{name}: cannot read: {visible(exc.strerror or str(exc))}") from None
-    return parse_json(raw, name)
+    """The parsed JSON at `path` (size-capped); errors name the file and line."""
+    return inputfile.read_json(path)
 
 
 def parse_json(raw: bytes, name: str) -> Any:
     """Parse JSON bytes, reporting a syntax error as `name:LINE: invalid JSON: ...`."""
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise UserError(f"{name}: not UTF-8 text") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{name}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-    except RecursionError:
-        raise UserError(f"{name}: invalid JSON: nested too deeply") from None
+    return inputfile.parse_json(raw, name)
 
 
 def read_archive_config(path: Path) -> dict[str, Any]:
     """The model description inside a Keras 3 `.keras` archive, without touching weights."""
     name = visible(str(path))
-    try:
-        with zipfile.ZipFile(path) as archive:
-            try:
-                raw = archive.read(ARCHIVE_CONFIG)
-            except KeyError:
-                raise UserError(
-                    f"{name}: a zip archive without {ARCHIVE_CONFIG} (not a .keras model)"
-                ) from None
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise UserError(f"{name}: unreadable zip archive: {visible(str(exc))}") from None
+    raw = inputfile.read_zip_member(path, ARCHIVE_CONFIG)
+    if raw is None:
+        raise UserError(f"{name}: a zip archive without {ARCHIVE_CONFIG} (not a .keras model)")
     data = parse_json(raw, f"{name}!{ARCHIVE_CONFIG}")
     if not (isinstance(data, dict) and "class_name" in data and "config" in data):
         raise UserError(

@@ -20,9 +20,12 @@ import struct
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
+from gputui import inputfile
 from gputui.errors import UserError
+from gputui.fit.importers import gguf_rules
+from gputui.fit.importers.gguf_rules import GGUFError, LongString, Skipped
 from gputui.fit.llm.config import ConfigError
 from gputui.fit.llm.formats import GGML_TYPES, ggml_tensor_bytes
 from gputui.fit.llm.hfkeys import from_hf_dict
@@ -44,8 +47,24 @@ SCALARS = {
     11: "<q",
     12: "<d",
 }
-MAX_STRING = 1 << 26
-MAX_COUNT = 1 << 32
+# Bounds on what a header may make gputui read or keep (checked before reading it).
+MAX_STRING = 1 << 26  # one string's bytes
+MAX_KEY = 65535  # a metadata key's bytes (the GGUF spec's limit)
+MAX_NAME = 63  # a tensor name's bytes (ggml's GGML_MAX_NAME - 1)
+MAX_KV = 1 << 16  # metadata entries
+MAX_TENSORS = 1 << 16  # tensor infos
+MAX_DIMS = 4  # ggml's GGML_MAX_DIMS
+MAX_DIM = (1 << 31) - 1  # one tensor dimension
+MAX_ARRAY = 1 << 26  # values in one array (also bounded by the bytes left in the file)
+MAX_STRINGS = 1 << 22  # strings in all arrays together (token lists, merges)
+KEEP_VALUES = 4096  # numeric arrays longer than this are skipped (per-token scores)
+KEEP_STRING = 1 << 16  # longer string values are skipped, not decoded
+MAX_KEPT = 1 << 24  # bytes of string values kept in all
+MAX_ALIGNMENT = 1 << 20
+DEFAULT_ALIGNMENT = 32
+_CHUNK = 1 << 20
+# the fewest bytes one element of a metadata value type takes
+_MIN_BYTES = {8: 8, 9: 12} | {t: struct.calcsize(f) for t, f in SCALARS.items()}
 
 # llama.cpp's llama_ftype (general.file_type), for display
 FILE_TYPES = {
@@ -64,10 +83,6 @@ ARCHITECTURES = {
     "gptj": "gptj", "olmo": "olmo", "olmo2": "olmo2", "deepseek2": "deepseek_v2",
     "gpt-oss": "gpt_oss",
 }  # fmt: skip
-
-
-class GGUFError(ValueError):
-    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,99 +111,194 @@ class GGUFFile:
 
 
 class _Reader:
-    def __init__(self, f: BinaryIO) -> None:
+    """Reads a header whose every length and count is checked against the bytes left,
+    so nothing is allocated or looped over that the file does not hold."""
+
+    def __init__(self, f: IO[bytes], size: int) -> None:
         self.f = f
+        self.size = size
+        self.strings = 0  # strings read or skipped in arrays so far
+        self.kept = 0  # bytes of string values kept so far
+
+    def left(self) -> int:
+        return self.size - self.f.tell()
 
     def take(self, n: int) -> bytes:
+        if n > self.left():
+            raise GGUFError("file ends inside its header")
         b = self.f.read(n)
         if len(b) != n:
             raise GGUFError("file ends inside its header")
         return b
 
+    def skip(self, n: int) -> None:
+        if n > self.left():
+            raise GGUFError("file ends inside its header")
+        self.f.seek(n, 1)
+
     def unpack(self, fmt: str) -> Any:
         return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
 
-    def string(self) -> str:
-        n = self.unpack("<Q")
-        if n > MAX_STRING:
-            raise GGUFError(f"string of {n} bytes is implausible")
-        return self.take(n).decode("utf-8", errors="replace")
+    def length(self, what: str, limit: int) -> int:
+        n: int = self.unpack("<Q")
+        if n > limit:
+            raise GGUFError(f"GGUF {what}: {n:,} bytes (at most {limit:,})")
+        if n > self.left():
+            raise GGUFError(
+                f"file ends inside its header (GGUF {what} of {n:,} bytes, {self.left():,} left)"
+            )
+        return n
 
-    def value(self, vtype: int) -> Any:
+    def string(self, what: str = "string", limit: int = MAX_STRING) -> str:
+        return self.take(self.length(what, limit)).decode("utf-8", errors="replace")
+
+    def count(self, what: str, n: int, limit: int, each: int) -> int:
+        """`n` checked against `limit` and against the bytes left (`each` at least per item)."""
+        if n > limit:
+            raise GGUFError(f"GGUF {what}: {n:,} entries (at most {limit:,})")
+        if n * each > self.left():
+            raise GGUFError(
+                f"GGUF {what}: {n:,} entries need at least {n * each:,} bytes, "
+                f"{self.left():,} are left in the file"
+            )
+        return n
+
+    def value(self, vtype: int, key: str) -> Any:
         if vtype in SCALARS:
             return self.unpack(SCALARS[vtype])
         if vtype == 8:
-            return self.string()
+            n = self.length(key, MAX_STRING)
+            if n > KEEP_STRING:
+                self.skip(n)
+                return LongString(n)
+            self.kept += n
+            if self.kept > MAX_KEPT:
+                raise GGUFError(f"GGUF {key}: string values over {MAX_KEPT >> 20} MiB in all")
+            return self.take(n).decode("utf-8", errors="replace")
         if vtype == 9:
             etype = self.unpack("<I")
-            count = self.unpack("<Q")
-            if count > MAX_COUNT:
-                raise GGUFError(f"array of {count} values is implausible")
+            if etype not in _MIN_BYTES or etype == 9:
+                raise GGUFError(f"GGUF {key}: unsupported array element type {etype}")
+            count = self.count(key, self.unpack("<Q"), MAX_ARRAY, _MIN_BYTES[etype])
             if etype == 8:
+                self.strings += count
+                if self.strings > MAX_STRINGS:
+                    raise GGUFError(
+                        f"GGUF {key}: over {MAX_STRINGS:,} strings in the arrays in all"
+                    )
                 # token lists: skip the strings, keep the count (all the estimate needs)
-                for _ in range(count):
-                    n = self.unpack("<Q")
-                    if n > MAX_STRING:
-                        raise GGUFError(f"string of {n} bytes is implausible")
-                    self.f.seek(n, 1)
-                return _Skipped(count)
-            if etype in SCALARS:
-                size = struct.calcsize(SCALARS[etype])
-                raw = self.take(size * count)
-                return list(struct.unpack(f"<{count}{SCALARS[etype][1]}", raw))
-            raise GGUFError(f"unsupported array element type {etype}")
-        raise GGUFError(f"unknown metadata value type {vtype}")
+                self.skip_strings(key, count)
+                return Skipped(count, 8)
+            size = struct.calcsize(SCALARS[etype])
+            if count > KEEP_VALUES:
+                self.skip(size * count)
+                return Skipped(count, etype)
+            raw = self.take(size * count)
+            return list(struct.unpack(f"<{count}{SCALARS[etype][1]}", raw))
+        raise GGUFError(f"GGUF {key}: unknown metadata value type {vtype}")
 
-
-@dataclass(frozen=True, slots=True)
-class _Skipped:
-    """An array of strings whose length is all we keep."""
-
-    count: int
-
-    def __len__(self) -> int:
-        return self.count
+    def skip_strings(self, key: str, count: int) -> None:
+        """Step over `count` length-prefixed strings, reading the lengths in chunks."""
+        buf = b""
+        at = 0
+        for _ in range(count):
+            if at + 8 > len(buf):
+                buf = buf[at:] + self.f.read(_CHUNK)
+                at = 0
+                if len(buf) < 8:
+                    raise GGUFError("file ends inside its header")
+            (n,) = struct.unpack_from("<Q", buf, at)
+            at += 8
+            if n > MAX_STRING:
+                raise GGUFError(f"GGUF {key}: a string of {n:,} bytes (at most {MAX_STRING:,})")
+            if at + n <= len(buf):
+                at += n
+                continue
+            beyond = n - (len(buf) - at)
+            if beyond > self.left():
+                raise GGUFError("file ends inside its header")
+            self.f.seek(beyond, 1)
+            buf, at = b"", 0
+        self.f.seek(at - len(buf), 1)  # give back what was read ahead
 
 
 def read_gguf(path: Path) -> GGUFFile:
-    try:
-        with path.open("rb") as f:
-            r = _Reader(f)
-            if r.take(4) != MAGIC:
-                raise GGUFError("not a GGUF file (no GGUF magic)")
-            version = r.unpack("<I")
-            if version not in (2, 3):
-                raise GGUFError(f"GGUF version {version} is not supported (2 and 3 are)")
-            n_tensors = r.unpack("<Q")
-            n_kv = r.unpack("<Q")
-            if n_tensors > 1 << 24 or n_kv > 1 << 24:
-                raise GGUFError("implausible tensor or metadata count")
-            meta: dict[str, Any] = {}
-            for _ in range(n_kv):
-                key = r.string()
-                meta[key] = r.value(r.unpack("<I"))
-            tensors = []
-            for _ in range(n_tensors):
-                name = r.string()
-                n_dims = r.unpack("<I")
-                if n_dims > 8:
-                    raise GGUFError(f"tensor {name!r}: {n_dims} dimensions")
-                dims = tuple(r.unpack("<Q") for _ in range(n_dims))
-                type_id = r.unpack("<I")
-                r.unpack("<Q")  # offset into the data section
-                if type_id not in GGML_TYPES:
-                    raise GGUFError(f"tensor {name!r}: unknown ggml type {type_id}")
-                tensors.append(GGUFTensor(name, dims, type_id))
-    except OSError as exc:
-        raise GGUFError(exc.strerror or str(exc)) from None
+    """The header of the GGUF file at `path`, every count and offset checked (GGUFError)."""
+    with inputfile.open_regular(path) as f:
+        try:
+            return _read(f, inputfile.file_size(f))
+        except OSError as exc:
+            raise GGUFError(exc.strerror or str(exc)) from None
+
+
+def _read(f: IO[bytes], size: int) -> GGUFFile:
+    r = _Reader(f, size)
+    if r.take(4) != MAGIC:
+        raise GGUFError("not a GGUF file (no GGUF magic)")
+    version = r.unpack("<I")
+    if version not in (2, 3):
+        raise GGUFError(f"GGUF version {version} is not supported (2 and 3 are)")
+    n_tensors = r.unpack("<Q")
+    n_kv = r.count("metadata_kv_count", r.unpack("<Q"), MAX_KV, 8 + 4 + 1)
+    meta: dict[str, Any] = {}
+    for _ in range(n_kv):
+        key = r.string("metadata key", MAX_KEY)
+        if key in meta:
+            raise GGUFError(f"GGUF {key}: metadata key given twice")
+        meta[key] = r.value(r.unpack("<I"), key)
+    # each tensor info: name length, n_dims, one dim, type, offset
+    r.count("tensor_count", n_tensors, MAX_TENSORS, 8 + 4 + 8 + 4 + 8)
+    tensors = []
+    offsets = []
+    seen: set[str] = set()
+    for _ in range(n_tensors):
+        name = r.string("tensor name", MAX_NAME)
+        if name in seen:
+            raise GGUFError(f"GGUF tensor {name}: listed twice")
+        seen.add(name)
+        tensor = _tensor_info(r, name)
+        offsets.append(r.unpack("<Q"))  # into the data section
+        tensors.append(tensor)
+    alignment = meta.get("general.alignment", DEFAULT_ALIGNMENT)
+    if (
+        not isinstance(alignment, int)
+        or isinstance(alignment, bool)
+        or not 0 < alignment <= MAX_ALIGNMENT
+        or alignment & (alignment - 1)
+    ):
+        raise GGUFError(
+            f"GGUF general.alignment: {alignment!r} is not a power of two (1 to {MAX_ALIGNMENT:,})"
+        )
+    data_start = -(-f.tell() // alignment) * alignment
+    gguf_rules.check_data(tensors, offsets, alignment, size - data_start)
     return GGUFFile(version, meta, tuple(tensors))
+
+
+def _tensor_info(r: _Reader, name: str) -> GGUFTensor:
+    n_dims = r.unpack("<I")
+    if not 1 <= n_dims <= MAX_DIMS:
+        raise GGUFError(f"GGUF tensor {name}: {n_dims} dimensions (1 to {MAX_DIMS})")
+    dims = tuple(r.unpack("<Q") for _ in range(n_dims))
+    for i, d in enumerate(dims):
+        if not 1 <= d <= MAX_DIM:
+            raise GGUFError(f"GGUF tensor {name}: dims[{i}] is {d:,} (1 to {MAX_DIM:,})")
+    type_id = r.unpack("<I")
+    if type_id not in GGML_TYPES:
+        raise GGUFError(f"GGUF tensor {name}: unknown ggml type {type_id}")
+    type_name, block, _ = GGML_TYPES[type_id]
+    if dims[0] % block:
+        raise GGUFError(
+            f"GGUF tensor {name}: rows of {dims[0]:,} values are not a whole number of "
+            f"{type_name} blocks ({block})"
+        )
+    return GGUFTensor(name, dims, type_id)
 
 
 def _hf_dict(g: GGUFFile) -> tuple[dict[str, Any], list[str]]:
     meta = g.metadata
     arch = meta.get("general.architecture")
     if not isinstance(arch, str):
-        raise GGUFError("metadata has no general.architecture")
+        raise GGUFError("GGUF general.architecture: missing or not a string")
     warnings = []
     model_type = ARCHITECTURES.get(arch)
     if model_type is None:
@@ -197,17 +307,15 @@ def _hf_dict(g: GGUFFile) -> tuple[dict[str, Any], list[str]]:
             f"GGUF architecture {arch!r} is not known: estimated as a Llama-style decoder"
         )
 
+    gguf_rules.check_model(g, arch, known=arch in ARCHITECTURES)
+    blocks = gguf_rules.integer(meta, f"{arch}.block_count")
+
     def get(key: str) -> Any:
-        v = meta.get(f"{arch}.{key}")
-        if isinstance(v, list):  # per-layer values (some files): the widest layer
-            v = max(v) if v else None
-        return v
+        # per-layer values (some files): the widest layer
+        return gguf_rules.integer(meta, f"{arch}.{key}", blocks)
 
     names = {t.name: t for t in g.tensors}
-    vocab = get("vocab_size")
-    if vocab is None:
-        tokens = meta.get("tokenizer.ggml.tokens")
-        vocab = len(tokens) if tokens is not None else None
+    vocab = gguf_rules.vocab_size(g, arch)
     if vocab is None and "token_embd.weight" in names:
         vocab = names["token_embd.weight"].dims[-1]
     raw: dict[str, Any] = {
@@ -255,15 +363,15 @@ def _hf_dict(g: GGUFFile) -> tuple[dict[str, Any], list[str]]:
         )
         raw["n_positions"] = raw["max_position_embeddings"]
         raw["n_inner"] = raw["intermediate_size"]
-    missing = [
-        k
-        for k in ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
-        if raw.get(k) is None
-    ]
+    gguf_keys = {
+        "hidden_size": "embedding_length",
+        "num_hidden_layers": "block_count",
+        "num_attention_heads": "attention.head_count",
+        "vocab_size": "vocab_size",
+    }
+    missing = [key for hf, key in gguf_keys.items() if raw.get(hf) is None]
     if missing:
-        raise GGUFError(
-            f"metadata has no {arch}.{missing[0].replace('num_hidden_layers', 'block_count')}"
-        )
+        raise GGUFError(f"GGUF {arch}.{missing[0]}: missing")
     return {k: v for k, v in raw.items() if v is not None}, warnings
 
 
@@ -316,7 +424,7 @@ def load_gguf(path: Path) -> TransformerModel:
 
 def is_gguf(path: Path) -> bool:
     try:
-        with path.open("rb") as f:
+        with inputfile.open_regular(path) as f:
             return f.read(4) == MAGIC
-    except OSError:
+    except (OSError, UserError):
         return False

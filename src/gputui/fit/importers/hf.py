@@ -8,11 +8,11 @@ checkpoint stores its linears.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from pathlib import Path
 
+from gputui import inputfile
 from gputui.errors import UserError
 from gputui.fit.importers.safetensors import SafetensorsError, read_header
 from gputui.fit.llm.config import ConfigError
@@ -24,18 +24,8 @@ DTYPE_FORMAT = {"F32": "fp32", "F16": "fp16", "BF16": "bf16", "F8_E4M3": "fp8", 
 
 
 def read_json(path: Path) -> object:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"{visible(str(path))}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{visible(str(path))}: not UTF-8 text (is it a JSON file?)") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(
-            f"{visible(str(path))}: line {exc.lineno}: invalid JSON ({exc.msg})"
-        ) from None
+    """A config.json through the one input boundary (special files, size, depth, digits)."""
+    return inputfile.read_json(path, what="config file")
 
 
 def load_config(path: Path, name: str | None = None) -> TransformerModel:
