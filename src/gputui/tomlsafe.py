@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from gputui.errors import UserError
+from gputui.inputfile import open_regular
 from gputui.textsafe import visible
 
 if sys.version_info >= (3, 11):
@@ -73,7 +74,9 @@ def parse_toml(text: str, where: str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> 
     except RecursionError:
         dotted = _deep_dotted_line(text, max_depth)
         if dotted is not None:  # tomli 2.x recurses on each part of a dotted key
-            raise TomlError(shown, f"a dotted key nested more than {max_depth} levels deep", dotted) from None
+            raise TomlError(
+                shown, f"a dotted key nested more than {max_depth} levels deep", dotted
+            ) from None
         raise TomlError(
             shown,
             "arrays or inline tables are nested too deeply",
@@ -82,7 +85,9 @@ def parse_toml(text: str, where: str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> 
     except ValueError as exc:  # int-conversion limit; tomllib lets it through
         found = _LONG_DIGITS.search(text)
         line = text.count("\n", 0, found.start()) + 1 if found else None
-        raise TomlError(shown, f"a number is too long ({visible(str(exc)).split(':')[0]})", line) from None
+        raise TomlError(
+            shown, f"a number is too long ({visible(str(exc)).split(':')[0]})", line
+        ) from None
     deep = _too_deep(data, max_depth)
     if deep is not None:
         raise TomlError(
@@ -118,7 +123,10 @@ def read_toml(
     """
     shown = visible(where if where is not None else str(path))
     try:
-        with path.open("rb") as handle:
+        if path.is_dir():
+            raise IsADirectoryError(path)
+        # a FIFO or device is refused before it is opened (an open would block)
+        with open_regular(path) as handle:
             raw = handle.read(max_bytes + 1)
     except FileNotFoundError:
         raise UserError(f"{shown}: {what} not found") from None
@@ -126,6 +134,11 @@ def read_toml(
         raise UserError(f"{shown}: is a directory, not a {what}") from None
     except OSError as exc:
         raise UserError(f"{shown}: cannot read {what} ({exc.strerror or exc})") from None
+    except UserError as exc:
+        if not path.exists():
+            raise UserError(f"{shown}: {what} not found") from None
+        reason = str(exc).rpartition(": ")[2]
+        raise UserError(f"{shown}: cannot read {what} ({reason})") from None
     if len(raw) > max_bytes:
         raise UserError(f"{shown}: {what} is larger than {max_bytes >> 20} MiB")
     try:
