@@ -10,13 +10,14 @@ again with the same weights, and `block` to call a sub-graph from `blocks`.
 from __future__ import annotations
 
 import heapq
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from gputui.errors import UserError
-from gputui.fit.args import MAX_DIM, LayerArgError
+from gputui.fit.args import MAX_DIM, MAX_ELEMENTS, LayerArgError
 from gputui.fit.graph import ModelInput, Network, Node, Ref, Shape
 from gputui.fit.registry import analyse_layer, freeze, is_known
 from gputui.fit.stats import LayerStats
@@ -557,7 +558,18 @@ def _shape(value: Any, where: str, field: str) -> Shape:
             f"{where}: {field}: must be a list of positive integers (at most {MAX_DIM}), "
             f"got {value!r}"
         )
+    check_elements(value, where, field)
     return tuple(value)
+
+
+def check_elements(shape: list[int], where: str, field: str) -> None:
+    """A per-sample shape holds at most MAX_ELEMENTS values (each dimension may be in bounds
+    while their product is not)."""
+    if math.prod(shape) > MAX_ELEMENTS:
+        raise UserError(
+            f"{where}: {field}: {list(shape)} holds {math.prod(shape):.3g} values per sample; "
+            f"at most {MAX_ELEMENTS:.3g}"
+        )
 
 
 def sequential_network(

@@ -36,11 +36,11 @@ from typing import Any, Literal
 from gputui.errors import UserError
 from gputui.fit.importers.detect import detect_kind, read_archive_config, read_json
 from gputui.fit.importers.keras_classes import KERAS_LAYER_CLASSES
+from gputui.fit.importers.keras_schema import MODEL_CLASSES, check_keras_document
 from gputui.textsafe import visible
 
 SourceFormat = Literal["keras3", "tf.keras2"]
 
-MODEL_CLASSES = frozenset({"Functional", "Model", "Sequential"})
 # keras_hub (formerly keras_nlp) layers the fit checker knows (learned positions).
 KERAS_HUB_LAYERS = frozenset({"PositionEmbedding", "TokenAndPositionEmbedding"})
 _HUB_PACKAGES = frozenset({"keras_hub", "keras_nlp"})
@@ -488,6 +488,8 @@ class _Writer:
                     f"{self.where}: model {graph.name!r}: input_layers names {name!r}, "
                     "which is not an InputLayer of the model"
                 )
+        for tensor in graph.inputs:
+            self._input_ref(tensor, "input_layers names", graph)
         call_names = self._call_names(graph)
         alias: dict[tuple[str, int], Tensor] = {}  # a skipped call -> the input it passes on
         # Shapes Keras 3 recorded for each tensor where it is consumed.
@@ -509,11 +511,9 @@ class _Writer:
             layers_out.append(self._entry(layer, node, call, call_names, resolved, graph, by_name))
         for tensor in graph.outputs:
             source = by_name.get(tensor[0])
-            if (
-                source is not None
-                and source.class_name != "InputLayer"
-                and tensor[1] >= len(source.calls)
-            ):
+            if source is not None and source.class_name == "InputLayer":
+                self._input_ref(tensor, "output_layers takes", graph)
+            elif source is not None and tensor[1] >= len(source.calls):
                 raise UserError(
                     f"{self.where}: model {graph.name!r}: output_layers takes call "
                     f"{tensor[1]} of {tensor[0]!r}, which is called {len(source.calls)} time(s)"
@@ -574,6 +574,7 @@ class _Writer:
                             f"input from {tensor[0]!r}, which is not a layer of the model"
                         )
                     if source.class_name == "InputLayer":
+                        self._input_ref(tensor, f"layer {layer.name!r} takes", graph)
                         continue
                     if tensor[1] >= len(source.calls):
                         raise UserError(
@@ -599,6 +600,14 @@ class _Writer:
             stuck = next(n for (n, _), deps in pending.items() if deps)
             raise UserError(f"{self.where}: model {graph.name!r}: layer {stuck!r} is in a cycle")
         return order
+
+    def _input_ref(self, tensor: Tensor, who: str, graph: _Graph) -> None:
+        """An InputLayer has one node and one tensor: [name, 0, 0]."""
+        if tensor[1] != 0 or tensor[2] != 0:
+            raise UserError(
+                f"{self.where}: model {graph.name!r}: {who} [{tensor[0]!r}, {tensor[1]}, "
+                f"{tensor[2]}], but an input has only node 0, tensor 0"
+            )
 
     def _resolve(
         self,
@@ -1018,6 +1027,7 @@ def keras_table(
     With `skip_unknown`, custom layers pass their first input on and a warning
     says so; without, the first one is a UserError naming its class and layer.
     """
+    check_keras_document(data, where)  # every field the reader follows has its type
     reader = _Reader(where)
     graph = reader.model(data, "model")
     given = dict(input_shapes or {})
