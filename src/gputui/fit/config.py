@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from gputui.errors import UserError
 from gputui.fit.args import MAX_DIM, LayerArgError
 from gputui.fit.graph import ModelInput, Network
-from gputui.fit.graph_build import MAX_LAYERS, GraphBuilder, check_elements, sequential_network
+from gputui.fit.graph_build import MAX_LAYERS, GraphBuilder, sequential_network
+from gputui.fit.graph_syntax import check_elements
 from gputui.fit.layers_multi import ATTENTION_MODES
 from gputui.fit.software import DEFAULT_SOFTWARE, Software, memory_format, optimizer_impl
 from gputui.textsafe import visible
