@@ -305,3 +305,23 @@ def test_layers_listed_before_their_inputs_and_renamed_configs_are_accepted(name
     assert after.params == before.params == counts["total"]
     assert after.trainable_params == before.trainable_params == counts["trainable"]
     assert {n.name for n in after.networks[0].nodes} == {n.name for n in before.networks[0].nodes}
+
+
+@pytest.mark.parametrize("operand", [10**400, float("inf"), float("nan")])
+def test_a_keras_ops_operand_too_large_for_a_float_is_refused(operand: Any) -> None:
+    """x * c recorded from keras.ops becomes Rescaling(scale=c): c must be a finite float."""
+    op = {
+        "module": "keras.src.ops.numpy",
+        "class_name": "Multiply",
+        "config": {"name": "o"},
+        "registered_name": None,
+        "name": "o",
+    }
+    keras_3 = keras3(**{"config.layers.1": {**op, "inbound_nodes": [{"args": [t("x"), operand]}]}})
+    keras_3["config"]["output_layers"] = [["o", 0, 0]]
+    assert "layer 'o': config.layers[1].inbound_nodes[0].args[1]: an operand must be" in error(
+        keras_3
+    )
+    tf2 = keras2([[["x", 0, 0, {}], ["_CONSTANT_VALUE", -1, operand, {}]]])
+    tf2["config"]["layers"][1].update(module="keras.src.ops.numpy", class_name="Multiply")
+    assert "config.layers[1].inbound_nodes[0][1][2]: an operand must be" in error(tf2)

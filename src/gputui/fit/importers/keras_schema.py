@@ -298,7 +298,9 @@ class _Checker:
             if not isinstance(value[3], dict):
                 raise self.fail(f"{path}[3]", f"must be an object, got {json_type(value[3])}")
             self.arguments(value[3], f"{path}[3]", depth + 1)
-        if value[0] != _CONSTANT:
+        if value[0] == _CONSTANT:
+            self.arguments(value[2], f"{path}[2]", depth + 1)  # the operand (x * 0.5)
+        else:
             self.history(value[:3], path)
 
 
