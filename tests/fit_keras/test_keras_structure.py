@@ -325,3 +325,12 @@ def test_a_keras_ops_operand_too_large_for_a_float_is_refused(operand: Any) -> N
     tf2 = keras2([[["x", 0, 0, {}], ["_CONSTANT_VALUE", -1, operand, {}]]])
     tf2["config"]["layers"][1].update(module="keras.src.ops.numpy", class_name="Multiply")
     assert "config.layers[1].inbound_nodes[0][1][2]: an operand must be" in error(tf2)
+
+
+def test_a_float_argument_holding_a_huge_json_integer_is_refused() -> None:
+    """JSON integers have no size limit (TOML's stop at 64 bits): float() would overflow."""
+    data = keras3(
+        **{"config.layers.1.class_name": "Dropout", "config.layers.1.config": {"rate": 10**400}}
+    )
+    with pytest.raises(UserError, match="rate: must be in .0, 1., got an integer too large"):
+        params(data)
