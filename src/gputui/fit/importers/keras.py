@@ -19,6 +19,10 @@ functional syntax of the models file (docs/fit.md):
   MobileNetV3's hard-sigmoid) become the layer that does the same arithmetic:
   a scalar operand is a `Rescaling`, two tensors the merge layer of that name.
 
+The work is split by job: keras_schema.py checks the document's structure,
+keras_read.py reads it into layers and calls, keras_layers.py says what one layer
+becomes, and this module writes the graph table.
+
 The caller owns what the file does not say (batch size, optimizer, mode) and
 adds them to `KerasModel.table`; `KerasModel.precision` is the mixed-precision
 policy the model was built under, as one of `gputui.fit.precision.PRECISIONS`.
@@ -329,7 +333,7 @@ class _Writer:
             entry["block"] = self._block(layer, call, frozen=not trainable)
         elif layer.module is not None and layer.module.startswith("keras.src.ops"):
             op = op_layer(layer, call)
-            assert op is not None  # _unknown_reason let it through
+            assert op is not None  # unknown_reason let it through
             entry.update(op)
         else:
             self._policy(layer.config)

@@ -21,6 +21,7 @@ _TENSOR_KWARGS = ("query", "value", "key", "initial_state")
 # Call-time keyword arguments that are really layer options. Other call-time tensors
 # (masks) are left out with a warning; other values (training=False) change nothing here.
 _OPTION_KWARGS = frozenset({"use_causal_mask", "return_attention_scores"})
+
 Tensor = tuple[str, int, int]  # (layer name, node index, tensor index), Keras' keras_history
 
 
