@@ -628,7 +628,8 @@ def test_keras_1_style_sequential_list_config() -> None:
                 ["x"],
                 ["d", 0, 0],
             ),
-            "layer 'd': inbound_nodes: a Keras tensor without [layer, node, tensor] keras_history",
+            "layer 'd': config.layers[1].inbound_nodes[0].args[0].config.keras_history: "
+            "must be [layer name, node index, tensor index]",
         ),
         (
             functional([inp("x", 4), dense("a:b", "x")], ["x"], ["a:b", 0, 0]),

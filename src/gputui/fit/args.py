@@ -6,6 +6,7 @@ file, model and layer position so the user gets one line that points at it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -83,6 +84,10 @@ class Args:
         value = self.raw.get(name, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise LayerArgError(name, f"must be a number, got {value!r}")
+        if isinstance(value, int) and abs(value) > sys.float_info.max:  # JSON has no int limit
+            raise LayerArgError(
+                name, f"must be in [{low:g}, {high:g}), got an integer too large for a float"
+            )
         if not low <= float(value) < high:
             raise LayerArgError(name, f"must be in [{low:g}, {high:g}), got {value}")
         return float(value)

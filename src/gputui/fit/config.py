@@ -22,6 +22,7 @@ from gputui.errors import UserError
 from gputui.fit.args import MAX_DIM, LayerArgError
 from gputui.fit.graph import ModelInput, Network
 from gputui.fit.graph_build import MAX_LAYERS, GraphBuilder, sequential_network
+from gputui.fit.graph_syntax import check_elements
 from gputui.fit.layers_multi import ATTENTION_MODES
 from gputui.fit.software import DEFAULT_SOFTWARE, Software, memory_format, optimizer_impl
 from gputui.textsafe import visible
@@ -360,6 +361,7 @@ def shape_field(value: Any, ctx: str, field: str) -> tuple[int, ...]:
         raise UserError(f"{ctx}: {field}: must be a list of positive integers, got {value!r}")
     if any(d > MAX_DIM for d in value):
         raise UserError(f"{ctx}: {field}: every dimension must be at most {MAX_DIM}")
+    check_elements(value, ctx, field)
     return tuple(value)
 
 

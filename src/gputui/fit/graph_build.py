@@ -10,14 +10,22 @@ again with the same weights, and `block` to call a sub-graph from `blocks`.
 from __future__ import annotations
 
 import heapq
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from gputui.errors import UserError
-from gputui.fit.args import MAX_DIM, LayerArgError
+from gputui.fit.args import LayerArgError
 from gputui.fit.graph import ModelInput, Network, Node, Ref, Shape
+from gputui.fit.graph_syntax import (
+    REF_SYNTAX,
+    listed,
+    name_list,
+    only_keys,
+    parse_ref,
+    parse_shape,
+    snake,
+)
 from gputui.fit.registry import analyse_layer, freeze, is_known
 from gputui.fit.stats import LayerStats
 
@@ -41,12 +49,6 @@ _CALL_KEYS = {"name", "inputs", "block", "trainable", "loss"}
 _REUSE_KEYS = {"name", "inputs", "reuse", "loss"}
 _INPUT_KEYS = {"name", "shape", "dtype"}
 _BLOCK_KEYS = {"inputs", "layers", "outputs"}
-
-
-def snake(name: str) -> str:
-    """Keras' to_snake_case: the default layer name for a class ("Conv2D" -> "conv2d")."""
-    step = re.sub("(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
-    return re.sub("([a-z])([A-Z])", r"\1_\2", step).lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,14 +111,14 @@ class GraphBuilder:
             where = f"{self.ctx}: inputs[{k}]"
             if not isinstance(item, dict):
                 raise UserError(f'{where}: must be a table like {{ name = "x", shape = [4] }}')
-            why = f"unknown field (allowed: {_listed(_INPUT_KEYS)})"
-            _only_keys(item, _INPUT_KEYS, f"{where}: ", why)
+            why = f"unknown field (allowed: {listed(_INPUT_KEYS)})"
+            only_keys(item, _INPUT_KEYS, f"{where}: ", why)
             name = item.get("name")
             if not isinstance(name, str) or not name or ":" in name:
                 raise UserError(f"{where}: name: required, a string without ':'")
             if any(i.name == name for i in out):
                 raise UserError(f"{where}: name: {name!r} is used twice")
-            shape = _shape(item.get("shape"), where, "shape")
+            shape = parse_shape(item.get("shape"), where, "shape")
             dtype = item.get("dtype")
             if dtype is not None and dtype not in _DTYPES:
                 raise UserError(
@@ -276,23 +278,22 @@ class GraphBuilder:
             return [(scope.first_input, 0)]
         if not self.named:
             raise UserError(f'{label}: inputs: only a kind = "functional" model names inputs')
-        listed = _name_list(value)
+        listed = name_list(value)
         if listed is None:
             raise UserError(f'{label}: inputs: must be a list of names like ["conv", "lstm:1"]')
         known = set(scope.refs) | set(names)
         out = []
         for v in listed:
-            name, _, idx_text = v.partition(":")
-            if idx_text and not idx_text.isdigit():
-                raise UserError(
-                    f"{label}: inputs: {v!r}: the part after ':' must be an output index"
-                )
+            ref = parse_ref(v)
+            if ref is None:
+                raise UserError(f"{label}: inputs: {v!r}: {REF_SYNTAX}")
+            name, idx = ref
             if name not in known:
                 choices = ", ".join(sorted(known))
                 raise UserError(f"{label}: inputs: unknown input {name!r} (known: {choices})")
             if name == names[i]:
                 raise UserError(f"{label}: inputs: a layer cannot read its own output")
-            out.append((name, int(idx_text) if idx_text else 0))
+            out.append((name, idx))
         return out
 
     def _order(
@@ -381,7 +382,7 @@ class GraphBuilder:
 
     def _reuse(self, site: _Site, prefix: str) -> list[Ref]:
         layer, label = site.layer, site.label
-        _only_keys(layer, _REUSE_KEYS, f"{label}: ", f"a reuse takes only {_listed(_REUSE_KEYS)}")
+        only_keys(layer, _REUSE_KEYS, f"{label}: ", f"a reuse takes only {listed(_REUSE_KEYS)}")
         target = layer.get("reuse")
         owner = prefix + str(target)
         if not isinstance(target, str) or owner not in self.by_name and owner not in self.calls:
@@ -424,9 +425,7 @@ class GraphBuilder:
         layer, full, label = site.layer, site.full, site.label
         if not self.named:
             raise UserError(f'{label}: block: only a kind = "functional" model calls blocks')
-        _only_keys(
-            layer, _CALL_KEYS, f"{label}: ", f"a block call takes only {_listed(_CALL_KEYS)}"
-        )
+        only_keys(layer, _CALL_KEYS, f"{label}: ", f"a block call takes only {listed(_CALL_KEYS)}")
         block = layer.get("block")
         if not isinstance(block, str) or block not in self.blocks:
             known = ", ".join(sorted(self.blocks)) or "none"
@@ -443,15 +442,20 @@ class GraphBuilder:
 
     def _expand(self, block: str, site: _Site, frozen: bool, reuse: str | None) -> list[Ref]:
         full, refs, shapes, label = site.full, site.refs, site.shapes, site.label
-        if block in self.block_stack or len(self.block_stack) >= MAX_BLOCK_DEPTH:
-            raise UserError(f"{label}: block: {block!r} calls itself")
+        if block in self.block_stack:
+            chain = " -> ".join([*self.block_stack[self.block_stack.index(block) :], block])
+            raise UserError(f"{label}: block: {block!r} calls itself ({chain})")
+        if len(self.block_stack) >= MAX_BLOCK_DEPTH:
+            raise UserError(
+                f"{label}: block: blocks nest deeper than {MAX_BLOCK_DEPTH} levels at {block!r}"
+            )
         table = self.blocks[block]
         where = f"blocks.{block}"
-        _only_keys(
+        only_keys(
             table,
             _BLOCK_KEYS,
             f"{self.ctx}: {where}.",
-            f"unknown field (allowed: {_listed(_BLOCK_KEYS)})",
+            f"unknown field (allowed: {listed(_BLOCK_KEYS)})",
         )
         declared = table.get("inputs")
         if not isinstance(declared, list) or not declared:
@@ -459,12 +463,15 @@ class GraphBuilder:
         names = []
         for k, item in enumerate(declared):
             name = item.get("name") if isinstance(item, dict) else item
-            if not isinstance(name, str) or not name:
+            if not isinstance(name, str) or not name or ":" in name or "/" in name:
                 raise UserError(
-                    f"{self.ctx}: {where}.inputs[{k}]: must be a name or {{ name, shape }}"
+                    f"{self.ctx}: {where}.inputs[{k}]: must be a name (without ':' or '/') "
+                    "or { name, shape }"
                 )
+            if name in names:
+                raise UserError(f"{self.ctx}: {where}.inputs[{k}]: name {name!r} is used twice")
             if isinstance(item, dict) and "shape" in item:
-                want = _shape(item["shape"], f"{self.ctx}: {where}.inputs[{k}]", "shape")
+                want = parse_shape(item["shape"], f"{self.ctx}: {where}.inputs[{k}]", "shape")
                 if k < len(shapes) and want != shapes[k]:
                     raise UserError(
                         f"{label}: inputs: input {k} has shape {shapes[k]}, block {block!r} "
@@ -494,15 +501,17 @@ class GraphBuilder:
     ) -> list[tuple[str, int]]:
         if spec is None:
             return [(names[-1], 0)]
-        listed = _name_list(spec)
+        listed = name_list(spec)
         if listed is None:
             raise UserError(f"{self.ctx}: outputs: must be a list of layer names")
         out = []
         for s in listed:
-            name, _, idx = s.partition(":")
-            if name not in scope.refs or (idx and not idx.isdigit()):
+            ref = parse_ref(s)
+            if ref is None:
+                raise UserError(f"{self.ctx}: outputs: {s!r} ({err_where}): {REF_SYNTAX}")
+            if ref[0] not in scope.refs:
                 raise UserError(f"{self.ctx}: outputs: unknown output {s!r} ({err_where})")
-            out.append((name, int(idx) if idx else 0))
+            out.append(ref)
         return out
 
     def _loss(self, layer: Mapping[str, Any], label: str) -> str:
@@ -523,41 +532,6 @@ def _phase_label(
     if named and ("name" in layer or "/" in full):
         return f"{kind} {full!r}{place}"
     return f"{kind}{place}"
-
-
-def _listed(keys: set[str]) -> str:
-    return ", ".join(sorted(keys))
-
-
-def _only_keys(table: Mapping[str, Any], allowed: set[str], where: str, why: str) -> None:
-    """Every key of `table` is one of `allowed`; the first that is not is named."""
-    for key in table:
-        if key not in allowed:
-            raise UserError(f"{where}{key}: {why}")
-
-
-def _name_list(value: Any) -> list[str] | None:
-    """A name, or a non-empty list of names, as a list; None when it is neither."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        return value
-    return None
-
-
-def _shape(value: Any, where: str, field: str) -> Shape:
-    if (
-        not isinstance(value, list)
-        or not value
-        or not all(
-            isinstance(d, int) and not isinstance(d, bool) and 0 < d <= MAX_DIM for d in value
-        )
-    ):
-        raise UserError(
-            f"{where}: {field}: must be a list of positive integers (at most {MAX_DIM}), "
-            f"got {value!r}"
-        )
-    return tuple(value)
 
 
 def sequential_network(
