@@ -1,0 +1,254 @@
+"""HF config.json fuzz family: real configs from examples/llm, mutated, run through `gputui fit`.
+
+Each case starts from a shipped config of a supported model type (so it is
+structurally valid), optionally nests it as a multimodal `text_config`, then
+applies a few mutations. A mutation is either harmless (a missing optional key,
+an unread key of any type, a valid size) or planted: a value gputui must refuse
+(a size over its documented bound, zero or negative, a float, bool or string
+where an integer is read, top-k over the experts, KV heads that do not divide
+the heads, a `layer_types` of the wrong length or kind, a prompt beyond the
+model's context without --allow-longer-context). A planted case that gputui
+accepts is a wrong accept; an accepted case is also checked against the
+invariants of its JSON answer (the longest context never beyond the model's
+context unless allowed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from random import Random
+from typing import Any
+
+import generators as gen
+
+FAMILY = "hf"
+REPO = Path(__file__).resolve().parents[2]
+BASES = sorted((REPO / "examples" / "llm").glob("*.json"))
+
+# size keys gputui reads (where the base config has them) and the smallest valid value
+SIZE_KEYS = {
+    "hidden_size": 1, "num_hidden_layers": 1, "num_attention_heads": 1, "num_key_value_heads": 1,
+    "head_dim": 1, "intermediate_size": 1, "vocab_size": 1, "max_position_embeddings": 1,
+    "n_embd": 1, "n_layer": 1, "n_head": 1, "n_positions": 1, "ffn_dim": 1, "dim": 1,
+    "n_heads": 1, "n_layers": 1, "hidden_dim": 1, "word_embed_proj_dim": 1,
+    "num_local_experts": 1, "num_experts": 1, "n_routed_experts": 0, "num_experts_per_tok": 1,
+    "moe_intermediate_size": 1, "shared_expert_intermediate_size": 0, "decoder_sparse_step": 1,
+    "kv_lora_rank": 1, "q_lora_rank": 1, "qk_nope_head_dim": 1, "qk_rope_head_dim": 1,
+    "v_head_dim": 1, "n_shared_experts": 0, "first_k_dense_replace": 0, "moe_layer_freq": 1,
+    "type_vocab_size": 0, "sliding_window": 0,
+}  # fmt: skip
+# keys a model type does not read (a bad value there is harmless)
+UNREAD = {
+    "qwen2": {"sliding_window"}, "qwen2_moe": {"sliding_window"},
+    "qwen3": {"sliding_window"}, "qwen3_moe": {"sliding_window", "num_local_experts"},
+    "gpt_oss": {"experts_per_token"}, "gptj": {"n_inner"},
+}  # fmt: skip
+LAYER_TYPES_READ = ("gemma2", "gemma3_text", "gpt_oss")
+TOPK_OF = {"mixtral": "num_local_experts", "gpt_oss": "num_local_experts",
+           "qwen2_moe": "num_experts", "qwen3_moe": "num_experts",
+           "deepseek_v2": "n_routed_experts", "deepseek_v3": "n_routed_experts"}  # fmt: skip
+HEADS = {"gpt2": "n_head", "gptj": "n_head", "distilbert": "n_heads"}
+CLASSIC = ("gpt2", "gptj", "gpt_neox", "opt", "bert", "roberta", "distilbert")
+HUGE = [10**7, 2**31, 2**32 + 1, 2**63, 10**30, 5 * 10**6, 1 << 40]
+
+
+@dataclass
+class Case:
+    config: dict[str, Any]
+    argv: list[str]
+    planted: list[str] = field(default_factory=list)
+    context: int | None = None  # the model's context when the run must not go beyond it
+    touched: set[str] = field(default_factory=set)  # keys planted on: later mutations keep off
+
+
+def _target(case: dict[str, Any]) -> dict[str, Any]:
+    text = case.get("text_config")
+    return text if isinstance(text, dict) else case
+
+
+LONG = ("max_position_embeddings", "n_positions", "sliding_window")
+
+
+def _bad_int(rng: Random, minimum: int, key: str = "") -> Any:
+    roll = rng.random()
+    if roll < 0.35:
+        if key in LONG:  # positions admit 10M-token models: only far beyond is planted
+            return rng.choice((2**31, 2**40, 10**30))
+        return rng.choice(HUGE) * rng.choice((1, 1, 3))
+    if roll < 0.55:
+        return rng.choice((minimum - 1, -1, -(2**40)))
+    if roll < 0.7:
+        return rng.choice((4096.0, 1.5, float("inf"), float("nan"), 1e300))
+    if roll < 0.8:
+        return rng.choice((True, False))
+    if roll < 0.9:
+        return rng.choice(("4096", "", "12a", "\u0661\u0662"))
+    return rng.choice(([4096], {"value": 4096}, [[1] * 3]))
+
+
+def _deep(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = {"x": value} if depth % 2 else [value]
+    return value
+
+
+def _mutate(rng: Random, case: Case, mt: str) -> None:
+    cfg = _target(case.config)
+    reads = [
+        k
+        for k in SIZE_KEYS
+        if k in cfg and k not in UNREAD.get(mt, set()) and k not in case.touched
+    ]
+    if mt == "qwen2" or mt == "qwen2_moe":
+        reads = [k for k in reads if k != "sliding_window"]
+    roll = rng.random()
+    if roll < 0.35 and reads:
+        key = rng.choice(reads)
+        value = _bad_int(rng, SIZE_KEYS[key], key)
+        if key == "sliding_window" and value in (0, False, None):
+            value = -1
+        if key in ("n_routed_experts",) and value == 0:
+            value = -1
+        cfg[key] = value
+        case.planted.append(f"{key} = {value!r}")
+        case.touched.add(key)
+    elif roll < 0.45 and mt in TOPK_OF and TOPK_OF[mt] in cfg:
+        experts = cfg[TOPK_OF[mt]]
+        if isinstance(experts, int) and not isinstance(experts, bool) and experts > 0:
+            key = "num_experts_per_tok"
+            cfg[key] = experts + rng.choice((1, 7, 1000))
+            if mt == "gpt_oss":
+                cfg.pop("experts_per_token", None)
+            case.planted.append(f"{key} = {cfg[key]} > experts {experts}")
+            case.touched |= {key, TOPK_OF[mt]}
+    elif roll < 0.55 and mt not in CLASSIC and mt not in ("deepseek_v2", "deepseek_v3"):
+        heads = cfg.get("num_attention_heads")
+        if isinstance(heads, int) and not isinstance(heads, bool) and heads > 1:
+            kv = next(d for d in range(2, heads + 2) if heads % d)
+            cfg["num_key_value_heads"] = kv
+            case.planted.append(f"num_key_value_heads = {kv} does not divide {heads}")
+            case.touched |= {"num_key_value_heads", "num_attention_heads"}
+    elif roll < 0.65 and mt in LAYER_TYPES_READ:
+        n = cfg.get("num_hidden_layers")
+        if isinstance(n, int) and not isinstance(n, bool) and 0 < n < 10_000:
+            how = rng.random()
+            if how < 0.4:
+                cfg["layer_types"] = ["full_attention"] * (n + rng.choice((1, -1, 5)))
+            elif how < 0.7:
+                kinds = ["full_attention"] * n
+                kinds[rng.randrange(n)] = rng.choice(("linear_attention", "", "FULL", 3, None))
+                cfg["layer_types"] = kinds
+            else:
+                cfg["layer_types"] = rng.choice(("full_attention", {"0": "full"}, 12))
+            case.planted.append(f"layer_types = {str(cfg['layer_types'])[:40]}")
+            case.touched |= {"layer_types", "num_hidden_layers"}
+    elif roll < 0.7 and mt in ("gemma3_text",):
+        cfg["sliding_window_pattern"] = _bad_int(rng, 1)
+        case.planted.append(f"sliding_window_pattern = {cfg['sliding_window_pattern']!r}")
+        case.touched.add("sliding_window_pattern")
+    elif roll < 0.78:
+        # harmless: an unread key of any type, or deep nesting under an unread key
+        cfg[rng.choice(("rope_theta_x", "notes", "initializer_range_x"))] = rng.choice(
+            (None, "x", [1, 2], _deep(rng.randrange(1, 120)), 10**40, -5)
+        )
+    elif roll < 0.86 and reads:
+        # a read size key deeply nested: not an integer
+        key = rng.choice(reads)
+        cfg[key] = _deep(rng.randrange(2, 150))
+        case.planted.append(f"{key} = deep nesting")
+        case.touched.add(key)
+    elif roll < 0.93 and reads:
+        key = rng.choice(reads)
+        del cfg[key]  # a default may apply, or it is required: either way no traceback
+    else:
+        # harmless: a valid, smaller size
+        key = rng.choice(["num_hidden_layers", "vocab_size", "n_layer", "n_layers"])
+        if (
+            key not in case.touched
+            and isinstance(cfg.get(key), int)
+            and not isinstance(cfg.get(key), bool)
+        ):
+            cfg[key] = max(1, cfg[key] // rng.choice((1, 2, 3)))
+            if (
+                "layer_types" in cfg
+                and key == "num_hidden_layers"
+                and "layer_types" not in case.touched
+            ):
+                cfg.pop("layer_types")
+
+
+def make_case(rng: Random) -> Case:
+    base = json.loads(rng.choice(BASES).read_text())
+    mt = str(base.get("model_type"))
+    config: dict[str, Any] = base
+    if rng.random() < 0.15 and mt not in CLASSIC:
+        config = {"model_type": "llava", "text_config": base, "vision_config": {"hidden_size": 1}}
+    case = Case(config, ["--gpu", "RTX 3090", "--json"])
+    for _ in range(rng.choice((0, 1, 1, 2, 3))):
+        _mutate(rng, case, mt)
+    cfg = _target(config)
+    roll = rng.random()
+    if roll < 0.35 and mt not in ("bert", "roberta", "distilbert"):
+        ctx = cfg.get("max_position_embeddings", cfg.get("n_positions"))
+        seq = rng.choice((16, 512, 4096, 8192, 32768, 300_000, 10**7))
+        new = rng.choice((None, 1, 256, 4096))
+        case.argv += ["--mode", "generate", "--seq-len", str(seq)]
+        if new is not None:
+            case.argv += ["--new-tokens", str(new)]
+        allow = rng.random() < 0.3
+        if allow:
+            case.argv.append("--allow-longer-context")
+        if isinstance(ctx, int) and not isinstance(ctx, bool) and ctx > 0:
+            if seq + (new or 256) > ctx and not allow:
+                case.planted.append(f"--seq-len {seq} + new tokens beyond context {ctx}")
+            if not allow:
+                case.context = ctx
+    elif roll < 0.5:
+        case.argv = ["--gpu", "RTX 3090"]  # the text report
+    return case
+
+
+def case_text(case: Case) -> str:
+    return json.dumps({"argv": case.argv, "planted": case.planted, "config": case.config})
+
+
+def run_case(case: Case, workdir: Path) -> gen.Outcome:
+    from gputui.cli import main
+
+    path = workdir / "config.json"
+    path.write_text(json.dumps(case.config), encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["fit", str(path), *case.argv])
+    text, errors = out.getvalue(), err.getvalue()
+    if any(ord(c) < 0x20 and c not in "\n\t" for c in text + errors):
+        return gen.Outcome("wrong-accept", f"control character in the output | {text[:60]!r}")
+    if code == 2:
+        lines = errors.strip().splitlines()
+        if len(lines) != 1 or text:
+            return gen.Outcome("wrong-accept", f"exit 2 without one line | {errors[:80]!r}")
+        return gen.Outcome("rejected", lines[0])
+    if code not in (0, 1):
+        return gen.Outcome("wrong-accept", f"exit {code} | {errors[:80]!r}")
+    if case.planted:
+        what = case.planted[0].split(" = ")[0].split(" ")[0]
+        return gen.Outcome("wrong-accept", f"accepted invalid {what} | {case.planted[0]}")
+    if "--json" in case.argv:
+        data = json.loads(text, parse_constant=gen._no_constant)
+        if data["model"]["params"] <= 0:
+            return gen.Outcome("wrong-accept", f"params <= 0 | {data['model']['params']}")
+        for est in data["estimates"]:
+            if case.context is not None and est["longest_context"] > case.context:
+                return gen.Outcome(
+                    "wrong-accept",
+                    f"longest context beyond the model's | {est['longest_context']} > {case.context}",
+                )
+            if not math.isfinite(est["peak_bytes"]) or est["peak_bytes"] <= 0:
+                return gen.Outcome("wrong-accept", f"peak not positive | {est['peak_bytes']}")
+    return gen.OK
