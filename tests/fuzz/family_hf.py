@@ -183,6 +183,76 @@ def _mutate(rng: Random, case: Case, mt: str) -> None:
                 cfg.pop("layer_types")
 
 
+QUANT_OK = [
+    {"quant_method": "gptq", "bits": 4, "group_size": 128},
+    {"quant_method": "awq", "w_bit": 4, "q_group_size": 128},
+    {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"},
+    {"quant_method": "bitsandbytes", "load_in_8bit": True},
+    {"quant_method": "fp8"},
+]
+QUANT_BAD = [
+    {"quant_method": "gptq", "bits": 5},
+    {"quant_method": "gptq", "bits": "4"},
+    {"quant_method": "gptq", "bits": 4, "group_size": 10**12},
+    {"quant_method": "awq", "w_bit": 4.0},
+    {"quant_method": "zzz"},
+    {"quant_method": 7},
+    {"quant_method": "bitsandbytes"},
+    {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "xyz"},
+    {"quant_method": "bitsandbytes", "load_in_4bit": "yes"},
+    "gptq",
+    [1, 2],
+]
+LLAMA_READS_FLAGS = ("tie_word_embeddings", "attention_bias", "mlp_bias")
+# CLI flags: (flag, the mode it needs or None) and values over their bounds
+FLAGS = [("--batch-size", None), ("--gpus", None), ("--lora-rank", "train"),
+         ("--grad-accum", "train"), ("--paged", "generate"), ("--prefill-chunk", "generate"),
+         ("--seq-len", None), ("--new-tokens", "generate")]  # fmt: skip
+OVER = ["0", "-3", str(2**31), str(10**40)]
+
+
+def _mutate_extra(rng: Random, case: Case, mt: str) -> None:
+    """Quantization, flags, dropouts, MoE layer lists and command-line numbers."""
+    cfg = _target(case.config)
+    roll = rng.random()
+    if roll < 0.25:
+        if rng.random() < 0.5:
+            cfg["quantization_config"] = dict(rng.choice(QUANT_OK))
+        else:
+            q = rng.choice(QUANT_BAD)
+            cfg["quantization_config"] = dict(q) if isinstance(q, dict) else q
+            case.planted.append(f"quantization_config = {str(q)[:40]}")
+    elif roll < 0.4 and mt not in CLASSIC:
+        key = rng.choice(LLAMA_READS_FLAGS)
+        cfg[key] = rng.choice(("yes", 1, 0, [True]))
+        case.planted.append(f"{key} = {cfg[key]!r}")
+    elif roll < 0.55 and mt not in CLASSIC:
+        cfg["attention_dropout"] = rng.choice((float("nan"), float("inf"), 2.0, -0.1, "0.1"))
+        case.planted.append(f"attention_dropout = {cfg['attention_dropout']!r}")
+    elif roll < 0.7 and mt in ("qwen2_moe", "qwen3_moe"):
+        n = cfg.get("num_hidden_layers")
+        n = n if isinstance(n, int) and not isinstance(n, bool) else 24
+        cfg["mlp_only_layers"] = rng.choice(
+            ([n + 3], [True], [-1], ["0"], "0", list(range(200_000)), [0.0])
+        )
+        case.planted.append(f"mlp_only_layers = {str(cfg['mlp_only_layers'])[:30]}")
+        case.touched.add("num_hidden_layers")
+    elif roll < 0.8:
+        cfg["text_config"] = rng.choice(("x", [1], None, {"model_type": 3}))
+        # read only when the top level has no num_hidden_layers: harmless otherwise
+    else:
+        flag, mode = rng.choice(FLAGS)
+        if "--mode" in case.argv or (
+            mode == "generate" and mt in ("bert", "roberta", "distilbert")
+        ):
+            return
+        value = rng.choice(OVER)
+        case.argv += [flag, value]
+        if mode is not None:
+            case.argv += ["--mode", mode]
+        case.planted.append(f"{flag} {value}")
+
+
 def make_case(rng: Random) -> Case:
     base = json.loads(rng.choice(BASES).read_text())
     mt = str(base.get("model_type"))
@@ -192,9 +262,13 @@ def make_case(rng: Random) -> Case:
     case = Case(config, ["--gpu", "RTX 3090", "--json"])
     for _ in range(rng.choice((0, 1, 1, 2, 3))):
         _mutate(rng, case, mt)
+    if rng.random() < 0.35:
+        _mutate_extra(rng, case, mt)
     cfg = _target(config)
     roll = rng.random()
-    if roll < 0.35 and mt not in ("bert", "roberta", "distilbert"):
+    if "--mode" in case.argv:
+        pass
+    elif roll < 0.35 and mt not in ("bert", "roberta", "distilbert"):
         ctx = cfg.get("max_position_embeddings", cfg.get("n_positions"))
         seq = rng.choice((16, 512, 4096, 8192, 32768, 300_000, 10**7))
         new = rng.choice((None, 1, 256, 4096))
@@ -210,7 +284,7 @@ def make_case(rng: Random) -> Case:
             if not allow:
                 case.context = ctx
     elif roll < 0.5:
-        case.argv = ["--gpu", "RTX 3090"]  # the text report
+        case.argv.remove("--json")  # the text report
     return case
 
 
