@@ -53,8 +53,8 @@ def refused(raw: dict[str, Any]) -> str:
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ({**TINY, "num_hidden_layers": 4097}, "num_hidden_layers: 4097 is over the bound 4096"),
-        ({**GPT2, "n_layer": 5000}, "n_layer: 5000 is over the bound 4096"),
+        ({**TINY, "num_hidden_layers": 2049}, "num_hidden_layers: 2049 is over the bound 2048"),
+        ({**GPT2, "n_layer": 5000}, "n_layer: 5000 is over the bound 2048"),
         ({**TINY, "hidden_size": 262144}, "hidden_size: 262144 is over the bound 131072"),
         ({**TINY, "num_attention_heads": 4096, "head_dim": 1, "num_key_value_heads": 1},
          "num_attention_heads: 4096 is over the bound 2048"),
@@ -78,9 +78,9 @@ def refused(raw: dict[str, Any]) -> str:
          "sliding_window: 268435456 is over the bound 134217728"),
         ({**BERT, "type_vocab_size": 2000}, "type_vocab_size: 2000 is over the bound 1024"),
         ({**GEMMA3, "sliding_window_pattern": 5000},
-         "sliding_window_pattern: 5000 is over the bound 4096"),
+         "sliding_window_pattern: 5000 is over the bound 2048"),
         ({**TINY, "num_hidden_layers": 10**40},
-         "num_hidden_layers: an integer of 41 digits is over the bound 4096"),
+         "num_hidden_layers: an integer of 41 digits is over the bound 2048"),
     ],
 )  # fmt: skip
 def test_every_size_has_a_bound_named_with_its_key(raw: dict[str, Any], message: str) -> None:
@@ -125,7 +125,7 @@ def test_no_transformer_config_escapes_the_check() -> None:
     """Built directly (not through an importer), a config is checked all the same."""
     good = from_hf_dict(TINY)
     cases = [
-        ({"num_layers": 5000}, "num_hidden_layers: 5000 is over the bound 4096"),
+        ({"num_layers": 5000}, "num_hidden_layers: 5000 is over the bound 2048"),
         ({"num_kv_heads": 3}, "num_key_value_heads: 3 does not divide num_attention_heads 4"),
         ({"sliding_window": 16, "layer_types": ("sliding",)}, "layer_types: has 1 entries for 2"),
         ({"layer_types": ("sliding", "global")}, "layer_types: unknown layer type 'global'"),
@@ -145,7 +145,7 @@ def test_no_transformer_config_escapes_the_check() -> None:
 
 def test_the_products_are_bounded_too(tmp_path: Path) -> None:
     """Each size within its bound, their product (the parameters) not: refused, file named."""
-    big = {**TINY, "num_hidden_layers": 4096, "hidden_size": 65536, "num_attention_heads": 512,
+    big = {**TINY, "num_hidden_layers": 2048, "hidden_size": 65536, "num_attention_heads": 512,
            "num_key_value_heads": 512, "intermediate_size": 262144}  # fmt: skip
     path = tmp_path / "config.json"
     path.write_text(json.dumps(big))
@@ -185,7 +185,7 @@ def _gguf_writer() -> Any:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"llama.block_count": 5000}, "num_hidden_layers: 5000 is over the bound 4096"),
+        ({"llama.block_count": 5000}, "num_hidden_layers: 5000 is over the bound 2048"),
         ({"llama.expert_count": 4, "llama.expert_used_count": 6},
          "num_experts_per_tok: 6 is more than the 4 experts"),
         ({"llama.context_length": 1 << 30}, "max_position_embeddings: 1073741824 is over"),

@@ -64,6 +64,10 @@ class Case:
     planted: list[str] = field(default_factory=list)
     context: int | None = None  # the model's context when the run must not go beyond it
     touched: set[str] = field(default_factory=set)  # keys planted on: later mutations keep off
+    # "file": CONFIG.json; "folder": a model folder with a safetensors header; "cache": the
+    # folder as a Hugging Face cache snapshot, `--hf fuzz/model`, with this refs/main
+    layout: str = "file"
+    ref: str = ""
 
 
 def _target(case: dict[str, Any]) -> dict[str, Any]:
@@ -209,6 +213,11 @@ FLAGS = [("--batch-size", None), ("--gpus", None), ("--lora-rank", "train"),
          ("--grad-accum", "train"), ("--paged", "generate"), ("--prefill-chunk", "generate"),
          ("--seq-len", None), ("--new-tokens", "generate")]  # fmt: skip
 OVER = ["0", "-3", str(2**31), str(10**40)]
+# values at or near the bound: valid, and must still be answered in time
+AT_BOUND = {"--batch-size": [str(1 << 20), "65537"], "--gpus": [str(1 << 16), "4096"],
+            "--lora-rank": [str(1 << 16), "4096"], "--grad-accum": [str(1 << 20)],
+            "--paged": [str(1 << 20), "1"], "--prefill-chunk": [str(1 << 27), "1"],
+            "--seq-len": [str(1 << 27), "1"], "--new-tokens": [str(1 << 27), "1"]}  # fmt: skip
 
 
 def _mutate_extra(rng: Random, case: Case, mt: str) -> None:
@@ -246,11 +255,14 @@ def _mutate_extra(rng: Random, case: Case, mt: str) -> None:
             mode == "generate" and mt in ("bert", "roberta", "distilbert")
         ):
             return
-        value = rng.choice(OVER)
+        value = rng.choice(OVER + AT_BOUND[flag])
         case.argv += [flag, value]
         if mode is not None:
             case.argv += ["--mode", mode]
-        case.planted.append(f"{flag} {value}")
+        if flag in ("--seq-len", "--new-tokens"):
+            case.argv.append("--allow-longer-context")  # the bound, not the context, is tested
+        if value in OVER:
+            case.planted.append(f"{flag} {value}")
 
 
 def make_case(rng: Random) -> Case:
@@ -260,6 +272,11 @@ def make_case(rng: Random) -> Case:
     if rng.random() < 0.15 and mt not in CLASSIC:
         config = {"model_type": "llava", "text_config": base, "vision_config": {"hidden_size": 1}}
     case = Case(config, ["--gpu", "RTX 3090", "--json"])
+    roll = rng.random()
+    if roll < 0.1:
+        case.layout = "folder"
+    elif roll < 0.2:
+        case.layout, case.ref = "cache", rng.choice(REFS)
     for _ in range(rng.choice((0, 1, 1, 2, 3))):
         _mutate(rng, case, mt)
     if rng.random() < 0.35:
@@ -289,17 +306,60 @@ def make_case(rng: Random) -> Case:
 
 
 def case_text(case: Case) -> str:
-    return json.dumps({"argv": case.argv, "planted": case.planted, "config": case.config})
+    return json.dumps(
+        {"layout": case.layout, "ref": case.ref, "argv": case.argv, "planted": case.planted,
+         "config": case.config}
+    )  # fmt: skip
+
+
+REFS = ["abc123", "", "../../../etc", "abc123\n", "\x00\xff", "nope", "." * 300]
+
+
+def _place(case: Case, workdir: Path) -> list[str]:
+    """Write the case's files; the arguments that name them to `gputui fit`."""
+    import shutil
+
+    from gputui.fit.importers.safetensors import write_header_only
+
+    for old in ("config.json", "model", "hub"):
+        target = workdir / old
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
+    if case.layout == "file":
+        path = workdir / "config.json"
+        path.write_text(json.dumps(case.config), encoding="utf-8")
+        return [str(path)]
+    folder = workdir / "model"
+    if case.layout == "cache":
+        folder = workdir / "hub" / "models--fuzz--model" / "snapshots" / "abc123"
+        refs = workdir / "hub" / "models--fuzz--model" / "refs"
+        refs.mkdir(parents=True)
+        (refs / "main").write_bytes(case.ref.encode("utf-8", "surrogateescape"))
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(case.config), encoding="utf-8")
+    write_header_only(folder / "model.safetensors", {"w": ("BF16", (64, 64))})
+    return ["--hf", "fuzz/model"] if case.layout == "cache" else [str(folder)]
 
 
 def run_case(case: Case, workdir: Path) -> gen.Outcome:
+    import os
+
     from gputui.cli import main
 
-    path = workdir / "config.json"
-    path.write_text(json.dumps(case.config), encoding="utf-8")
+    where = _place(case, workdir)
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["fit", str(path), *case.argv])
+    saved = os.environ.get("HF_HUB_CACHE")
+    os.environ["HF_HUB_CACHE"] = str(workdir / "hub")
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["fit", *where, *case.argv])
+    finally:
+        if saved is None:
+            os.environ.pop("HF_HUB_CACHE", None)
+        else:
+            os.environ["HF_HUB_CACHE"] = saved
     text, errors = out.getvalue(), err.getvalue()
     if any(ord(c) < 0x20 and c not in "\n\t" for c in text + errors):
         return gen.Outcome("wrong-accept", f"control character in the output | {text[:60]!r}")

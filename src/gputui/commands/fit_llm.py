@@ -244,9 +244,7 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
     new_tokens = args.new_tokens or 256
     seq = args.seq_len or default_seq(cfg, mode, new_tokens)
     allow = bool(getattr(args, "allow_longer_context", False))
-    check_context(
-        cfg, seq, new_tokens, mode, allow, new_given=args.new_tokens is not None
-    )
+    check_context(cfg, seq, new_tokens, mode, allow, new_given=args.new_tokens is not None)
     method = args.method or ("lora" if args.lora_rank or args.lora_targets else "full")
     weights_name = args.weights
     if (

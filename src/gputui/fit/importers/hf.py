@@ -144,7 +144,7 @@ def _revision(ref: Path) -> str | None:
     except OSError:
         return None
     rev = data.decode("ascii", "replace").strip()
-    if not rev or not all(c.isascii() and (c.isalnum() or c in "-_.") for c in rev):
+    if not 0 < len(rev) <= 128 or not all(c.isascii() and (c.isalnum() or c in "-_.") for c in rev):
         return None
     return None if rev in (".", "..") else rev
 

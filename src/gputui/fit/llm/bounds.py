@@ -30,7 +30,7 @@ class Bound:
 
 
 BOUNDS: dict[str, Bound] = {
-    "layers": Bound(4096, "Llama 3.1 405B has 126 layers"),
+    "layers": Bound(2048, "Llama 3.1 405B has 126 layers"),
     "hidden": Bound(1 << 17, "Llama 3.1 405B: 16,384; Nemotron-4 340B: 18,432"),
     "heads": Bound(2048, "Llama 3.1 405B and DeepSeek-V3: 128"),
     "head_dim": Bound(4096, "Gemma: 256"),
