@@ -20,7 +20,7 @@ import pytest
 
 from gputui.errors import UserError
 from gputui.fit.importers.gguf import load_gguf
-from gputui.fit.importers.hf import load_folder, load_path
+from gputui.fit.importers.hf import load_cached, load_folder, load_path
 from gputui.fit.llm.config import ConfigError, Moe
 from gputui.fit.llm.hfkeys import from_hf_dict
 from gputui.fit.llm.model import TransformerModel, from_config
@@ -216,3 +216,22 @@ def test_every_real_config_is_within_the_bounds(path: Path) -> None:
     """The shipped configs (DeepSeek-V3's 256 experts, Llama-3-70B, Gemma) are all accepted."""
     m = load_path(path)
     assert m.params > 0
+
+
+def test_hf_cache_refs_main_must_name_a_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """refs/main is read from the cache: "../.." or bytes that are not text do not lead
+    out of the snapshots folder nor crash; the newest snapshot is used instead."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    repo = tmp_path / "hub" / "models--acme--tiny"
+    snap = repo / "snapshots" / "abc123"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text(json.dumps(TINY))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "config.json").write_text(json.dumps({**TINY, "num_hidden_layers": 7}))
+    (repo / "refs").mkdir()
+    for ref in (b"../../../outside", b"\xff\xfe\x00", b"." * 300):
+        (repo / "refs" / "main").write_bytes(ref)
+        assert load_cached("acme/tiny").config.num_layers == 2
