@@ -235,3 +235,24 @@ def test_hf_cache_refs_main_must_name_a_snapshot(
     for ref in (b"../../../outside", b"\xff\xfe\x00", b"." * 300):
         (repo / "refs" / "main").write_bytes(ref)
         assert load_cached("acme/tiny").config.num_layers == 2
+
+
+def test_gguf_messages_can_name_the_gguf_key() -> None:
+    """For importers/gguf.py: the metadata key a GGUF user knows, beside the HF one."""
+    from gputui.fit.llm.ggufnames import gguf_message
+
+    raw = {**MIXTRAL, "num_experts_per_tok": 9}
+    with pytest.raises(ConfigError) as info:
+        from_hf_dict(raw)
+    assert gguf_message(info.value, "llama") == (
+        "llama.expert_used_count (num_experts_per_tok): 9 is more than the 8 experts "
+        "(llama.expert_count)"
+    )
+    with pytest.raises(ConfigError) as info:
+        from_hf_dict({**TINY, "num_hidden_layers": 5000})
+    assert gguf_message(info.value, "qwen2").startswith(
+        "qwen2.block_count (num_hidden_layers): 5000 is over the bound 2048"
+    )
+    with pytest.raises(ConfigError) as info:
+        from_hf_dict({**TINY, "attention_dropout": 2.0})
+    assert gguf_message(info.value, "llama").startswith("attention_dropout: must be")
