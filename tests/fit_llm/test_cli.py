@@ -30,8 +30,9 @@ def test_issue_lora_on_a_4090(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_issue_generate_32k_all_cards_json(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run(
-        capsys, LLAMA3, "--mode", "generate", "--seq-len", "32768", "--all-cards", "--json"
-    )
+        capsys, LLAMA3, "--mode", "generate", "--seq-len", "32768", "--all-cards", "--json",
+        "--allow-longer-context",  # Llama-3-8B's context is 8192
+    )  # fmt: skip
     data = json.loads(out)
     assert rc == 0 and data["kind"] == "transformer"
     rows = {r["card"]: r for r in data["ranking"]}
@@ -111,9 +112,10 @@ def test_encoder_cannot_generate(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_multi_gpu_70b(capsys: pytest.CaptureFixture[str]) -> None:
     m = str(ROOT / "examples/llm/llama-3-70b.json")
-    rc1, out1, _ = run(capsys, m, "--gpu", "H100 SXM5 80GB", "--seq-len", "32000", "--json")
+    longer = "--allow-longer-context"  # Llama-3-70B's context is 8192
+    rc1, out1, _ = run(capsys, m, "--gpu", "H100 SXM5 80GB", "--seq-len", "32000", "--json", longer)
     rc4, out4, _ = run(
-        capsys, m, "--gpu", "H100 SXM5 80GB", "--seq-len", "32000", "--gpus", "4", "--json"
+        capsys, m, "--gpu", "H100 SXM5 80GB", "--seq-len", "32000", "--gpus", "4", "--json", longer
     )
     one, four = json.loads(out1)["estimates"][0], json.loads(out4)["estimates"][0]
     assert rc1 == 1 and not one["fits"]

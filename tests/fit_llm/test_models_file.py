@@ -149,7 +149,7 @@ def test_flags_override_the_table_and_set_the_exit_status(
 ) -> None:
     rc, out, _ = run(
         capsys, str(mixed), "--model", "llama3-lora", "--seq-len", "16384", "--batch-size", "4",
-        "--gpu", "RTX 4090", "--json",
+        "--gpu", "RTX 4090", "--json", "--allow-longer-context",  # Llama-3-8B: context 8192
     )  # fmt: skip
     data = json.loads(out)
     assert rc == 1 and data["all_fit"] is False and data["models"] == []

@@ -40,6 +40,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="tokens per sequence (generate: the prompt); default 2048 or the model's maximum",
     )
     g.add_argument(
+        "--allow-longer-context",
+        action="store_true",
+        help="estimate a prompt + new tokens beyond the model's max_position_embeddings "
+        "(refused otherwise: the model was not trained that long)",
+    )
+    g.add_argument(
         "--new-tokens",
         type=int,
         metavar="N",
@@ -134,6 +140,7 @@ LLM_ONLY_FLAGS = (
     "method",
     "seq_len",
     "new_tokens",
+    "allow_longer_context",
     "weights",
     "kv_dtype",
     "paged",
@@ -171,13 +178,6 @@ def handles(args: argparse.Namespace) -> bool:
     return path is not None and detect(Path(path)) is not None
 
 
-def _positive(name: str, value: int | None, minimum: int = 1) -> None:
-    from gputui.errors import UserError
-
-    if value is not None and value < minimum:
-        raise UserError(f"{name}: must be an integer >= {minimum}, got {value}")
-
-
 def load_model(args: argparse.Namespace) -> Any:
     from gputui.errors import UserError
 
@@ -202,25 +202,15 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
     """The workload the flags describe, every value checked (UserError names the flag)."""
     from dataclasses import replace
 
+    from gputui.commands.fit_llm_bounds import check_flag_numbers
     from gputui.errors import UserError
+    from gputui.fit.llm.context import check_context, default_seq
     from gputui.fit.llm.formats import weight_format
     from gputui.fit.llm.weights import normalize_targets
     from gputui.fit.llm.workload import DEFAULT_LORA_TARGETS, Workload
 
     cfg = model.config
-    for name in (
-        "seq_len",
-        "new_tokens",
-        "lora_rank",
-        "grad_accum",
-        "gpus",
-        "tp",
-        "pp",
-        "paged",
-        "prefill_chunk",
-        "batch_size",
-    ):
-        _positive("--" + name.replace("_", "-"), getattr(args, name, None))
+    check_flag_numbers(args)
     if getattr(args, "memory_format", None):
         raise UserError(
             f"--memory-format {args.memory_format}: applies to layer models with convolutions "
@@ -251,20 +241,10 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
         for flag, value in gen_only.items():
             if value is not None:
                 raise UserError(f"{flag}: only with --mode generate (mode is {mode})")
-    max_pos = cfg.max_position_embeddings
-    seq = args.seq_len or min(2048, max_pos or 2048)
-    if (
-        args.seq_len is None
-        and mode == "generate"
-        and max_pos
-        and seq + (args.new_tokens or 256) > max_pos
-    ):
-        seq = max(1, max_pos - (args.new_tokens or 256))
-    if cfg.learned_positions and seq > cfg.max_position_embeddings:
-        raise UserError(
-            f"--seq-len {seq}: {model.name} has a learned position table of "
-            f"{cfg.max_position_embeddings} positions"
-        )
+    new_tokens = args.new_tokens or 256
+    seq = args.seq_len or default_seq(cfg, mode, new_tokens)
+    allow = bool(getattr(args, "allow_longer_context", False))
+    check_context(cfg, seq, new_tokens, mode, allow, new_given=args.new_tokens is not None)
     method = args.method or ("lora" if args.lora_rank or args.lora_targets else "full")
     weights_name = args.weights
     if (
@@ -306,8 +286,6 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
             targets = normalize_targets(args.lora_targets.split(","))
         except ValueError as exc:
             raise UserError(f"--lora-targets: {exc}") from None
-    if args.lora_alpha is not None and not args.lora_alpha > 0:
-        raise UserError(f"--lora-alpha: must be positive, got {args.lora_alpha}")
     rank = args.lora_rank or 16
     if args.optimizer is not None and args.optimizer not in OPTIMIZERS:
         raise UserError(
@@ -339,7 +317,7 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
         mode=mode,  # type: ignore[arg-type]
         batch_size=args.batch_size or 1,
         seq_len=seq,
-        new_tokens=args.new_tokens or 256,
+        new_tokens=new_tokens,
         method=method,  # type: ignore[arg-type]
         precision=precision,  # type: ignore[arg-type]
         weights=fmt.name,
@@ -393,7 +371,10 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(
             "--model: picks a model of a models TOML; a transformer file holds one model"
         )
+    from gputui.fit.llm.context import mark_longer_context
+
     model = load_model(args)
+    allow = bool(getattr(args, "allow_longer_context", False))
     header: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "kind": "transformer"}
     if args.all_cards:
         from gputui.catalog import load_catalog
@@ -417,15 +398,21 @@ def run(args: argparse.Namespace) -> int:
     from gputui.commands.fit import EXIT_PARTIAL, _target_line, _targets
 
     targets, unavailable = _targets(args)
-    lost_lines = [f"GPU {u.index}: {u.name}: unavailable, not checked: {u.reason}" for u in unavailable]
+    lost_lines = [
+        f"GPU {u.index}: {u.name}: unavailable, not checked: {u.reason}" for u in unavailable
+    ]
     if not targets:  # every GPU asked about is lost or unreadable
         if args.json:
-            print(json.dumps({**header, "unavailable_gpus": [vars_of(u) for u in unavailable]}, indent=2))
+            print(
+                json.dumps(
+                    {**header, "unavailable_gpus": [vars_of(u) for u in unavailable]}, indent=2
+                )
+            )
         else:
             print("\n".join(lost_lines))
         return EXIT_PARTIAL
     wl = workload(args, model, _precision_for(targets[0], args.mode or ""))
-    results = [estimate(model, wl, t) for t in targets]
+    results = [mark_longer_context(estimate(model, wl, t), allow) for t in targets]
     ok = all(e.fits_now for e in results)
     if args.json:
         payload = {

@@ -74,6 +74,10 @@ def workload(
 
     ns = argparse.Namespace(**vars(args))
     ns.hf = None
+    # the table's `allow_longer_context = true` or the flag: either one asks for it
+    ns.allow_longer_context = bool(getattr(args, "allow_longer_context", False)) or bool(
+        spec.allow_longer_context
+    )
     mode = args.mode or spec.workload.mode
     ns.mode = mode
     shared_optimizer = ns.optimizer is not None
@@ -114,6 +118,7 @@ def estimates(
 ) -> list[tuple[Any, Any, list[Any]]]:
     """(spec, workload, one estimate per target) for each transformer."""
     from gputui.commands.fit_llm import _precision_for
+    from gputui.fit.llm.context import mark_longer_context
     from gputui.fit.llm.estimate import estimate
 
     out = []
@@ -121,7 +126,10 @@ def estimates(
         mode = args.mode or spec.workload.mode
         default = _precision_for(targets[0], mode) if targets else "amp_bf16"
         wl = workload(spec, args, default, with_layers)
-        out.append((spec, wl, [estimate(spec.model, wl, t) for t in targets]))
+        allow = bool(getattr(args, "allow_longer_context", False)) or spec.allow_longer_context
+        out.append(
+            (spec, wl, [mark_longer_context(estimate(spec.model, wl, t), allow) for t in targets])
+        )
     return out
 
 

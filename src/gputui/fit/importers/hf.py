@@ -116,13 +116,27 @@ def cached_snapshot(repo_id: str) -> Path:
         )
     ref = repo / "refs" / "main"
     if ref.is_file():
-        rev = ref.read_text().strip()
-        if (snapshots / rev / "config.json").is_file():
+        rev = _revision(ref)
+        if rev is not None and (snapshots / rev / "config.json").is_file():
             return snapshots / rev
     candidates = [s for s in snapshots.iterdir() if (s / "config.json").is_file()]
     if not candidates:
         raise UserError(f"--hf {visible(repo_id)}: cached, but no snapshot has a config.json")
     return max(candidates, key=lambda s: s.stat().st_mtime)
+
+
+def _revision(ref: Path) -> str | None:
+    """The commit refs/main names, or None when it is not one (unreadable, not a plain
+    name): a ref such as "../../elsewhere" must not lead out of the snapshots folder."""
+    try:
+        with ref.open("rb") as f:
+            data = f.read(256)
+    except OSError:
+        return None
+    rev = data.decode("ascii", "replace").strip()
+    if not 0 < len(rev) <= 128 or not all(c.isascii() and (c.isalnum() or c in "-_.") for c in rev):
+        return None
+    return None if rev in (".", "..") else rev
 
 
 def load_cached(repo_id: str) -> TransformerModel:

@@ -2,6 +2,8 @@
 
 Importers (HF config.json, GGUF metadata, a models TOML table) fill this in;
 everything downstream (parameter layout, KV cache, activations) reads only it.
+Constructing one checks it against fit.llm.bounds, so an out-of-bounds config
+cannot exist.
 Field names follow Hugging Face's config keys where one exists.
 """
 
@@ -9,6 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
+
+from gputui.fit.llm.bounds import ConfigError, check_config
+
+__all__ = ["ConfigError", "TransformerConfig", "Moe", "Mla", "Quantization"]
 
 Norm = Literal["rms", "layer", "layer_nobias", "none"]
 Mlp = Literal["gated", "plain"]
@@ -28,15 +34,6 @@ Family = Literal[
     "bert",
     "distilbert",
 ]
-
-
-class ConfigError(ValueError):
-    """A config value that is missing or wrong: `field` names the key, for one clear line."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"{field}: {reason}")
-        self.field = field
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +105,12 @@ class TransformerConfig:
     final_norm: bool = True  # OPT-350m (post-norm) has none
     # OPT-350m embeds in a smaller width and projects in and out of the blocks
     embed_dim: int | None = None
+    # prepended to the key in messages: "text_config." for a multimodal config's text model
+    key_prefix: str = ""
+
+    def __post_init__(self) -> None:
+        """Every construction (and every `replace`) is checked: no unbounded config exists."""
+        check_config(self)
 
     @property
     def q_dim(self) -> int:

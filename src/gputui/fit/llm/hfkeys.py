@@ -12,14 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gputui.fit.llm.config import (
-    ConfigError,
-    Family,
-    Mla,
-    Moe,
-    Quantization,
-    TransformerConfig,
-)
+from gputui.fit.llm.bounds import bound_of
+from gputui.fit.llm.config import ConfigError, Family, Mla, Moe, TransformerConfig
+from gputui.fit.llm.hfquant import quantization
+from gputui.fit.llm.hfread import Keys, show
 
 LLAMA_LIKE = {
     "llama": "llama",
@@ -41,65 +37,12 @@ LLAMA_LIKE = {
 }
 
 
-class Keys:
-    """Typed reads of a config dict; `prefix` is prepended to the key in error messages."""
-
-    def __init__(self, raw: Mapping[str, Any], prefix: str = "") -> None:
-        self.raw = raw
-        self.prefix = prefix
-
-    def _field(self, key: str) -> str:
-        return f"{self.prefix}{key}"
-
-    def has(self, key: str) -> bool:
-        return self.raw.get(key) is not None
-
-    def integer(self, key: str, default: int | None = None, minimum: int = 1) -> int:
-        value = self.raw.get(key, default)
-        if value is None:
-            value = default
-        if value is None:
-            raise ConfigError(self._field(key), "is required")
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(self._field(key), f"must be an integer, got {value!r}")
-        if value < minimum:
-            raise ConfigError(self._field(key), f"must be >= {minimum}, got {value}")
-        return value
-
-    def opt_int(self, key: str, minimum: int = 1) -> int | None:
-        return self.integer(key, minimum=minimum) if self.has(key) else None
-
-    def flag(self, key: str, default: bool) -> bool:
-        value = self.raw.get(key, default)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
-            raise ConfigError(self._field(key), f"must be true or false, got {value!r}")
-        return value
-
-    def number(self, key: str, default: float) -> float:
-        value = self.raw.get(key, default)
-        if value is None:
-            return default
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(self._field(key), f"must be a number, got {value!r}")
-        return float(value)
-
-    def text(self, key: str, default: str | None = None) -> str | None:
-        value = self.raw.get(key, default)
-        if value is None:
-            return default
-        if not isinstance(value, str):
-            raise ConfigError(self._field(key), f"must be a string, got {value!r}")
-        return value
-
-
-def _heads(k: Keys, hidden: int, heads_key: str) -> tuple[int, int]:
+def _heads(k: Keys, hidden: int, heads_key: str, hidden_key: str) -> tuple[int, int]:
+    """Heads and head width of a GPT-2-era model: these split the width evenly (their
+    attention refuses a width the heads do not divide, whatever head_dim says)."""
     heads = k.integer(heads_key)
-    if hidden % heads and not k.has("head_dim"):
-        raise ConfigError(
-            k._field(heads_key), f"{heads} does not divide hidden_size {hidden} (no head_dim given)"
-        )
+    if hidden % heads:
+        raise ConfigError(k._field(heads_key), f"{heads} does not divide {hidden_key} {hidden}")
     return heads, hidden // heads
 
 
@@ -162,7 +105,7 @@ def _classic(
 ) -> TransformerConfig:
     """A GPT-2-era config from its key table; `switches` set what the table does not."""
     h = k.integer(*names.hidden)
-    heads, hd = _heads(k, h, names.heads)
+    heads, hd = _heads(k, h, names.heads, names.hidden[0])
     inner_key, inner_default = names.inner
     inner = (
         k.integer(inner_key, inner_default)
@@ -181,6 +124,7 @@ def _classic(
         hidden_dropout=k.number(*names.hidden_dropout),
         torch_dtype=_dtype(k),
         activation="gelu",
+        key_prefix=k.prefix,
     )
     fields.update(switches)
     return TransformerConfig(
@@ -243,8 +187,12 @@ def _layer_types(k: Keys, n: int, default: Callable[[int], str]) -> tuple[str, .
     raw = k.raw.get("layer_types")
     if raw is None:
         return tuple(default(i) for i in range(n))
-    if not isinstance(raw, list) or len(raw) != n:
+    if not isinstance(raw, list):
         raise ConfigError(k._field("layer_types"), f"must be a list of {n} layer types")
+    if len(raw) != n:
+        raise ConfigError(
+            k._field("layer_types"), f"has {len(raw)} entries for num_hidden_layers {n}"
+        )
     out = []
     for t in raw:
         if t == "sliding_attention":
@@ -252,7 +200,7 @@ def _layer_types(k: Keys, n: int, default: Callable[[int], str]) -> tuple[str, .
         elif t in ("full_attention", "chunked_attention"):
             out.append("full")
         else:
-            raise ConfigError(k._field("layer_types"), f"unknown layer type {t!r}")
+            raise ConfigError(k._field("layer_types"), f"unknown layer type {show(t)}")
     return tuple(out)
 
 
@@ -294,6 +242,7 @@ def _llama_like(k: Keys, model_type: str, kind: str) -> TransformerConfig:
         attention_dropout=k.number("attention_dropout", 0.0),
         torch_dtype=_dtype(k),
         activation=k.text("hidden_act") or k.text("hidden_activation") or "silu",
+        key_prefix=k.prefix,
     )
     window = k.opt_int("sliding_window", minimum=0) or None
     # Qwen ships a sliding_window value but only uses it when use_sliding_window is set
@@ -374,42 +323,48 @@ def _llama_like(k: Keys, model_type: str, kind: str) -> TransformerConfig:
     return cfg
 
 
+def _top_k(k: Keys, key: str, default: int | None, experts_key: str, experts: int) -> int:
+    """Experts per token, read from `key`: never more than the experts there are."""
+    top = k.integer(key, default)
+    if top > experts:
+        raise ConfigError(
+            k._field(key), f"{top} is more than the {experts} experts ({k._field(experts_key)})"
+        )
+    return top
+
+
 def _moe(k: Keys, kind: str, layers: int) -> Moe | None:
     if kind == "mixtral":
+        experts = k.integer("num_local_experts", 8)
         return Moe(
-            k.integer("num_local_experts", 8),
-            k.integer("num_experts_per_tok", 2),
+            experts,
+            _top_k(k, "num_experts_per_tok", 2, "num_local_experts", experts),
             k.integer("intermediate_size"),
         )
     if kind == "gpt_oss":
+        experts = k.integer("num_local_experts")
+        key = "num_experts_per_tok" if k.has("num_experts_per_tok") else "experts_per_token"
         return Moe(
-            k.integer("num_local_experts"),
-            k.integer("num_experts_per_tok", 4)
-            if k.has("num_experts_per_tok")
-            else k.integer("experts_per_token", 4),
+            experts,
+            _top_k(k, key, 4, "num_local_experts", experts),
             k.integer("intermediate_size"),
             router_bias=True,
             expert_bias=True,
         )
     if kind in ("qwen2_moe", "qwen3_moe"):
         step = k.integer("decoder_sparse_step", 1)
-        only = k.raw.get("mlp_only_layers") or []
-        if not isinstance(only, list) or not all(isinstance(i, int) for i in only):
-            raise ConfigError(k._field("mlp_only_layers"), "must be a list of layer indices")
-        dense = tuple(
-            i
-            for i in range(layers)
-            if i in only or not (k.integer("num_experts") > 0 and (i + 1) % step == 0)
+        only = k.index_list("mlp_only_layers", layers)
+        experts = k.integer("num_experts")
+        dense = tuple(i for i in range(layers) if i in only or (i + 1) % step)
+        shared = (
+            k.integer("shared_expert_intermediate_size", 0, minimum=0) if kind == "qwen2_moe" else 0
         )
         return Moe(
-            k.integer("num_experts"),
-            k.integer("num_experts_per_tok"),
+            experts,
+            _top_k(k, "num_experts_per_tok", None, "num_experts", experts),
             k.integer("moe_intermediate_size"),
-            shared_intermediate=k.integer("shared_expert_intermediate_size", 0, minimum=0)
-            if kind == "qwen2_moe"
-            else 0,
-            shared_expert_gate=kind == "qwen2_moe"
-            and k.integer("shared_expert_intermediate_size", 0, minimum=0) > 0,
+            shared_intermediate=shared,
+            shared_expert_gate=kind == "qwen2_moe" and shared > 0,
             dense_layers=dense,
         )
     if kind in ("deepseek_v2", "deepseek_v3"):
@@ -420,54 +375,22 @@ def _moe(k: Keys, kind: str, layers: int) -> Moe | None:
         freq = k.integer("moe_layer_freq", 1)
         dense = tuple(i for i in range(layers) if not (i >= first and i % freq == 0))
         moe_inter = k.integer("moe_intermediate_size")
+        shared = moe_inter * k.integer("n_shared_experts", 0, minimum=0)
+        if shared > bound_of("intermediate"):
+            raise ConfigError(
+                k._field("n_shared_experts"),
+                f"{shared} shared-expert width (x moe_intermediate_size) is over the bound "
+                f"{bound_of('intermediate')}",
+            )
         return Moe(
             routed,
-            k.integer("num_experts_per_tok"),
+            _top_k(k, "num_experts_per_tok", None, "n_routed_experts", routed),
             moe_inter,
-            shared_intermediate=moe_inter * k.integer("n_shared_experts", 0, minimum=0),
+            shared_intermediate=shared,
             dense_layers=dense,
             score_correction_bias=kind == "deepseek_v3",
         )
     return None
-
-
-def _quantization(k: Keys) -> Quantization | None:
-    q = k.raw.get("quantization_config")
-    if q is None:
-        return None
-    if not isinstance(q, Mapping):
-        raise ConfigError(k._field("quantization_config"), "must be a table")
-    qk = Keys(q, k._field("quantization_config."))
-    method = (qk.text("quant_method") or "").lower()
-    if method in ("gptq", "awq"):
-        bits = (
-            qk.integer("bits", 4)
-            if method == "gptq"
-            else qk.integer("w_bit", qk.integer("bits", 4))
-        )
-        group = (
-            qk.integer("group_size", 128, minimum=-1)
-            if method == "gptq"
-            else qk.integer("q_group_size", qk.integer("group_size", 128))
-        )
-        if bits not in (2, 3, 4, 8):
-            raise ConfigError(qk._field("bits"), f"unsupported bit width {bits}")
-        return Quantization(method, f"{method}-int{bits}", group if group > 0 else None)
-    if method == "bitsandbytes":
-        if qk.flag("load_in_4bit", False):
-            qtype = (qk.text("bnb_4bit_quant_type") or "fp4").lower()
-            double = qk.flag("bnb_4bit_use_double_quant", False)
-            return Quantization(method, f"{qtype}{'-dq' if double else ''}")
-        if qk.flag("load_in_8bit", False):
-            return Quantization(method, "int8")
-        raise ConfigError(
-            qk._field("load_in_4bit"), "bitsandbytes config loads neither 4 nor 8 bit"
-        )
-    if method in ("fp8", "fbgemm_fp8", "compressed-tensors"):
-        return Quantization(method, "fp8")
-    if method == "mxfp4":
-        return Quantization(method, "mxfp4")
-    raise ConfigError(qk._field("quant_method"), f"unsupported quantization method {method!r}")
 
 
 def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
@@ -520,15 +443,15 @@ def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
         if missing:
             raise ConfigError(
                 k._field("model_type"),
-                f"unknown model_type {model_type!r} and no standard key {missing[0]} to estimate "
+                f"unknown model_type {show(model_type)} and no standard key {missing[0]} to estimate "
                 "it as a Llama-style decoder",
             )
         cfg = _llama_like(k, mt, "llama")
         warnings.append(
-            f"unknown model_type {model_type!r}: estimated as a Llama-style decoder from its "
+            f"unknown model_type {show(model_type)}: estimated as a Llama-style decoder from its "
             "standard keys (parameter count may differ)"
         )
     if cfg.num_heads % cfg.num_kv_heads:
         raise ConfigError(k._field("num_key_value_heads"), "must divide the number of heads")
-    q = _quantization(k)
+    q = quantization(k)
     return replace(cfg, quantization=q, warnings=cfg.warnings + tuple(warnings))

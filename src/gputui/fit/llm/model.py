@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gputui.fit.llm.config import TransformerConfig
+from gputui.errors import UserError
+from gputui.fit.llm.bounds import check_counts
+from gputui.fit.llm.config import ConfigError, TransformerConfig
 from gputui.fit.llm.layout import Layout, layout
+from gputui.textsafe import visible
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +26,14 @@ class TransformerModel:
     )
     stored_dtypes: dict[str, int] = field(default_factory=dict)  # dtype -> parameter count
     warnings: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        """The counts the sizes describe and the checkpoint's own, bounded (fit.llm.bounds):
+        every importer builds one of these, so none can hand on a runaway product."""
+        try:
+            check_counts(self.exact_params, self.stored_bytes, self.layout.params)
+        except ConfigError as exc:
+            raise UserError(f"{visible(self.source)}: {visible(str(exc))}") from None
 
     @property
     def params(self) -> int:

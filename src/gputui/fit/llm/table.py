@@ -4,13 +4,16 @@ inline `config = { model_type = "llama", ... }` (HF's own key names), plus its w
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gputui.errors import UserError
+from gputui.fit.llm.bounds import bound_of, show
 from gputui.fit.llm.config import ConfigError
+from gputui.fit.llm.context import check_context, default_seq
 from gputui.fit.llm.formats import kv_bits, weight_format
 from gputui.fit.llm.hfkeys import from_hf_dict
 from gputui.fit.llm.model import TransformerModel, from_config
@@ -23,11 +26,15 @@ KEYS = {
     "name", "kind", "hf_config", "config", "mode", "batch_size", "seq_len", "new_tokens",
     "method", "precision", "weights", "optimizer", "lora_rank", "lora_alpha", "lora_targets",
     "grad_checkpointing", "grad_accum", "attention", "kv_dtype", "paged_block", "optimizer_impl",
+    "allow_longer_context",
 }  # fmt: skip
 
 
 # the keys that set the workload (the CLI's flags of the same names override them)
-WORKLOAD_KEYS = KEYS - {"name", "kind", "hf_config", "config"}
+WORKLOAD_KEYS = KEYS - {"name", "kind", "hf_config", "config", "allow_longer_context"}
+# the quantity (fit.llm.bounds) each integer key is bounded as
+INT_QUANTITY = {"batch_size": "batch", "seq_len": "seq_len", "new_tokens": "new_tokens",
+                "lora_rank": "lora_rank", "grad_accum": "grad_accum", "paged_block": "block"}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +45,7 @@ class TransformerSpec:
     model: TransformerModel
     workload: Workload
     given: frozenset[str] = frozenset()
+    allow_longer_context: bool = False  # the table's opt-in to a context beyond the model's
 
     @property
     def mode(self) -> str:
@@ -51,7 +59,10 @@ class TransformerSpec:
 def _int(raw: Mapping[str, Any], key: str, default: int, where: str) -> int:
     v = raw.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise UserError(f"{where}: {key}: must be a positive integer, got {v!r}")
+        raise UserError(f"{where}: {key}: must be a positive integer, got {show(v)}")
+    top = bound_of(INT_QUANTITY[key])
+    if v > top:
+        raise UserError(f"{where}: {key}: {v} is over the bound {top}")
     return v
 
 
@@ -110,9 +121,13 @@ def from_model_table(
         model = from_config(cfg, visible(name), where, "toml")
     mode = _choice(raw, "mode", "inference" if model.config.encoder else "generate", MODES, where)
     if model.config.encoder and mode == "generate":
-        raise UserError(f"{where}: mode: {model.config.model_type} is an encoder; it does not generate")
+        raise UserError(
+            f"{where}: mode: {model.config.model_type} is an encoder; it does not generate"
+        )
     lora_keys = [k for k in ("lora_rank", "lora_alpha", "lora_targets") if k in raw]
-    method = _choice(raw, "method", "lora" if lora_keys else "full", ("full", "lora", "qlora"), where)
+    method = _choice(
+        raw, "method", "lora" if lora_keys else "full", ("full", "lora", "qlora"), where
+    )
     _only(raw, where, mode, "train", ("method", "optimizer", "lora_rank", "lora_alpha",
           "lora_targets", "grad_checkpointing", "grad_accum", "precision",
           "optimizer_impl"))  # fmt: skip
@@ -145,24 +160,26 @@ def from_model_table(
             f"got {weights!r}"
         )
     cfg = model.config
-    seq = _int(raw, "seq_len", min(2048, cfg.max_position_embeddings or 2048), where)
-    max_pos = cfg.max_position_embeddings
-    if cfg.learned_positions and max_pos is not None and seq > max_pos:
-        raise UserError(
-            f"{where}: seq_len: {seq} is beyond the model's learned position table of "
-            f"{cfg.max_position_embeddings} positions"
-        )
-    for key in ("grad_checkpointing",):
+    new_tokens = _int(raw, "new_tokens", 256, where)
+    seq = _int(raw, "seq_len", default_seq(cfg, mode, new_tokens), where)
+    for key in ("grad_checkpointing", "allow_longer_context"):
         if key in raw and not isinstance(raw[key], bool):
             raise UserError(f"{where}: {key}: must be true or false, got {raw[key]!r}")
+    allow = bool(raw.get("allow_longer_context", False))
+    keys = (f"{where}: seq_len", f"{where}: new_tokens", "allow_longer_context = true")
+    check_context(cfg, seq, new_tokens, mode, allow, keys, "new_tokens" in raw)
     alpha = raw.get("lora_alpha", 2 * _int(raw, "lora_rank", 16, where))
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha > 0:
-        raise UserError(f"{where}: lora_alpha: must be a positive number, got {alpha!r}")
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, (int, float))
+        or not (math.isfinite(alpha) and 0 < alpha < 1e9)
+    ):
+        raise UserError(f"{where}: lora_alpha: must be a positive number, got {show(alpha)}")
     wl = Workload(
         mode=mode,  # type: ignore[arg-type]
         batch_size=_int(raw, "batch_size", 1, where),
         seq_len=seq,
-        new_tokens=_int(raw, "new_tokens", 256, where),
+        new_tokens=new_tokens,
         method=method,  # type: ignore[arg-type]
         precision=_choice(raw, "precision", "amp_bf16", TRAIN_PRECISIONS, where),  # type: ignore[arg-type]
         weights=fmt.name if not (mode == "train" and method == "full") else "bf16",
@@ -179,7 +196,8 @@ def from_model_table(
         kv_dtype=str(raw.get("kv_dtype", "fp16")),
         paged_block=_int(raw, "paged_block", 16, where) if "paged_block" in raw else None,
     )
-    return TransformerSpec(visible(name), model, wl, frozenset(k for k in raw if k in WORKLOAD_KEYS))
+    given = frozenset(k for k in raw if k in WORKLOAD_KEYS)
+    return TransformerSpec(visible(name), model, wl, given, allow)
 
 
 def _only(

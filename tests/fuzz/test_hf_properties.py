@@ -1,0 +1,45 @@
+"""HF config.json from the fuzz family: each run is an answer with exit 0/1 or one line, exit 2.
+
+The same generator as `python benchmarks/fuzz.py --families hf`, with a bounded
+number of examples; a planted invalid value that gputui accepts fails here.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from random import Random
+
+import family_hf as fam
+import generators as gen
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _check(case: fam.Case) -> gen.Outcome:
+    with tempfile.TemporaryDirectory() as tmp, gen.no_hang():
+        return fam.run_case(case, Path(tmp))
+
+
+@SETTINGS
+@given(rng=st.randoms(use_true_random=False))
+def test_mutated_hf_configs_are_answered_or_refused_in_one_line(rng: Random) -> None:
+    case = fam.make_case(rng)
+    outcome = _check(case)
+    assert outcome.kind in ("ok", "rejected"), (outcome, fam.case_text(case)[:2000])
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32))
+def test_planted_invalid_configs_are_refused(seed: int) -> None:
+    case = next(c for i in range(1000) if (c := fam.make_case(Random(f"{seed}:{i}"))).planted)
+    outcome = _check(case)
+    assert outcome.kind == "rejected", (outcome, fam.case_text(case)[:2000])
+
+
+def test_the_real_configs_are_accepted() -> None:
+    for path in fam.BASES:
+        case = fam.Case(fam.json.loads(path.read_text()), ["--gpu", "RTX 3090", "--json"])
+        assert _check(case) == gen.OK, path.name
