@@ -185,10 +185,14 @@ def _gguf_writer() -> Any:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"llama.block_count": 5000}, "num_hidden_layers: 5000 is over the bound 2048"),
+        # the tensor table's rules see these first, naming the GGUF key
+        ({"llama.block_count": 5000}, "GGUF llama.block_count: 5,000 blocks"),
         ({"llama.expert_count": 4, "llama.expert_used_count": 6},
-         "num_experts_per_tok: 6 is more than the 4 experts"),
-        ({"llama.context_length": 1 << 30}, "max_position_embeddings: 1073741824 is over"),
+         "GGUF llama.expert_used_count: 6 experts per token, more than llama.expert_count 4"),
+        # the description's bounds, naming the GGUF key and the HF key it maps to
+        ({"llama.context_length": 1 << 30},
+         r"metadata: llama\.context_length \(max_position_embeddings\): 1073741824 is over "
+         "the bound"),
     ],
 )  # fmt: skip
 def test_gguf_metadata_goes_through_the_same_bounds(
@@ -198,7 +202,7 @@ def test_gguf_metadata_goes_through_the_same_bounds(
     meta, tensors = mk.tiny_llama()
     path = tmp_path / "bad.gguf"
     mk.write_gguf(path, {**meta, **change}, tensors)
-    with pytest.raises(UserError, match=r"bad\.gguf: metadata: " + message):
+    with pytest.raises(UserError, match=r"bad\.gguf: " + message):
         load_gguf(path)
 
 

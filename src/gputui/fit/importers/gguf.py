@@ -28,6 +28,7 @@ from gputui.fit.importers import gguf_rules
 from gputui.fit.importers.gguf_rules import GGUFError, LongString, Skipped
 from gputui.fit.llm.config import ConfigError
 from gputui.fit.llm.formats import GGML_TYPES, ggml_tensor_bytes
+from gputui.fit.llm.ggufnames import gguf_message
 from gputui.fit.llm.hfkeys import from_hf_dict
 from gputui.fit.llm.model import TransformerModel, from_config
 from gputui.textsafe import visible
@@ -394,7 +395,9 @@ def load_gguf(path: Path) -> TransformerModel:
     try:
         cfg = from_hf_dict(raw)
     except ConfigError as exc:
-        raise UserError(f"{where}: metadata: {visible(str(exc))}") from None
+        arch = g.metadata.get("general.architecture")
+        line = gguf_message(exc, arch) if isinstance(arch, str) else str(exc)
+        raise UserError(f"{where}: metadata: {visible(line)}") from None
     name = meta_name if isinstance(meta_name := g.metadata.get("general.name"), str) else path.stem
     model = from_config(cfg, visible(name), str(path), "gguf")
     params = sum(t.elements for t in g.tensors)
