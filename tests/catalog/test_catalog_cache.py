@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -168,15 +167,15 @@ def test_a_cache_written_for_another_directory_is_a_miss(
     root = scratch_catalog(GOOD_CARD)
     load_catalog(root)
     (kept,) = cache_root.glob("catalog-*.json")
-    data = json.loads(kept.read_text(encoding="utf-8"))
+    data = cache.decode(kept.read_bytes())
     inputs = [("architectures.toml", root / "architectures.toml")]
     key = cache.content_key([*inputs, ("cards/test.toml", root / "cards" / "test.toml")])
     assert key is not None
     data["directory"] = str(root.resolve())
-    kept.write_text(json.dumps(data), encoding="utf-8")
+    kept.write_bytes(cache.encode(data))
     assert cache.read(root.resolve(), key) is not None  # the same file, its own directory: a hit
     data["directory"] = "/somewhere/else"
-    kept.write_text(json.dumps(data), encoding="utf-8")
+    kept.write_bytes(cache.encode(data))
     assert cache.read(root.resolve(), key) is None
 
 
@@ -212,7 +211,7 @@ def test_the_cache_file_is_plain_json_of_the_records(
 ) -> None:
     catalog = load_catalog(scratch_catalog(GOOD_CARD))
     (kept,) = cache_root.glob("catalog-*.json")
-    data = json.loads(kept.read_text(encoding="utf-8"))
+    data = cache.decode(kept.read_bytes())
     assert data["format"] == cache.FORMAT
     assert data["cards"] == [c.model_dump(mode="json") for c in catalog.cards]
     assert set(data["architectures"]) == set(catalog.architectures)
@@ -324,7 +323,7 @@ def test_the_cache_keeps_the_most_recent_directories_only(
         written = cache._file_for(root.resolve(), cache_root)
         os.utime(written, (1_000_000 + n, 1_000_000 + n))
     kept = sorted(
-        json.loads(p.read_text(encoding="utf-8"))["directory"]
+        cache.decode(p.read_bytes())["directory"]
         for p in cache_root.glob("catalog-*.json")
     )
     assert kept == sorted(str(r) for r in loaded[-3:])

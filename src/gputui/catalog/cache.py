@@ -20,6 +20,22 @@ its path), replaced atomically, so a directory's edits never pile up files; and
 at most `MAX_FILES` directories' files (`gputui catalog --catalog-dir` on many
 copies), the least recently written removed first.
 
+Trust: what the cache says is what `catalog show` and `fit` report, so it is
+believed only when nobody else could have written it. The folder is created
+0700 and each file 0600 (set explicitly, whatever the umask); a folder not
+owned by this user or writable by group or others is not used at all, and a
+file that is a symlink, not a regular file, not owned by this user, writable by
+group or others, or over `MAX_BYTES` is a miss (then validated anew, and
+replaced). The records are stored with the CRC-32 of their exact bytes,
+`{"crc32": "...", "payload": {...}}` (still plain JSON), checked before they
+are parsed: a file cut short, damaged or edited by hand (a card's memory_gib
+changed) is a miss too. The CRC is not a secret: whoever runs as
+this user could recompute it, but that user can as well edit the catalog's own
+files or gputui's code, so no key kept beside the cache would stop them; a
+keyed hash would cost hashlib/hmac on the dashboard's start path for nothing.
+What the check does stop is every edit that is not a deliberate forgery of this
+format, and the permission checks stop everyone else.
+
 Where: `$GPUTUI_CACHE_DIR` when set (empty: no cache at all; the tests point it
 at a temporary folder), else the user's cache directory (platformdirs:
 ~/.cache/gputui on Linux).
@@ -30,6 +46,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -40,9 +57,12 @@ from gputui.catalog.models import Architecture, Card
 
 ENV = "GPUTUI_CACHE_DIR"
 # Bumped when the file's layout changes (the key changes with the code anyway).
-FORMAT = 2
+FORMAT = 3
 MAX_FILES = 8
+MAX_BYTES = 16 << 20  # the shipped catalog's file is ~0.3 MB
 _CODE = ("models.py", "validate.py", "loader.py", "cache.py")
+_HEAD = b'{"crc32":"%08x","payload":'
+_HEAD_LEN = len(_HEAD % 0)
 
 
 def cache_dir() -> Path | None:
@@ -74,14 +94,71 @@ def _file_for(directory: Path, root: Path) -> Path:
     return root / f"catalog-{tag}.json"
 
 
-def read(directory: Path, key: dict[str, str]) -> Catalog | None:
-    """The catalog cached for `directory` under `key`, or None (absent, stale or unreadable)."""
-    root = cache_dir()
-    if root is None:
+def _ours(st: os.stat_result) -> bool:
+    """Owned by this user and writable by nobody else (group or others)."""
+    return st.st_uid == os.geteuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def trusted_dir(root: Path) -> bool:
+    """Whether `root` is a folder only this user can write to (a symlink to one is fine)."""
+    try:
+        st = os.stat(root)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISDIR(st.st_mode) and _ours(st)
+
+
+def _read_trusted(path: Path) -> bytes | None:
+    """The file's bytes if only this user could have written them, else None."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)  # a symlink fails here (ELOOP); a FIFO does not block
+    except (OSError, ValueError):
         return None
     try:
-        with open(_file_for(directory, root), encoding="utf-8") as handle:
-            data = json.load(handle)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or not _ours(st) or st.st_size > MAX_BYTES:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read(MAX_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def encode(data: Any) -> bytes:
+    """The file's bytes for `data`: its JSON with the CRC-32 of exactly those bytes."""
+    body = json.dumps(data, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    return _HEAD % zlib.crc32(body) + body + b"}"
+
+
+def decode(raw: bytes) -> Any:
+    """The data `encode` wrote, or None when the bytes are not exactly what it wrote."""
+    body = raw[_HEAD_LEN:-1]
+    if (
+        len(raw) > MAX_BYTES
+        or not raw.endswith(b"}")
+        or raw[:_HEAD_LEN] != _HEAD % zlib.crc32(body)
+    ):
+        return None
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+
+
+def read(directory: Path, key: dict[str, str]) -> Catalog | None:
+    """The catalog cached for `directory` under `key`, or None (absent, stale, unreadable or
+    not to be trusted: see the module docstring)."""
+    root = cache_dir()
+    if root is None or not trusted_dir(root):
+        return None
+    raw = _read_trusted(_file_for(directory, root))
+    data = None if raw is None else decode(raw)
+    if not isinstance(data, dict):
+        return None
+    try:
         if (
             data.get("format") != FORMAT
             or data.get("directory") != str(directory)
@@ -90,7 +167,7 @@ def read(directory: Path, key: dict[str, str]) -> Catalog | None:
             return None
         architectures = {k: _record(Architecture, v) for k, v in data["architectures"].items()}
         cards = tuple(_record(Card, v) for v in data["cards"])
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+    except (ValueError, TypeError, KeyError, AttributeError):
         return None
     return Catalog(cards, architectures, directory)
 
@@ -99,6 +176,18 @@ def _record(cls: type[Architecture] | type[Card], fields: Any) -> Any:
     if not isinstance(fields, dict) or set(fields) != set(cls.model_fields):
         raise ValueError("fields differ")  # written by another layout: a miss
     return cls(**fields)
+
+
+def _make_dir(root: Path) -> bool:
+    """Create `root` 0700 (its parents as usual) if it is missing; True when it may be used."""
+    root.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.mkdir(root, 0o700)
+    except FileExistsError:
+        pass
+    else:
+        os.chmod(root, 0o700)  # the umask may have taken bits away; set exactly 0700
+    return trusted_dir(root)
 
 
 def write(directory: Path, key: dict[str, str], catalog: Catalog) -> None:
@@ -117,11 +206,14 @@ def write(directory: Path, key: dict[str, str], catalog: Catalog) -> None:
 
     target = _file_for(directory, root)
     with contextlib.suppress(OSError, ValueError):
-        root.mkdir(parents=True, exist_ok=True)
+        if not _make_dir(root):
+            return  # someone else's folder, or one others can write to: no cache at all
+        encoded = encode(data)
         fd, temporary = tempfile.mkstemp(prefix=target.name, suffix=".tmp", dir=root)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, allow_nan=False, separators=(",", ":"))
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(encoded)
             os.replace(temporary, target)
         except BaseException:
             with contextlib.suppress(OSError):

@@ -1,13 +1,20 @@
 """`gputui catalog`: list, show, match and compare the GPU cards in the shipped catalog.
 
 Only argparse at import time: the catalog (pydantic, TOML) loads inside `run`.
+A catalog folder is written by hand, or by someone else (`--catalog-dir`): the
+text output is made visible (textsafe) line by line as it is written, so no
+name or note from a card file reaches the terminal as a control character.
+JSON needs no such layer: json.dumps escapes every control character.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from gputui.catalog import Card, Catalog
@@ -76,6 +83,11 @@ def run(args: argparse.Namespace) -> int:
     catalog = load_catalog(getattr(args, "catalog_dir", None))
     action = getattr(args, "action", None) or "list"
     as_json = bool(getattr(args, "json", False))
+    with _visible_stdout():
+        return _dispatch(catalog, action, as_json, args)
+
+
+def _dispatch(catalog: Catalog, action: str, as_json: bool, args: argparse.Namespace) -> int:
     if action == "show":
         return _show(catalog, " ".join(args.name), as_json)
     if action == "match":
@@ -83,6 +95,32 @@ def run(args: argparse.Namespace) -> int:
     if action == "compare":
         return _compare(catalog, args.names, as_json)
     return _list(catalog, getattr(args, "arch", None), getattr(args, "sort", None), as_json)
+
+
+class _VisibleWriter:
+    """A text stream that writes each line made visible (newlines kept) to `stream`."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from gputui.textsafe import visible
+
+        self._stream.write("\n".join(visible(line) for line in text.split("\n")))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _visible_stdout() -> Iterator[None]:
+    saved = sys.stdout
+    sys.stdout = _VisibleWriter(saved)
+    try:
+        yield
+    finally:
+        sys.stdout = saved
 
 
 def _print_json(data: Any) -> None:

@@ -1,7 +1,7 @@
 """Plain-text and JSON renderings of fit results, shared by the CLI and the TUI.
 
-JSON field names and meanings are documented in docs/fit.md; bump
-`SCHEMA_VERSION` when one changes meaning.
+JSON fields: docs/fit.md (bump `SCHEMA_VERSION` when one changes meaning). Text lines
+are made visible (textsafe) as rendered: layer, model and card names come from files.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from gputui.fit.memory import autograd_flags
 from gputui.fit.roofline import EFFICIENCY as ROOFLINE_EFFICIENCY
 from gputui.fit.roofline import LayerTime, Profile, has_convolutions, missing_figure
 from gputui.fit.stats import LayerStats
+from gputui.textsafe import visible
 
 SCHEMA_VERSION = 1
 
@@ -376,11 +377,10 @@ def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
         lines.append(f"    alive at that moment (largest, batch {c.batch_size}):")
         for tensor in rows:
             lines.append(f"      {gib(tensor['bytes']):>10}  {tensor['layer']}: {tensor['what']}")
-    for warning in m.warnings:
-        lines.append(f"  warning: {warning}")
+    lines += [f"  warning: {warning}" for warning in m.warnings]
     if show_layers:
         lines.extend(render_layers(m, e.speed.profile if e.speed else None))
-    return lines
+    return [visible(line) for line in lines]
 
 
 def _not_offered(c: ModelCheck) -> str:
@@ -489,7 +489,7 @@ def render_ranking(
                 f"    {i + 1:>2} {r.card.name:<{name_w}} {per:>8,.1f} samples/s per $1k "
                 f"(launch price ${r.card.launch_price_usd:,.0f})"
             )
-    return lines
+    return [visible(line) for line in lines]
 
 
 def json_safe(value: Any) -> Any:

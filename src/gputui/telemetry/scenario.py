@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 
 from gputui.errors import UserError
 from gputui.telemetry.snapshot import COMPUTE_MODES, DeviceSample
+from gputui.textsafe import visible
 from gputui.tomlsafe import read_toml
 
 WORKLOADS = ("training", "inference", "interactive", "graphics")
@@ -209,7 +210,7 @@ def load_scenario(path: Path) -> Scenario:
     """Read and validate a scenario file; every failure is a one-line UserError."""
     label = str(path)
     _, data = read_toml(path, label, what="scenario file", max_bytes=MAX_FILE_BYTES)
-    return parse_scenario(data, label=label, name=path.name)
+    return parse_scenario(data, label=label, name=visible(path.name))
 
 
 def parse_scenario(data: Mapping[str, Any], *, label: str, name: str) -> Scenario:
@@ -407,12 +408,12 @@ def _parse_process(
     host_visible = t.boolean("host_visible", default=True)
     # A process the host cannot see has no known command line; any other needs one.
     command = (
-        t.text("command", max_len=MAX_COMMAND)
+        t.text("command", max_len=MAX_COMMAND, raw=True)
         if host_visible
-        else (t.opt_text("command", max_len=MAX_COMMAND) or "")
+        else (t.opt_text("command", max_len=MAX_COMMAND, raw=True) or "")
     )
     try:
-        cmdline = tuple(shlex.split(command))
+        cmdline = tuple(visible(arg) for arg in shlex.split(command))
     except ValueError as exc:
         t.fail("command", f"cannot split into arguments ({exc})")
     if host_visible and not cmdline:
@@ -533,30 +534,33 @@ class _Table:
             self.fail(key, f"at most {max_items} [[{key}]] tables, not {len(value)}")
         return [_Table(v, self._label, f"{self._where(key)}[{i}]") for i, v in enumerate(value)]
 
-    def _check_text(self, key: str, value: object, max_len: int) -> str:
+    def _check_text(self, key: str, value: object, max_len: int, raw: bool = False) -> str:
         if not isinstance(value, str):
             self.fail(key, f"must be a string, not {_kind(value)}")
         if len(value) > max_len:
             self.fail(key, f"is longer than {max_len} characters")
-        return value
+        # the boundary: shown, never obeyed (`raw`: the command, visible per argument)
+        return value if raw else visible(value)
 
-    def text(self, key: str, *, default: str | None = None, max_len: int = MAX_TEXT) -> str:
+    def text(
+        self, key: str, *, default: str | None = None, max_len: int = MAX_TEXT, raw: bool = False
+    ) -> str:
         value = self._get(key, required=default is None)
         if value is None:
             assert default is not None
             return default
-        text = self._check_text(key, value, max_len)
+        text = self._check_text(key, value, max_len, raw)
         if not text.strip():
             self.fail(key, "must not be empty")
         return text
 
     def opt_text(
-        self, key: str, *, pattern: str | None = None, max_len: int = MAX_TEXT
+        self, key: str, *, pattern: str | None = None, max_len: int = MAX_TEXT, raw: bool = False
     ) -> str | None:
         value = self._get(key, required=False)
         if value is None:
             return None
-        text = self._check_text(key, value, max_len)
+        text = self._check_text(key, value, max_len, raw)
         if pattern and not re.fullmatch(pattern, text):
             self.fail(key, f"{_brief(text)} is not in the expected form (e.g. \"8.6\")")
         return text
@@ -574,7 +578,7 @@ class _Table:
         for i, item in enumerate(value):
             if len(item) > max_len:
                 self.fail(f"{key}[{i}]", f"is longer than {max_len} characters")
-        return list(value)
+        return [visible(item) for item in value]
 
     def choice(self, key: str, choices: tuple[str, ...], *, default: str) -> str:
         value = self.text(key, default=default)

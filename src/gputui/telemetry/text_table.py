@@ -2,6 +2,9 @@
 
 Plain ASCII so it survives pipes, `LANG=C` and log files; colour only when the
 caller says so (a tty without NO_COLOR). Missing values print as N/A, never 0.
+Sources make outside strings visible where they enter (textsafe); the table does
+it again for what it prints, so a source that forgot cannot write a control
+character to the terminal (visible() of a clean string is the string).
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
+from gputui.telemetry.record import replace
 from gputui.telemetry.snapshot import (
     DeviceSnapshot,
     GpuProcess,
@@ -16,6 +20,7 @@ from gputui.telemetry.snapshot import (
     MigDevice,
     Snapshot,
 )
+from gputui.textsafe import is_visible, visible
 
 NA = "N/A"
 _GIB = 1 << 30
@@ -86,10 +91,10 @@ def render(
     lines = [_header(snapshot, st, source_label)]
     if snapshot.host is not None:
         lines.append(_host_line(snapshot.host, st))
-    name_width = max((len(d.info.name) for d in snapshot.devices), default=0)
+    name_width = max((len(visible(d.info.name)) for d in snapshot.devices), default=0)
     by_gpu: dict[int, list[GpuProcess]] = {}
     for p in snapshot.processes:
-        by_gpu.setdefault(p.gpu_index, []).append(p)
+        by_gpu.setdefault(p.gpu_index, []).append(_shown(p))
     if not snapshot.devices:
         lines.append("no GPUs found")
     for dev in snapshot.devices:
@@ -119,8 +124,22 @@ def render(
         lines.append(f"[{gpu_index}] (device not listed)")
         lines.extend(_process_lines(sorted(procs, key=_by_gpu_memory), st, width))
     for notice in snapshot.notices:
-        lines.append(st(f"note: {notice}", _YELLOW))
+        lines.append(st(f"note: {visible(notice)}", _YELLOW))
     return "\n".join(lines) + "\n"
+
+
+def _shown(p: GpuProcess) -> GpuProcess:
+    """`p` with its user, name, command line and container visible (the same `p` when clean)."""
+    texts = (p.user or "", p.name or "", p.container or "", *(p.cmdline or ()))
+    if all(is_visible(text) for text in texts):
+        return p
+    return replace(
+        p,
+        user=None if p.user is None else visible(p.user),
+        name=None if p.name is None else visible(p.name),
+        cmdline=None if p.cmdline is None else tuple(visible(arg) for arg in p.cmdline),
+        container=None if p.container is None else visible(p.container),
+    )
 
 
 def _by_gpu_memory(p: GpuProcess) -> tuple[bool, int, int]:
@@ -129,16 +148,16 @@ def _by_gpu_memory(p: GpuProcess) -> tuple[bool, int, int]:
 
 
 def _header(snap: Snapshot, st: _Style, source_label: str | None) -> str:
-    host = snap.host.hostname if snap.host is not None else None
+    host = visible(snap.host.hostname) if snap.host is not None else None
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(snap.timestamp))
     parts = [
         st(host, _BOLD) if host else None,
         when,
-        f"driver {snap.driver_version or NA}",
-        f"CUDA {snap.cuda_driver_version or NA}",
+        f"driver {visible(snap.driver_version or NA)}",
+        f"CUDA {visible(snap.cuda_driver_version or NA)}",
     ]
     if snap.simulated:
-        label = "SIMULATED" + (f" ({source_label})" if source_label else "")
+        label = "SIMULATED" + (f" ({visible(source_label)})" if source_label else "")
         parts.append(st(f" {label} ", _MARKER) if st.color else f"*** {label} ***")
     else:
         parts.append(f"source {snap.source}")
@@ -167,10 +186,10 @@ def _temp_color(temp: int | None) -> str:
 
 
 def _device_line(dev: DeviceSnapshot, name_width: int, st: _Style) -> str:
-    head = f"[{dev.index}] {dev.info.name:<{name_width}}"
+    head = f"[{dev.index}] {visible(dev.info.name):<{name_width}}"
     s = dev.sample
     if s is None:
-        reason = dev.failed or "no data"
+        reason = visible(dev.failed or "no data")
         return f"{head}  {st('FAILED: ' + reason, _RED)}"
     temp = st(st.na(_num(s.temperature_c, "{:.0f}", "C").rjust(4)), _temp_color(s.temperature_c))
     fan = st.na(_num(s.fan_pct, "{:.0f}", "%").rjust(4))
@@ -186,9 +205,9 @@ def _device_line(dev: DeviceSnapshot, name_width: int, st: _Style) -> str:
     if s.performance_state is not None:
         parts.append(f"P{s.performance_state}")
     if s.throttle_reasons:
-        parts.append(st("throttle: " + ",".join(s.throttle_reasons), _YELLOW))
+        parts.append(st(visible("throttle: " + ",".join(s.throttle_reasons)), _YELLOW))
     if dev.failed:
-        parts.append(st(dev.failed, _RED))
+        parts.append(st(visible(dev.failed), _RED))
     return "  ".join(parts)
 
 
@@ -204,8 +223,8 @@ def _mig_line(m: MigDevice, st: _Style) -> str:
     bar1 = NA if m.bar1_total is None else f"{size(m.bar1_used)}/{size(m.bar1_total)}"
     util = st.na(_num(m.utilization_gpu, "{:.0f}", "%"))
     return (
-        f"  MIG {m.index} {m.profile or NA:<8} GI {gi}/CI {ci}  mem {mem}  BAR1 {bar1}"
-        f"  util {util}  {m.uuid or NA}"
+        f"  MIG {m.index} {visible(m.profile or NA):<8} GI {gi}/CI {ci}  mem {mem}  BAR1 {bar1}"
+        f"  util {util}  {visible(m.uuid or NA)}"
     )
 
 

@@ -1,4 +1,9 @@
-"""Text and JSON renderings of transformer estimates (field meanings in docs/fit.md, transformers part)."""
+"""Text and JSON renderings of transformer estimates (field meanings in docs/fit.md, transformers part).
+
+The text is made visible (textsafe) line by line where it is rendered: a config's
+model_type, a path, a warning quoting a file are written by someone else. JSON
+carries the strings as they are (json.dumps escapes every control character).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from gputui.fit.llm.weights import lora_params
 from gputui.fit.llm.workload import Workload
 from gputui.fit.report import gib, target_dict  # one byte format and GPU JSON for both
 from gputui.fit.roofline import EFFICIENCY, LAUNCH_S
+from gputui.textsafe import visible
 
 SCHEMA_VERSION = 1
 
@@ -165,7 +171,7 @@ def _workload_line(wl: Workload, m: TransformerModel) -> str:
 
 def model_line(m: TransformerModel) -> str:
     c = m.config
-    bits = [f"{c.model_type}", f"{m.params:,} params"]
+    bits = [visible(c.model_type), f"{m.params:,} params"]
     if c.moe:
         bits.append(f"{c.moe.num_experts} experts, {c.moe.experts_per_token} per token")
     if c.mla:
@@ -175,7 +181,7 @@ def model_line(m: TransformerModel) -> str:
     if c.sliding_window:
         n = sum(c.is_sliding(i) for i in range(c.num_layers))
         bits.append(f"sliding window {c.sliding_window:,} on {n}/{c.num_layers} layers")
-    return f"model: {m.name} ({', '.join(bits)}) from {m.source}"
+    return f"model: {visible(m.name)} ({', '.join(bits)}) from {visible(m.source)}"
 
 
 def _seq_word(wl: Workload) -> str:
@@ -206,7 +212,7 @@ def render_estimate(e: Estimate) -> list[str]:
             f"{count(e.max_batch_size_free or 0)}, longest {_seq_word(wl)} {e.longest_seq_free or 0:,}"
         )
     lines += speed_lines(e)
-    lines += [f"  note: {w}" for w in e.warnings]
+    lines += [f"  note: {visible(w)}" for w in e.warnings]
     return lines
 
 
@@ -247,7 +253,7 @@ def render(
     lines = [model_line(m), _workload_line(wl, m)]
     for line, e in zip(target_lines, estimates, strict=True):
         lines += ["", line, *render_estimate(e)]
-    return lines
+    return [visible(line) for line in lines]
 
 
 def ranking_dict(ranked: list[Ranked]) -> list[dict[str, Any]]:
@@ -302,7 +308,7 @@ def render_ranking(m: TransformerModel, wl: Workload, ranked: list[Ranked]) -> l
         "bound: what limits the phase ranked; cards needed: tensor parallel up to 8, then pipeline; "
         "training shards with ZeRO-3; * the model's maximum context, not memory)"
     )
-    return lines
+    return [visible(line) for line in lines]
 
 
 def workload_line(wl: Workload, m: TransformerModel) -> str:
