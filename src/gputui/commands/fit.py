@@ -27,7 +27,7 @@ PRECISION_CHOICES = (
 # One --mode/--optimizer for both estimators: "generate", adamw_8bit and sgd_momentum are for
 # transformers (commands/fit_llm.py), momentum/rmsprop/adam for layer models; each path
 # refuses the other's values with a line saying so.
-MODE_CHOICES = ("train", "inference", "generate")
+MODE_CHOICES = ("train", "inference", "eval", "generate")
 OPTIMIZER_CHOICES = ("sgd", "momentum", "rmsprop", "adam", "adamw", "adamw_8bit", "sgd_momentum")
 LAYER_OPTIMIZERS = ("sgd", "momentum", "rmsprop", "adam", "adamw")
 DEVICE_CHOICES = ("cuda", "cpu")
@@ -162,7 +162,7 @@ def _overridden(models: tuple[Any, ...], args: argparse.Namespace) -> tuple[Any,
     if not models:
         return models
     first = f" (layer model {models[0].name!r}; pick transformers with --model)"
-    if args.mode is not None and args.mode not in ("train", "inference"):
+    if args.mode is not None and args.mode not in ("train", "inference", "eval"):
         raise UserError(f"--mode {args.mode}: applies to language models only{first}")
     if args.optimizer is not None and args.optimizer not in LAYER_OPTIMIZERS:
         raise UserError(

@@ -149,8 +149,13 @@ def _workload_line(wl: Workload, m: TransformerModel) -> str:
             f", accumulate {wl.grad_accum}" if wl.grad_accum > 1 else ""
         )
         head = f"train: {how}{extra}, seq {wl.seq_len:,}, batch {wl.batch_size}"
-    elif wl.mode == "inference":
-        head = f"inference (one forward with loss): {wl.weights} weights, seq {wl.seq_len:,}, batch {wl.batch_size}"
+    elif wl.mode in ("inference", "eval"):
+        what = (
+            "inference (one forward, no labels)"
+            if wl.mode == "inference"
+            else "eval (one forward with labels and loss)"
+        )
+        head = f"{what}: {wl.weights} weights, seq {wl.seq_len:,}, batch {wl.batch_size}"
     else:
         paged = f", paged blocks of {wl.paged_block}" if wl.paged_block else ""
         head = (
@@ -276,9 +281,7 @@ def ranking_dict(ranked: list[Ranked]) -> list[dict[str, Any]]:
 
 
 def render_ranking(m: TransformerModel, wl: Workload, ranked: list[Ranked]) -> list[str]:
-    word = {"train": "train tok/s", "generate": "decode tok/s", "inference": "prefill tok/s"}[
-        wl.mode
-    ]
+    word = {"train": "train tok/s", "generate": "decode tok/s"}.get(wl.mode, "prefill tok/s")
     lines = [
         model_line(m),
         _workload_line(wl, m),
