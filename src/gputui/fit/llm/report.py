@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gputui.fit import power
 from gputui.fit.llm.estimate import Estimate, Ranked, Speed
 from gputui.fit.llm.model import TransformerModel
 from gputui.fit.llm.weights import lora_params
@@ -275,6 +276,7 @@ def ranking_dict(ranked: list[Ranked]) -> list[dict[str, Any]]:
             "min_cards": r.min_cards[0] if r.min_cards else None,
             "min_cards_split": r.min_cards[1] if r.min_cards else None,
             "launch_price_usd": r.card.launch_price_usd,
+            **power.json_fields(r.tokens_per_s, r.card, power.TOKENS),
         }
         for i, r in enumerate(ranked)
     ]
@@ -305,7 +307,8 @@ def render_ranking(m: TransformerModel, wl: Workload, ranked: list[Ranked]) -> l
         "bound: what limits the phase ranked; cards needed: tensor parallel up to 8, then pipeline; "
         "training shards with ZeRO-3; * the model's maximum context, not memory)"
     )
-    return lines
+    scored = [(r.card, r.tokens_per_s, r.estimate.fits) for r in ranked]
+    return lines + power.ranking_lines(scored, power.TOKENS, 30, 10)
 
 
 def workload_line(wl: Workload, m: TransformerModel) -> str:
