@@ -74,7 +74,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, metavar="N", help="override each model's batch_size")
     p.add_argument("--precision", choices=PRECISION_CHOICES, help="only this precision")
     p.add_argument("--optimizer", choices=OPTIMIZER_CHOICES, help="override each model's optimizer")
-    p.add_argument("--mode", choices=MODE_CHOICES, help="override each model's mode")
+    p.add_argument(
+        "--mode",
+        choices=MODE_CHOICES,
+        help="override each model's mode: train, inference (a forward without labels), eval "
+        "(the forward with labels and loss), generate (transformers)",
+    )
     p.add_argument(
         "--memory-format",
         choices=MEMORY_FORMAT_CHOICES,
