@@ -13,7 +13,7 @@ dropout keeps and in the optimizer's temporaries).
 
 Needs the `calibrate` extra:  .venv/bin/pip install torch==2.13.0
 Run:  .venv/bin/python benchmarks/fit_accuracy.py [examples/models.toml] [--device cpu|cuda]
-      [--model NAME] [--batch 8,32] [--markdown]
+      [--model NAME] [--batch 8,32] [--mode inference --mode eval] [--markdown]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -553,7 +554,8 @@ def run_steps(
 ) -> None:
     torch.manual_seed(0)
     amp = functools.partial(_autocast, device, precision)
-    if model.mode == "inference":
+    if model.mode in ("inference", "eval"):
+        # inference: a forward without labels; eval: the same forward and its loss
         net_spec = model.network or model.generator
         assert net_spec is not None
         infer = _cast(build(net_spec, model.attention).to(device).eval(), precision)
@@ -561,7 +563,10 @@ def run_steps(
         with torch.no_grad():
             for _ in range(steps):
                 with amp():
-                    infer(*xs)
+                    out = infer(*xs)
+                if model.mode == "eval":
+                    _loss(out)
+                del out
         return
     if model.network is not None:
         net = _cast(build(model.network, model.attention).to(device).train(), precision)
@@ -636,11 +641,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", action="append", help="only these models (repeatable)")
     ap.add_argument("--batch", help="comma-separated batch sizes (default: per model)")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    ap.add_argument(
+        "--mode",
+        action="append",
+        choices=["train", "inference", "eval"],
+        help="measure each model in these modes (repeatable; default: each model's own)",
+    )
     args = ap.parse_args(argv)
     torch.set_num_threads(max(1, torch.get_num_threads()))
     models = [
         m for m in layer_models(load_models(args.models)) if not args.model or m.name in args.model
     ]  # measured in PyTorch from the layer lists; transformers have their own benchmark
+    if args.mode:
+        models = [replace(m, mode=mode) for m in models for mode in args.mode]
     rows = []
     for m in models:
         big = m.flops * 3 > 5e9
@@ -658,7 +671,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(
                 (
                     m.name,
-                    m.optimizer if m.mode == "train" else "inference",
+                    m.optimizer if m.mode == "train" else m.mode,
                     b,
                     est,
                     measured,
@@ -668,14 +681,14 @@ def main(argv: list[str] | None = None) -> int:
                 )
             )
             print(
-                f"{m.name:22} {m.optimizer:8} b={b:<4} est {est / 2**20:9.2f} MiB  "
+                f"{m.name:22} {m.optimizer if m.mode == 'train' else m.mode:9} b={b:<4} est {est / 2**20:9.2f} MiB  "
                 f"measured {measured / 2**20:9.2f} MiB  {err:+6.1f} %  peak at {phase}",
                 file=sys.stderr,
                 flush=True,
             )
     if args.markdown:
         print(
-            "| model | optimizer (or inference) | batch | estimate MiB | measured MiB | error | estimated peak at |"
+            "| model | optimizer (or inference / eval) | batch | estimate MiB | measured MiB | error | estimated peak at |"
         )
         print("|---|---|---:|---:|---:|---:|---|")
         for name, opt, b, est, meas, err, phase, _ in rows:

@@ -5,7 +5,10 @@ way transformers implements them (GPT-2: fused qkv, python GELU-tanh, dropout,
 tied head; Llama: RMSNorm upcast, RoPE, grouped-query attention with repeat_kv for
 eager, SwiGLU; BERT: post-norm encoder with pooler), then run:
   * train: real AdamW steps, full fine-tune (fp32) and LoRA (q,k,v,o, rank 8);
-  * inference: one no-grad forward with the loss (logits of every position, fp32);
+  * inference: one no-grad forward without labels (what serving and batch scoring run:
+    the logits of every position, in the model's dtype, and nothing more);
+  * eval: one no-grad forward with labels and the loss (the logits' fp32 copy and the
+    log-softmax of cross-entropy on top);
   * generate: prefill with a KV cache, then decode steps growing it by concatenation;
 at several batch sizes and sequence lengths, with sdpa and eager attention.
 
@@ -15,7 +18,7 @@ backend (tensor bytes only: no CUDA context, no allocator slack). KV-cache bytes
 checked exactly against the formula and llama.cpp's published Llama-3-8B figure.
 
 Needs torch (the `calibrate` extra):  .venv/bin/pip install torch==2.13.0
-Run:  .venv/bin/python benchmarks/llm_accuracy.py [--markdown] [--quick]
+Run:  .venv/bin/python benchmarks/llm_accuracy.py [--markdown] [--quick] [--mode inference ...]
 """
 
 from __future__ import annotations
@@ -367,10 +370,14 @@ def run(name: str, impl: str, mode: str, batch: int, seq: int, new: int, steps: 
         return
     model.eval()
     with torch.no_grad():
-        if mode == "inference":
+        if mode in ("inference", "eval"):
             out = model(ids)
-            if not encoder:
-                F.cross_entropy(out.float().view(-1, vocab), ids.view(-1))
+            if mode == "eval" and not encoder:
+                # transformers' ForCausalLMLoss: fp32 logits, labels shifted by pad + slice
+                padded = F.pad(ids, (0, 1), value=-100)
+                shifted = padded[..., 1:].contiguous()
+                F.cross_entropy(out.float().view(-1, vocab), shifted.view(-1))
+                del padded, shifted
             return
         caches: list[list[Any]] = [
             [] for _ in range(c.get("num_hidden_layers", c.get("n_layer", 0)))
@@ -458,17 +465,28 @@ def main(argv: list[str] | None = None) -> int:
         "--markdown", action="store_true", help="print the markdown table for llm_accuracy.md"
     )
     ap.add_argument("--quick", action="store_true", help="one batch and sequence per case")
+    ap.add_argument(
+        "--mode",
+        action="append",
+        choices=["train", "lora", "inference", "eval", "generate"],
+        help="only these workloads (repeatable; default all)",
+    )
     args = ap.parse_args(argv)
     torch.set_num_threads(2)
     cases = []
     shapes = [(1, 128), (4, 512)] if args.quick else [(1, 128), (4, 128), (1, 512), (4, 512)]
     for name in CONFIGS:
+        # the encoder has no LM head: its eval loss is on a pooled vector, the same peak
         modes = (
-            ["train", "inference"] if name == "bert-mini" else ["train", "inference", "generate"]
+            ["train", "inference"]
+            if name == "bert-mini"
+            else ["train", "inference", "eval", "generate"]
         )
         if name == "llama-gqa-mini":
             modes.insert(1, "lora")
         for mode in modes:
+            if args.mode and mode not in args.mode:
+                continue
             for impl in ("sdpa", "eager"):
                 for batch, seq in shapes:
                     cases.append((name, impl, mode, batch, seq, 8 if mode == "generate" else 0))

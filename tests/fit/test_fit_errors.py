@@ -103,7 +103,7 @@ def test_layer_errors_name_model_layer_and_field(layers: str, shape: str, expect
     ("extra", "field"),
     [
         ('optimizer = "adagrad"\n', "optimizer:"),
-        ('mode = "eval"\n', "mode:"),
+        ('mode = "score"\n', "mode:"),
         ("batch_size = 0\n", "batch_size:"),
         ('colour = "red"\n', "colour: unknown field"),
     ],

@@ -161,7 +161,7 @@ def test_flags_override_the_table_and_set_the_exit_status(
 
 def test_model_picks_and_mode_checks(mixed: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run(capsys, str(mixed), "--model", "gpt2", "--mode", "inference", "--gpu", "T4")
-    assert rc == 0 and "inference (one forward with loss)" in out and "mlp" not in out
+    assert rc == 0 and "inference (one forward, no labels)" in out and "mlp" not in out
     # generate is for transformers: refused while a layer model is chosen
     rc, _, err = run(capsys, str(mixed), "--mode", "generate", "--gpu", "T4")
     assert rc == 2 and "layer model 'mlp'" in err

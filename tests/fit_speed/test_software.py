@@ -144,13 +144,25 @@ def test_layer_gemms_pay_for_idle_sms_and_weight_gradients_do_not(cat: Catalog) 
     )
     c_fwd = next(o for o in R.model_ops(conv, "amp_bf16", 4) if o.pass_ == "forward")
     assert c_fwd.gemm == (4 * 8 * 8, 32)  # implicit GEMM: one row per output position
-    # 64 rows x 1024 columns = 8 tiles: an H100's 132 SMs run one part-full wave
+    # 64 rows x 1024 columns = 8 tiles on an H100's 132 SMs: cuBLAS splits K = 1024 into
+    # 8 slices of 128 (fit/waves.py), so 64 blocks run in one part-full wave, and the 7
+    # extra fp32 partial outputs are written and read back
     card = cat.find("H100 SXM5 80GB")
     h100 = R.ceilings(card, cat.architectures.get(card.architecture), "bf16")
     assert h100 is not None and h100.sms == 132
     t = R.op_time(fwd, h100)
     assert t.compute_s == pytest.approx(
-        fwd.flops / (h100.tensor_flops * R.EFFICIENCY["matmul"]) * 132 / 8  # type: ignore[operator]
+        fwd.flops / (h100.tensor_flops * R.EFFICIENCY["matmul"]) * 132 / 64  # type: ignore[operator]
+    )
+    partials = 2 * 7 * 64 * 1024 * 4 / (h100.bandwidth * R.EFFICIENCY["elementwise"])
+    assert t.memory_s == pytest.approx(
+        fwd.bytes / (h100.bandwidth * R.EFFICIENCY["matmul"]) + partials
+    )
+    # a convolution (cuDNN) keeps the unsplit wave model: 4 x 8 x 8 = 256 rows x 32 = 2 tiles
+    c_t = R.op_time(c_fwd, h100)
+    c_peak = h100.tensor_flops if c_fwd.tensor_cores else h100.cuda_core_flops
+    assert c_t.compute_s == pytest.approx(
+        c_fwd.flops / (c_peak * R.EFFICIENCY["matmul"]) * 132 / 2  # type: ignore[operator]
     )
     # the per-op view and the inlined step agree
     p = R.time_ops(ops, h100, 64)

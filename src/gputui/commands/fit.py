@@ -27,7 +27,7 @@ PRECISION_CHOICES = (
 # One --mode/--optimizer for both estimators: "generate", adamw_8bit and sgd_momentum are for
 # transformers (commands/fit_llm.py), momentum/rmsprop/adam for layer models; each path
 # refuses the other's values with a line saying so.
-MODE_CHOICES = ("train", "inference", "generate")
+MODE_CHOICES = ("train", "inference", "eval", "generate")
 OPTIMIZER_CHOICES = ("sgd", "momentum", "rmsprop", "adam", "adamw", "adamw_8bit", "sgd_momentum")
 LAYER_OPTIMIZERS = ("sgd", "momentum", "rmsprop", "adam", "adamw")
 DEVICE_CHOICES = ("cuda", "cpu")
@@ -74,7 +74,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, metavar="N", help="override each model's batch_size")
     p.add_argument("--precision", choices=PRECISION_CHOICES, help="only this precision")
     p.add_argument("--optimizer", choices=OPTIMIZER_CHOICES, help="override each model's optimizer")
-    p.add_argument("--mode", choices=MODE_CHOICES, help="override each model's mode")
+    p.add_argument(
+        "--mode",
+        choices=MODE_CHOICES,
+        help="override each model's mode: train, inference (a forward without labels), eval "
+        "(the forward with labels and loss), generate (transformers)",
+    )
     p.add_argument(
         "--memory-format",
         choices=MEMORY_FORMAT_CHOICES,
@@ -162,7 +167,7 @@ def _overridden(models: tuple[Any, ...], args: argparse.Namespace) -> tuple[Any,
     if not models:
         return models
     first = f" (layer model {models[0].name!r}; pick transformers with --model)"
-    if args.mode is not None and args.mode not in ("train", "inference"):
+    if args.mode is not None and args.mode not in ("train", "inference", "eval"):
         raise UserError(f"--mode {args.mode}: applies to language models only{first}")
     if args.optimizer is not None and args.optimizer not in LAYER_OPTIMIZERS:
         raise UserError(

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-MODES = ("train", "inference", "generate")
+MODES = ("train", "inference", "eval", "generate")
 METHODS = ("full", "lora", "qlora")
 ATTENTIONS = ("sdpa", "eager", "flash")
 PARALLELS = ("tp", "pp", "ddp", "zero1", "zero2", "zero3", "fsdp")

@@ -51,10 +51,10 @@ __all__ = [
 ]
 
 Optimizer = Literal["sgd", "momentum", "rmsprop", "adam", "adamw"]
-Mode = Literal["train", "inference"]
+Mode = Literal["train", "inference", "eval"]
 Kind = Literal["sequential", "functional", "gan"]
 OPTIMIZERS: tuple[Optimizer, ...] = ("sgd", "momentum", "rmsprop", "adam", "adamw")
-MODES: tuple[Mode, ...] = ("train", "inference")
+MODES: tuple[Mode, ...] = ("train", "inference", "eval")
 # Tensors of optimizer state per trainable parameter (PyTorch's defaults).
 OPTIMIZER_STATES: dict[str, int] = {"sgd": 0, "momentum": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
 
@@ -292,7 +292,7 @@ def _model(raw: dict[str, Any], fallback: str, where: str) -> ModelSpec:
         )
     mode = raw.get("mode", "train")
     if mode not in MODES:
-        raise UserError(f'{ctx}: mode: must be "train" or "inference", got {mode!r}')
+        raise UserError(f"{ctx}: mode: must be one of {', '.join(MODES)}, got {mode!r}")
     attention = raw.get("attention", "auto")
     if attention not in ATTENTION_MODES:
         raise UserError(

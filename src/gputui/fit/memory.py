@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from gputui.fit.config import OPTIMIZER_STATES, ModelSpec
+from gputui.fit.eval_loss import loss_bytes_per_sample
 from gputui.fit.graph import Network, Node, Ref, compose, frozen_copy
 from gputui.fit.precision import Precision
 from gputui.fit.stats import LayerStats
@@ -564,6 +565,15 @@ def inference_phases(
     return phases
 
 
+def _eval_loss(net: Network, p: Precision) -> Phase:
+    """The loss after the forward: the batch, the outputs (all else is freed) and its temporaries."""
+    v = _values(net, p)
+    held = sum(v.size[o] for o in {v.owner[r] for r in net.outputs} if o[0] >= 0)
+    batch = sum(inp.elements * input_bytes(inp.integer, p) for inp in net.inputs)
+    per = batch + held + loss_bytes_per_sample(net, p)
+    return Phase("loss (eval)", Parts(weights=_weights(net, p)), Parts(activations=per))
+
+
 def layers_of(net: Network) -> tuple[LayerStats, ...]:
     return net.layers
 
@@ -594,11 +604,12 @@ def model_phases(
 ) -> list[Phase]:
     """Every phase of one step of `model` in precision `p`."""
     mode = mode or model.mode
-    if mode == "inference" or not p.training:
+    if mode in ("inference", "eval") or not p.training:
         net = model.network if model.network is not None else model.generator
         assert net is not None
         # a GAN at inference time is its generator
-        return inference_phases(net, p, Parts(weights=_weights(net, p)), Parts())
+        phases = inference_phases(net, p, Parts(weights=_weights(net, p)), Parts())
+        return phases + ([_eval_loss(net, p)] if mode == "eval" else [])
     opt = model.optimizer
     if model.network is not None:
         net = model.network

@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from gputui.fit import power
 from gputui.fit.config import ModelSpec, Network
 from gputui.fit.estimate import (
     EFFICIENCY,
@@ -300,6 +301,7 @@ def ranking_dict(model: ModelSpec, ranked: list[Ranked]) -> dict[str, Any]:
                 "samples_per_s_per_1000_usd": (
                     r.samples_per_s_per_dollar * 1000 if r.samples_per_s_per_dollar else None
                 ),
+                **power.json_fields(r.samples_per_s, r.card, power.SAMPLES),
             }
             for i, r in enumerate(ranked)
         ],
@@ -489,6 +491,8 @@ def render_ranking(
                 f"    {i + 1:>2} {r.card.name:<{name_w}} {per:>8,.1f} samples/s per $1k "
                 f"(launch price ${r.card.launch_price_usd:,.0f})"
             )
+    scored = [(r.card, r.samples_per_s, r.estimate.fits) for r in ranked]
+    lines += power.ranking_lines(scored, power.SAMPLES, name_w, top_value)
     return [visible(line) for line in lines]
 
 

@@ -26,7 +26,6 @@ GeForce runs at half speed, so that halving is already in the figure.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -42,6 +41,9 @@ from gputui.fit.software import MemoryFormat as MemoryFormat
 from gputui.fit.software import OptimizerImpl as OptimizerImpl
 from gputui.fit.software import Software as Software
 from gputui.fit.stats import LayerStats
+from gputui.fit.waves import GEMM_TILE as GEMM_TILE  # re-exported
+from gputui.fit.waves import gemm_depth, gemm_waves, split_k_bytes
+from gputui.fit.waves import wave_efficiency as wave_efficiency  # re-exported
 
 OpClass = Literal["matmul", "elementwise", "reduction"]
 Pass = Literal["forward", "backward_input", "backward_weight", "optimizer"]
@@ -122,6 +124,7 @@ class Op:
     label: str = ""  # the layer as reports name it
     tensor_path_only: bool = False  # runs only where the precision has a tensor path (NCHW)
     gemm: tuple[int, int] = (0, 0)  # (rows, columns) of a GEMM's output: wave quantisation
+    split_k: bool = False  # a cuBLAS GEMM, whose K cuBLAS splits across idle SMs (fit/waves.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,17 +277,19 @@ def op_time(op: Op, c: Ceilings) -> OpTime:
     peak = c.tensor_flops if tensor else None
     if peak is None:
         peak = c.cuda_core_flops
-    flops = op.flops
-    if op.gemm[0] and c.sms:
-        flops /= wave_efficiency(op.gemm[0], op.gemm[1], c.sms)
-    return OpTime(op, flops / (peak * eff), op.bytes / (c.bandwidth * eff), op.kernels * LAUNCH_S)
+    flops, memory = op.flops, op.bytes / (c.bandwidth * eff)
+    if op.gemm[0] and c.sms:  # partial sums of a split K stream like elementwise work
+        share, splits = gemm_waves(*op.gemm, c.sms, gemm_depth(flops, *op.gemm, op.split_k))
+        flops /= share
+        memory += split_k_bytes(*op.gemm, splits) / (c.bandwidth * EFFICIENCY["elementwise"])
+    return OpTime(op, flops / (peak * eff), memory, op.kernels * LAUNCH_S)
 
 
 # An op as the card-independent numbers its time needs: (FLOPs / efficiency, bytes /
 # efficiency, launch seconds, runs on tensor cores, runs only with a tensor path, GEMM
-# output rows, columns). Worked out once per op list, so timing a card is a division
-# and a max per op (and a wave count for GEMMs).
-Compiled = tuple[tuple[float, float, float, bool, bool, int, int], ...]
+# output rows, columns, depth). Worked out once per op list, so timing a card is a
+# division and a max per op (and a wave count for GEMMs).
+Compiled = tuple[tuple[float, float, float, bool, bool, int, int, int], ...]
 
 
 def compile_ops(ops: Iterable[Op]) -> Compiled:
@@ -300,6 +305,7 @@ def compile_ops(ops: Iterable[Op]) -> Compiled:
                 op.tensor_path_only,
                 op.gemm[0],
                 op.gemm[1],
+                gemm_depth(op.flops, *op.gemm, op.split_k),
             )
         )
     return tuple(out)
@@ -320,14 +326,18 @@ def time_ops(
     tensor = c.tensor_flops if c.tensor_flops is not None else cuda
     no_tensor_path = c.tensor_flops is None
     sms = c.sms
-    for flops, nbytes, launch, on_tensor, tensor_only, rows, cols in (
+    partial_eff = EFFICIENCY["elementwise"]
+    for flops, nbytes, launch, on_tensor, tensor_only, rows, cols, depth in (
         compiled if compiled is not None else compile_ops(ops)
     ):
         if tensor_only and no_tensor_path:
             continue
         compute = flops / (tensor if on_tensor else cuda)
         if rows and sms:
-            compute /= wave_efficiency(rows, cols, sms)
+            share, splits = gemm_waves(rows, cols, sms, depth)
+            compute /= share
+            if splits > 1:
+                nbytes += split_k_bytes(rows, cols, splits) / partial_eff
         memory = nbytes / bw
         host += launch * host_per_launch_s
         if host > gpu:  # the GPU idles until the host has issued this op
@@ -431,6 +441,7 @@ class _Kernels:
         tensor: bool = False,
         tensor_only: bool = False,
         gemm: tuple[int, int] = (0, 0),
+        split_k: bool = False,
     ) -> None:
         self.ops.append(
             Op(
@@ -446,6 +457,7 @@ class _Kernels:
                 self.label,
                 tensor_only,
                 gemm,
+                split_k,
             )
         )
 
@@ -505,6 +517,7 @@ def layer_ops(
             x_bytes + w_read + y_bytes,
             tensor=tensor,
             gemm=gemm_fwd,
+            split_k=kind == "Dense",
         )
         # NCHW: cuDNN transposes each call's activation operands to NHWC and its result back
         # (only on cards whose tensor cores run this precision: `tensor_only`)
@@ -537,6 +550,7 @@ def layer_ops(
                 y_bytes + w_read + dx_bytes,
                 tensor=tensor,
                 gemm=gemm_bwd,
+                split_k=kind == "Dense",
             )
             if nchw:
                 add(
@@ -1031,27 +1045,13 @@ def profile(
 
 # ------------------------------------------------------------------ LLMs
 
-# Wave quantisation (NVIDIA, "Matrix Multiplication Background User's Guide", section
-# "Wave Quantization"): a GEMM runs one thread block per output tile; T tiles on S
-# SMs take ceil(T / S) waves, the last one with SMs idle, so the GEMM reaches
-# T / (ceil(T / S) x S) of the card's rate. 128 x 128 output tiles (a common cuBLAS
-# FP16 tile; the guide's examples use 256 x 128) and one block per SM at a time are
-# assumed. Applied where the GEMM shapes are known, on top of the matmul efficiency:
-# LLM prefill (`gemm_shapes`), and in layer models the forward and input-gradient GEMMs
-# of dense and convolution layers and attention's projections (`Op.gemm`; convolutions
-# as implicit GEMMs, one output row per batch position). Weight-gradient GEMMs are left
-# out: their output is the small weight matrix and their reduction runs over the whole
-# batch, which cuBLAS/cuDNN split across SMs (split-K) instead of leaving them idle.
-GEMM_TILE = (128, 128)
-
-
-@functools.lru_cache(maxsize=4096)
-def wave_efficiency(m: int, n: int, sms: int) -> float:
-    """Share of the SMs an (m x n)-output GEMM keeps busy over its waves."""
-    if sms <= 0 or m <= 0 or n <= 0:
-        return 1.0
-    tiles = math.ceil(m / GEMM_TILE[0]) * math.ceil(n / GEMM_TILE[1])
-    return tiles / (math.ceil(tiles / sms) * sms)
+# Wave quantisation and split-K: fit/waves.py (`wave_efficiency`, re-exported). Applied
+# where the GEMM shapes are known, on top of the matmul efficiency: LLM prefill
+# (`gemm_shapes`), and in layer models the forward and input-gradient GEMMs of dense and
+# convolution layers and attention's projections (`Op.gemm`; convolutions as implicit
+# GEMMs, one output row per batch position). Weight-gradient GEMMs are left out: their
+# output is the small weight matrix and their reduction runs over the whole batch, which
+# cuBLAS/cuDNN split across SMs (split-K) instead of leaving them idle.
 
 
 # llama.cpp-style decoder graph: per layer two norms and their scales, q/k/v/o and

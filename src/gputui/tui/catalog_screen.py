@@ -27,6 +27,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from gputui.catalog import Card, Catalog, MatchResult, load_catalog
 from gputui.catalog.present import compare, fmt, fmt_ratio
 from gputui.errors import UserError
+from gputui.fit.power import tflops_per_watt
 from gputui.telemetry.snapshot import DeviceInfo, DeviceSnapshot, Snapshot
 
 INSTALLED_MARK = "●"
@@ -48,6 +49,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("tdp", "TDP W"),
     ("year", "Year"),
     ("price", "Price $"),
+    ("bf16_per_w", "BF16 TF/W"),  # bf16 tensor TFLOPS per watt of the power limit
 )
 
 
@@ -60,6 +62,13 @@ def _figure(card: Card, field: str) -> str:
     """A figure as shown on this screen: marked when it is derived."""
     text = fmt(getattr(card, field))
     return text + DERIVED_MARK if card.is_derived(field) and text != "-" else text
+
+
+def _per_watt(card: Card) -> str:
+    """bf16 tensor TFLOPS per watt, marked like the figure it comes from."""
+    text = fmt(tflops_per_watt(card))
+    derived = card.is_derived("bf16_tensor_tflops") or card.is_derived("tdp_w")
+    return text + DERIVED_MARK if derived and text != "-" else text
 
 
 def comparison_unavailable(dev: DeviceSnapshot) -> str | None:
@@ -305,6 +314,7 @@ class CatalogScreen(Screen[None]):
                         "launch_price_usd",
                     )
                 ),
+                Text(_per_watt(card), justify="right"),
                 key=card.name,
             )
         if keep_cursor and table.row_count:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 
 from gputui.fit.llm.activations import Acts, LayerActs, dtypes, layer_acts
 from gputui.fit.llm.formats import WeightFormat, weight_format
+from gputui.fit.llm.head import head_acts
 from gputui.fit.llm.kv import kv_cache_bytes
 from gputui.fit.llm.model import TransformerModel
 from gputui.fit.llm.weights import lora_params_block, weight_bytes
@@ -417,19 +418,12 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
         )
         return StageMemory(stage, tuple(phases), model, wl, tp)
     worst_fwd = fwd_candidates
-    if wl.mode == "inference":
+    if wl.mode in ("inference", "eval"):
         for c in worst_fwd or [Acts()]:
             phases.append(Phase("forward", base, acts=ids + c))
         if has_lm:
-            # logits of every position, their fp32 copy (none when already fp32), log-softmax
-            upcast = 4 * vocab if a < 4 else 0.0
-            phases.append(
-                Phase(
-                    "logits and loss",
-                    base,
-                    acts=ids + Acts(d.stream * h + a * vocab + upcast + 4 * vocab),
-                )
-            )
+            name, head = head_acts(wl.mode, d.stream * h, a, vocab)
+            phases.append(Phase(name, base, acts=ids + head))
         return StageMemory(stage, tuple(phases), model, wl, tp)
     # generate: prefill, then decode until the cache holds prompt + new tokens; generate
     # keeps the last position's logits and an fp32 copy of them per sequence

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gputui.fit import power
 from gputui.fit.llm.estimate import Estimate, Ranked, Speed
 from gputui.fit.llm.model import TransformerModel
 from gputui.fit.llm.weights import lora_params
@@ -155,8 +156,13 @@ def _workload_line(wl: Workload, m: TransformerModel) -> str:
             f", accumulate {wl.grad_accum}" if wl.grad_accum > 1 else ""
         )
         head = f"train: {how}{extra}, seq {wl.seq_len:,}, batch {wl.batch_size}"
-    elif wl.mode == "inference":
-        head = f"inference (one forward with loss): {wl.weights} weights, seq {wl.seq_len:,}, batch {wl.batch_size}"
+    elif wl.mode in ("inference", "eval"):
+        what = (
+            "inference (one forward, no labels)"
+            if wl.mode == "inference"
+            else "eval (one forward with labels and loss)"
+        )
+        head = f"{what}: {wl.weights} weights, seq {wl.seq_len:,}, batch {wl.batch_size}"
     else:
         paged = f", paged blocks of {wl.paged_block}" if wl.paged_block else ""
         head = (
@@ -276,15 +282,14 @@ def ranking_dict(ranked: list[Ranked]) -> list[dict[str, Any]]:
             "min_cards": r.min_cards[0] if r.min_cards else None,
             "min_cards_split": r.min_cards[1] if r.min_cards else None,
             "launch_price_usd": r.card.launch_price_usd,
+            **power.json_fields(r.tokens_per_s, r.card, power.TOKENS),
         }
         for i, r in enumerate(ranked)
     ]
 
 
 def render_ranking(m: TransformerModel, wl: Workload, ranked: list[Ranked]) -> list[str]:
-    word = {"train": "train tok/s", "generate": "decode tok/s", "inference": "prefill tok/s"}[
-        wl.mode
-    ]
+    word = {"train": "train tok/s", "generate": "decode tok/s"}.get(wl.mode, "prefill tok/s")
     lines = [
         model_line(m),
         _workload_line(wl, m),
@@ -308,6 +313,8 @@ def render_ranking(m: TransformerModel, wl: Workload, ranked: list[Ranked]) -> l
         "bound: what limits the phase ranked; cards needed: tensor parallel up to 8, then pipeline; "
         "training shards with ZeRO-3; * the model's maximum context, not memory)"
     )
+    scored = [(r.card, r.tokens_per_s, r.estimate.fits) for r in ranked]
+    lines += power.ranking_lines(scored, power.TOKENS, 30, 10)
     return [visible(line) for line in lines]
 
 

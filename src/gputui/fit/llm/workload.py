@@ -1,4 +1,5 @@
-"""What the user wants to do with the model: train (full, LoRA, QLoRA), one forward, or generate.
+"""What the user wants to do with the model: train (full, LoRA, QLoRA), one forward without
+labels (inference) or with labels and loss (eval), or generate.
 
 A plain frozen dataclass: the CLI and the models TOML validate their strings
 into it; the memory model reads only it.
@@ -11,7 +12,7 @@ from typing import Literal
 
 from gputui.fit.software import OptimizerImpl
 
-Mode = Literal["train", "inference", "generate"]
+Mode = Literal["train", "inference", "eval", "generate"]
 Method = Literal["full", "lora", "qlora"]
 Attention = Literal["sdpa", "eager", "flash"]
 Parallel = Literal["none", "tp", "pp", "ddp", "zero1", "zero2", "zero3", "fsdp"]
@@ -20,7 +21,7 @@ TrainPrecision = Literal["fp32", "amp_bf16", "amp_fp16", "bf16", "fp16"]
 MlaCache = Literal["latent", "expanded"]
 Backend = Literal["cuda", "cpu"]
 
-MODES: tuple[Mode, ...] = ("train", "inference", "generate")
+MODES: tuple[Mode, ...] = ("train", "inference", "eval", "generate")
 ATTENTIONS: tuple[Attention, ...] = ("sdpa", "eager", "flash")
 PARALLELS: tuple[Parallel, ...] = ("none", "tp", "pp", "ddp", "zero1", "zero2", "zero3", "fsdp")
 OPTIMIZERS: tuple[Optimizer, ...] = ("adamw", "adamw_8bit", "sgd", "sgd_momentum")
