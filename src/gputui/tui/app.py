@@ -448,6 +448,7 @@ class GpuTuiApp(App[int]):
                     listed_at=snap.timestamp if snap is not None else None,
                     history=self.process_history.series,
                     extras=self.process_extras if real else None,
+                    devices=snap.devices if snap is not None else (),
                 )
             )
 

@@ -48,6 +48,7 @@ SCREENFUL_CACHE = 256  # lines: the tallest terminal's table, with room for curs
 
 COMMAND_WIDTH = 40  # before the first resize; then whatever the terminal leaves
 COMMAND_MIN = 16  # below this, lower-priority columns give way to the command
+COMMAND_SHARE = 0.35  # of the width: what the command wants before low-priority columns stay
 _CMD_MAX = 400
 SORT_ARROW = 2  # " ▼" after the sorted column's label: every column has room for it
 
@@ -61,11 +62,19 @@ class Column:
     right: bool = False
     width: int = 0  # 0: the command column, which takes what is left
     drop: int = 0  # order in which columns give way on a narrow terminal (0: never)
+    hide_empty: bool = False  # hidden while its cell is empty on every row (Container)
 
     @property
     def room(self) -> int:
         """Cells for the values and for the label with its sort arrow."""
         return max(self.width, len(self.label) + SORT_ARROW)
+
+
+def gpu_cell(p: GpuProcess) -> str:
+    """"0", or "0:1" (GPU index : GPU instance id, as nvitop) for a process in a MIG instance."""
+    if p.gpu_instance_id is None:
+        return str(p.gpu_index)
+    return f"{p.gpu_index}:{p.gpu_instance_id}"
 
 
 def _short_type(t: str) -> str:
@@ -86,7 +95,7 @@ def _pct(v: float | int | None) -> str:
 # `drop`: on a narrow terminal Container, Host mem and Time give way first (as in nvitop
 # and nvtop, the command stays, abbreviated), then CPU%, Type and SM%.
 COLUMNS: tuple[Column, ...] = (
-    Column("gpu", "GPU", lambda p: str(p.gpu_index), lambda p: p.gpu_index, right=True, width=3),
+    Column("gpu", "GPU", lambda p: gpu_cell(p), lambda p: (p.gpu_index, p.gpu_instance_id or -1), True, 3),
     Column("pid", "PID", lambda p: str(p.pid), lambda p: p.pid, right=True, width=7),
     Column(
         "container",
@@ -95,6 +104,7 @@ COLUMNS: tuple[Column, ...] = (
         lambda p: p.container,
         width=14,
         drop=1,
+        hide_empty=True,
     ),
     Column("user", "User", lambda p: p.user or fmt.NA, lambda p: p.user, width=10),
     Column("type", "Type", lambda p: _short_type(p.type), lambda p: p.type, width=4, drop=5),
@@ -139,15 +149,26 @@ def fitted(plain: str, width: int, justify: str) -> str | None:
     return plain.rjust(width) if justify == "right" else plain.ljust(width)
 
 
-def visible_columns(width: int, padding: int = 1) -> tuple[Column, ...]:
-    """The columns that fit in `width` cells with at least COMMAND_MIN for the command."""
-    shown = list(COLUMNS)
-    for victim in sorted((c for c in COLUMNS if c.drop), key=lambda c: c.drop):
+def visible_columns(
+    width: int, padding: int = 1, hidden: frozenset[str] = frozenset()
+) -> tuple[Column, ...]:
+    """The columns that fit in `width` cells and leave the command its share of the width
+    (COMMAND_SHARE, at least COMMAND_MIN); `hidden` columns (empty on every row) never show."""
+    shown = [c for c in COLUMNS if c.key not in hidden]
+    want = max(COMMAND_MIN, int(width * COMMAND_SHARE))
+    for victim in sorted((c for c in shown if c.drop), key=lambda c: c.drop):
         fixed = sum(c.room + 2 * padding for c in shown if c.width) + 2 * padding + 1
-        if width - fixed >= COMMAND_MIN:
+        if width - fixed >= want:
             break
         shown.remove(victim)
     return tuple(shown)
+
+
+def empty_columns(processes: Sequence[GpuProcess]) -> frozenset[str]:
+    """The hide_empty columns no process has a value in."""
+    return frozenset(
+        c.key for c in COLUMNS if c.hide_empty and not any(c.cell(p) for p in processes)
+    )
 
 
 def row_key(p: GpuProcess) -> str:
@@ -243,6 +264,7 @@ class ProcessTable(DataTable[Any]):
         self._cells: dict[str, list[str]] = {}  # what each row shows, to diff the next poll against
         self._column_keys: dict[str, ColumnKey] = {}
         self.shown: tuple[Column, ...] = COLUMNS  # what fits the width (visible_columns)
+        self.empty: frozenset[str] = frozenset()  # columns hidden for having no values
         self.tree_view = False
         self.tagged: set[str] = set()  # row keys
         self.parents: Mapping[int, Ancestors] = {}
@@ -690,7 +712,11 @@ class ProcessTable(DataTable[Any]):
         self._fit_command_column()
 
     def on_resize(self) -> None:
-        shown = visible_columns(self.size.width, self.cell_padding) if self.size.width else COLUMNS
+        self._choose_columns()
+
+    def _choose_columns(self) -> None:
+        width = self.size.width
+        shown = visible_columns(width, self.cell_padding, self.empty) if width else COLUMNS
         if shown != self.shown:
             # Rare (a resize across a threshold): rebuild columns and rows at the new set.
             self.shown = shown
@@ -734,6 +760,10 @@ class ProcessTable(DataTable[Any]):
 
     def set_processes(self, processes: Sequence[GpuProcess]) -> None:
         self._all = processes
+        empty = empty_columns(processes)
+        if empty != self.empty:  # a container process came or went: rare
+            self.empty = empty
+            self._choose_columns()
         self._apply()
         if self.tree_view:
             self._ask_parents()
@@ -939,8 +969,10 @@ class ProcessTable(DataTable[Any]):
 
         order = [r.key for r in rows]
         if order != self.visible_keys():
-            rank = {k: i for i, k in enumerate(order)}
-            self.sort("gpu", "pid", key=lambda gp: rank[f"{gp[0]}:{gp[1]}"])
+            # sort() hands over the cells' texts: the rank is found by the (GPU, PID) shown.
+            cells = self._cells
+            rank = {(cells[k][0], cells[k][1]): i for i, k in enumerate(order)}
+            self.sort("gpu", "pid", key=lambda gp: rank[(str(gp[0]), str(gp[1]))])
 
         if selected_key is not None and selected_key in self._cells:
             self._move_to(selected_key)
