@@ -427,8 +427,8 @@ class GpuPanel(TextLines, can_focus=True):
         name = (gpu_row.row_name(dev.index, short_name(dev.info.name)), style("gpu-panel--name"))
         if dev.failed is not None or dev.sample is None:
             return assemble(gpu_row.failed_row(name[0], dev, style("gpu-panel--warning")))
-        tail = gpu_row.row_tail(dev)
-        util_w, mem_w = gpu_row.split_middle(width, len(tail))
+        tail, warnings = gpu_row.row_tail(dev), gpu_row.row_warnings(dev)
+        util_w, mem_w = gpu_row.split_middle(width, len(tail) + len(warnings))
         return assemble(
             [
                 name,
@@ -445,7 +445,7 @@ class GpuPanel(TextLines, can_focus=True):
                     10,
                 ),
                 (tail, style("gpu-panel--stats")),
-                (gpu_row.row_warnings(dev), style("gpu-panel--warning")),
+                (warnings, style("gpu-panel--warning")),
             ]
         )
 

@@ -36,14 +36,16 @@ def row_tail(dev: DeviceSnapshot) -> str:
 
 
 def row_warnings(dev: DeviceSnapshot) -> str:
+    """Short marks, counted in the row's tail so a narrow row never cuts them off; the
+    reasons are in the device details (enter)."""
     s = dev.sample
     if s is None:
         return ""
     marks = []
     if s.throttle_reasons:
-        marks.append("throttle: " + ", ".join(s.throttle_reasons))
+        marks.append("throttled")
     if s.ecc_volatile_uncorrected:
-        marks.append(f"ECC errors: {s.ecc_volatile_uncorrected}")
+        marks.append(f"ECC {s.ecc_volatile_uncorrected}")
     return (" " + " ".join(marks)) if marks else ""
 
 
