@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 import threading
-from pathlib import Path
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest

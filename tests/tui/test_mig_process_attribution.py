@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import os
 
-from third_pass import app_for, ready, wait_for
-
 from textual.widgets import Static
+from third_pass import app_for, ready, wait_for
 
 from gputui.tui.screens.process import ProcessScreen, process_facts
 from gputui.tui.widgets.field import Field

@@ -437,7 +437,15 @@ class GpuTuiApp(App[int]):
         """Enter or a click on a process row: its full details."""
         if self.screen is not self.dashboard:
             return
-        proc = self.dashboard.query_one(ProcessTable).processes.get(str(event.row_key.value))
+        self._open_details(
+            self.dashboard.query_one(ProcessTable).processes.get(str(event.row_key.value))
+        )
+
+    def action_process_details(self) -> None:
+        if self.screen is self.dashboard:
+            self._open_details(self.dashboard.query_one(ProcessTable).selected)
+
+    def _open_details(self, proc: GpuProcess | None) -> None:
         if proc is not None:
             snap = self.latest_snapshot
             real = snap is not None and not snap.simulated
@@ -503,31 +511,10 @@ class GpuTuiApp(App[int]):
         )
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        from gputui.tui.palette import dashboard_commands
+
         yield from super().get_system_commands(screen)
-        yield SystemCommand(
-            "Pause / resume polling", "Stop or restart reading the GPUs", self.action_toggle_pause
-        )
-        yield SystemCommand("Poll faster", "Shorter refresh interval", self.action_faster)
-        yield SystemCommand("Poll slower", "Longer refresh interval", self.action_slower)
-        yield SystemCommand(
-            "Cycle sort column", "Sort the process table by the next column", self.action_cycle_sort
-        )
-        yield SystemCommand(
-            "Reverse sort", "Flip the process table order", self.action_reverse_sort
-        )
-        yield SystemCommand(
-            "Filter processes", "Show only processes matching a text", self.action_filter
-        )
-        if not self.readonly:
-            yield SystemCommand(
-                "Kill process", "Signal the selected process (asks first)", self.action_kill
-            )
-        yield SystemCommand("GPU catalog", "Known cards and architectures", self.action_catalog)
-        yield SystemCommand("Will my model fit?", "The fit checker", self.action_fit)
-        yield SystemCommand(
-            "GPU history", "Power, temperature, PCIe... over 1 / 5 / 15 min", self.action_history
-        )
-        yield SystemCommand("Help", "All keys", self.action_help)
+        yield from dashboard_commands(self)
 
 
 def _optional_screen(module: str, name: str) -> Any:

@@ -524,7 +524,9 @@ class FitScreen(Screen[None]):
         head = Text()
         head.append(visible(m.name), style="bold")
         head.append(
-            f"  {m.kind}, {c.mode}, {m.optimizer}, batch {c.batch_size}; {m.params:,} params "
+            # An optimizer only where one runs: training (not inference, nor evaluation).
+            f"  {m.kind}, {c.mode}{f', {m.optimizer}' if c.mode == 'train' else ''},"
+            f" batch {c.batch_size}; {m.params:,} params "
             f"({m.trainable_params:,} trainable); {flops_text(m.flops)}/sample forward\n"
         )
         head.append(f"Recommended {c.recommended}: {c.recommended_reason}\n")

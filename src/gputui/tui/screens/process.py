@@ -172,7 +172,10 @@ class ProcessScreen(ModalScreen[None]):
         container, env = self._first_extras_text()
         with VerticalScroll(id="process-dialog"):
             yield Static(self._title(), id="process-title")
-            yield Static(facts_table(self.proc, self._reason(), instance_label(self.proc, self.devices)), id="process-facts")
+            yield Static(
+                facts_table(self.proc, self._reason(), instance_label(self.proc, self.devices)),
+                id="process-facts",
+            )
             yield Static("history", classes="process-label")
             yield Static(self._history_text(), id="process-history")
             yield Static("container", classes="process-label")
@@ -225,7 +228,9 @@ class ProcessScreen(ModalScreen[None]):
         if not self.is_mounted:
             return
         self.query_one("#process-title", Static).update(self._title())
-        self.query_one("#process-facts", Static).update(facts_table(self.proc, self._reason(), instance_label(self.proc, self.devices)))
+        self.query_one("#process-facts", Static).update(
+            facts_table(self.proc, self._reason(), instance_label(self.proc, self.devices))
+        )
         self.query_one("#process-command", Static).update(self.proc.command or fmt.NA)
 
     def action_close(self) -> None:

@@ -51,7 +51,9 @@ def summary_line(result: FitPass, per_gpu: list[Text]) -> Text:
     nowhere = [n for n, w in fits_on.items() if not w]
     parts: list[tuple[str, str, list[str]]] = []
     if everywhere:
-        parts.append(("fits now on all: " if len(judged) > 1 else "fits now: ", "green", everywhere))
+        parts.append(
+            ("fits now on all: " if len(judged) > 1 else "fits now: ", "green", everywhere)
+        )
     if some:
         parts.append(("on some: ", "green", some))
     if nowhere:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from rich.style import Style
 
 from gputui.telemetry.snapshot import DeviceSnapshot
-from gputui.tui import formatting as fmt
 
 ROW_NAME_WIDTH = 17
 

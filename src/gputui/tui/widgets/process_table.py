@@ -71,7 +71,7 @@ class Column:
 
 
 def gpu_cell(p: GpuProcess) -> str:
-    """"0", or "0:1" (GPU index : GPU instance id, as nvitop) for a process in a MIG instance."""
+    """ "0", or "0:1" (GPU index : GPU instance id, as nvitop) for a process in a MIG instance."""
     if p.gpu_instance_id is None:
         return str(p.gpu_index)
     return f"{p.gpu_index}:{p.gpu_instance_id}"
@@ -95,7 +95,14 @@ def _pct(v: float | int | None) -> str:
 # `drop`: on a narrow terminal Container, Host mem and Time give way first (as in nvitop
 # and nvtop, the command stays, abbreviated), then CPU%, Type and SM%.
 COLUMNS: tuple[Column, ...] = (
-    Column("gpu", "GPU", lambda p: gpu_cell(p), lambda p: (p.gpu_index, p.gpu_instance_id or -1), True, 3),
+    Column(
+        "gpu",
+        "GPU",
+        lambda p: gpu_cell(p),
+        lambda p: (p.gpu_index, p.gpu_instance_id or -1),
+        True,
+        3,
+    ),
     Column("pid", "PID", lambda p: str(p.pid), lambda p: p.pid, right=True, width=7),
     Column(
         "container",
@@ -970,8 +977,8 @@ class ProcessTable(DataTable[Any]):
         order = [r.key for r in rows]
         if order != self.visible_keys():
             # sort() hands over the cells' texts: the rank is found by the (GPU, PID) shown.
-            cells = self._cells
-            rank = {(cells[k][0], cells[k][1]): i for i, k in enumerate(order)}
+            shown_cells = self._cells
+            rank = {(shown_cells[k][0], shown_cells[k][1]): i for i, k in enumerate(order)}
             self.sort("gpu", "pid", key=lambda gp: rank[(str(gp[0]), str(gp[1]))])
 
         if selected_key is not None and selected_key in self._cells:
