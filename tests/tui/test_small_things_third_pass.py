@@ -62,7 +62,9 @@ async def test_inference_model_names_no_optimizer() -> None:
         assert isinstance(screen, FitScreen)
         await wait_for(pilot, lambda: bool(screen.rows), timeout=60)
         inference = [
-            r for r in screen.rows if getattr(r, "mode", None) == "inference" and hasattr(r, "chosen")
+            r
+            for r in screen.rows
+            if getattr(r, "mode", None) == "inference" and hasattr(r, "chosen")
         ]
         assert inference
         head = screen.detail(inference[0]).renderables[0].plain  # type: ignore[attr-defined]
