@@ -79,11 +79,12 @@ class GpuTuiApp(App[int]):
         ("enter", "all details of the selected process, or of the focused GPU"),
         ("t", "processes as a tree under their parents / flat"),
         ("space", "tag / untag the process (k signals all tagged)"),
-        ("k", "kill the selected process (asks first)"),
+        ("k", "kill the selected process (asks first: SIGINT i, SIGTERM t, SIGKILL K)"),
         ("mouse", "click a header: sort; a row: select (again: details); a GPU: its details"),
         ("tab / shift+tab", "move between panels"),
         ("c", "GPU catalog"),
         ("f", "will my model fit?"),
+        ("e", "fit line: one summary line / one line per GPU (or click it)"),
         ("h", "history graphs of a GPU (w: 1 / 5 / 15 min)"),
         ("?", "this help"),
     ]
