@@ -33,6 +33,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--readonly", action="store_true", help="hide every action that changes the system"
     )
+    parser.add_argument("--only", metavar="LIST", help="show only these GPUs, by index: --only 0,2")
+    parser.add_argument(
+        "--respect-cuda-visible-devices",
+        action="store_true",
+        help="show only the GPUs CUDA_VISIBLE_DEVICES names (indices in NVML's order, or UUIDs)",
+    )
+    parser.add_argument(
+        "--models",
+        type=path_arg,
+        dest="dashboard_models",
+        metavar="FILE",
+        help="the models file the fit line and the Fit screen judge (default: ./gputui.toml, "
+        "then the user config's models.toml)",
+    )
     parser.add_argument(
         "--prometheus", metavar="URL", help="the cluster view: every GPU a Prometheus server holds"
     )
@@ -54,6 +68,9 @@ FAST_DEFAULTS: dict[str, object] = {
     "scenario": None,
     "interval": 1.0,
     "readonly": False,
+    "only": None,
+    "respect_cuda_visible_devices": False,
+    "dashboard_models": None,
     "prometheus": None,
     "match": None,
     "command": None,
@@ -129,6 +146,20 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
     except (OSError, ValueError) as exc:  # a scenario file the simulator could not read
         raise UserError(str(exc)) from None
 
+    models = getattr(args, "dashboard_models", None)
+    if models is not None and not models.is_file():
+        source.close()
+        raise UserError(f"--models: {models}: no such file")
+    only = getattr(args, "only", None)
+    if only is not None or getattr(args, "respect_cuda_visible_devices", False):
+        from gputui.tui.gpu_choice import choose_gpus
+
+        try:
+            source = choose_gpus(source, only, bool(args.respect_cuda_visible_devices))
+        except UserError:
+            source.close()
+            raise
+
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         # Textual reads keys from stdin: at end-of-file its input thread would spin.
         source.close()
@@ -149,4 +180,5 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
         fallback_reason=fallback_reason,
         interval=interval,
         readonly=bool(args.readonly),
+        models_path=models,
     )

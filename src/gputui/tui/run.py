@@ -31,6 +31,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, TypeVar
 
 from gputui.telemetry.source import Source
@@ -152,6 +153,7 @@ def run_dashboard(
     fallback_reason: str | None,
     interval: float,
     readonly: bool,
+    models_path: Path | None = None,
 ) -> int:
     from gputui.tui.app import GpuTuiApp
 
@@ -160,6 +162,7 @@ def run_dashboard(
         fallback_reason=fallback_reason,
         interval=interval,
         readonly=readonly,
+        models_path=models_path,
         watch_terminal=True,
         exit_watchdog_s=EXIT_WATCHDOG_S,
     )
