@@ -76,6 +76,7 @@ class GpuTuiApp(App[int]):
         ("s", "cycle the sort column"),
         ("r", "reverse the sort order"),
         ("/", "filter processes by text"),
+        ("m", "my processes only / everyone's"),
         ("enter", "all details of the selected process, or of the focused GPU"),
         ("t", "processes as a tree under their parents / flat"),
         ("space", "tag / untag the process (k signals all tagged)"),

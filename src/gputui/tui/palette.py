@@ -50,6 +50,11 @@ def dashboard_commands(app: GpuTuiApp) -> Iterable[SystemCommand]:
         "Filter processes (/)", "Show only processes matching a text", app.action_filter
     )
     yield SystemCommand(
+        "My processes (m)",
+        "Only your own processes, or everyone's again",
+        app.dashboard.action_toggle_mine,
+    )
+    yield SystemCommand(
         "Tree view (t)",
         "Processes under their parents, or flat again",
         lambda: _table(app).action_toggle_tree(),

@@ -6,6 +6,7 @@ composed once and GPU panels are mounted once, when the device count is known.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path, PurePath
 
@@ -107,6 +108,7 @@ class DashboardScreen(Screen[None]):
         Binding("f", "app.fit", "Fit", show=False),
         Binding("h", "app.history", "History", show=False),
         Binding("e", "toggle_fit_lines", "Fit per GPU", show=False),
+        Binding("m", "toggle_mine", "Mine", show=False),
         Binding("tab", "app.focus_next", "Panel"),
     ]
 
@@ -236,6 +238,19 @@ class DashboardScreen(Screen[None]):
             if not event.value:
                 event.input.remove_class("shown")
             self.query_one(ProcessTable).focus()
+
+    def action_toggle_mine(self) -> None:
+        """Only my processes (by the real uid's name, as the process list reads users)."""
+        from gputui.tui.kill import user_name
+
+        table = self.query_one(ProcessTable)
+        if table.only_user is not None:
+            table.set_only_user(None)
+            self.notify("all users' processes", timeout=3)
+            return
+        me = user_name(os.getuid())
+        table.set_only_user(me)
+        self.notify(f"only {me}'s processes (m again: everyone's)", timeout=4, markup=False)
 
     def action_toggle_fit_lines(self) -> None:
         self.query_one(FitLine).toggle()
