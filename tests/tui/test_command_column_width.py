@@ -24,7 +24,7 @@ async def test_empty_container_column_hidden_and_command_wide_120() -> None:
 
 async def test_container_column_comes_back_with_a_container_process() -> None:
     app = app_for("mig.toml", interval=30.0)  # no poll replaces the snapshot given below
-    async with app.run_test(size=(160, 40)) as pilot:
+    async with app.run_test(size=(200, 40)) as pilot:
         await ready(pilot, fit=False)
         table = app.dashboard.query_one(ProcessTable)
         assert "container" not in [c.key for c in table.shown]

@@ -92,8 +92,8 @@ def _pct(v: float | int | None) -> str:
     return fmt.NA if v is None else f"{v:.0f}"
 
 
-# `drop`: on a narrow terminal Container, Host mem and Time give way first (as in nvitop
-# and nvtop, the command stays, abbreviated), then CPU%, Type and SM%.
+# `drop`: on a narrow terminal Container, Host mem, GMBW% and Time give way first (as in
+# nvitop and nvtop, the command stays, abbreviated), then CPU%, Type and SM%.
 COLUMNS: tuple[Column, ...] = (
     Column(
         "gpu",
@@ -114,13 +114,15 @@ COLUMNS: tuple[Column, ...] = (
         hide_empty=True,
     ),
     Column("user", "User", lambda p: p.user or fmt.NA, lambda p: p.user, width=10),
-    Column("type", "Type", lambda p: _short_type(p.type), lambda p: p.type, width=4, drop=5),
+    Column("type", "Type", lambda p: _short_type(p.type), lambda p: p.type, width=4, drop=6),
     Column("gpu_mem", "GPU mem", lambda p: fmt.size(p.gpu_memory), lambda p: p.gpu_memory, True, 9),
-    Column("sm", "SM%", lambda p: _pct(p.sm_util), lambda p: p.sm_util, True, width=4, drop=6),
-    Column("cpu", "CPU%", lambda p: _pct(p.cpu_percent), lambda p: p.cpu_percent, True, 5, drop=4),
+    Column("sm", "SM%", lambda p: _pct(p.sm_util), lambda p: p.sm_util, True, width=4, drop=7),
+    # nvitop's %GMBW: the process's share of the memory bandwidth (NVML's memory utilization).
+    Column("gmbw", "GMBW%", lambda p: _pct(p.mem_util), lambda p: p.mem_util, True, 5, drop=3),
+    Column("cpu", "CPU%", lambda p: _pct(p.cpu_percent), lambda p: p.cpu_percent, True, 5, drop=5),
     Column("host_mem", "Host mem", lambda p: fmt.size(p.rss), lambda p: p.rss, True, 9, drop=2),
     Column(
-        "time", "Time", lambda p: fmt.duration(p.running_s), lambda p: p.running_s, True, 8, drop=3
+        "time", "Time", lambda p: fmt.duration(p.running_s), lambda p: p.running_s, True, 8, drop=4
     ),
     Column("command", "Command", _command, lambda p: p.command),
 )
