@@ -131,5 +131,7 @@ class HistoryScreen(Screen[None]):
             limit = (dev.sample.power_limit_w if dev.sample else None) or dev.info.power_limit_w
         gpu, window = self.gpu, self.window_s
         self.query_one(HistoryChart).set_data(
-            limit, lambda metric: self.history.window(gpu, metric, window)
+            limit,
+            lambda metric: self.history.window(gpu, metric, window),
+            min(window, self.history.span_s(gpu)) if gpu is not None else 0.0,
         )
