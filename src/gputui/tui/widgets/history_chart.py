@@ -120,9 +120,7 @@ class HistoryChart(Widget):
         self._limit: float | None = None
         self._span_s = 0.0
 
-    def set_data(
-        self, power_limit_w: float | None, series: SeriesFn, span_s: float = 0.0
-    ) -> None:
+    def set_data(self, power_limit_w: float | None, series: SeriesFn, span_s: float = 0.0) -> None:
         """New series for every metric; repaints only when one of them changed. `span_s`:
         the seconds the series cover (the time axis under the charts)."""
         new_metrics = metrics(power_limit_w)
