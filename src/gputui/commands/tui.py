@@ -40,6 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="show only the GPUs CUDA_VISIBLE_DEVICES names (indices in NVML's order, or UUIDs)",
     )
     parser.add_argument(
+        "--no-config",
+        action="store_true",
+        help="neither read nor write the saved dashboard settings (settings.toml)",
+    )
+    parser.add_argument(
         "--models",
         type=path_arg,
         dest="dashboard_models",
@@ -70,6 +75,7 @@ FAST_DEFAULTS: dict[str, object] = {
     "readonly": False,
     "only": None,
     "respect_cuda_visible_devices": False,
+    "no_config": False,
     "dashboard_models": None,
     "prometheus": None,
     "match": None,
@@ -170,6 +176,16 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
 
     from gputui.catalog.loader import validate_in_child
     from gputui.tui.run import run_dashboard
+    from gputui.tui.settings import load, settings_path
+
+    saved_at = None if getattr(args, "no_config", False) else settings_path()
+    settings = None
+    if saved_at is not None:
+        settings, warning = load(saved_at)
+        if warning is not None:
+            print(f"gputui: warning: {warning}", file=sys.stderr)
+        if settings.interval is not None and interval == FAST_DEFAULTS["interval"]:
+            interval = settings.interval  # a saved interval, unless --interval said another
 
     # The dashboard only reads the catalog: a cache miss is validated by a child
     # process, so pydantic never loads into this long-lived one (catalog/loader.py).
@@ -181,4 +197,6 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
         interval=interval,
         readonly=bool(args.readonly),
         models_path=models,
+        settings=settings,
+        settings_path=saved_at,
     )

@@ -43,6 +43,7 @@ from gputui.tui.screens.dashboard import CSS_PATHS, DashboardScreen
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.kill import KillScreen
 from gputui.tui.screens.process import NOT_VISIBLE, ExtrasOf, ProcessScreen
+from gputui.tui.settings import Settings
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.info_bar import HeaderFacts
 from gputui.tui.widgets.process_table import ParentsOf, ProcessTable
@@ -107,6 +108,7 @@ class GpuTuiApp(App[int]):
         exit_watchdog_s: float | None = None,
         process_extras: ExtrasOf = read_extras,
         parents_of: ParentsOf = read_ancestors,
+        settings: Settings | None = None,
     ) -> None:
         super().__init__()
         if interval <= 0:
@@ -128,6 +130,8 @@ class GpuTuiApp(App[int]):
         self.process_extras = process_extras
         self.parents_of = parents_of
         self.process_history = ProcessHistory()
+        self.settings = settings  # applied when the dashboard is ready (settings_apply.py)
+        self.exit_settings: Settings | None = None  # the state at quit, for run.py to save
 
         self.latest_snapshot: Snapshot | None = None
         self._dashboard_stale = False
@@ -149,6 +153,11 @@ class GpuTuiApp(App[int]):
         return self.dashboard
 
     def on_dashboard_ready(self, message: DashboardReady) -> None:
+        if self.settings is not None:
+            from gputui.tui.settings_apply import apply_settings
+
+            for warning in apply_settings(self, self.settings):
+                self.notify(warning, severity="warning", timeout=8, markup=False)
         self._show_header()
         self.dashboard.query_one(ProcessTable).focus()
         # The header clock ticks on its own: at a 30 s interval it must not stand still.
@@ -201,6 +210,7 @@ class GpuTuiApp(App[int]):
         can block for good (seen after the pty master closed). With a watchdog set,
         the process ends that many seconds later whatever Textual is doing.
         """
+        self.remember_settings()
         self.exit(return_code)
         if self.exit_watchdog_s is not None:
             watchdog = threading.Timer(self.exit_watchdog_s, os._exit, args=(return_code,))
@@ -349,7 +359,15 @@ class GpuTuiApp(App[int]):
         return not (action == "kill" and self.readonly)
 
     async def action_quit(self) -> None:
+        self.remember_settings()
         self.exit(0)
+
+    def remember_settings(self) -> None:
+        """The dashboard's settings as they are now, read while its widgets still exist."""
+        from gputui.tui.settings_apply import current_settings
+
+        with contextlib.suppress(Exception):  # a screen tearing down: keep what was read
+            self.exit_settings = current_settings(self, self.settings or Settings())
 
     def action_toggle_pause(self) -> None:
         self.paused = not self.paused

@@ -224,6 +224,12 @@ class DashboardScreen(Screen[None]):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_details(self.query_one(ProcessTable).selected)
 
+    def show_filter_text(self, text: str) -> None:
+        """A filter set from outside (the settings): the box shows it, as after enter."""
+        box = self.query_one("#filter", Input)
+        box.value = text
+        box.set_class(bool(text), "shown")
+
     def open_filter(self) -> None:
         box = self.query_one("#filter", Input)
         box.add_class("shown")

@@ -275,6 +275,7 @@ class ProcessTable(DataTable[Any]):
         self._column_keys: dict[str, ColumnKey] = {}
         self.shown: tuple[Column, ...] = COLUMNS  # what fits the width (visible_columns)
         self.empty: frozenset[str] = frozenset()  # columns hidden for having no values
+        self.user_hidden: frozenset[str] = frozenset()  # settings.toml's hidden_columns
         self.tree_view = False
         self.tagged: set[str] = set()  # row keys
         self.parents: Mapping[int, Ancestors] = {}
@@ -726,7 +727,8 @@ class ProcessTable(DataTable[Any]):
 
     def _choose_columns(self) -> None:
         width = self.size.width
-        shown = visible_columns(width, self.cell_padding, self.empty) if width else COLUMNS
+        hidden = self.empty | self.user_hidden
+        shown = visible_columns(width, self.cell_padding, hidden) if width else COLUMNS
         if shown != self.shown:
             # Rare (a resize across a threshold): rebuild columns and rows at the new set.
             self.shown = shown
@@ -829,6 +831,11 @@ class ProcessTable(DataTable[Any]):
     def set_filter(self, text: str) -> None:
         self.filter_text = text
         self._apply()
+
+    def set_user_hidden(self, keys: frozenset[str]) -> None:
+        """Columns the user never wants (settings.toml), on top of the empty ones."""
+        self.user_hidden = keys
+        self._choose_columns()
 
     def set_only_user(self, user: str | None) -> None:
         """Only `user`'s processes (None: everyone's)."""
