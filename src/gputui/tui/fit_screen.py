@@ -277,6 +277,7 @@ class FitScreen(Screen[None]):
         Binding("escape", "back", "Back"),
         Binding("f", "back", "Back", show=False),
         Binding("r", "reload", "Reload models"),
+        Binding("o", "open_models", "Open file"),
     ]
 
     def __init__(
@@ -377,6 +378,19 @@ class FitScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+    def action_open_models(self) -> None:
+        """Choose another models file (open_models.py); the dashboard's fit line follows."""
+        from gputui.tui.open_models import OpenModelsScreen
+
+        def chosen(path: Path | None) -> None:
+            if path is not None:
+                self.requested_path = path
+                if hasattr(self.app, "models_path"):
+                    self.app.models_path = path
+                self.action_reload()
+
+        self.app.push_screen(OpenModelsScreen(), chosen)
 
     def _start(self) -> None:
         if not self._ready:

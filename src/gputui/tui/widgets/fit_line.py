@@ -313,6 +313,7 @@ class FitLine(Widget):
         self._free = FreeOnly()
         self._inputs: tuple[_GpuKey, ...] | None = None
         self._mtime: float | None = None
+        self._requested: Path | None = None  # the models file the last pass was asked for
         self._pending: Snapshot | None = None
         self._lines: list[Text] = [Text("Fit: estimating…", style="dim")]
         self.per_gpu: list[Text] = []  # every GPU's line; shown only when expanded
@@ -322,8 +323,9 @@ class FitLine(Widget):
         inputs = pass_inputs(snapshot)
         mtime = self._models_mtime()
         what = change(self._inputs, inputs)
-        if mtime != self._mtime:
-            what = "models"
+        requested = self.models_path or getattr(self.app, "models_path", None)
+        if mtime != self._mtime or requested != self._requested:
+            what = "models"  # an edited file, or another one chosen (the Fit screen's o)
         if what is None:
             return
         if what == "free" and time.monotonic() - self._started_at < self.min_gap_s:
@@ -331,10 +333,9 @@ class FitLine(Widget):
         if self.busy:
             self._pending = snapshot  # the newest one waits; older ones are dropped
             return
-        self._inputs, self._mtime = inputs, mtime
+        self._inputs, self._mtime, self._requested = inputs, mtime, requested
         self._started_at = time.monotonic()
         self.busy = True
-        requested = self.models_path or getattr(self.app, "models_path", None)
         self._run_pass(requested, snapshot, self.result, free_only=what == "free")
 
     def _models_mtime(self) -> float | None:
