@@ -109,7 +109,7 @@ def verdicts_by_gpu(result: FitPass) -> dict[int, list[tuple[str, str, int | Non
     return by_gpu
 
 
-def _names(items: list[str]) -> str:
+def names_text(items: list[str]) -> str:
     shown = items[:MAX_NAMES]
     more = len(items) - len(shown)
     return ", ".join(shown) + (f" +{more} more" if more > 0 else "")
@@ -148,14 +148,14 @@ def fit_lines(result: FitPass) -> list[Text]:
         no = [name for name, v, _ in rows if v == "does not fit"]
         if fits:
             line.append("fits now: ", style="green")
-            line.append(_names(fits))
+            line.append(names_text(fits))
         elif rows:
             line.append("no configured model fits in the free memory now", style="yellow")
         else:
             line.append("no estimate yet", style="dim")
         if no:
             line.append("  not: ", style="red")
-            line.append(_names(no))
+            line.append(names_text(no))
         lines.append((t.index, line))
     lines.sort(key=lambda il: il[0])
     out = [line for _, line in lines]

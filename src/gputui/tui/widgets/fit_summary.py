@@ -14,7 +14,7 @@ from rich.text import Text
 
 from gputui.tui.widgets.fit_line import (
     NO_MODELS_ORIGIN,
-    _names,
+    names_text,
     no_models_line,
     verdicts_by_gpu,
 )
@@ -64,7 +64,7 @@ def summary_line(result: FitPass, per_gpu: list[Text]) -> Text:
         if n:
             line.append("; ")
         line.append(label, style=style)
-        line.append(_names(names))
+        line.append(names_text(names))
     unknown = [t.index for t in result.targets if t.index is not None and t.memory_free is None]
     if result.unavailable:
         line.append(
