@@ -134,13 +134,17 @@ class ClusterScreen(Screen[None]):
     def show(self, cluster: ClusterSnapshot, history: History) -> None:
         self.cluster = cluster
         self.history = history
-        self._shown_at = time.monotonic()
+        self._shown_at = self._now()
         self._redraw()
+
+    def _now(self) -> float:
+        clock = getattr(self.app, "monotonic", None)
+        return float(clock()) if callable(clock) else time.monotonic()
 
     def _since_shown(self) -> float:
         """Whole seconds since the snapshot arrived (whole: a redraw within the first second
         of a snapshot shows the age it came with)."""
-        return float(int(time.monotonic() - self._shown_at))
+        return float(int(self._now() - self._shown_at))
 
     def _redraw_hosts(self) -> None:
         cluster = self.cluster
