@@ -37,7 +37,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from gputui.catalog import Catalog, load_catalog
 from gputui.errors import UserError
-from gputui.fit.config import AnyModel, ModelSpec, load_models, shown
+from gputui.fit.config import AnyModel, ModelSpec, shown
 from gputui.fit.estimate import ModelCheck, PrecisionEstimate, Ranked, Target, check, rank_cards
 from gputui.fit.llm.estimate import Ranked as LlmRanked
 from gputui.fit.llm.table import TransformerSpec
@@ -56,6 +56,7 @@ from gputui.fit.targets import Unavailable, targets_from_snapshot, unavailable_r
 from gputui.telemetry.snapshot import DeviceSnapshot, Snapshot
 from gputui.textsafe import visible
 from gputui.tui.fit_rows import transformer_detail
+from gputui.tui.model_files import load_any
 
 BAR_WIDTH = 24
 VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}
@@ -202,7 +203,7 @@ def estimate_pass(
         warnings = list(previous.warnings)
     else:
         try:
-            models = load_models(path)
+            models = load_any(path)  # a TOML, or one Keras, HF or GGUF model file
         except UserError as exc:
             models, error = (), visible(str(exc))
     read = FitPass(

@@ -32,7 +32,10 @@ class OpenModelsScreen(ModalScreen[Path | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="open-models"):
-            yield Label("Models file to judge (TOML; enter opens it, escape cancels)")
+            yield Label(
+                "Models file to judge: a models TOML, a Keras model, a Hugging Face config.json "
+                "or a GGUF file; enter opens it, escape cancels"
+            )
             yield Input(placeholder="~/models.toml", id="open-models-path")
             yield Label("", id="open-models-error")
 
