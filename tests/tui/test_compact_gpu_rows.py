@@ -85,3 +85,17 @@ async def test_no_models_configured_is_said_not_judged(
         assert "no models configured: f to choose a file" in text
         assert "mnist" not in text
         assert line.region.height == 1
+
+
+def test_one_gpu_summary_is_its_own_line_and_says_a_stopped_pass() -> None:
+    from rich.text import Text
+
+    from gputui.fit.estimate import Target
+    from gputui.tui.fit_screen import FitPass
+    from gputui.tui.widgets.fit_summary import summary_line
+
+    target = Target("GPU", 24 * 1024**3, memory_free=20 * 1024**3, index=0)
+    result = FitPass(origin="given", targets=(target,), stopped="time budget spent")
+    line = summary_line(result, [Text("Fit GPU 0: fits now: a"), Text("Fit: time budget spent")])
+    assert line.plain == "Fit GPU 0: fits now: a; time budget spent"
+    assert "GPUs" not in line.plain

@@ -34,8 +34,12 @@ def summary_line(result: FitPass, per_gpu: list[Text]) -> Text:
     if result.error or result.origin == NO_MODELS_ORIGIN:
         return per_gpu[0] if per_gpu else no_models_line()
     gpu_count = len(result.unavailable) + sum(1 for t in result.targets if t.index is not None)
-    if gpu_count <= 1 and len(per_gpu) == 1:
-        return per_gpu[0]
+    if gpu_count <= 1 and per_gpu:
+        if not result.stopped or len(per_gpu) == 1:
+            return per_gpu[0]
+        one = per_gpu[0].copy()
+        one.append(f"; {result.stopped}", style="yellow")
+        return one
     line = Text(no_wrap=True, overflow="ellipsis", end="")
     line.append(f"Fit, {gpu_count} GPUs ({EXPAND_KEY}: per GPU): ", style="bold")
     judged = [t.index for t in result.targets if t.index is not None and t.memory_free is not None]
