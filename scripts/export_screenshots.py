@@ -53,17 +53,19 @@ SCENES = (
     Scene("dashboard", (120, 40)),
     Scene("dashboard-80x24", (80, 24)),
     Scene("dashboard-8gpu", (120, 40), scenario="demo-8gpu.toml"),
+    # 8 GPUs on a laptop terminal: one line per GPU, and process rows under them
+    Scene("dashboard-8gpu-80x24", (80, 24), scenario="demo-8gpu.toml"),
     Scene("dashboard-faults", (120, 40), scenario="faults.toml"),
     Scene("nvml-fallback", (100, 30), fallback_reason="NVML Shared Library Not Found"),
     Scene("kill-dialog", (120, 40), keys=("k",), wait_for_screen=KillScreen),
     Scene("help", (120, 40), keys=("question_mark",), wait_for_screen=HelpScreen),
     Scene("process-details", (120, 40), keys=("enter",), wait_for_screen=ProcessScreen),
-    # tab from the process table: the GPU list, then GPU 0; enter opens its details
+    # tab from the process table goes to GPU 0; enter opens its details
     Scene(
         "device-details-mig",
         (130, 45),
         scenario="mig.toml",
-        keys=("tab", "tab", "enter"),
+        keys=("tab", "enter"),
         wait_for_screen=DeviceScreen,
     ),
     Scene("fit", (120, 40), keys=("f",), wait_for_screen=FitScreen),

@@ -85,7 +85,8 @@ class FixedSource:
 
 
 def make_app(source: FixedSource | None = None) -> ClusterApp:
-    return ClusterApp(source or FixedSource(), interval=3600, clock=lambda: "12:00:00")  # type: ignore[arg-type]
+    # monotonic frozen: host ages count at draw time (issue 21), and the pictures must not move
+    return ClusterApp(source or FixedSource(), interval=3600, clock=lambda: "12:00:00", monotonic=lambda: 0.0)  # type: ignore[arg-type]  # fmt: skip
 
 
 async def ready(pilot: Pilot[Any]) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +21,9 @@ from gputui.telemetry.snapshot import (
 )
 
 GIB = 1024**3
+
+# The issue 21 tests share helpers in third_pass.py (--import-mode=importlib adds no paths).
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 def make_device(

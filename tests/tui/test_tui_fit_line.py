@@ -67,6 +67,9 @@ async def test_one_line_per_gpu_lost_gpu_with_its_reason() -> None:
         line = app.dashboard.query_one(FitLine)
         await wait_for(pilot, lambda: line.passes >= 1)
         await pilot.pause(0.1)
+        assert "GPU 1 unavailable" in fit_text(app)[0]  # one summary line (issue 21)
+        await pilot.press("e")  # every GPU's line
+        await pilot.pause(0.1)
         text = fit_text(app)
         assert any(t.startswith("Fit GPU 1: unavailable: GPU is lost") for t in text)
         gpu0 = next(t for t in text if t.startswith("Fit GPU 0:"))

@@ -33,6 +33,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--readonly", action="store_true", help="hide every action that changes the system"
     )
+    parser.add_argument("--only", metavar="LIST", help="show only these GPUs, by index: --only 0,2")
+    parser.add_argument(
+        "--respect-cuda-visible-devices",
+        action="store_true",
+        help="show only the GPUs CUDA_VISIBLE_DEVICES names (indices in NVML's order, or UUIDs)",
+    )
+    parser.add_argument(
+        "--no-config",
+        action="store_true",
+        help="neither read nor write the saved dashboard settings (settings.toml)",
+    )
+    parser.add_argument(
+        "--models",
+        type=path_arg,
+        dest="dashboard_models",
+        metavar="FILE",
+        help="the models file the fit line and the Fit screen judge (default: ./gputui.toml, "
+        "then the user config's models.toml)",
+    )
     parser.add_argument(
         "--prometheus", metavar="URL", help="the cluster view: every GPU a Prometheus server holds"
     )
@@ -54,6 +73,10 @@ FAST_DEFAULTS: dict[str, object] = {
     "scenario": None,
     "interval": 1.0,
     "readonly": False,
+    "only": None,
+    "respect_cuda_visible_devices": False,
+    "no_config": False,
+    "dashboard_models": None,
     "prometheus": None,
     "match": None,
     "command": None,
@@ -129,6 +152,20 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
     except (OSError, ValueError) as exc:  # a scenario file the simulator could not read
         raise UserError(str(exc)) from None
 
+    models = getattr(args, "dashboard_models", None)
+    if models is not None and not models.is_file():
+        source.close()
+        raise UserError(f"--models: {models}: no such file")
+    only = getattr(args, "only", None)
+    if only is not None or getattr(args, "respect_cuda_visible_devices", False):
+        from gputui.tui.gpu_choice import choose_gpus
+
+        try:
+            source = choose_gpus(source, only, bool(args.respect_cuda_visible_devices))
+        except UserError:
+            source.close()
+            raise
+
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         # Textual reads keys from stdin: at end-of-file its input thread would spin.
         source.close()
@@ -139,6 +176,16 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
 
     from gputui.catalog.loader import validate_in_child
     from gputui.tui.run import run_dashboard
+    from gputui.tui.settings import load, settings_path
+
+    saved_at = None if getattr(args, "no_config", False) else settings_path()
+    settings = None
+    if saved_at is not None:
+        settings, warning = load(saved_at)
+        if warning is not None:
+            print(f"gputui: warning: {warning}", file=sys.stderr)
+        if settings.interval is not None and interval == FAST_DEFAULTS["interval"]:
+            interval = settings.interval  # a saved interval, unless --interval said another
 
     # The dashboard only reads the catalog: a cache miss is validated by a child
     # process, so pydantic never loads into this long-lived one (catalog/loader.py).
@@ -149,4 +196,7 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
         fallback_reason=fallback_reason,
         interval=interval,
         readonly=bool(args.readonly),
+        models_path=models,
+        settings=settings,
+        settings_path=saved_at,
     )

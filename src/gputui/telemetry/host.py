@@ -289,9 +289,27 @@ ENV_NAMES = frozenset(
         "SLURM_PROCID",
         "SLURM_LOCALID",
         "SLURM_STEP_GPUS",
+        "TF_CONFIG",  # a distributed TensorFlow job's cluster spec
     }
 )
-ENV_PREFIXES = ("NCCL_", "TF_", "JAX_", "XLA_", "TORCH_", "HIP_VISIBLE", "ROCR_VISIBLE")
+# TensorFlow's own variables by their prefixes, not all of TF_*: Terraform uses TF_ too
+# (TF_CLI_CONFIG_FILE, TF_LOG, TF_DATA_DIR... are no GPU matter).
+TF_PREFIXES = (
+    "TF_CPP_",
+    "TF_GPU_",
+    "TF_FORCE_GPU",
+    "TF_XLA",
+    "TF_ENABLE_",
+    "TF_DISABLE_",
+    "TF_CUDNN",
+    "TF_CUDA",
+    "TF_DETERMINISTIC",
+    "TF_NUM_",
+    "TF_MIN_GPU",
+    "TF_USE_",
+    "TF_AUTOTUNE",
+)
+ENV_PREFIXES = ("NCCL_", *TF_PREFIXES, "JAX_", "XLA_", "TORCH_", "HIP_VISIBLE", "ROCR_VISIBLE")
 _ENV_SECRET = ("TOKEN", "SECRET", "PASSW", "KEY", "CRED", "AUTH", "TF_VAR_")
 ENV_VALUE_MAX = 300
 

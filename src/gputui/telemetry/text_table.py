@@ -9,6 +9,7 @@ character to the terminal (visible() of a clean string is the string).
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterable
 
@@ -88,6 +89,7 @@ def render(
 ) -> str:
     """The whole table as one string. `width` truncates long command lines; None keeps them."""
     st = _Style(color)
+    exited = exited_pids(snapshot)
     lines = [_header(snapshot, st, source_label)]
     if snapshot.host is not None:
         lines.append(_host_line(snapshot.host, st))
@@ -106,11 +108,11 @@ def render(
             for m in dev.mig_devices:
                 lines.append(_mig_line(m, st))
                 mine = [p for p in procs if _in_mig(p, m)]
-                lines.extend(_process_lines(mine, st, width, indent="      "))
+                lines.extend(_process_lines(mine, st, width, indent="      ", exited=exited))
             procs = [p for p in procs if dev.mig_device(p.gpu_instance_id) is None]
             if procs:
                 lines.append(st("    not in a listed MIG device:", _DIM))
-            lines.extend(_process_lines(procs, st, width))
+            lines.extend(_process_lines(procs, st, width, exited=exited))
             continue
         if dev.failed is None and not procs:
             if dev.processes_unsupported:
@@ -119,10 +121,10 @@ def render(
                 )
             else:
                 lines.append(st("    no running processes", _DIM))
-        lines.extend(_process_lines(procs, st, width))
+        lines.extend(_process_lines(procs, st, width, exited=exited))
     for gpu_index, procs in sorted(by_gpu.items()):  # processes on a device we did not list
         lines.append(f"[{gpu_index}] (device not listed)")
-        lines.extend(_process_lines(sorted(procs, key=_by_gpu_memory), st, width))
+        lines.extend(_process_lines(sorted(procs, key=_by_gpu_memory), st, width, exited=exited))
     for notice in snapshot.notices:
         lines.append(st(f"note: {visible(notice)}", _YELLOW))
     return "\n".join(lines) + "\n"
@@ -228,8 +230,38 @@ def _mig_line(m: MigDevice, st: _Style) -> str:
     )
 
 
+def exited_pids(snapshot: Snapshot) -> frozenset[int]:
+    """Listed PIDs the host cannot see because they no longer exist (NVML lists a process
+    for a while after it exits). Tested before "another PID namespace": an exited process
+    is not in any. Not for simulated PIDs (made up) or from inside a container (every
+    host PID is missing there)."""
+    from gputui.telemetry.procfs import CONTAINER_NOTICE
+
+    hidden = {p.pid for p in snapshot.processes if not p.host_visible}
+    if not hidden or snapshot.simulated or CONTAINER_NOTICE in snapshot.notices:
+        return frozenset()
+    return frozenset(pid for pid in hidden if not _pid_exists(pid))
+
+
+def _pid_exists(pid: int) -> bool:
+    try:
+        if sys.platform.startswith("linux"):
+            from gputui.telemetry.procfs import pid_exists
+
+            return pid_exists(pid)
+        import psutil
+
+        return bool(psutil.pid_exists(pid))
+    except (OSError, ValueError, OverflowError):
+        return True  # unknown: keep the namespace wording, never a confident "exited"
+
+
 def _process_lines(
-    procs: Iterable[GpuProcess], st: _Style, width: int | None, indent: str = "    "
+    procs: Iterable[GpuProcess],
+    st: _Style,
+    width: int | None,
+    indent: str = "    ",
+    exited: frozenset[int] = frozenset(),
 ) -> list[str]:
     out = []
     for p in procs:
@@ -240,7 +272,9 @@ def _process_lines(
             f"{indent}{p.pid:>7}  {user:<10.10} {kind:<3} {size(p.gpu_memory):>8}"
             f"  cpu {cpu:>5}  {duration(p.running_s):>8}  "
         )
-        if not p.host_visible:
+        if not p.host_visible and p.pid in exited:
+            command = "(exited: NVML still lists it)"
+        elif not p.host_visible:
             command = "(not visible from here: another PID namespace or no permission)"
         else:
             command = p.command or NA

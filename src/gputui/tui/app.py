@@ -43,6 +43,7 @@ from gputui.tui.screens.dashboard import CSS_PATHS, DashboardScreen
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.kill import KillScreen
 from gputui.tui.screens.process import NOT_VISIBLE, ExtrasOf, ProcessScreen
+from gputui.tui.settings import Settings
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.info_bar import HeaderFacts
 from gputui.tui.widgets.process_table import ParentsOf, ProcessTable
@@ -76,14 +77,16 @@ class GpuTuiApp(App[int]):
         ("s", "cycle the sort column"),
         ("r", "reverse the sort order"),
         ("/", "filter processes by text"),
+        ("m", "my processes only / everyone's"),
         ("enter", "all details of the selected process, or of the focused GPU"),
         ("t", "processes as a tree under their parents / flat"),
         ("space", "tag / untag the process (k signals all tagged)"),
-        ("k", "kill the selected process (asks first)"),
+        ("k", "kill the selected process (asks first: SIGINT i, SIGTERM t, SIGKILL K)"),
         ("mouse", "click a header: sort; a row: select (again: details); a GPU: its details"),
         ("tab / shift+tab", "move between panels"),
         ("c", "GPU catalog"),
         ("f", "will my model fit?"),
+        ("e", "fit line: one summary line / one line per GPU (or click it)"),
         ("h", "history graphs of a GPU (w: 1 / 5 / 15 min)"),
         ("?", "this help"),
     ]
@@ -105,6 +108,7 @@ class GpuTuiApp(App[int]):
         exit_watchdog_s: float | None = None,
         process_extras: ExtrasOf = read_extras,
         parents_of: ParentsOf = read_ancestors,
+        settings: Settings | None = None,
     ) -> None:
         super().__init__()
         if interval <= 0:
@@ -126,6 +130,8 @@ class GpuTuiApp(App[int]):
         self.process_extras = process_extras
         self.parents_of = parents_of
         self.process_history = ProcessHistory()
+        self.settings = settings  # applied when the dashboard is ready (settings_apply.py)
+        self.exit_settings: Settings | None = None  # the state at quit, for run.py to save
 
         self.latest_snapshot: Snapshot | None = None
         self._dashboard_stale = False
@@ -147,6 +153,11 @@ class GpuTuiApp(App[int]):
         return self.dashboard
 
     def on_dashboard_ready(self, message: DashboardReady) -> None:
+        if self.settings is not None:
+            from gputui.tui.settings_apply import apply_settings
+
+            for warning in apply_settings(self, self.settings):
+                self.notify(warning, severity="warning", timeout=8, markup=False)
         self._show_header()
         self.dashboard.query_one(ProcessTable).focus()
         # The header clock ticks on its own: at a 30 s interval it must not stand still.
@@ -199,6 +210,7 @@ class GpuTuiApp(App[int]):
         can block for good (seen after the pty master closed). With a watchdog set,
         the process ends that many seconds later whatever Textual is doing.
         """
+        self.remember_settings()
         self.exit(return_code)
         if self.exit_watchdog_s is not None:
             watchdog = threading.Timer(self.exit_watchdog_s, os._exit, args=(return_code,))
@@ -347,7 +359,15 @@ class GpuTuiApp(App[int]):
         return not (action == "kill" and self.readonly)
 
     async def action_quit(self) -> None:
+        self.remember_settings()
         self.exit(0)
+
+    def remember_settings(self) -> None:
+        """The dashboard's settings as they are now, read while its widgets still exist."""
+        from gputui.tui.settings_apply import current_settings
+
+        with contextlib.suppress(Exception):  # a screen tearing down: keep what was read
+            self.exit_settings = current_settings(self, self.settings or Settings())
 
     def action_toggle_pause(self) -> None:
         self.paused = not self.paused
@@ -437,7 +457,15 @@ class GpuTuiApp(App[int]):
         """Enter or a click on a process row: its full details."""
         if self.screen is not self.dashboard:
             return
-        proc = self.dashboard.query_one(ProcessTable).processes.get(str(event.row_key.value))
+        self._open_details(
+            self.dashboard.query_one(ProcessTable).processes.get(str(event.row_key.value))
+        )
+
+    def action_process_details(self) -> None:
+        if self.screen is self.dashboard:
+            self._open_details(self.dashboard.query_one(ProcessTable).selected)
+
+    def _open_details(self, proc: GpuProcess | None) -> None:
         if proc is not None:
             snap = self.latest_snapshot
             real = snap is not None and not snap.simulated
@@ -448,6 +476,7 @@ class GpuTuiApp(App[int]):
                     listed_at=snap.timestamp if snap is not None else None,
                     history=self.process_history.series,
                     extras=self.process_extras if real else None,
+                    devices=snap.devices if snap is not None else (),
                 )
             )
 
@@ -502,31 +531,10 @@ class GpuTuiApp(App[int]):
         )
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        from gputui.tui.palette import dashboard_commands
+
         yield from super().get_system_commands(screen)
-        yield SystemCommand(
-            "Pause / resume polling", "Stop or restart reading the GPUs", self.action_toggle_pause
-        )
-        yield SystemCommand("Poll faster", "Shorter refresh interval", self.action_faster)
-        yield SystemCommand("Poll slower", "Longer refresh interval", self.action_slower)
-        yield SystemCommand(
-            "Cycle sort column", "Sort the process table by the next column", self.action_cycle_sort
-        )
-        yield SystemCommand(
-            "Reverse sort", "Flip the process table order", self.action_reverse_sort
-        )
-        yield SystemCommand(
-            "Filter processes", "Show only processes matching a text", self.action_filter
-        )
-        if not self.readonly:
-            yield SystemCommand(
-                "Kill process", "Signal the selected process (asks first)", self.action_kill
-            )
-        yield SystemCommand("GPU catalog", "Known cards and architectures", self.action_catalog)
-        yield SystemCommand("Will my model fit?", "The fit checker", self.action_fit)
-        yield SystemCommand(
-            "GPU history", "Power, temperature, PCIe... over 1 / 5 / 15 min", self.action_history
-        )
-        yield SystemCommand("Help", "All keys", self.action_help)
+        yield from dashboard_commands(self)
 
 
 def _optional_screen(module: str, name: str) -> Any:

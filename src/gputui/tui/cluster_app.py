@@ -81,11 +81,13 @@ class ClusterApp(App[int]):
         interval: float = 2.0,
         clock: Callable[[], str] | None = None,
         history_every_s: float = HISTORY_EVERY_S,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__()
         self.source = source
         self.interval = interval
         self.clock = clock or _wall_clock
+        self.monotonic = monotonic  # what the host ages count with (frozen in screenshots)
         self.history_every_s = history_every_s
         self.main = ClusterScreen(source.url)
         self.cluster: ClusterSnapshot | None = None

@@ -65,10 +65,29 @@ class Column:
     right: bool = False
 
 
-def _host_facts(h: ClusterHost, history: History) -> dict[str, Any]:
+def _host_facts(h: ClusterHost, history: History, since_s: float = 0.0) -> dict[str, Any]:
     row = host_row(h)
     row["history"] = host_history(history, h)
+    if row["age_s"] is not None:
+        # The age at draw time: while Prometheus is down no new snapshot comes to age it.
+        row["age_s"] += since_s
     return row
+
+
+NAME_MAX = 18  # cells of the GPU table's Name column: at 80 columns Free, Temp, Power stay
+
+
+def gpu_name(g: ClusterGpu) -> str:
+    """One name per model whichever exporter named it: the catalog's card, else NVML's name
+    without the "NVIDIA " that some drivers and exporters put first and others do not."""
+    name = g.card or g.name
+    if name.startswith("NVIDIA "):
+        name = name[len("NVIDIA ") :]
+    return name
+
+
+def _short(text: str, width: int = NAME_MAX) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 HOST_COLUMNS: tuple[Column, ...] = (
@@ -128,10 +147,9 @@ def _gpu_state(r: GpuRow) -> str:
 GPU_COLUMNS: tuple[Column, ...] = (
     Column("host", "Host", lambda r: r.host.name, lambda r: (r.host.name, r.gpu.index)),
     Column("gpu", "GPU", lambda r: str(r.gpu.index), lambda r: r.gpu.index, True),
-    Column("name", "Name", lambda r: r.gpu.card or r.gpu.name, lambda r: r.gpu.card or r.gpu.name),
+    Column("name", "Name", lambda r: _short(gpu_name(r.gpu)), lambda r: gpu_name(r.gpu)),
     Column("state", "State", _gpu_state, _gpu_state),
     Column("util", "Util", lambda r: _pct(_sample(r, "utilization_gpu")), lambda r: _sample(r, "utilization_gpu"), True),
-    Column("history", "Util history", lambda r: sparkline(r.history), lambda r: (r.history or [None])[-1]),
     Column(
         "memory",
         "Mem GiB",
@@ -141,7 +159,7 @@ GPU_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "free",
-        "Free GiB",
+        "Free",
         lambda r: NA if _sample(r, "memory_free") is None else f"{_sample(r, 'memory_free') / GiB:.1f}",
         lambda r: _sample(r, "memory_free"),
         True,
@@ -160,11 +178,16 @@ GPU_COLUMNS: tuple[Column, ...] = (
         lambda r: _sample(r, "power_w"),
         True,
     ),
+    # Last: on a narrow terminal the sparkline is what goes off-screen, not the numbers.
+    Column("history", "History", lambda r: sparkline(r.history), lambda r: (r.history or [None])[-1]),
 )
 
 
-def host_rows(hosts: Sequence[ClusterHost], history: History) -> list[dict[str, Any]]:
-    return [_host_facts(h, history) for h in hosts]
+def host_rows(
+    hosts: Sequence[ClusterHost], history: History, since_s: float = 0.0
+) -> list[dict[str, Any]]:
+    """`since_s`: seconds since the snapshot arrived, added to each host's age."""
+    return [_host_facts(h, history, since_s) for h in hosts]
 
 
 def gpu_rows(hosts: Sequence[ClusterHost], history: History) -> list[GpuRow]:

@@ -8,6 +8,7 @@ screens own no polling.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +112,7 @@ class ClusterScreen(Screen[None]):
         self.url = url
         self.cluster: ClusterSnapshot | None = None
         self.history: History = {}
+        self._shown_at = time.monotonic()
 
     def compose(self) -> ComposeResult:
         yield Static(f"gputui cluster  {markup_safe(self.url)}", id="cluster-info")
@@ -124,23 +126,47 @@ class ClusterScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#cluster-hosts", SortedTable).focus()
+        # Ages keep counting between snapshots (and while Prometheus is down): the host
+        # table, a few rows, is redrawn each second; unchanged cells are not touched.
+        self.set_interval(1.0, self._redraw_hosts, name="cluster-ages")
 
     # --- data ---------------------------------------------------------------------
     def show(self, cluster: ClusterSnapshot, history: History) -> None:
         self.cluster = cluster
         self.history = history
+        self._shown_at = self._now()
         self._redraw()
+
+    def _now(self) -> float:
+        clock = getattr(self.app, "monotonic", None)
+        return float(clock()) if callable(clock) else time.monotonic()
+
+    def _since_shown(self) -> float:
+        """Whole seconds since the snapshot arrived (whole: a redraw within the first second
+        of a snapshot shows the age it came with)."""
+        return float(int(self._now() - self._shown_at))
+
+    def _redraw_hosts(self) -> None:
+        cluster = self.cluster
+        if cluster is None:
+            return
+        hosts_table = self.query_one("#cluster-hosts", SortedTable)
+        needle = hosts_table.filter_text
+        hrows = [
+            r
+            for r in rows.host_rows(cluster.hosts, self.history, self._since_shown())
+            if rows.host_matches(r, needle)
+        ]
+        hrows = rows.sorted_rows(hrows, hosts_table.column_spec(), hosts_table.sort_reverse)
+        hosts_table.fill([(r["host"], r) for r in hrows])
 
     def _redraw(self) -> None:
         cluster = self.cluster
         if cluster is None:
             return
-        hosts_table = self.query_one("#cluster-hosts", SortedTable)
+        self._redraw_hosts()
         gpus_table = self.query_one("#cluster-gpus", SortedTable)
-        needle = hosts_table.filter_text
-        hrows = [r for r in rows.host_rows(cluster.hosts, self.history) if rows.host_matches(r, needle)]
-        hrows = rows.sorted_rows(hrows, hosts_table.column_spec(), hosts_table.sort_reverse)
-        hosts_table.fill([(r["host"], r) for r in hrows])
+        needle = gpus_table.filter_text
         grows = [r for r in rows.gpu_rows(cluster.hosts, self.history) if rows.gpu_matches(r, needle)]
         grows = rows.sorted_rows(grows, gpus_table.column_spec(), gpus_table.sort_reverse)
         gpus_table.fill([(r.key, r) for r in grows])

@@ -14,6 +14,7 @@ from gputui.telemetry.simulated import SimulatedSource
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.cards import CardLookup
 from gputui.tui.kill import Identity, KillPolicy
+from gputui.tui.settings import Settings
 
 DEMO_T = 600.0  # seconds into the scenario: jobs are running, history is full
 HISTORY_S = 120
@@ -44,6 +45,7 @@ def demo_app(
     kill_policy: KillPolicy | None = None,
     interval: float = 1.0,
     models_path: Path | None = None,
+    settings: Settings | None = None,
 ) -> GpuTuiApp:
     """Polls repeat the same frozen snapshot, which the app does not add to history twice."""
     source = frozen_source(scenario, t)
@@ -58,6 +60,7 @@ def demo_app(
         card_lookup=card_lookup,
         kill_policy=kill_policy,
         models_path=models_path,
+        settings=settings,
     )
     if kill_policy is not None and kill_policy.allow_simulated:
         # Made-up PIDs have no live process to identify: take the listing's word for it.

@@ -149,3 +149,14 @@ def subtitle(dev: DeviceSnapshot) -> str:
     if info.mig_mode:
         parts.append("MIG")
     return " · ".join(parts)
+
+
+def instance_label(p: GpuProcess, devices: Sequence[DeviceSnapshot]) -> str | None:
+    """The MIG instance a process runs in, "3g.40gb, GI 1 / CI 0"; None on a whole GPU."""
+    if p.gpu_instance_id is None:
+        return None
+    dev = next((d for d in devices if d.index == p.gpu_index), None)
+    mig = dev.mig_device(p.gpu_instance_id) if dev is not None else None
+    profile = (mig.profile if mig is not None else None) or "profile N/A"
+    ci = NA if p.compute_instance_id is None else str(p.compute_instance_id)
+    return f"{profile}, GI {p.gpu_instance_id} / CI {ci}"

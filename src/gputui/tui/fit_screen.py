@@ -37,7 +37,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from gputui.catalog import Catalog, load_catalog
 from gputui.errors import UserError
-from gputui.fit.config import AnyModel, ModelSpec, load_models, shown
+from gputui.fit.config import AnyModel, ModelSpec, shown
 from gputui.fit.estimate import ModelCheck, PrecisionEstimate, Ranked, Target, check, rank_cards
 from gputui.fit.llm.estimate import Ranked as LlmRanked
 from gputui.fit.llm.table import TransformerSpec
@@ -56,6 +56,7 @@ from gputui.fit.targets import Unavailable, targets_from_snapshot, unavailable_r
 from gputui.telemetry.snapshot import DeviceSnapshot, Snapshot
 from gputui.textsafe import visible
 from gputui.tui.fit_rows import transformer_detail
+from gputui.tui.model_files import load_any
 
 BAR_WIDTH = 24
 VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}
@@ -202,7 +203,7 @@ def estimate_pass(
         warnings = list(previous.warnings)
     else:
         try:
-            models = load_models(path)
+            models = load_any(path)  # a TOML, or one Keras, HF or GGUF model file
         except UserError as exc:
             models, error = (), visible(str(exc))
     read = FitPass(
@@ -277,6 +278,7 @@ class FitScreen(Screen[None]):
         Binding("escape", "back", "Back"),
         Binding("f", "back", "Back", show=False),
         Binding("r", "reload", "Reload models"),
+        Binding("o", "open_models", "Open file"),
     ]
 
     def __init__(
@@ -377,6 +379,19 @@ class FitScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+    def action_open_models(self) -> None:
+        """Choose another models file (open_models.py); the dashboard's fit line follows."""
+        from gputui.tui.open_models import OpenModelsScreen
+
+        def chosen(path: Path | None) -> None:
+            if path is not None:
+                self.requested_path = path
+                if hasattr(self.app, "models_path"):
+                    self.app.models_path = path
+                self.action_reload()
+
+        self.app.push_screen(OpenModelsScreen(), chosen)
 
     def _start(self) -> None:
         if not self._ready:
@@ -524,7 +539,9 @@ class FitScreen(Screen[None]):
         head = Text()
         head.append(visible(m.name), style="bold")
         head.append(
-            f"  {m.kind}, {c.mode}, {m.optimizer}, batch {c.batch_size}; {m.params:,} params "
+            # An optimizer only where one runs: training (not inference, nor evaluation).
+            f"  {m.kind}, {c.mode}{f', {m.optimizer}' if c.mode == 'train' else ''},"
+            f" batch {c.batch_size}; {m.params:,} params "
             f"({m.trainable_params:,} trainable); {flops_text(m.flops)}/sample forward\n"
         )
         head.append(f"Recommended {c.recommended}: {c.recommended_reason}\n")

@@ -115,7 +115,9 @@ class HistoryScreen(Screen[None]):
         if kept + 1 < self.window_s:
             text.append(f" (history so far: {kept:.0f} s)", style="dim")
         if count > 1:
-            text.append(f"   GPU {self._indices().index(dev.index) + 1} of {count}", style="dim")
+            # The GPUs by their own numbers, this one marked: "1 of 2" beside "GPU 0" misled.
+            others = " ".join(f"[{i}]" if i == dev.index else str(i) for i in self._indices())
+            text.append(f"   GPUs {others}", style="dim")
         if dev.failed is not None or dev.sample is None:
             reason = dev.failed or "no data from this GPU"
             text.append(f"\nno new readings: {visible(reason)}", style="bold red")
@@ -129,5 +131,7 @@ class HistoryScreen(Screen[None]):
             limit = (dev.sample.power_limit_w if dev.sample else None) or dev.info.power_limit_w
         gpu, window = self.gpu, self.window_s
         self.query_one(HistoryChart).set_data(
-            limit, lambda metric: self.history.window(gpu, metric, window)
+            limit,
+            lambda metric: self.history.window(gpu, metric, window),
+            min(window, self.history.span_s(gpu)) if gpu is not None else 0.0,
         )

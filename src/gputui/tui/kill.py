@@ -106,14 +106,16 @@ class KillPolicy:
                 f"PID {pid} is a simulated process (demo data); "
                 "no signal is sent to whatever real process has that number"
             )
+        # Existence first: a process that exited while NVML still lists it has no host
+        # details either, and "another PID namespace" would send the user looking there.
+        ident = self.identify(pid)
+        if ident is None:
+            return None, f"PID {pid} has already exited; nothing to signal"
         if not proc.host_visible:
             return None, (
                 f"PID {pid} is not visible from this PID namespace; "
                 "signalling that number here could hit a different process"
             )
-        ident = self.identify(pid)
-        if ident is None:
-            return None, f"PID {pid} has already exited; nothing to signal"
         if listed_at is not None and proc.running_s is not None:
             listed_start = listed_at - proc.running_s
             if abs(ident.create_time - listed_start) > START_TOLERANCE_S:

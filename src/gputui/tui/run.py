@@ -31,9 +31,11 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, TypeVar
 
 from gputui.telemetry.source import Source
+from gputui.tui.settings import Settings
 
 T = TypeVar("T")
 
@@ -146,13 +148,26 @@ def freeze_startup_heap() -> None:
     gc.freeze()
 
 
+def _save_settings(settings: Settings, path: Path) -> None:
+    from gputui.tui.settings import save
+
+    warning = save(path, settings)
+    if warning is not None:
+        with contextlib.suppress(OSError, ValueError):
+            print(f"gputui: warning: {warning}", file=sys.stderr)
+
+
 def run_dashboard(
     source: Source,
     *,
     fallback_reason: str | None,
     interval: float,
     readonly: bool,
+    models_path: Path | None = None,
+    settings: Settings | None = None,
+    settings_path: Path | None = None,
 ) -> int:
+    """`settings_path`: where the dashboard's settings are written at exit (None: not)."""
     from gputui.tui.app import GpuTuiApp
 
     app = GpuTuiApp(
@@ -160,6 +175,8 @@ def run_dashboard(
         fallback_reason=fallback_reason,
         interval=interval,
         readonly=readonly,
+        models_path=models_path,
+        settings=settings,
         watch_terminal=True,
         exit_watchdog_s=EXIT_WATCHDOG_S,
     )
@@ -179,6 +196,8 @@ def run_dashboard(
             with contextlib.suppress(Exception):
                 source.close()
     code = int(result or 0)
+    if settings_path is not None and app.exit_settings is not None:
+        _save_settings(app.exit_settings, settings_path)
     # The UI is gone and the terminal restored. Leave now, without interpreter
     # finalization: a daemon thread still in a poll or a fit estimate can hold
     # stdout's or stderr's lock then, and CPython aborts ("could not acquire lock

@@ -6,7 +6,8 @@ composed once and GPU panels are mounted once, when the device count is known.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path, PurePath
 
 from rich.text import Text
@@ -16,8 +17,9 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input
 
-from gputui.telemetry.snapshot import GpuProcess, Snapshot
+from gputui.telemetry.snapshot import DeviceSnapshot, GpuProcess, Snapshot
 from gputui.tui import formatting as fmt
+from gputui.tui.device_facts import instance_label
 from gputui.tui.messages import DashboardReady
 from gputui.tui.widgets.field import Field
 from gputui.tui.widgets.fit_line import FitLine
@@ -31,7 +33,16 @@ _WIDGETS = Path(__file__).parent.parent / "widgets"
 COMPACT_MIN_GPUS = 4
 COMPACT_BELOW_ROWS = 30
 
+ROWS_ABOVE_SHARE = 0.5  # compact panels taller than this share of the screen: one line each
+
 SeriesFn = Callable[[int, str], Sequence[float | None]]
+
+
+def one_line_rows(mig_counts: Iterable[int], height: int) -> bool:
+    """True when two-line panels (and their MIG lines) would take over half the screen:
+    then each GPU gets one line, so the process table keeps rows (8 GPUs at 80x24)."""
+    lines = sum(2 + n for n in mig_counts)
+    return height > 0 and lines > height * ROWS_ABOVE_SHARE
 
 
 def process_list_note(snap: Snapshot) -> str | None:
@@ -43,7 +54,9 @@ def process_list_note(snap: Snapshot) -> str | None:
     return f"{which}: the process list is not available on this GPU (NVML: not supported)"
 
 
-def process_details(p: GpuProcess | None, why_not_visible: str | None = None) -> Text:
+def process_details(
+    p: GpuProcess | None, why_not_visible: str | None = None, instance: str | None = None
+) -> Text:
     if p is None:
         return Text("no process selected", style="dim")
     text = Text(no_wrap=True, overflow="ellipsis")
@@ -53,14 +66,19 @@ def process_details(p: GpuProcess | None, why_not_visible: str | None = None) ->
         text.append(f" (container {p.container}{inner})")
     text.append(
         f"   user {p.user or fmt.NA}  {p.type} on GPU {p.gpu_index}"
-        f"  GPU mem {fmt.size(p.gpu_memory)}  SM {fmt.na(p.sm_util, '{}%')}"
-        f"  mem {fmt.na(p.mem_util, '{}%')}  CPU {fmt.na(p.cpu_percent, '{:.0f}%')}"
-        f"  RSS {fmt.size(p.rss)}  up {fmt.duration(p.running_s)}"
+        + (f" (MIG {instance})" if instance else "")
+        + f"  GPU mem {fmt.size(p.gpu_memory)}  SM {fmt.na(p.sm_util, '{}%')}"
+        f"  mem {fmt.na(p.mem_util, '{}%')}"
     )
     if not p.host_visible:
+        # Before the host fields it explains (all N/A then): at 120 columns the end is cut.
         text.append(
             f"  (host details: {why_not_visible or 'no: another PID namespace'})", style="bold"
         )
+    text.append(
+        f"  CPU {fmt.na(p.cpu_percent, '{:.0f}%')}  RSS {fmt.size(p.rss)}"
+        f"  up {fmt.duration(p.running_s)}"
+    )
     text.append("\n")
     text.append(p.command or fmt.NA)
     return text
@@ -89,6 +107,8 @@ class DashboardScreen(Screen[None]):
         Binding("c", "app.catalog", "Catalog", show=False),
         Binding("f", "app.fit", "Fit", show=False),
         Binding("h", "app.history", "History", show=False),
+        Binding("e", "toggle_fit_lines", "Fit per GPU", show=False),
+        Binding("m", "toggle_mine", "Mine", show=False),
         Binding("tab", "app.focus_next", "Panel"),
     ]
 
@@ -97,13 +117,16 @@ class DashboardScreen(Screen[None]):
         self._source_name = initial_source
         self._fallback_reason = fallback_reason
         self._panels: dict[int, GpuPanel] = {}
+        self._mig_counts: list[int] = []
+        self._devices: Sequence[DeviceSnapshot] = ()
         self.card_labels: dict[int, str] = {}
 
     def compose(self) -> ComposeResult:
         yield InfoBar(Text(" gputui  starting…"), id="info")
         banner = banner_text(self._source_name, self._fallback_reason)
         yield Banner(banner or "", id="banner", classes="" if banner else "hidden")
-        yield VerticalScroll(id="gpus")
+        # Not focusable itself: tab goes to the first GPU panel (each panel takes focus).
+        yield VerticalScroll(id="gpus", can_focus=False)
         yield HostPanel()
         yield FitLine()
         yield Input(placeholder="filter processes (enter: keep, escape: clear)", id="filter")
@@ -147,12 +170,14 @@ class DashboardScreen(Screen[None]):
         container = self.query_one("#gpus", VerticalScroll)
         await container.remove_children()
         self._panels = {i: GpuPanel(i) for i in indices}
+        self._mig_counts = [len(d.mig_devices) for d in snap.devices]
         for index, panel in self._panels.items():
             panel.card_label = self.card_labels.get(index)
         await container.mount_all(self._panels.values())
         self._apply_compact()
 
     def update_snapshot(self, snap: Snapshot, series: SeriesFn | None = None) -> None:
+        self._devices = snap.devices
         for dev in snap.devices:
             panel = self._panels.get(dev.index)
             if panel is None:
@@ -178,9 +203,10 @@ class DashboardScreen(Screen[None]):
 
     def _apply_compact(self) -> None:
         compact = len(self._panels) >= COMPACT_MIN_GPUS or self.size.height < COMPACT_BELOW_ROWS
+        row = compact and one_line_rows(self._mig_counts, self.size.height)
         self.set_class(compact, "compact")
         for panel in self._panels.values():
-            panel.set_compact(compact)
+            panel.set_compact(compact, row)
 
     def on_resize(self) -> None:
         self._apply_compact()
@@ -192,10 +218,17 @@ class DashboardScreen(Screen[None]):
         if proc is not None and not proc.host_visible:
             explain = getattr(self.app, "why_not_visible", None)
             why = explain(proc) if callable(explain) else None
-        self.query_one("#details", Field).show(process_details(proc, why))
+        instance = instance_label(proc, self._devices) if proc is not None else None
+        self.query_one("#details", Field).show(process_details(proc, why, instance))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_details(self.query_one(ProcessTable).selected)
+
+    def show_filter_text(self, text: str) -> None:
+        """A filter set from outside (the settings): the box shows it, as after enter."""
+        box = self.query_one("#filter", Input)
+        box.value = text
+        box.set_class(bool(text), "shown")
 
     def open_filter(self) -> None:
         box = self.query_one("#filter", Input)
@@ -211,6 +244,22 @@ class DashboardScreen(Screen[None]):
             if not event.value:
                 event.input.remove_class("shown")
             self.query_one(ProcessTable).focus()
+
+    def action_toggle_mine(self) -> None:
+        """Only my processes (by the real uid's name, as the process list reads users)."""
+        from gputui.tui.kill import user_name
+
+        table = self.query_one(ProcessTable)
+        if table.only_user is not None:
+            table.set_only_user(None)
+            self.notify("all users' processes", timeout=3)
+            return
+        me = user_name(os.getuid())
+        table.set_only_user(me)
+        self.notify(f"only {me}'s processes (m again: everyone's)", timeout=4, markup=False)
+
+    def action_toggle_fit_lines(self) -> None:
+        self.query_one(FitLine).toggle()
 
     def key_escape(self) -> None:
         box = self.query_one("#filter", Input)

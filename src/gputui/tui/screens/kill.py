@@ -29,6 +29,7 @@ class KillScreen(ModalScreen[int | None]):
     CSS_PATH = Path(__file__).with_name("kill.tcss")
     BINDINGS = [
         Binding("escape,n", "dismiss_none", "Cancel"),
+        Binding("i", "interrupt", "SIGINT"),
         Binding("t", "term", "SIGTERM"),
         Binding("K", "kill", "SIGKILL"),
     ]
@@ -76,6 +77,8 @@ class KillScreen(ModalScreen[int | None]):
             single = len(self.procs) == 1 and not self.refused
             yield Static(self._details(), id="kill-details", classes="" if single else "list")
             with Horizontal(id="kill-buttons"):
+                # SIGINT: a training script's KeyboardInterrupt, to checkpoint and stop.
+                yield Button("SIGINT (i)", id="int", variant="primary")
                 yield Button("SIGTERM (t)", id="term", variant="warning")
                 yield Button("SIGKILL (K)", id="kill", variant="error")
                 yield Button("Cancel (esc)", id="cancel", variant="default")
@@ -86,7 +89,9 @@ class KillScreen(ModalScreen[int | None]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        if event.button.id == "term":
+        if event.button.id == "int":
+            self.dismiss(int(signal.SIGINT))
+        elif event.button.id == "term":
             self.dismiss(int(signal.SIGTERM))
         elif event.button.id == "kill":
             self.dismiss(int(signal.SIGKILL))
@@ -95,6 +100,9 @@ class KillScreen(ModalScreen[int | None]):
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
+
+    def action_interrupt(self) -> None:
+        self.dismiss(int(signal.SIGINT))
 
     def action_term(self) -> None:
         self.dismiss(int(signal.SIGTERM))

@@ -29,8 +29,9 @@ from textual.widgets import Static
 from gputui.telemetry.containers import ContainerRef
 from gputui.telemetry.host import ProcessExtras
 from gputui.telemetry.proc_history import started_at
-from gputui.telemetry.snapshot import GpuProcess, Snapshot
+from gputui.telemetry.snapshot import DeviceSnapshot, GpuProcess, Snapshot
 from gputui.tui import formatting as fmt
+from gputui.tui.device_facts import instance_label
 
 NOT_VISIBLE = "no: another PID namespace"
 SPARK_WIDTH = 40
@@ -81,13 +82,18 @@ def environment_text(extras: ProcessExtras) -> Text:
     return Text("\n".join(f"{k}={v}" for k, v in extras.environment.items()))
 
 
-def process_facts(p: GpuProcess, why_not_visible: str = NOT_VISIBLE) -> list[tuple[str, str]]:
+def process_facts(
+    p: GpuProcess, why_not_visible: str = NOT_VISIBLE, instance: str | None = None
+) -> list[tuple[str, str]]:
     container = p.container or "-"
     if p.container and p.container_pid is not None:
         container += f" (PID {p.container_pid} inside)"
+    gpu = [("GPU", str(p.gpu_index))]
+    if instance is not None:
+        gpu.append(("MIG instance", instance))
     return [
         ("PID", str(p.pid)),
-        ("GPU", str(p.gpu_index)),
+        *gpu,
         ("type", p.type),
         ("user", p.user or fmt.NA),
         ("container", container),
@@ -100,11 +106,13 @@ def process_facts(p: GpuProcess, why_not_visible: str = NOT_VISIBLE) -> list[tup
     ]
 
 
-def facts_table(p: GpuProcess, why_not_visible: str = NOT_VISIBLE) -> Table:
+def facts_table(
+    p: GpuProcess, why_not_visible: str = NOT_VISIBLE, instance: str | None = None
+) -> Table:
     table = Table(box=None, show_header=False, padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
-    for name, value in process_facts(p, why_not_visible):
+    for name, value in process_facts(p, why_not_visible, instance):
         table.add_row(name, Text(value))  # literal: a str cell would be parsed as markup
     return table
 
@@ -121,10 +129,13 @@ class ProcessScreen(ModalScreen[None]):
         listed_at: float | None = None,
         history: SeriesOf | None = None,
         extras: ExtrasOf | None = None,
+        devices: Sequence[DeviceSnapshot] = (),
     ) -> None:
-        """`extras` None: nothing is read about the process (demo data, or read-only use)."""
+        """`extras` None: nothing is read about the process (demo data, or read-only use);
+        `devices` name the MIG instance the process runs in."""
         super().__init__()
         self.proc = proc
+        self.devices = devices
         self.gone = False  # no longer in the latest poll
         self._why = why_not_visible
         self.listed_at = listed_at
@@ -161,7 +172,10 @@ class ProcessScreen(ModalScreen[None]):
         container, env = self._first_extras_text()
         with VerticalScroll(id="process-dialog"):
             yield Static(self._title(), id="process-title")
-            yield Static(facts_table(self.proc, self._reason()), id="process-facts")
+            yield Static(
+                facts_table(self.proc, self._reason(), instance_label(self.proc, self.devices)),
+                id="process-facts",
+            )
             yield Static("history", classes="process-label")
             yield Static(self._history_text(), id="process-history")
             yield Static("container", classes="process-label")
@@ -201,6 +215,7 @@ class ProcessScreen(ModalScreen[None]):
             None,
         )
         gone = current is None
+        self.devices = snap.devices
         if current is not None:
             self.listed_at = snap.timestamp
             if self.is_mounted:  # a new point even when the values stand still
@@ -213,7 +228,9 @@ class ProcessScreen(ModalScreen[None]):
         if not self.is_mounted:
             return
         self.query_one("#process-title", Static).update(self._title())
-        self.query_one("#process-facts", Static).update(facts_table(self.proc, self._reason()))
+        self.query_one("#process-facts", Static).update(
+            facts_table(self.proc, self._reason(), instance_label(self.proc, self.devices))
+        )
         self.query_one("#process-command", Static).update(self.proc.command or fmt.NA)
 
     def action_close(self) -> None:

@@ -43,6 +43,7 @@ FREE_MIN_BYTES = 256 * 1024**2
 # often; a GPU lost, added or back, or an edited models file, starts one at once.
 MIN_GAP_S = 10.0
 MAX_NAMES = 4  # models named per verdict before "+N more"
+NO_MODELS_ORIGIN = "shipped examples"  # fit.paths' label when the user configured none
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,24 +90,13 @@ def needs_pass(old: Sequence[_GpuKey] | None, new: Sequence[_GpuKey]) -> bool:
     return change(old, new) is not None
 
 
-def _names(items: list[str]) -> str:
-    shown = items[:MAX_NAMES]
-    more = len(items) - len(shown)
-    return ", ".join(shown) + (f" +{more} more" if more > 0 else "")
+def no_models_line() -> Text:
+    """The dashboard judges only the user's own models, never the shipped toy examples."""
+    return Text("Fit: no models configured: f to choose a file", style="dim", end="")
 
 
-def fit_lines(result: FitPass) -> list[Text]:
-    """One line per installed GPU: the unavailable ones with their reason, first."""
-    from gputui.fit.report import batch_text
-
-    if result.error:
-        return [Text(f"Fit: models file problem: {result.error}", style="bold red")]
-    lines: list[Text] = []
-    for u in result.unavailable:
-        line = Text(no_wrap=True, overflow="ellipsis", end="")
-        line.append(f"Fit GPU {u.index}: ", style="bold")
-        line.append(f"unavailable: {visible(u.reason)}", style="bold red")
-        lines.append(line)
+def verdicts_by_gpu(result: FitPass) -> dict[int, list[tuple[str, str, int | None]]]:
+    """(model name, verdict now, largest batch now) per GPU index."""
     by_gpu: dict[int, list[tuple[str, str, int | None]]] = {}
     for c in result.checks:
         if c.target.index is None:
@@ -116,6 +106,30 @@ def fit_lines(result: FitPass) -> list[Text]:
         by_gpu.setdefault(c.target.index, []).append(
             (visible(c.model.name), verdict or "unknown", e.max_batch_size_free)
         )
+    return by_gpu
+
+
+def names_text(items: list[str]) -> str:
+    shown = items[:MAX_NAMES]
+    more = len(items) - len(shown)
+    return ", ".join(shown) + (f" +{more} more" if more > 0 else "")
+
+
+def fit_lines(result: FitPass) -> list[Text]:
+    """One line per installed GPU, in index order, an unavailable one with its reason."""
+    from gputui.fit.report import batch_text
+
+    if result.error:
+        return [Text(f"Fit: models file problem: {result.error}", style="bold red")]
+    if result.origin == NO_MODELS_ORIGIN:
+        return [no_models_line()]
+    lines: list[tuple[int, Text]] = []
+    for u in result.unavailable:
+        line = Text(no_wrap=True, overflow="ellipsis", end="")
+        line.append(f"Fit GPU {u.index}: ", style="bold")
+        line.append(f"unavailable: {visible(u.reason)}", style="bold red")
+        lines.append((u.index, line))
+    by_gpu = verdicts_by_gpu(result)
     for t in result.targets:
         if t.index is None:
             continue
@@ -124,7 +138,7 @@ def fit_lines(result: FitPass) -> list[Text]:
         line.append(f"Fit GPU {t.index}: ", style="bold")
         if t.memory_free is None:
             line.append("free memory unknown: no verdict now", style="yellow")
-            lines.append(line)
+            lines.append((t.index, line))
             continue
         fits = [
             f"{name} (batch {batch_text(b).split(' ')[0]})"
@@ -134,18 +148,20 @@ def fit_lines(result: FitPass) -> list[Text]:
         no = [name for name, v, _ in rows if v == "does not fit"]
         if fits:
             line.append("fits now: ", style="green")
-            line.append(_names(fits))
+            line.append(names_text(fits))
         elif rows:
             line.append("no configured model fits in the free memory now", style="yellow")
         else:
             line.append("no estimate yet", style="dim")
         if no:
             line.append("  not: ", style="red")
-            line.append(_names(no))
-        lines.append(line)
+            line.append(names_text(no))
+        lines.append((t.index, line))
+    lines.sort(key=lambda il: il[0])
+    out = [line for _, line in lines]
     if result.stopped:
-        lines.append(Text(f"Fit: {result.stopped}", style="yellow"))
-    return lines
+        out.append(Text(f"Fit: {result.stopped}", style="yellow"))
+    return out
 
 
 def recommended_only(model: ModelSpec, target: Target) -> ModelCheck:
@@ -249,6 +265,23 @@ class FreeOnly:
         self._memories.clear()
 
 
+def _unconfigured() -> FitPass | None:
+    """A pass that says "no models configured" when the models file would be the shipped
+    examples; None when the user has one. Its path is the user's config file, so that
+    creating one starts a pass (`_models_mtime`)."""
+    from gputui.errors import UserError
+    from gputui.fit.paths import resolve_models_path, user_models_file
+    from gputui.tui.fit_screen import FitPass
+
+    try:
+        _, origin = resolve_models_path(None, warn=lambda _: None)
+    except UserError:
+        return None  # estimate_pass reports it
+    if origin != NO_MODELS_ORIGIN:
+        return None
+    return FitPass(path=user_models_file(), origin=NO_MODELS_ORIGIN)
+
+
 class FitLineDone(Message):
     def __init__(self, result: FitPass) -> None:
         super().__init__()
@@ -280,15 +313,19 @@ class FitLine(Widget):
         self._free = FreeOnly()
         self._inputs: tuple[_GpuKey, ...] | None = None
         self._mtime: float | None = None
+        self._requested: Path | None = None  # the models file the last pass was asked for
         self._pending: Snapshot | None = None
         self._lines: list[Text] = [Text("Fit: estimating…", style="dim")]
+        self.per_gpu: list[Text] = []  # every GPU's line; shown only when expanded
+        self.expanded = False
 
     def update_snapshot(self, snapshot: Snapshot) -> None:
         inputs = pass_inputs(snapshot)
         mtime = self._models_mtime()
         what = change(self._inputs, inputs)
-        if mtime != self._mtime:
-            what = "models"
+        requested = self.models_path or getattr(self.app, "models_path", None)
+        if mtime != self._mtime or requested != self._requested:
+            what = "models"  # an edited file, or another one chosen (the Fit screen's o)
         if what is None:
             return
         if what == "free" and time.monotonic() - self._started_at < self.min_gap_s:
@@ -296,10 +333,9 @@ class FitLine(Widget):
         if self.busy:
             self._pending = snapshot  # the newest one waits; older ones are dropped
             return
-        self._inputs, self._mtime = inputs, mtime
+        self._inputs, self._mtime, self._requested = inputs, mtime, requested
         self._started_at = time.monotonic()
         self.busy = True
-        requested = self.models_path or getattr(self.app, "models_path", None)
         self._run_pass(requested, snapshot, self.result, free_only=what == "free")
 
     def _models_mtime(self) -> float | None:
@@ -323,16 +359,16 @@ class FitLine(Widget):
         from gputui.tui.fit_screen import FitPass, estimate_pass
 
         try:
-            result = None
-            if free_only and previous is not None:
+            result = _unconfigured() if requested is None else None
+            if result is None and free_only and previous is not None:
                 result = self._free.refresh(previous, snapshot)
+                if result is not None:
+                    self.free_refreshes += 1
             if result is None:
                 self._free.forget()
                 result = estimate_pass(
                     requested, snapshot, previous, rank=False, estimate=recommended_only
                 )
-            else:
-                self.free_refreshes += 1
         except Exception as exc:  # an estimator bug is shown in the line, never fatal
             result = FitPass(error=visible(f"{type(exc).__name__}: {exc}"))
         self.post_message(FitLineDone(result))
@@ -343,14 +379,31 @@ class FitLine(Widget):
         self.result = message.result
         if self._mtime is None:
             self._mtime = self._models_mtime()
-        lines = fit_lines(message.result)
+        self.per_gpu = fit_lines(message.result)
+        self._show()
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self.update_snapshot(pending)
+
+    def toggle(self) -> None:
+        """One summary line, or every GPU's line (key e, or a click)."""
+        self.expanded = not self.expanded
+        self._show()
+
+    def on_click(self) -> None:
+        self.toggle()
+
+    def _show(self) -> None:
+        from gputui.tui.widgets.fit_summary import summary_line
+
+        result = self.result
+        if result is None:
+            return
+        lines = self.per_gpu if self.expanded else [summary_line(result, self.per_gpu)]
         if [ln.plain for ln in lines] != [ln.plain for ln in self._lines]:
             relayout = len(lines) != len(self._lines)  # a layout pass only when the height changes
             self._lines = lines
             self.refresh(layout=relayout)
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            self.update_snapshot(pending)
 
     def get_content_height(self, container: object, viewport: object, width: int) -> int:
         return len(self._lines)

@@ -32,6 +32,7 @@ from gputui.telemetry.snapshot import DeviceSnapshot
 from gputui.textsafe import markup_safe
 from gputui.tui import formatting as fmt
 from gputui.tui.device_facts import mig_line, subtitle
+from gputui.tui.widgets import gpu_row
 from gputui.tui.widgets.text_lines import TextLines
 
 HOT_PERCENT = 90.0
@@ -254,12 +255,17 @@ class GpuPanel(TextLines, can_focus=True):
         super().notify_style_update()
         self._drawn = None
 
-    def set_compact(self, compact: bool) -> None:
-        if compact != self.has_class("compact"):
+    def set_compact(self, compact: bool, row: bool = False) -> None:
+        """compact: two lines without a border; row (with compact): one line (gpu_row.py)."""
+        row = row and compact
+        if compact != self.has_class("compact") or row != self.has_class("row"):
             self.set_class(compact, "compact")
+            self.set_class(row, "row")
             self.refresh(layout=True)
 
     def _line_count(self, dev: DeviceSnapshot) -> int:
+        if self.has_class("row"):
+            return 1
         if self.has_class("compact"):
             return 2 + len(dev.mig_devices)
         return 2 + len(stats_line(dev, False).plain.split("\n")) + len(dev.mig_devices)
@@ -336,6 +342,7 @@ class GpuPanel(TextLines, can_focus=True):
             self.has_class("compact"),
             self.has_class("failed"),
             self.app.theme,
+            self.has_class("row"),
         )
         drawn = self._drawn
         if drawn is not None and drawn[0] == key:
@@ -358,6 +365,8 @@ class GpuPanel(TextLines, can_focus=True):
         util = None if s is None or self.has_class("failed") else s.utilization_gpu
         util_pct = None if util is None else float(util)
         _, _, mem_pct = self._memory()
+        if compact and self.has_class("row"):
+            return self._draw_row(dev, width, util_pct, mem_pct)
         # The stats style over every piece, as stylize() over the line put it: spans in
         # order, none overlapping (text_lines draws those without Rich's style stack).
         stats_style = self.component_style("gpu-panel--stats")
@@ -410,6 +419,35 @@ class GpuPanel(TextLines, can_focus=True):
         )
         self._append_migs(out, "")
         return out
+
+    def _draw_row(
+        self, dev: DeviceSnapshot, width: int, util_pct: float | None, mem_pct: float | None
+    ) -> Text:
+        style = self.component_style
+        name = (gpu_row.row_name(dev.index, short_name(dev.info.name)), style("gpu-panel--name"))
+        if dev.failed is not None or dev.sample is None:
+            return assemble(gpu_row.failed_row(name[0], dev, style("gpu-panel--warning")))
+        tail, warnings = gpu_row.row_tail(dev), gpu_row.row_warnings(dev)
+        util_w, mem_w = gpu_row.split_middle(width, len(tail) + len(warnings))
+        return assemble(
+            [
+                name,
+                *self._metric(
+                    "", util_pct, self.util_value(), self.util_history, util_w, BAR_MAX_COMPACT, 5
+                ),
+                *self._metric(
+                    "",
+                    mem_pct,
+                    self.mem_value(True).rjust(10),
+                    self.mem_history,
+                    mem_w,
+                    BAR_MAX_COMPACT,
+                    10,
+                ),
+                (tail, style("gpu-panel--stats")),
+                (warnings, style("gpu-panel--warning")),
+            ]
+        )
 
     def _append_migs(self, out: Text, indent: str) -> None:
         dev = self.device

@@ -24,6 +24,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from gputui.tui import formatting as fmt
+from gputui.tui.widgets.time_axis import axis_line
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 LABEL_WIDTH = 12
@@ -117,19 +118,22 @@ class HistoryChart(Widget):
         self._data: dict[str, Sequence[float]] = {}
         self._metrics: tuple[Metric, ...] = metrics(None)
         self._limit: float | None = None
+        self._span_s = 0.0
 
-    def set_data(self, power_limit_w: float | None, series: SeriesFn) -> None:
-        """New series for every metric; repaints only when one of them changed."""
+    def set_data(self, power_limit_w: float | None, series: SeriesFn, span_s: float = 0.0) -> None:
+        """New series for every metric; repaints only when one of them changed. `span_s`:
+        the seconds the series cover (the time axis under the charts)."""
         new_metrics = metrics(power_limit_w)
         data = {m.key: series(m.key) for m in new_metrics}
-        if data != self._data or power_limit_w != self._limit:
+        if data != self._data or power_limit_w != self._limit or span_s != self._span_s:
             self._limit = power_limit_w
+            self._span_s = span_s
             self._data = data
             self._metrics = new_metrics
             self.refresh()  # same height whatever the data: no layout pass
 
     def get_content_height(self, container: object, viewport: object, width: int) -> int:
-        return len(self._metrics) * (1 + self.chart_height)
+        return len(self._metrics) * (1 + self.chart_height) + 1  # and the time axis
 
     def render(self) -> Text:
         width = max(1, self.content_size.width)
@@ -153,4 +157,11 @@ class HistoryChart(Widget):
             for row in rows:
                 out.append("\n")
                 out.append(row, style("history-chart--bars"))
+        out.append("\n")
+        out.append(self.axis(width), style("history-chart--dim"))
         return out
+
+    def axis(self, width: int) -> str:
+        """The time axis: the columns the longest series fills stand for `span_s`."""
+        longest = max((len(v) for v in self._data.values()), default=0)
+        return axis_line(width, min(width, longest), self._span_s)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import chain
 from typing import Any, TypeVar, cast
 
@@ -35,9 +34,18 @@ from textual.widgets.data_table import Column as DataTableColumn
 from textual.widgets.data_table import ColumnKey, RowDoesNotExist, RowKey
 
 from gputui.telemetry.snapshot import GpuProcess
-from gputui.tui import formatting as fmt
 from gputui.tui.process_tree import Ancestors, TreeRow, layout
 from gputui.tui.widgets.box_lines import box_lines
+from gputui.tui.widgets.process_columns import _BY_KEY as _BY_KEY
+from gputui.tui.widgets.process_columns import COLUMN_KEYS as COLUMN_KEYS
+from gputui.tui.widgets.process_columns import COLUMNS as COLUMNS
+from gputui.tui.widgets.process_columns import COMMAND_MIN as COMMAND_MIN
+from gputui.tui.widgets.process_columns import COMMAND_WIDTH, Column
+from gputui.tui.widgets.process_columns import empty_columns as empty_columns
+from gputui.tui.widgets.process_columns import matches as matches
+from gputui.tui.widgets.process_columns import row_key as row_key
+from gputui.tui.widgets.process_columns import sort_key as sort_key
+from gputui.tui.widgets.process_columns import visible_columns as visible_columns
 
 # Reads each PID's parent chain (gputui.telemetry.host.read_ancestors); may block.
 ParentsOf = Callable[[Sequence[int]], Mapping[int, Ancestors]]
@@ -45,70 +53,6 @@ TAG_MARK = "● "
 _T = TypeVar("_T")
 _CellPlace = tuple[ColumnKey, int, Style]  # a column, its width, a cell's style in one row place
 SCREENFUL_CACHE = 256  # lines: the tallest terminal's table, with room for cursor moves
-
-COMMAND_WIDTH = 40  # before the first resize; then whatever the terminal leaves
-COMMAND_MIN = 16  # below this, lower-priority columns give way to the command
-_CMD_MAX = 400
-SORT_ARROW = 2  # " ▼" after the sorted column's label: every column has room for it
-
-
-@dataclass(frozen=True)
-class Column:
-    key: str
-    label: str
-    cell: Callable[[GpuProcess], str]
-    sort_value: Callable[[GpuProcess], Any]
-    right: bool = False
-    width: int = 0  # 0: the command column, which takes what is left
-    drop: int = 0  # order in which columns give way on a narrow terminal (0: never)
-
-    @property
-    def room(self) -> int:
-        """Cells for the values and for the label with its sort arrow."""
-        return max(self.width, len(self.label) + SORT_ARROW)
-
-
-def _short_type(t: str) -> str:
-    return {"compute": "C", "graphics": "G", "compute+graphics": "C+G", "mps": "MPS"}.get(t, t)
-
-
-def _command(p: GpuProcess) -> str:
-    cmd = p.command
-    if cmd is None:
-        return fmt.NA
-    return cmd if len(cmd) <= _CMD_MAX else cmd[: _CMD_MAX - 1] + "…"
-
-
-def _pct(v: float | int | None) -> str:
-    return fmt.NA if v is None else f"{v:.0f}"
-
-
-# `drop`: on a narrow terminal Container, Host mem and Time give way first (as in nvitop
-# and nvtop, the command stays, abbreviated), then CPU%, Type and SM%.
-COLUMNS: tuple[Column, ...] = (
-    Column("gpu", "GPU", lambda p: str(p.gpu_index), lambda p: p.gpu_index, right=True, width=3),
-    Column("pid", "PID", lambda p: str(p.pid), lambda p: p.pid, right=True, width=7),
-    Column(
-        "container",
-        "Container",
-        lambda p: p.container or "",
-        lambda p: p.container,
-        width=14,
-        drop=1,
-    ),
-    Column("user", "User", lambda p: p.user or fmt.NA, lambda p: p.user, width=10),
-    Column("type", "Type", lambda p: _short_type(p.type), lambda p: p.type, width=4, drop=5),
-    Column("gpu_mem", "GPU mem", lambda p: fmt.size(p.gpu_memory), lambda p: p.gpu_memory, True, 9),
-    Column("sm", "SM%", lambda p: _pct(p.sm_util), lambda p: p.sm_util, True, width=4, drop=6),
-    Column("cpu", "CPU%", lambda p: _pct(p.cpu_percent), lambda p: p.cpu_percent, True, 5, drop=4),
-    Column("host_mem", "Host mem", lambda p: fmt.size(p.rss), lambda p: p.rss, True, 9, drop=2),
-    Column(
-        "time", "Time", lambda p: fmt.duration(p.running_s), lambda p: p.running_s, True, 8, drop=3
-    ),
-    Column("command", "Command", _command, lambda p: p.command),
-)
-COLUMN_KEYS = tuple(c.key for c in COLUMNS)
-_BY_KEY = {c.key: c for c in COLUMNS}
 
 
 def _styled(column: Column, value: str) -> Text:
@@ -137,53 +81,6 @@ def fitted(plain: str, width: int, justify: str) -> str | None:
     if len(plain) > width:
         plain = plain[: width - 1] + "…"
     return plain.rjust(width) if justify == "right" else plain.ljust(width)
-
-
-def visible_columns(width: int, padding: int = 1) -> tuple[Column, ...]:
-    """The columns that fit in `width` cells with at least COMMAND_MIN for the command."""
-    shown = list(COLUMNS)
-    for victim in sorted((c for c in COLUMNS if c.drop), key=lambda c: c.drop):
-        fixed = sum(c.room + 2 * padding for c in shown if c.width) + 2 * padding + 1
-        if width - fixed >= COMMAND_MIN:
-            break
-        shown.remove(victim)
-    return tuple(shown)
-
-
-def row_key(p: GpuProcess) -> str:
-    """A PID can hold contexts on several GPUs: one row per (GPU, PID)."""
-    return f"{p.gpu_index}:{p.pid}"
-
-
-def matches(p: GpuProcess, needle: str) -> bool:
-    """Case-insensitive substring match over what the user can see in the row."""
-    if not needle:
-        return True
-    hay = " ".join(
-        x
-        for x in (
-            str(p.pid),
-            f"gpu{p.gpu_index}",
-            p.user or "",
-            p.type,
-            p.container or "",
-            p.command or "",
-        )
-    )
-    return needle.lower() in hay.lower()
-
-
-def sort_key(column: str, reverse: bool) -> Callable[[GpuProcess], tuple[int, Any, int, int]]:
-    """Missing values sort last whichever the direction; ties break on (GPU, PID)."""
-    get = _BY_KEY[column].sort_value
-
-    def key(p: GpuProcess) -> tuple[int, Any, int, int]:
-        v = get(p)
-        if v is None:
-            return (0 if reverse else 1, 0, p.gpu_index, p.pid)
-        return (1 if reverse else 0, v, p.gpu_index, p.pid)
-
-    return key
 
 
 class _PassStyles:
@@ -225,6 +122,7 @@ class ProcessTable(DataTable[Any]):
         self.sort_column = "gpu_mem"
         self.sort_reverse = True
         self.filter_text = ""
+        self.only_user: str | None = None  # "my processes" (m): this user's rows only
         # DataTable's row, line and cell caches are keyed on its update counter, which moves
         # every poll: only the current count's entries are ever read again, yet its sizes
         # (1000 rows, 1000 lines, 10000 cells) kept ~15 minutes of dead frames in memory
@@ -243,6 +141,8 @@ class ProcessTable(DataTable[Any]):
         self._cells: dict[str, list[str]] = {}  # what each row shows, to diff the next poll against
         self._column_keys: dict[str, ColumnKey] = {}
         self.shown: tuple[Column, ...] = COLUMNS  # what fits the width (visible_columns)
+        self.empty: frozenset[str] = frozenset()  # columns hidden for having no values
+        self.user_hidden: frozenset[str] = frozenset()  # settings.toml's hidden_columns
         self.tree_view = False
         self.tagged: set[str] = set()  # row keys
         self.parents: Mapping[int, Ancestors] = {}
@@ -690,7 +590,12 @@ class ProcessTable(DataTable[Any]):
         self._fit_command_column()
 
     def on_resize(self) -> None:
-        shown = visible_columns(self.size.width, self.cell_padding) if self.size.width else COLUMNS
+        self._choose_columns()
+
+    def _choose_columns(self) -> None:
+        width = self.size.width
+        hidden = self.empty | self.user_hidden
+        shown = visible_columns(width, self.cell_padding, hidden) if width else COLUMNS
         if shown != self.shown:
             # Rare (a resize across a threshold): rebuild columns and rows at the new set.
             self.shown = shown
@@ -734,6 +639,10 @@ class ProcessTable(DataTable[Any]):
 
     def set_processes(self, processes: Sequence[GpuProcess]) -> None:
         self._all = processes
+        empty = empty_columns(processes)
+        if empty != self.empty:  # a container process came or went: rare
+            self.empty = empty
+            self._choose_columns()
         self._apply()
         if self.tree_view:
             self._ask_parents()
@@ -788,6 +697,16 @@ class ProcessTable(DataTable[Any]):
 
     def set_filter(self, text: str) -> None:
         self.filter_text = text
+        self._apply()
+
+    def set_user_hidden(self, keys: frozenset[str]) -> None:
+        """Columns the user never wants (settings.toml), on top of the empty ones."""
+        self.user_hidden = keys
+        self._choose_columns()
+
+    def set_only_user(self, user: str | None) -> None:
+        """Only `user`'s processes (None: everyone's)."""
+        self.only_user = user
         self._apply()
 
     def set_sort(self, column: str, reverse: bool | None = None) -> None:
@@ -865,7 +784,12 @@ class ProcessTable(DataTable[Any]):
 
     def _rows(self) -> list[TreeRow]:
         """Rows to show, in display order: sorted, or as a tree under their parents."""
-        wanted = [(row_key(p), p) for p in self._all if matches(p, self.filter_text)]
+        user = self.only_user
+        wanted = [
+            (row_key(p), p)
+            for p in self._all
+            if matches(p, self.filter_text) and (user is None or p.user == user)
+        ]
         skey = sort_key(self.sort_column, self.sort_reverse)
         wanted.sort(key=lambda kp: skey(kp[1]), reverse=self.sort_reverse)
         if self.tree_view:
@@ -939,8 +863,10 @@ class ProcessTable(DataTable[Any]):
 
         order = [r.key for r in rows]
         if order != self.visible_keys():
-            rank = {k: i for i, k in enumerate(order)}
-            self.sort("gpu", "pid", key=lambda gp: rank[f"{gp[0]}:{gp[1]}"])
+            # sort() hands over the cells' texts: the rank is found by the (GPU, PID) shown.
+            shown_cells = self._cells
+            rank = {(shown_cells[k][0], shown_cells[k][1]): i for i, k in enumerate(order)}
+            self.sort("gpu", "pid", key=lambda gp: rank[(str(gp[0]), str(gp[1]))])
 
         if selected_key is not None and selected_key in self._cells:
             self._move_to(selected_key)

@@ -1,0 +1,89 @@
+"""The command palette's entries (ctrl+p): every dashboard key, and sort by each column.
+
+A user who does not remember a key searches for what it does ("tree", "tag",
+"detail", "sort by GPU mem"); the palette is that search. The entries call the
+same actions as the keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from textual.app import SystemCommand
+
+from gputui.tui.widgets.process_columns import COLUMNS
+from gputui.tui.widgets.process_table import ProcessTable
+
+if TYPE_CHECKING:
+    from gputui.tui.app import GpuTuiApp
+
+
+def _table(app: GpuTuiApp) -> ProcessTable:
+    return app.dashboard.query_one(ProcessTable)
+
+
+def _sort_by(app: GpuTuiApp, key: str) -> Callable[[], None]:
+    def run() -> None:
+        _table(app).set_sort(key)
+
+    return run
+
+
+def dashboard_commands(app: GpuTuiApp) -> Iterable[SystemCommand]:
+    """What the dashboard's keys do, as (title, help, callback) palette entries."""
+    yield SystemCommand(
+        "Pause / resume polling (p)", "Stop or restart reading the GPUs", app.action_toggle_pause
+    )
+    yield SystemCommand("Poll faster (+)", "Shorter refresh interval", app.action_faster)
+    yield SystemCommand("Poll slower (-)", "Longer refresh interval", app.action_slower)
+    yield SystemCommand(
+        "Cycle sort column (s)", "Sort the process table by the next column", app.action_cycle_sort
+    )
+    yield SystemCommand("Reverse sort (r)", "Flip the process table order", app.action_reverse_sort)
+    for column in COLUMNS:
+        yield SystemCommand(
+            f"Sort by {column.label}",
+            f"Order the process table by {column.label} (again: the other way)",
+            _sort_by(app, column.key),
+        )
+    yield SystemCommand(
+        "Filter processes (/)", "Show only processes matching a text", app.action_filter
+    )
+    yield SystemCommand(
+        "My processes (m)",
+        "Only your own processes, or everyone's again",
+        app.dashboard.action_toggle_mine,
+    )
+    yield SystemCommand(
+        "Tree view (t)",
+        "Processes under their parents, or flat again",
+        lambda: _table(app).action_toggle_tree(),
+    )
+    yield SystemCommand(
+        "Process details (enter)",
+        "All details of the selected process: environment, container, history",
+        app.action_process_details,
+    )
+    if not app.readonly:
+        yield SystemCommand(
+            "Tag / untag process (space)",
+            "Mark the selected process; kill signals all tagged ones",
+            lambda: _table(app).action_toggle_tag(),
+        )
+        yield SystemCommand(
+            "Kill process (k)",
+            "Signal the selected or tagged processes (asks first)",
+            app.action_kill,
+        )
+    yield SystemCommand(
+        "Fit lines per GPU (e)",
+        "Expand or collapse the fit verdicts under the host line",
+        app.dashboard.action_toggle_fit_lines,
+    )
+    yield SystemCommand("GPU catalog (c)", "Known cards and architectures", app.action_catalog)
+    yield SystemCommand("Will my model fit? (f)", "The fit checker", app.action_fit)
+    yield SystemCommand(
+        "GPU history (h)", "Power, temperature, PCIe... over 1 / 5 / 15 min", app.action_history
+    )
+    yield SystemCommand("Help (?)", "All keys", app.action_help)
