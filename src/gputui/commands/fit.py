@@ -326,6 +326,13 @@ def run(args: argparse.Namespace) -> int:
             if r.target is t:
                 print()
                 print("\n".join(render_check(r, show_layers=args.layers)))
+    from gputui.fit.mig import advice_lines
+
+    for m in models:  # MIG GPUs where the model fits no instance now: what would hold it
+        placed = [(r.target, r.chosen.peak_bytes) for r in results if r.model is m]
+        for line in advice_lines(placed, prefix=f"{m.name}: "):
+            print()
+            print(line)
     if llm:
         print("\n".join(fit_transformers.text_lines(llm, [_target_line(t) for t in targets])))
     return code
@@ -350,6 +357,11 @@ def _target_line(t: Any) -> str:
         return f"GPU: {t.name} (catalog card, {gib(t.memory_total)}, {arch})"
     card = f", catalog: {t.card.name}" if t.card and t.card.name != t.name else ""
     free = f"{gib(t.memory_free)} free of " if t.memory_free is not None else ""
+    if t.mig is not None:  # a MIG instance: the job sees its memory, not the card's
+        return (
+            f"GPU {t.index} MIG {t.mig.label}: {t.mig.parent_name} ({free}{gib(t.memory_total)} "
+            f"of this instance, {arch}; no speed estimate for a MIG slice)"
+        )
     return f"GPU {t.index}: {t.name} ({free}{gib(t.memory_total)}, {arch}{card})"
 
 

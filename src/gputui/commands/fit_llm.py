@@ -415,6 +415,7 @@ def run(args: argparse.Namespace) -> int:
             print("\n".join(render_ranking(model, wl, ranked)))
         return 0 if ok else 1
     from gputui.commands.fit import EXIT_PARTIAL, _target_line, _targets
+    from gputui.fit.mig import advice_lines
 
     targets, unavailable = _targets(args)
     lost_lines = [f"GPU {u.index}: {u.name}: unavailable, not checked: {u.reason}" for u in unavailable]
@@ -435,10 +436,13 @@ def run(args: argparse.Namespace) -> int:
             "all_fit": ok and not unavailable,
             "unavailable_gpus": [vars_of(u) for u in unavailable],
             "estimates": [estimate_dict(e) for e in results],
+            "mig_advice": advice_lines([(e.target, e.peak_bytes) for e in results], prefix=""),
         }
         print(json.dumps(payload, indent=2))
     else:
         print("\n".join(render(model, wl, results, [_target_line(t) for t in targets])))
+        for line in advice_lines([(e.target, e.peak_bytes) for e in results]):
+            print(line)
         if lost_lines:
             print("\n" + "\n".join(lost_lines))
         for line in _hints(model, wl, results):

@@ -131,6 +131,7 @@ def all_fit_now(results: list[tuple[Any, Any, list[Any]]]) -> bool:
 
 def json_entries(results: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, Any]]:
     from gputui.fit.llm.report import estimate_dict, model_dict, workload_dict
+    from gputui.fit.mig import advice_lines
 
     return [
         {
@@ -139,6 +140,7 @@ def json_entries(results: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, An
             "model": model_dict(spec.model),
             "workload": workload_dict(wl, spec.model),
             "estimates": [estimate_dict(e) for e in ests],
+            "mig_advice": advice_lines([(e.target, e.peak_bytes) for e in ests], prefix=""),
         }
         for spec, wl, ests in results
     ]
@@ -146,10 +148,12 @@ def json_entries(results: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, An
 
 def text_lines(results: list[tuple[Any, Any, list[Any]]], target_lines: list[str]) -> list[str]:
     from gputui.fit.llm.report import render
+    from gputui.fit.mig import advice_lines
 
     lines: list[str] = []
     for spec, wl, ests in results:
         lines += ["", *render(spec.model, wl, ests, target_lines)]
+        lines += advice_lines([(e.target, e.peak_bytes) for e in ests])
     return lines
 
 
