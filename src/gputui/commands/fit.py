@@ -261,18 +261,8 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "prometheus", None) or getattr(args, "match", None):
         from gputui.telemetry.prometheus_fit import run_fit
 
-        if transformers and args.model:
-            raise UserError(
-                f"--prometheus: ranks layer models only; {transformers[0].name!r} is a "
-                "transformer (leave it out of --model)"
-            )
-        if transformers:  # e.g. the shipped examples: rank the rest, and say so
-            import sys
-
-            names = ", ".join(repr(t.name) for t in transformers)
-            print(f"note: --prometheus ranks layer models only; skipped {names}", file=sys.stderr)
-
-        return run_fit(args, models, header)
+        fleet_llm = fit_transformers.fleet_entries(transformers, args, with_layers=bool(models))
+        return run_fit(args, models, header, fleet_llm)
     if args.all_cards:
         return _all_cards(args, models, header, path, origin, transformers)
     targets, unavailable = _targets(args)

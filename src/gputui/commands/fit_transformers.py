@@ -197,3 +197,32 @@ def ranking_lines(ranked: list[tuple[Any, Any, list[Any]]]) -> list[str]:
     for spec, wl, rs in ranked:
         lines += ["", *render_ranking(spec.model, wl, rs)]
     return lines
+
+
+def fleet_entries(
+    transformers: tuple[Any, ...], args: argparse.Namespace, with_layers: bool = False
+) -> tuple[tuple[str, Any, Any], ...]:
+    """--prometheus: (name, model, workload_for(target)) per transformer, the workload built
+    as the local check builds it (its default precision follows the target's architecture).
+
+    Each workload is validated once here, so a bad flag is refused before any query."""
+    out = []
+    for spec in transformers:
+        workload(spec, args, "amp_bf16", with_layers)
+        out.append((spec.name, spec.model, _workload_for(spec, args, with_layers)))
+    return tuple(out)
+
+
+def _workload_for(spec: Any, args: argparse.Namespace, with_layers: bool) -> Any:
+    from gputui.commands.fit_llm import _precision_for
+
+    mode = args.mode or spec.workload.mode
+    made: dict[str, Any] = {}
+
+    def workload_for(target: Any) -> Any:
+        default = _precision_for(target, mode)
+        if default not in made:
+            made[default] = workload(spec, args, default, with_layers)
+        return made[default]
+
+    return workload_for

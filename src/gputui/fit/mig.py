@@ -58,8 +58,8 @@ class MigSlot:
     def label(self) -> str:
         """ "3g.40gb (GI 1 / CI 0)": how the instance is named in the output."""
         gi = "?" if self.gpu_instance_id is None else str(self.gpu_instance_id)
-        ci = "?" if self.compute_instance_id is None else str(self.compute_instance_id)
-        return f"{self.profile or 'unknown profile'} (GI {gi} / CI {ci})"
+        ci = "" if self.compute_instance_id is None else f" / CI {self.compute_instance_id}"
+        return f"{self.profile or 'unknown profile'} (GI {gi}{ci})"
 
 
 def profiles_for(parent_name: str, parent_total: int | None) -> tuple[tuple[str, int, int], ...]:
