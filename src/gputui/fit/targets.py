@@ -30,7 +30,10 @@ def unavailable_reason(dev: DeviceSnapshot) -> str | None:
     if sample is None:
         return "no data from this GPU"
     if dev.info.mig_mode and not dev.mig_devices:
-        return "MIG mode is on and no MIG instance is configured: a CUDA job cannot run on it"
+        return (
+            "MIG mode is on and NVML lists no MIG instance (none configured, or not visible "
+            "with these permissions): a CUDA job cannot be placed on it"
+        )
     if (sample.memory_total or dev.info.memory_total) is None:
         if "memory_total" in dev.unsupported:
             return "it does not report its memory (NotSupported)"
