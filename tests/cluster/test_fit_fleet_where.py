@@ -101,7 +101,9 @@ def test_transformers_of_a_models_toml_are_ranked_not_skipped(prom: PrometheusSe
     assert [g["host"] for g in gpus[:2]] == ["h100-a", "h100-a"] and gpus[0]["fits"]
     big = next(g for g in gpus if g["mig"] and g["mig"]["profile"] == "3g.40gb")
     assert big["fits"] is False  # 20.4 GiB peak, 15.8 GiB free in the instance
-    assert any("3g.40gb (GI 1) once 4.6 GiB is freed" in a for a in entry["mig_advice"])
+    (advice,) = entry["mig_advice"]
+    assert advice.startswith("MIG on mig-1 GPU 0: fits the 3g.40gb (GI 1) once 4.6 GiB is freed")
+    assert "needs 3g.40gb (about 39.2 GiB) or larger" in advice
     text = gputui("fit", EXAMPLES, "--model", "llama-3-8b-lora", "--prometheus", prom.url)
     assert "llama-3-8b-lora (transformer): fits now on 2 of 5 GPUs" in text.stdout
     assert "mig-1 GPU 0 MIG 3g.40gb (GI 1)" in text.stdout
@@ -137,3 +139,16 @@ def test_each_gpu_and_free_memory_pair_is_estimated_once(
     assert code == 0, capsys.readouterr().err
     # 5 candidates: the two H100s share card and free memory, so 4 estimates
     assert len(calls) == len(set(calls)) == 4
+
+
+def test_every_model_of_the_shipped_examples_is_ranked(prom: PrometheusServer) -> None:
+    r = gputui("fit", EXAMPLES, "--prometheus", prom.url, "--json")
+    assert r.returncode in (0, 1), r.stderr
+    assert r.stderr == ""  # no "skipped" note
+    fleet = json.loads(r.stdout)["fleet"]
+    kinds = {e["model"]: e["kind"] for e in fleet}
+    assert kinds["llama-3-8b-lora"] == kinds["gpt2-serve"] == "transformer"
+    assert kinds["mnist-cnn"] == "layers"
+    assert all(len(e["gpus"]) == 5 for e in fleet)
+    text = gputui("fit", EXAMPLES, "--prometheus", prom.url)
+    assert "gpt2-serve (transformer): fits now on 5 of 5 GPUs" in text.stdout

@@ -146,7 +146,9 @@ def _per_eighth(table: tuple[tuple[str, int, int], ...], instances: list[Instanc
     return total / eighths
 
 
-def advice_lines(placed: list[tuple[Any, int]], prefix: str = "  ") -> list[str]:
+def advice_lines(
+    placed: list[tuple[Any, int]], prefix: str = "  ", host: str | None = None
+) -> list[str]:
     """The `advice` of each MIG GPU among (fit target, peak bytes) pairs, one line per GPU.
 
     Targets that are not MIG instances are ignored; so are GPUs where the job fits now."""
@@ -164,5 +166,6 @@ def advice_lines(placed: list[tuple[Any, int]], prefix: str = "  ") -> list[str]
     for index, instances in groups.items():
         line = advice(instances, totals[index])
         if line is not None:
-            lines.append(f"{prefix}MIG on GPU {index}: {line}")
+            where = f"{host} GPU {index}" if host else f"GPU {index}"
+            lines.append(f"{prefix}MIG on {where}: {line}")
     return lines

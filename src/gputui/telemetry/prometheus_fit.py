@@ -39,6 +39,8 @@ def mig_fleet_targets(
 ) -> list[tuple[ClusterHost, Any]]:
     """(host, fit Target) for every GPU that is up and reports its free memory; a GPU with
     MIG instances in `mig` (prometheus_mig.read_mig) gives one target per instance."""
+    from dataclasses import replace
+
     from gputui.telemetry.prometheus import fleet_targets
     from gputui.telemetry.prometheus_mig import instance_targets
 
@@ -46,7 +48,15 @@ def mig_fleet_targets(
     for host, target in fleet_targets(cluster, catalog):
         readings = (mig or {}).get((host.name, target.index))
         if readings:
-            out += [(host, t) for t in instance_targets(target, readings)]
+            # the card by its name alone: the whole-GPU total the reader joined from the
+            # instances' series is not the card's, and would miss the match
+            match = catalog.match(target.name, None, target.compute_capability)
+            parent = replace(
+                target,
+                card=match.card or target.card,
+                architecture=target.architecture or match.architecture,
+            )
+            out += [(host, t) for t in instance_targets(parent, readings)]
         else:
             out.append((host, target))
     return out
@@ -170,7 +180,7 @@ def _advice(pairs: list[tuple[Any, int]], hosts: list[str], prefix: str) -> list
     lines: list[str] = []
     for host in dict.fromkeys(hosts):
         mine = [p for p, h in zip(pairs, hosts, strict=True) if h == host]
-        lines += [f"{prefix}{host}: {a}" for a in advice_lines(mine, prefix="")]
+        lines += advice_lines(mine, prefix=prefix, host=host)
     return lines
 
 
@@ -290,7 +300,7 @@ def run_fit(
                 f"{verdict}  max batch now {f.max_batch_free}"
             )
         pairs = [(f.target, f.peak_bytes) for f in fits]
-        for line in _advice(pairs, [f.host.name for f in fits], "  MIG on "):
+        for line in _advice(pairs, [f.host.name for f in fits], "  "):
             print(line)
     for name, model, llm_fits in llm:
         print()
@@ -330,6 +340,6 @@ def _llm_lines(name: str, model: Any, fits: list[FleetLlmFit]) -> str:
             f"max batch now {e.max_batch_size_free or 0}  longest seq now {e.longest_seq_free or 0:,}"
         )
     lines += _advice(
-        [(f.target, f.estimate.peak_bytes) for f in fits], [f.host.name for f in fits], "  MIG on "
+        [(f.target, f.estimate.peak_bytes) for f in fits], [f.host.name for f in fits], "  "
     )
     return "\n".join(lines)

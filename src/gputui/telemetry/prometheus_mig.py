@@ -79,7 +79,9 @@ def read_mig(source: Any, at: float) -> dict[tuple[str, int], list[MigReading]]:
 
 
 def instance_targets(target: Any, readings: list[MigReading]) -> list[Any]:
-    """The fit targets of a MIG GPU: one per instance, in place of the card's `target`."""
+    """The fit targets of a MIG GPU: one per instance, in place of the card's `target`.
+
+    The parent's memory total for the profile advice is its catalog card's, if matched."""
     from gputui.fit.mig import MigSlot
 
     out = []
@@ -92,7 +94,8 @@ def instance_targets(target: Any, readings: list[MigReading]) -> list[Any]:
             r.gpu_instance_id,
             None,  # dcgm-exporter labels the GPU instance only
             None,
-            target.memory_total,
+            # the card's: the reader's whole-GPU total of a MIG GPU mixes instances' series
+            target.card.memory_bytes if target.card else None,
         )
         name = f"{target.name} MIG {r.profile or f'GI {r.gpu_instance_id}'}"
         out.append(
