@@ -388,7 +388,7 @@ def _targets(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
         raise UserError(f"--index {args.index}: no such GPU (NVML indices: {have})")
     from gputui.fit.targets import targets_from_snapshot, unavailable_devices
 
-    targets = targets_from_snapshot(snapshot, catalog)
+    targets = targets_from_snapshot(snapshot, catalog, mig_instances=True)
     unavailable = unavailable_devices(snapshot)
     if args.index is not None:
         targets = [t for t in targets if t.index == args.index]

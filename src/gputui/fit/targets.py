@@ -86,12 +86,18 @@ def mig_targets(dev: DeviceSnapshot, catalog: Catalog) -> list[Target]:
     return out
 
 
-def targets_from_snapshot(snapshot: Snapshot, catalog: Catalog) -> list[Target]:
-    """One target per device that reports its memory, one per MIG instance of a GPU in MIG
-    mode (a job gets an instance, never the card); see `unavailable_devices` for the rest."""
+def targets_from_snapshot(
+    snapshot: Snapshot, catalog: Catalog, *, mig_instances: bool = False
+) -> list[Target]:
+    """One target per device that reports its memory; see `unavailable_devices` for the rest.
+
+    `mig_instances`: one target per MIG instance of a GPU in MIG mode (a job gets an
+    instance, never the card), as `gputui fit` does. Off by default for the callers that
+    key their answers by GPU index alone (the exporter's fit metrics, the TUI's Fit
+    screen): several instances of one GPU would give them one key twice."""
     targets: list[Target] = []
     for d in snapshot.devices:
-        if d.mig_devices and unavailable_reason(d) is None:
+        if mig_instances and d.mig_devices and unavailable_reason(d) is None:
             targets += mig_targets(d, catalog)
             continue
         sample = d.sample
