@@ -50,3 +50,14 @@ def test_unknown_gpu_says_it_does_not_know() -> None:
     assert line is not None and "does not know this GPU's MIG profiles" in line
     assert profiles_for("NVIDIA A100-SXM4-40GB", 40960 * MiB)[0][0] == "1g.5gb"
     assert profiles_for("NVIDIA H100 80GB HBM3", 81559 * MiB)[-1][0] == "7g.80gb"
+
+
+def test_a_profile_seen_on_the_gpu_gives_its_own_size() -> None:
+    # 19.55 GiB: more than the 2g.20gb seen (19.5 GiB), less than 2 eighths scaled from the
+    # 3g.40gb (19.6 GiB): the seen size decides, so 2g.20gb is not offered
+    peak = 19.55
+    line = advice(
+        [_inst("3g.40gb", 1, 40192, 100, peak), _inst("2g.20gb", 2, 19968, 100, peak)],
+        81920 * MiB,
+    )
+    assert line is not None and "needs 3g.40gb" in line

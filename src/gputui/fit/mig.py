@@ -116,13 +116,13 @@ def advice(instances: list[Instance], parent_total: int | None) -> str | None:
         parts.append("fits in none of the configured instances, even empty")
     slot = instances[0].slot
     table = profiles_for(slot.parent_name, parent_total)
-    per_eighth = _per_eighth(table, instances)
+    sizes = _sizes(table, instances)
     peak = max(i.peak for i in instances)
-    if not table or per_eighth is None:
+    if not table or sizes is None:
         parts.append("gputui does not know this GPU's MIG profiles to say which would hold it")
         return "; ".join(parts)
     for profile, _, eighths in table:
-        size = per_eighth * eighths
+        size = sizes(eighths)
         if peak <= size:
             parts.append(
                 f"an empty instance needs {profile} (about {size / GIB:.1f} GiB) or larger"
@@ -131,19 +131,28 @@ def advice(instances: list[Instance], parent_total: int | None) -> str | None:
     largest, _, eighths = table[-1]
     parts.append(
         f"no MIG profile holds it (the largest, {largest}, has about "
-        f"{per_eighth * eighths / GIB:.1f} GiB): it needs the GPU with MIG off, or several GPUs"
+        f"{sizes(eighths) / GIB:.1f} GiB): it needs the GPU with MIG off, or several GPUs"
     )
     return "; ".join(parts)
 
 
-def _per_eighth(table: tuple[tuple[str, int, int], ...], instances: list[Instance]) -> float | None:
-    """Memory per eighth, from the largest instance seen whose profile is in the table."""
-    known = [(i, _eighths(table, i.slot.profile)) for i in instances]
-    sized = [(i.memory_total, e) for i, e in known if e]
-    if not sized:
+def _sizes(table: tuple[tuple[str, int, int], ...], instances: list[Instance]) -> Any:
+    """size(eighths) -> bytes: an instance seen with that many eighths gives its own total;
+    other sizes are scaled by the smallest memory per eighth seen (the low side, so a
+    profile is never said to hold a job it may not). None when no instance is in the table."""
+    seen: dict[int, int] = {}
+    for i in instances:
+        e = _eighths(table, i.slot.profile)
+        if e:
+            seen[e] = max(seen.get(e, 0), i.memory_total)
+    if not seen:
         return None
-    total, eighths = max(sized, key=lambda p: p[1])
-    return total / eighths
+    per_eighth = min(total / e for e, total in seen.items())
+
+    def size(eighths: int) -> float:
+        return seen.get(eighths, per_eighth * eighths)
+
+    return size
 
 
 def advice_lines(
