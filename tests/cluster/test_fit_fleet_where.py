@@ -152,3 +152,22 @@ def test_every_model_of_the_shipped_examples_is_ranked(prom: PrometheusServer) -
     assert all(len(e["gpus"]) == 5 for e in fleet)
     text = gputui("fit", EXAMPLES, "--prometheus", prom.url)
     assert "gpt2-serve (transformer): fits now on 5 of 5 GPUs" in text.stdout
+
+
+def test_gguf_is_ranked_across_the_fleet(prom: PrometheusServer) -> None:
+    gguf = str(ROOT / "tests" / "fixtures" / "gguf" / "tiny-llama-q8_0.gguf")
+    r = gputui("fit", gguf, "--prometheus", prom.url, "--json")
+    assert r.returncode == 0, r.stderr
+    (entry,) = json.loads(r.stdout)["fleet"]
+    assert entry["kind"] == "transformer" and len(entry["gpus"]) == 5
+    assert entry["workload"]["mode"] == "generate"
+
+
+def test_match_selects_the_mig_instances_too(prom: PrometheusServer) -> None:
+    r = gputui(
+        "fit", EXAMPLES, "--model", "mnist-cnn", "--prometheus", prom.url,
+        "--match", 'Hostname="mig-1"', "--json",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    gpus = _entry(json.loads(r.stdout), "mnist-cnn")["gpus"]
+    assert sorted(g["mig"]["profile"] for g in gpus) == ["1g.10gb", "2g.20gb", "3g.40gb"]
