@@ -396,10 +396,10 @@ def run(args: argparse.Namespace) -> int:
     model = load_model(args)
     header: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "kind": "transformer"}
     if getattr(args, "prometheus", None) or getattr(args, "match", None):  # the fleet
+        from gputui.commands.fit_transformers import config_fleet_entry
         from gputui.telemetry.prometheus_fit import run_fit
 
-        workload(args, model, "amp_bf16")  # a bad flag is refused before any query
-        return run_fit(args, (), header, ((model.name, model, _fleet_workload(args, model)),))
+        return run_fit(args, (), header, (config_fleet_entry(args, model),))
     if args.all_cards:
         from gputui.catalog import load_catalog
 
@@ -453,19 +453,6 @@ def run(args: argparse.Namespace) -> int:
         for line in _hints(model, wl, results):
             print(line)
     return 1 if not ok else (EXIT_PARTIAL if unavailable else 0)
-
-
-def _fleet_workload(args: argparse.Namespace, model: Any) -> Any:
-    """workload_for(target): the workload the local check would use on that GPU."""
-    made: dict[str, Any] = {}
-
-    def workload_for(target: Any) -> Any:
-        default = _precision_for(target, args.mode or "")
-        if default not in made:
-            made[default] = workload(args, model, default)
-        return made[default]
-
-    return workload_for
 
 
 def vars_of(u: Any) -> dict[str, Any]:

@@ -226,3 +226,21 @@ def _workload_for(spec: Any, args: argparse.Namespace, with_layers: bool) -> Any
         return made[default]
 
     return workload_for
+
+
+def config_fleet_entry(args: argparse.Namespace, model: Any) -> tuple[str, Any, Any]:
+    """--prometheus for one HF config / folder / GGUF: (name, model, workload_for(target)),
+    the workload the local check would use on that GPU; a bad flag is refused here."""
+    from gputui.commands.fit_llm import _precision_for
+    from gputui.commands.fit_llm import workload as cli_workload
+
+    cli_workload(args, model, "amp_bf16")
+    made: dict[str, Any] = {}
+
+    def workload_for(target: Any) -> Any:
+        default = _precision_for(target, args.mode or "")
+        if default not in made:
+            made[default] = cli_workload(args, model, default)
+        return made[default]
+
+    return (model.name, model, workload_for)
