@@ -122,3 +122,12 @@ def test_layer_model_and_index_pick_the_instances_of_that_gpu(env: dict[str, str
         19968 * MiB,
         9984 * MiB,
     }
+
+
+def test_layer_model_json_says_which_profile_would_hold_it(env: dict[str, str]) -> None:
+    r = _fit(env, "examples/models.toml", "--model", "mnist-cnn", "--batch-size", "100000",
+             "--index", "0", "--json")  # fmt: skip
+    assert r.returncode == 1, r.stderr
+    (line,) = json.loads(r.stdout)["mig_advice"]["mnist-cnn"]
+    assert line.startswith("MIG on GPU 0: fits the 3g.40gb (GI 1 / CI 0) once ")
+    assert "needs 3g.40gb (about 39.2 GiB) or larger" in line

@@ -297,6 +297,7 @@ def run(args: argparse.Namespace) -> int:
             "all_fit": ok and not unavailable,
             "models": [check_dict(r) for r in results],
             "transformers": fit_transformers.json_entries(llm),
+            "mig_advice": _mig_advice_json(models, results),
         }
         print(json.dumps(json_safe(payload), indent=2, allow_nan=False))
         return code
@@ -326,6 +327,20 @@ def run(args: argparse.Namespace) -> int:
     if llm:
         print("\n".join(fit_transformers.text_lines(llm, [_target_line(t) for t in targets])))
     return code
+
+
+def _mig_advice_json(models: tuple[Any, ...], results: list[Any]) -> dict[str, list[str]]:
+    """Layer model name -> its MIG lines (fit.mig.advice_lines), for the models that have one."""
+    from gputui.fit.mig import advice_lines
+
+    out = {}
+    for m in models:
+        lines = advice_lines(
+            [(r.target, r.chosen.peak_bytes) for r in results if r.model is m], prefix=""
+        )
+        if lines:
+            out[m.name] = lines
+    return out
 
 
 def _fits_now(e: Any) -> bool:
