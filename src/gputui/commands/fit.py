@@ -266,18 +266,8 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "prometheus", None) or getattr(args, "match", None):
         from gputui.telemetry.prometheus_fit import run_fit
 
-        if transformers and args.model:
-            raise UserError(
-                f"--prometheus: ranks layer models only; {transformers[0].name!r} is a "
-                "transformer (leave it out of --model)"
-            )
-        if transformers:  # e.g. the shipped examples: rank the rest, and say so
-            import sys
-
-            names = ", ".join(repr(t.name) for t in transformers)
-            print(f"note: --prometheus ranks layer models only; skipped {names}", file=sys.stderr)
-
-        return run_fit(args, models, header)
+        fleet_llm = fit_transformers.fleet_entries(transformers, args, with_layers=bool(models))
+        return run_fit(args, models, header, fleet_llm)
     if args.all_cards:
         return _all_cards(args, models, header, path, origin, transformers)
     targets, unavailable = _targets(args)
@@ -312,6 +302,7 @@ def run(args: argparse.Namespace) -> int:
             "all_fit": ok and not unavailable,
             "models": [check_dict(r) for r in results],
             "transformers": fit_transformers.json_entries(llm),
+            "mig_advice": _mig_advice_json(models, results),
         }
         print(json.dumps(json_safe(payload), indent=2, allow_nan=False))
         return code
@@ -331,9 +322,30 @@ def run(args: argparse.Namespace) -> int:
             if r.target is t:
                 print()
                 print("\n".join(render_check(r, show_layers=args.layers)))
+    from gputui.fit.mig import advice_lines
+
+    for m in models:  # MIG GPUs where the model fits no instance now: what would hold it
+        placed = [(r.target, r.chosen.peak_bytes) for r in results if r.model is m]
+        for line in advice_lines(placed, prefix=f"{m.name}: "):
+            print()
+            print(line)
     if llm:
         print("\n".join(fit_transformers.text_lines(llm, [_target_line(t) for t in targets])))
     return code
+
+
+def _mig_advice_json(models: tuple[Any, ...], results: list[Any]) -> dict[str, list[str]]:
+    """Layer model name -> its MIG lines (fit.mig.advice_lines), for the models that have one."""
+    from gputui.fit.mig import advice_lines
+
+    out = {}
+    for m in models:
+        lines = advice_lines(
+            [(r.target, r.chosen.peak_bytes) for r in results if r.model is m], prefix=""
+        )
+        if lines:
+            out[m.name] = lines
+    return out
 
 
 def _fits_now(e: Any) -> bool:
@@ -355,6 +367,11 @@ def _target_line(t: Any) -> str:
         return f"GPU: {t.name} (catalog card, {gib(t.memory_total)}, {arch})"
     card = f", catalog: {t.card.name}" if t.card and t.card.name != t.name else ""
     free = f"{gib(t.memory_free)} free of " if t.memory_free is not None else ""
+    if t.mig is not None:  # a MIG instance: the job sees its memory, not the card's
+        return (
+            f"GPU {t.index} MIG {t.mig.label}: {t.mig.parent_name} ({free}{gib(t.memory_total)} "
+            f"of this instance, {arch}; no speed estimate for a MIG slice)"
+        )
     return f"GPU {t.index}: {t.name} ({free}{gib(t.memory_total)}, {arch}{card})"
 
 
@@ -391,7 +408,7 @@ def _targets(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
         raise UserError(f"--index {args.index}: no such GPU (NVML indices: {have})")
     from gputui.fit.targets import targets_from_snapshot, unavailable_devices
 
-    targets = targets_from_snapshot(snapshot, catalog)
+    targets = targets_from_snapshot(snapshot, catalog, mig_instances=True)
     unavailable = unavailable_devices(snapshot)
     if args.index is not None:
         targets = [t for t in targets if t.index == args.index]

@@ -376,6 +376,11 @@ def run(args: argparse.Namespace) -> int:
     model = load_model(args)
     allow = bool(getattr(args, "allow_longer_context", False))
     header: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "kind": "transformer"}
+    if getattr(args, "prometheus", None) or getattr(args, "match", None):  # the fleet
+        from gputui.commands.fit_transformers import config_fleet_entry
+        from gputui.telemetry.prometheus_fit import run_fit
+
+        return run_fit(args, (), header, (config_fleet_entry(args, model),))
     if args.all_cards:
         from gputui.catalog import load_catalog
 
@@ -396,6 +401,7 @@ def run(args: argparse.Namespace) -> int:
             print("\n".join(render_ranking(model, wl, ranked)))
         return 0 if ok else 1
     from gputui.commands.fit import EXIT_PARTIAL, _target_line, _targets
+    from gputui.fit.mig import advice_lines
 
     targets, unavailable = _targets(args)
     lost_lines = [
@@ -422,10 +428,13 @@ def run(args: argparse.Namespace) -> int:
             "all_fit": ok and not unavailable,
             "unavailable_gpus": [vars_of(u) for u in unavailable],
             "estimates": [estimate_dict(e) for e in results],
+            "mig_advice": advice_lines([(e.target, e.peak_bytes) for e in results], prefix=""),
         }
         print(json.dumps(payload, indent=2))
     else:
         print("\n".join(render(model, wl, results, [_target_line(t) for t in targets])))
+        for line in advice_lines([(e.target, e.peak_bytes) for e in results]):
+            print(line)
         if lost_lines:
             print("\n" + "\n".join(lost_lines))
         for line in _hints(model, wl, results):

@@ -139,6 +139,7 @@ def all_fit_now(results: list[tuple[Any, Any, list[Any]]]) -> bool:
 
 def json_entries(results: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, Any]]:
     from gputui.fit.llm.report import estimate_dict, model_dict, workload_dict
+    from gputui.fit.mig import advice_lines
 
     return [
         {
@@ -147,6 +148,7 @@ def json_entries(results: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, An
             "model": model_dict(spec.model),
             "workload": workload_dict(wl, spec.model),
             "estimates": [estimate_dict(e) for e in ests],
+            "mig_advice": advice_lines([(e.target, e.peak_bytes) for e in ests], prefix=""),
         }
         for spec, wl, ests in results
     ]
@@ -154,10 +156,12 @@ def json_entries(results: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, An
 
 def text_lines(results: list[tuple[Any, Any, list[Any]]], target_lines: list[str]) -> list[str]:
     from gputui.fit.llm.report import render
+    from gputui.fit.mig import advice_lines
 
     lines: list[str] = []
     for spec, wl, ests in results:
         lines += ["", *render(spec.model, wl, ests, target_lines)]
+        lines += advice_lines([(e.target, e.peak_bytes) for e in ests])
     return lines
 
 
@@ -201,3 +205,50 @@ def ranking_lines(ranked: list[tuple[Any, Any, list[Any]]]) -> list[str]:
     for spec, wl, rs in ranked:
         lines += ["", *render_ranking(spec.model, wl, rs)]
     return lines
+
+
+def fleet_entries(
+    transformers: tuple[Any, ...], args: argparse.Namespace, with_layers: bool = False
+) -> tuple[tuple[str, Any, Any], ...]:
+    """--prometheus: (name, model, workload_for(target)) per transformer, the workload built
+    as the local check builds it (its default precision follows the target's architecture).
+
+    Each workload is validated once here, so a bad flag is refused before any query."""
+    out = []
+    for spec in transformers:
+        workload(spec, args, "amp_bf16", with_layers)
+        out.append((spec.name, spec.model, _workload_for(spec, args, with_layers)))
+    return tuple(out)
+
+
+def _workload_for(spec: Any, args: argparse.Namespace, with_layers: bool) -> Any:
+    from gputui.commands.fit_llm import _precision_for
+
+    mode = args.mode or spec.workload.mode
+    made: dict[str, Any] = {}
+
+    def workload_for(target: Any) -> Any:
+        default = _precision_for(target, mode)
+        if default not in made:
+            made[default] = workload(spec, args, default, with_layers)
+        return made[default]
+
+    return workload_for
+
+
+def config_fleet_entry(args: argparse.Namespace, model: Any) -> tuple[str, Any, Any]:
+    """--prometheus for one HF config / folder / GGUF: (name, model, workload_for(target)),
+    the workload the local check would use on that GPU; a bad flag is refused here."""
+    from gputui.commands.fit_llm import _precision_for
+    from gputui.commands.fit_llm import workload as cli_workload
+
+    cli_workload(args, model, "amp_bf16")
+    made: dict[str, Any] = {}
+
+    def workload_for(target: Any) -> Any:
+        default = _precision_for(target, args.mode or "")
+        if default not in made:
+            made[default] = cli_workload(args, model, default)
+        return made[default]
+
+    return (model.name, model, workload_for)

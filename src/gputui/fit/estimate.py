@@ -15,6 +15,7 @@ from typing import Literal
 from gputui.catalog.models import Architecture, Card
 from gputui.fit.config import ModelSpec
 from gputui.fit.memory import Backend, LiveTensor, Parts, Phase, live_at_peak, model_phases
+from gputui.fit.mig import MigSlot
 from gputui.fit.precision import (
     PRECISIONS,
     Precision,
@@ -341,6 +342,7 @@ class Target:
     compute_capability: str | None = None
     memory_free: int | None = None  # right now, other processes included (installed GPUs)
     index: int | None = None  # NVML index for installed GPUs
+    mig: MigSlot | None = None  # a MIG instance of GPU `index` (memory is the instance's)
 
 
 @dataclass(frozen=True, slots=True)

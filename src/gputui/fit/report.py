@@ -151,6 +151,15 @@ def target_dict(t: Target) -> dict[str, Any]:
         "compute_capability": t.compute_capability,
         "memory_total_bytes": t.memory_total,
         "memory_free_bytes": t.memory_free,
+        "mig": None
+        if t.mig is None
+        else {
+            "profile": t.mig.profile,
+            "gpu_instance_id": t.mig.gpu_instance_id,
+            "compute_instance_id": t.mig.compute_instance_id,
+            "mig_index": t.mig.mig_index,
+            "uuid": t.mig.uuid,
+        },
     }
 
 
