@@ -128,3 +128,20 @@ def test_a_bad_mode_names_the_choices(capsys: pytest.CaptureFixture[str], tmp_pa
     assert main(["fit", str(models), "--gpu", "T4"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "mode" in err[0] and "train, inference, eval" in err[0]
+
+
+def test_the_model_line_names_an_optimizer_only_for_training() -> None:
+    """`--mode inference` printed "inference, adam": no optimizer runs outside training."""
+    import contextlib
+    import io
+
+    models = Path(__file__).resolve().parents[2] / "examples" / "models.toml"
+    heads = {}
+    for mode in ("train", "inference", "eval"):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            main(["fit", str(models), "--gpu", "RTX 3090", "--mode", mode, "--model", "mnist-cnn"])
+        heads[mode] = next(line for line in out.getvalue().splitlines() if "mnist-cnn:" in line)
+    assert ", train, adam, batch" in heads["train"]
+    for mode in ("inference", "eval"):
+        assert f", {mode}, batch" in heads[mode] and "adam" not in heads[mode]

@@ -333,7 +333,9 @@ def batch_text(n: int | None) -> str:
 def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
     m = c.model
     lines = [
-        f"{m.name}: {m.kind}, {c.mode}, {m.optimizer}, batch {c.batch_size}; "
+        # an optimizer only runs in training: "inference, adam" would say it does
+        f"{m.name}: {m.kind}, {c.mode}{f', {m.optimizer}' if c.mode == 'train' else ''}, "
+        f"batch {c.batch_size}; "
         f"{m.params:,} params ({m.trainable_params:,} trainable), "
         f"{flops_text(m.flops)}/sample forward",
         f"  recommended: {c.recommended} - {c.recommended_reason}",
