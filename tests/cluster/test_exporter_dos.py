@@ -28,7 +28,7 @@ import pytest
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
 
 # A TLS record header announcing 512 bytes, the ClientHello's first bytes, then nothing.
-HALF_CLIENT_HELLO = bytes.fromhex("1603010200" "010001fc" "0303") + bytes(range(16))
+HALF_CLIENT_HELLO = bytes.fromhex("1603010200010001fc0303") + bytes(range(16))
 HALF_REQUEST = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"  # no blank line: never ends
 REQUEST_TIMEOUT_S = 10.0  # the exporter's documented limit from connect to the end of the head
 SCHEMES = ["http", "https"]
@@ -69,7 +69,9 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
         _openssl("x509", "-req", "-in", str(d / f"{name}.csr"), "-CA", str(d / "ca.pem"),
                  "-CAkey", str(d / "ca.key"), "-CAcreateserial", "-days", "2",
                  "-extfile", str(d / f"{name}.ext"), "-out", str(d / f"{name}.pem"))  # fmt: skip
-    return Certs(d / "ca.pem", d / "server.pem", d / "server.key", d / "client.pem", d / "client.key")
+    return Certs(
+        d / "ca.pem", d / "server.pem", d / "server.key", d / "client.pem", d / "client.key"
+    )
 
 
 def client_context(certs: Certs, *, with_cert: bool = False) -> ssl.SSLContext:
@@ -86,7 +88,9 @@ def exporter_args(scheme: str, certs: Certs, scenario: Path, *extra: str) -> lis
     return args
 
 
-def scrape(url: str, ctx: ssl.SSLContext | None, *, auth: str | None = None, timeout: float = 5.0) -> int:
+def scrape(
+    url: str, ctx: ssl.SSLContext | None, *, auth: str | None = None, timeout: float = 5.0
+) -> int:
     req = urllib.request.Request(url)
     if auth is not None:
         req.add_header("Authorization", "Basic " + base64.b64encode(auth.encode()).decode())
