@@ -238,6 +238,73 @@ def test_200_parallel_scrapes_are_all_answered(
     assert statuses.count(200) == 200, f"{statuses.count(200)} of 200 answered"
 
 
+def accept_queue_length(port: int) -> int | None:
+    """Connections waiting in the accept queue of the IPv4 listener on `port` (Linux)."""
+    deadline, length = time.monotonic() + 3, None
+    while time.monotonic() < deadline:  # the last handshakes may still be completing
+        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[1] == f"0100007F:{port:04X}" and fields[3] == "0A":  # LISTEN
+                length = int(fields[4].split(":")[1], 16)
+        if length == 200:
+            break
+        time.sleep(0.1)
+    return length
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux's /proc/net/tcp")
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_a_burst_of_200_connections_waits_in_the_backlog_and_is_answered(
+    certs: Certs, scheme: str
+) -> None:
+    """Deterministic form of the burst: the server listens but does not accept yet.
+
+    All 200 connections must sit in the listen backlog's accept queue (Linux
+    shows its length in /proc/net/tcp); with a short backlog the rest are left
+    half-open, retried by the client with backoff. Once the server runs, every
+    one of them is answered.
+    """
+    from prometheus_client import CollectorRegistry, Gauge
+
+    from gputui.exporter.server import MetricsServer, TlsFiles
+
+    registry = CollectorRegistry(auto_describe=False)
+    Gauge("gputui_test_value", "a value to scrape", registry=registry).set(1)
+    tls = TlsFiles(certs.cert, certs.key) if scheme == "https" else None
+    server = MetricsServer(registry, "127.0.0.1", 0, tls=tls)
+    ctx = client_context(certs) if scheme == "https" else None
+    waiting: list[socket.socket] = []
+    started = False
+    try:
+        for i in range(200):
+            try:
+                waiting.append(socket.create_connection(("127.0.0.1", server.port), timeout=2))
+            except TimeoutError:
+                pytest.fail(f"connection {i + 1} of 200 did not fit in the listen backlog")
+        queued = accept_queue_length(server.port)
+        assert queued == 200, f"the listen backlog holds {queued} of 200 connections"
+        server.start()
+        started = True
+        answered, until = 0, time.monotonic() + 30
+        for sock in waiting:
+            sock.settimeout(max(0.1, until - time.monotonic()))
+            conn = ctx.wrap_socket(sock, server_hostname="127.0.0.1") if ctx else sock
+            conn.sendall(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            reply = b""
+            while chunk := conn.recv(65536):
+                reply += chunk
+                conn.settimeout(max(0.1, until - time.monotonic()))
+            answered += reply.startswith(b"HTTP/1.0 200")
+            conn.close()
+        assert answered == 200, f"{answered} of 200 answered"
+    finally:
+        for sock in waiting:
+            sock.close()
+        if not started:
+            server.start()  # so that shutdown, which waits for the serving loop, returns
+        server.shutdown()
+
+
 def test_basic_auth_and_client_ca_hold_while_idle_clients_wait(
     start_exporter: type, scenario: Path, certs: Certs, tmp_path: Path
 ) -> None:
