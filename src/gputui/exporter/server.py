@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler
+from wsgiref.simple_server import ServerHandler, WSGIRequestHandler
 
 from prometheus_client.exposition import make_wsgi_app
 from prometheus_client.registry import CollectorRegistry
@@ -192,8 +192,34 @@ class _QuietHandler(WSGIRequestHandler):
         self.rfile = io.BytesIO(self._head)
         self.wfile = self._writer  # type: ignore[assignment]  # write/flush/close is all it uses
 
+    def handle(self) -> None:
+        """wsgiref's own `handle`, with a ServerHandler that is quiet about a client's loss."""
+        self.raw_requestline = self.rfile.readline(65537)
+        if len(self.raw_requestline) > 65536:
+            self.requestline, self.request_version, self.command = "", "", ""
+            self.send_error(414)
+            return
+        if not self.parse_request():
+            return
+        handler = _ServerHandler(
+            self.rfile,
+            self._writer,  # type: ignore[arg-type]  # write/flush is all it uses
+            self.get_stderr(),
+            self.get_environ(),
+            multithread=True,
+        )
+        handler.request_handler = self  # type: ignore[attr-defined]  # as wsgiref does
+        handler.run(self.server.get_app())  # type: ignore[attr-defined]
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib's name
         """One line per scrape on stderr would flood a journal; errors still surface."""
+
+
+class _ServerHandler(ServerHandler):
+    def log_exception(self, exc_info: Any) -> None:
+        """A client that left or stopped reading (OSError, the write deadline) is its own loss."""
+        if not isinstance(exc_info[1], OSError):
+            super().log_exception(exc_info)
 
 
 class _DeadlineWriter:
