@@ -208,7 +208,9 @@ def test_500_half_open_connections_do_not_grow_threads_or_memory(certs: Certs, s
         assert scrape(server.url, ctx, timeout=5) == 200
         peak = max(peak, threading.active_count())
         grown_mib = (_rss_kib() - rss_before) / 1024
-        assert peak <= threads_before, f"threads grew from {threads_before} to {peak}"
+        # Slack for short-lived threads of other in-process servers in the session (the
+        # fleet fixture's pages, scraped by its Prometheus); one thread per connection is +500.
+        assert peak <= threads_before + 16, f"threads grew from {threads_before} to {peak}"
         assert grown_mib < 32, f"RSS grew by {grown_mib:.1f} MiB"
         assert server.connections.held <= server.connections.limits.max_connections
     finally:
