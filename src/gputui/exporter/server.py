@@ -2,10 +2,12 @@
 
 Why not `prometheus_client.start_http_server`: it does TLS (certfile/keyfile,
 client CA) but has no basic auth, and it does not say which port it bound
-(`--listen 127.0.0.1:0` in the tests). This is its own recipe (wsgiref's
-threading server, the library's `make_wsgi_app` for the exposition and
-content negotiation) with the standard library's `ssl` for TLS and a
-constant-time check of an `Authorization: Basic` header.
+(`--listen 127.0.0.1:0` in the tests), and its thread per connection lets
+idle clients hold the endpoint (see connections.py). This is its own recipe:
+the library's `make_wsgi_app` for the exposition and content negotiation,
+wsgiref's request handler, a bounded acceptor with deadlines, the standard
+library's `ssl` for TLS and a constant-time check of an `Authorization: Basic`
+header.
 
 Basic auth is only accepted together with TLS: without it the password
 crosses the network in clear on every scrape. Prometheus' scrape config
@@ -19,19 +21,22 @@ from __future__ import annotations
 
 import base64
 import hmac
+import io
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.simple_server import ServerHandler, WSGIRequestHandler
 
-from prometheus_client.exposition import ThreadingWSGIServer, make_wsgi_app
+from prometheus_client.exposition import make_wsgi_app
 from prometheus_client.registry import CollectorRegistry
 
 from gputui.errors import UserError
+from gputui.exporter.connections import BACKLOG, BoundedServer, Limits
 
 StartResponse = Callable[..., Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
@@ -176,18 +181,94 @@ def routed(metrics: WsgiApp) -> WsgiApp:
 
 
 class _QuietHandler(WSGIRequestHandler):
+    """wsgiref's request parsing and WSGI run, fed the head the acceptor already read."""
+
+    def __init__(self, head: bytes, writer: _DeadlineWriter, *args: Any) -> None:
+        self._head, self._writer = head, writer
+        super().__init__(*args)
+
+    def setup(self) -> None:
+        self.connection = self.request
+        self.rfile = io.BytesIO(self._head)
+        self.wfile = self._writer  # type: ignore[assignment]  # write/flush/close is all it uses
+
+    def handle(self) -> None:
+        """wsgiref's own `handle`, with a ServerHandler that is quiet about a client's loss."""
+        self.raw_requestline = self.rfile.readline(65537)
+        if len(self.raw_requestline) > 65536:
+            self.requestline, self.request_version, self.command = "", "", ""
+            self.send_error(414)
+            return
+        if not self.parse_request():
+            return
+        handler = _ServerHandler(
+            self.rfile,
+            self._writer,  # type: ignore[arg-type]  # write/flush is all it uses
+            self.get_stderr(),
+            self.get_environ(),
+            multithread=True,
+        )
+        handler.request_handler = self  # type: ignore[attr-defined]  # as wsgiref does
+        handler.run(self.server.get_app())  # type: ignore[attr-defined]
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib's name
         """One line per scrape on stderr would flood a journal; errors still surface."""
 
 
-def _server_class(host: str) -> type[WSGIServer]:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+class _ServerHandler(ServerHandler):
+    def log_exception(self, exc_info: Any) -> None:
+        """A client that left or stopped reading (OSError, the write deadline) is its own loss."""
+        if not isinstance(exc_info[1], OSError):
+            super().log_exception(exc_info)
 
-    class Server(ThreadingWSGIServer):
-        address_family = family
-        allow_reuse_address = True
 
-    return Server
+class _DeadlineWriter:
+    """Sends a response that must be gone by `deadline`: a client that stops reading frees its worker."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        self.sock, self.deadline, self.closed = sock, deadline, False
+
+    def write(self, data: bytes) -> int:
+        view = memoryview(data)
+        while view:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("response not taken before the write deadline")
+            self.sock.settimeout(remaining)
+            sent = self.sock.send(view[:65536])
+            view = view[sent:]
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class _WsgiHost:
+    """The two things wsgiref's handler asks of its server: the app and the base environ."""
+
+    def __init__(self, app: WsgiApp, host: str, port: int, tls: bool) -> None:
+        self.app = app
+        self.base_environ: dict[str, str] = {
+            "SERVER_NAME": host,
+            "GATEWAY_INTERFACE": "CGI/1.1",
+            "SERVER_PORT": str(port),
+            "REMOTE_HOST": "",
+            "CONTENT_LENGTH": "",
+            "SCRIPT_NAME": "",
+        }
+        if tls:
+            self.base_environ["HTTPS"] = "on"
+
+    def get_app(self) -> WsgiApp:
+        return self.app
+
+    def answer(
+        self, sock: socket.socket, head: bytes, address: tuple[str, int], deadline: float
+    ) -> None:
+        _QuietHandler(head, _DeadlineWriter(sock, deadline), sock, address, self)
 
 
 def tls_context(tls: TlsFiles) -> ssl.SSLContext:
@@ -203,6 +284,14 @@ def tls_context(tls: TlsFiles) -> ssl.SSLContext:
     return ctx
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=BACKLOG)
+    except OSError as exc:
+        raise UserError(f"--listen {host}:{port}: {exc.strerror or exc}") from None
+
+
 class MetricsServer:
     """A running endpoint; `port` is the bound one (useful with port 0)."""
 
@@ -215,6 +304,7 @@ class MetricsServer:
         tls: TlsFiles | None = None,
         users: dict[str, str] | None = None,
         generation: Callable[[], int] | None = None,
+        limits: Limits | None = None,
     ) -> None:
         app: WsgiApp = make_wsgi_app(registry)
         if generation is not None:
@@ -222,17 +312,12 @@ class MetricsServer:
         if users:
             app = with_basic_auth(app, users)
         context = tls_context(tls) if tls is not None else None
-        try:
-            self.httpd = make_server(
-                host, port, routed(app), _server_class(host), handler_class=_QuietHandler
-            )
-        except OSError as exc:
-            raise UserError(f"--listen {host}:{port}: {exc.strerror or exc}") from None
-        if context is not None:
-            self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+        listener = _listen(host, port)
         self.host = host
-        self.port = int(self.httpd.server_address[1])
+        self.port = int(listener.getsockname()[1])
         self.scheme = "https" if tls is not None else "http"
+        wsgi = _WsgiHost(routed(app), host, self.port, tls is not None)
+        self.connections = BoundedServer(listener, wsgi.answer, tls=context, limits=limits)
         self._thread: threading.Thread | None = None
 
     @property
@@ -241,12 +326,13 @@ class MetricsServer:
         return f"{self.scheme}://{host}:{self.port}/metrics"
 
     def serve_forever(self) -> None:
-        self.httpd.serve_forever()
+        self.connections.serve_forever()
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self.connections.serve_forever, name="exporter-accept", daemon=True
+        )
         self._thread.start()
 
     def shutdown(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.connections.shutdown()
