@@ -140,3 +140,24 @@ def test_the_flag_is_for_transformers(tmp_path: Path, capsys: pytest.CaptureFixt
     )
     rc, _, err = run(capsys, str(path), "--allow-longer-context", "--gpu", "T4")
     assert rc == 2 and "--allow-longer-context: applies to transformer models" in err
+
+
+def test_no_known_context_says_where_the_search_stopped(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Without max_position_embeddings the longest-prompt search ends at its own ceiling:
+    that ceiling was printed as the answer ("longest prompt: 4,194,048 tokens")."""
+    tiny = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100}  # fmt: skip
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(tiny))
+    rc, out, _ = run(capsys, str(path), "--gpu", "H100 SXM5 80GB")
+    assert rc == 0
+    longest = next(line for line in out.splitlines() if "longest prompt" in line)
+    assert ": at least " in longest
+    assert "names no maximum context" in out
+    rc, out, _ = run(capsys, str(path), "--gpu", "H100 SXM5 80GB", "--json")
+    estimate = json.loads(out)["estimates"][0]
+    assert estimate["longest_at_search_limit"] is True
+    rc, out, _ = run(capsys, LLAMA3, "--gpu", "H100 SXM5 80GB")
+    assert ": at least " not in out and "names no maximum context" not in out

@@ -395,6 +395,8 @@ class Estimate:
     longest_seq_free: int | None = None
     speed: Speed | None = None
     warnings: tuple[str, ...] = field(default=())
+    # longest_seq is where the search stopped (no maximum context known), not an answer
+    longest_at_search_limit: bool = False
 
     @property
     def peak_bytes(self) -> int:
@@ -434,6 +436,13 @@ def estimate(
     cap = max(cap, 1)
     longest = mem.longest_seq(limit, wl.batch_size, cap)
     warnings = list(model.warnings)
+    if longest >= cap and not _known:
+        # the search's own ceiling, not an answer: say so rather than print it as one
+        warnings.append(
+            f"the config names no maximum context (max_position_embeddings): the longest "
+            f"{'prompt' if wl.mode == 'generate' else 'sequence'} was searched up to "
+            f"{cap:,} tokens only; the model itself may allow fewer"
+        )
     if model.config.max_position_embeddings and wl.context > model.config.max_position_embeddings:
         warnings.append(
             f"context {wl.context:,} is beyond the model's max_position_embeddings "
@@ -454,6 +463,7 @@ def estimate(
         if target.card
         else None,
         warnings=tuple(warnings),
+        longest_at_search_limit=longest >= cap and not _known,
     )
     if target.memory_free is not None:
         free = target.memory_free

@@ -132,6 +132,7 @@ def estimate_dict(e: Estimate) -> dict[str, Any]:
         "longest_seq_len": e.longest_seq,
         "longest_context": e.longest_context,
         "longest_capped_by_model": e.longest_capped,
+        "longest_at_search_limit": e.longest_at_search_limit,
         "free_bytes": e.free_bytes,
         "verdict_free": e.verdict_free,
         "max_batch_size_free": e.max_batch_size_free,
@@ -207,8 +208,10 @@ def render_estimate(e: Estimate) -> list[str]:
     if e.longest_seq:
         cap = " (the model's maximum)" if e.longest_capped else ""
         ctx = f" (context {e.longest_context:,})" if wl.mode == "generate" else ""
+        least = "at least " if e.longest_at_search_limit else ""
         lines.append(
-            f"  longest {_seq_word(wl)} at batch {wl.batch_size}: {e.longest_seq:,} tokens{ctx}{cap}"
+            f"  longest {_seq_word(wl)} at batch {wl.batch_size}: {least}{e.longest_seq:,} "
+            f"tokens{ctx}{cap}"
         )
     else:
         lines.append(f"  longest {_seq_word(wl)} at batch {wl.batch_size}: none fits")
