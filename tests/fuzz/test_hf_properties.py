@@ -6,21 +6,19 @@ number of examples; a planted invalid value that gputui accepts fails here.
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from random import Random
 
 import family_hf as fam
 import generators as gen
-from hypothesis import HealthCheck, given, settings
+import properties
+from hypothesis import given
 from hypothesis import strategies as st
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = properties.bounded(60)
 
 
 def _check(case: fam.Case) -> gen.Outcome:
-    with tempfile.TemporaryDirectory() as tmp, gen.no_hang():
-        return fam.run_case(case, Path(tmp))
+    return properties.run_case(fam.run_case, case, 30.0)
 
 
 @SETTINGS

@@ -9,33 +9,29 @@ from __future__ import annotations
 
 import copy
 import json
-import tempfile
-from pathlib import Path
 from random import Random
 
 import family_keras as fam
 import generators as gen
-from hypothesis import HealthCheck, assume, given, settings
+import properties
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gputui.fit.config import parse_model_table
 from gputui.fit.importers.keras import keras_table
 
-SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = properties.bounded(25)
 
 
 def _run(case: fam.KerasCase) -> gen.Outcome:
-    with tempfile.TemporaryDirectory() as tmp, gen.no_hang(10):
-        return fam.run_case(case, Path(tmp))
+    return properties.run_case(fam.run_case, case, 10.0)
 
 
 @SETTINGS
 @given(rng=st.randoms(use_true_random=False))
 def test_damaged_keras_files_run_cleanly_or_are_one_line(rng: Random) -> None:
     case = fam.make_case(rng)
-    # Character-level damage (digit runs past Python's limit, broken JSON) is the file
-    # reader's boundary (gputui.inputfile and its own properties); here: the structure.
-    assume(case.text is None)
+    # character-level damage too: digit runs past Python's limit, broken JSON
     outcome = _run(case)
     assert outcome.kind in ("ok", "rejected"), (outcome, case.fixture, case.planted)
 

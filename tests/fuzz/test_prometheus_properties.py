@@ -8,21 +8,19 @@ has those).
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from random import Random
 
 import family_prometheus as family
 import generators as gen
+import properties
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = properties.bounded(40)
 
 
 def _run(case: family.Case) -> gen.Outcome:
-    with tempfile.TemporaryDirectory() as tmp, gen.no_hang(20):
-        return family.run_case(case, Path(tmp))
+    return properties.run_case(family.run_case, case, 20.0)
 
 
 @SETTINGS

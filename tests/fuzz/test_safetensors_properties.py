@@ -14,15 +14,15 @@ from random import Random
 
 import family_safetensors as fam
 import generators as gen
-from hypothesis import HealthCheck, given, settings
+import properties
+from hypothesis import given
 from hypothesis import strategies as st
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = properties.bounded(40)
 
 
 def _run(case: fam.Case) -> gen.Outcome:
-    with tempfile.TemporaryDirectory() as tmp, gen.no_hang(10):
-        return fam.run_case(case, Path(tmp))
+    return properties.run_case(fam.run_case, case, 10.0)
 
 
 @SETTINGS

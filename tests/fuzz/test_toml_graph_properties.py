@@ -7,21 +7,19 @@ nested past the limit say so rather than "calls itself".
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from random import Random
 
 import family_toml_graph as fam
 import generators as gen
-from hypothesis import HealthCheck, given, settings
+import properties
+from hypothesis import given
 from hypothesis import strategies as st
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = properties.bounded(60)
 
 
 def _run(case: fam.GraphCase) -> gen.Outcome:
-    with tempfile.TemporaryDirectory() as tmp, gen.no_hang(10):
-        return fam.run_case(case, Path(tmp))
+    return properties.run_case(fam.run_case, case, 10.0)
 
 
 @SETTINGS
