@@ -285,7 +285,12 @@ def make_case(rng: Random) -> Case:
     roll = rng.random()
     if "--mode" in case.argv:
         pass
-    elif roll < 0.35 and mt not in ("bert", "roberta", "distilbert"):
+    elif (
+        roll < 0.35
+        and mt not in ("bert", "roberta", "distilbert")
+        # a flag mutation already set them: a second --seq-len would override the planted one
+        and not {"--seq-len", "--new-tokens", "--allow-longer-context"} & set(case.argv)
+    ):
         ctx = cfg.get("max_position_embeddings", cfg.get("n_positions"))
         seq = rng.choice((16, 512, 4096, 8192, 32768, 300_000, 10**7))
         new = rng.choice((None, 1, 256, 4096))
