@@ -16,6 +16,7 @@ import json
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.parse
@@ -23,8 +24,18 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 PROMETHEUS = shutil.which("prometheus")
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A scrape Prometheus cancelled (connection reset) is not printed: socketserver would
+    write its traceback to whatever sys.stderr is then, maybe another test's capture."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
 
 
 def free_port() -> int:
@@ -212,7 +223,7 @@ class StaticEndpoint:
             def log_message(self, format: str, *args: object) -> None:  # noqa: A002
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.address = f"127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
