@@ -159,3 +159,22 @@ def test_cli_bad_file_exits_2_with_one_line(
 def test_cli_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["fit", str(tmp_path / "nope.toml"), "--gpu", "RTX 3090"]) == 2
     assert "nope.toml: no such models file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        # tomllib lets Python's int-conversion ValueError through (the fuzz campaign's seed 1)
+        (f"[[model]]\nname = 'm'\nbatch_size = {'9' * 5001}\n", "a number is too long"),
+        ("[[model]]\nname = 'm'\nx = " + "[" * 2000 + "]" * 2000 + "\n", "nested too deeply"),
+    ],
+    ids=["5001-digit integer", "2000 nested arrays"],
+)
+def test_hostile_toml_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, reason: str
+) -> None:
+    path = tmp_path / "models.toml"
+    path.write_text(text)
+    assert main(["fit", str(path), "--gpu", "RTX 3090"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(path) in err[0] and reason in err[0], err

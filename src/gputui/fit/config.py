@@ -11,8 +11,6 @@ Keras importer builds exactly such a dict from a Keras JSON file.
 
 from __future__ import annotations
 
-import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,14 +24,10 @@ from gputui.fit.graph_syntax import check_elements
 from gputui.fit.layers_multi import ATTENTION_MODES
 from gputui.fit.software import DEFAULT_SOFTWARE, Software, memory_format, optimizer_impl
 from gputui.textsafe import visible
+from gputui.tomlsafe import parse_toml
 
 if TYPE_CHECKING:
     from gputui.fit.llm.table import TransformerSpec
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
 
 __all__ = [
     "MAX_LAYERS",
@@ -65,7 +59,6 @@ _MODEL_KEYS = _COMMON | {"input_shape", "layers"}
 _FUNCTIONAL_KEYS = _COMMON | {"inputs", "outputs", "layers", "blocks"}
 _GAN_KEYS = _COMMON | {"generator", "discriminator"}
 _NET_KEYS = {"input_shape", "layers"}
-_TOML_LINE = re.compile(r"\s*\(at line (\d+), column \d+\)")
 MAX_BATCH = 1 << 24
 
 
@@ -148,14 +141,8 @@ def parse_models(
 
 
 def _parse_models(text: str, where: str, base: Path | None) -> tuple[AnyModel, ...]:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        found = _TOML_LINE.search(str(exc))
-        line = f":{found.group(1)}" if found else ""
-        raise UserError(f"{where}{line}: invalid TOML: {_TOML_LINE.sub('', str(exc))}") from None
-    except RecursionError:
-        raise UserError(f"{where}: invalid TOML: arrays or tables nested too deeply") from None
+    # the one TOML boundary (digit limits, nesting, dotted keys), as scenarios and the catalog
+    data = parse_toml(text, where)
     unknown = set(data) - {"model"}
     if unknown:
         raise UserError(
