@@ -223,3 +223,36 @@ def test_an_instance_free_memory_moving_starts_a_pass() -> None:
     assert change(pass_inputs(snap(30 * GiB)), pass_inputs(snap(30 * GiB))) is None
     assert change(pass_inputs(snap(30 * GiB)), pass_inputs(snap(20 * GiB))) == "free"
     assert change(pass_inputs(snap(30 * GiB)), pass_inputs(snap(30 * GiB + 1))) is None
+
+
+def test_free_only_refresh_follows_each_instance_as_a_full_pass(models: Path) -> None:
+    """The fit line's cheap refresh reads each instance's own free memory, not the card's."""
+    from dataclasses import replace
+
+    from gputui.telemetry.snapshot import MigDevice
+    from gputui.tui.fit_screen import estimate_pass
+    from gputui.tui.widgets.fit_line import FreeOnly, fit_lines, recommended_only
+
+    from .conftest import make_device, make_snapshot
+
+    def snap(free_a: int, free_b: int) -> Any:
+        dev = make_device(1, used_gib=20.0, memory_free=60 * GiB)
+        migs = (
+            MigDevice(0, 1, 0, profile="3g.40gb", memory_total=39 * GiB, memory_free=free_a),
+            MigDevice(1, 2, 0, profile="2g.20gb", memory_total=19 * GiB, memory_free=free_b),
+        )
+        return make_snapshot(devices=(replace(dev, mig_devices=migs),))
+
+    def full(s: Any, previous: Any) -> Any:
+        return estimate_pass(models, s, previous, rank=False, estimate=recommended_only)
+
+    first = full(snap(15 * GiB, 5 * GiB), None)
+    assert [t.mig.gpu_instance_id for t in first.targets if t.mig] == [1, 2]
+    later = snap(30 * GiB, 18 * GiB)
+    cheap = FreeOnly().refresh(first, later)
+    assert cheap is not None
+    assert [t.memory_free for t in cheap.targets] == [30 * GiB, 18 * GiB]
+    assert [ln.plain for ln in fit_lines(cheap)] == [
+        ln.plain for ln in fit_lines(full(later, first))
+    ]
+    assert "fits now: llama-3-8b-lora" in fit_lines(cheap)[0].plain
