@@ -88,12 +88,16 @@ THROTTLE_NAMES: tuple[str, ...] = tuple(name for _, name in THROTTLE_REASONS if 
 
 @dataclass(frozen=True, slots=True)
 class FitAnswer:
-    """The largest batch of one configured model that fits in one GPU's free memory now."""
+    """The largest batch of one configured model that fits in one GPU's free memory now,
+    or in one MIG instance's (`gpu_instance_id` and `profile` set, as dcgm-exporter's
+    GPU_I_ID / GPU_I_PROFILE labels)."""
 
     model: str
     gpu_index: int
     precision: str
     max_batch: int
+    gpu_instance_id: int | None = None
+    profile: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +137,9 @@ def build_families(
     dcgm = {f.name: GaugeMetricFamily(f.name, f.help, labels=DCGM_LABELS) for f in DCGM_FIELDS}
     energy = Metric(ENERGY, "Total energy consumption since boot (in mJ), a counter.", "unknown")
     up = GaugeMetricFamily(
-        "gputui_gpu_up", "1 while the GPU answers NVML, 0 once it failed (lost).", labels=DCGM_LABELS
+        "gputui_gpu_up",
+        "1 while the GPU answers NVML, 0 once it failed (lost).",
+        labels=DCGM_LABELS,
     )
     throttle = GaugeMetricFamily(
         "gputui_gpu_throttle_reason",
@@ -256,17 +262,25 @@ def _fit_family(fit: Sequence[FitAnswer], labels_of: Mapping[int, dict[str, str]
     family = GaugeMetricFamily(
         "gputui_fit_max_batch",
         "Largest batch of a configured model that fits in this GPU's free memory now "
-        "(0: not even batch 1), in the precision gputui recommends.",
+        "(0: not even batch 1), in the precision gputui recommends. A GPU in MIG mode has "
+        "one series per MIG instance (GPU_I_ID, GPU_I_PROFILE), never one for the card.",
         labels=("model", "gpu", "UUID", "Hostname", "precision"),
     )
     for a in fit:
         dev = labels_of.get(a.gpu_index)
         if dev is None:
             continue
-        family.add_metric(
-            (visible(a.model), dev["gpu"], dev["UUID"], dev["Hostname"], a.precision),
-            float(a.max_batch),
-        )
+        labels = {
+            "model": visible(a.model),
+            "gpu": dev["gpu"],
+            "UUID": dev["UUID"],
+            "Hostname": dev["Hostname"],
+            "precision": a.precision,
+        }
+        if a.gpu_instance_id is not None:  # dcgm-exporter's MIG labels; absent on whole GPUs
+            labels["GPU_I_ID"] = str(a.gpu_instance_id)
+            labels["GPU_I_PROFILE"] = visible(a.profile or "")
+        family.add_sample("gputui_fit_max_batch", labels, float(a.max_batch))
     return family
 
 

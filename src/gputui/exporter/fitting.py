@@ -2,7 +2,9 @@
 
 Uses the same fit API as `gputui fit` and the TUI's fit screen
 (`targets_from_snapshot` then `check`), in the precision gputui recommends for
-the GPU's architecture, against the free memory of this poll.
+the GPU's architecture, against the free memory of this poll. A GPU in MIG mode is
+answered per MIG instance (a job gets one instance, never the card); an instance
+without a GPU instance id is left out, since its series could not be labelled.
 """
 
 from __future__ import annotations
@@ -28,16 +30,32 @@ def fit_answers(
     out: list[FitAnswer] = []
     if not models:
         return out
-    for target in targets_from_snapshot(snapshot, catalog):
+    for target in targets_from_snapshot(snapshot, catalog, mig_instances=True):
         if target.index is None or target.memory_free is None:
+            continue
+        slot = target.mig
+        if slot is not None and slot.gpu_instance_id is None:
             continue
         for model in models:
             precision = recommend(target.architecture, model.mode)[0]
             result = check(model, target, precision=precision)
             est = result.chosen
             batch = est.max_batch_size_free
-            if batch is not None:
+            if batch is None:
+                continue
+            if slot is None:
                 out.append(FitAnswer(model.name, target.index, est.precision, batch))
+            else:
+                out.append(
+                    FitAnswer(
+                        model.name,
+                        target.index,
+                        est.precision,
+                        batch,
+                        slot.gpu_instance_id,
+                        slot.profile,
+                    )
+                )
     return out
 
 

@@ -514,7 +514,13 @@ class GpuTuiApp(App[int]):
         if screen_class is None:
             self.notify("the fit screen is not available yet", severity="warning")
             return
-        screen = screen_class(self.models_path)
+        # As the Catalog: the focused GPU panel, else the selected process's GPU (and its MIG
+        # instance) is the one the Fit screen shows first.
+        panel = self.focused if isinstance(self.focused, GpuPanel) else None
+        proc = self.dashboard.query_one(ProcessTable).selected
+        gpu = panel.index if panel else proc.gpu_index if proc else None
+        instance = proc.gpu_instance_id if proc and not panel else None
+        screen = screen_class(self.models_path, gpu=gpu, gpu_instance=instance)
         self.push_screen(screen)
         update = getattr(screen, "update_snapshot", None)
         if self.latest_snapshot is not None and callable(update):

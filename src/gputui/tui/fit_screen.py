@@ -14,7 +14,9 @@ estimate that will not end keeps its (daemon) thread busy but never the
 screen, and never quitting.
 
 A GPU that failed (fell off the bus), has no data or does not report its
-memory is listed with its reason, never as a place a model fits.
+memory is listed with its reason, never as a place a model fits. A GPU in MIG mode
+is checked per instance, never as the card (tui/fit_targets.py). Opened from the
+dashboard, the GPU (or MIG instance) selected there comes first, under the cursor.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -38,28 +39,37 @@ from textual.widgets import DataTable, Footer, Static
 from gputui.catalog import Catalog, load_catalog
 from gputui.errors import UserError
 from gputui.fit.config import AnyModel, ModelSpec, shown
-from gputui.fit.estimate import ModelCheck, PrecisionEstimate, Ranked, Target, check, rank_cards
+from gputui.fit.estimate import ModelCheck, Ranked, Target, check, rank_cards
 from gputui.fit.llm.estimate import Ranked as LlmRanked
 from gputui.fit.llm.table import TransformerSpec
 from gputui.fit.llm.table_check import TransformerCheck, check_transformer, rank_transformer
 from gputui.fit.paths import resolve_models_path
 from gputui.fit.report import (
     batch_text,
-    bound_text,
     flops_text,
     gib,
-    network_layers,
     speed_assumes,
 )
-from gputui.fit.roofline import Profile
-from gputui.fit.targets import Unavailable, targets_from_snapshot, unavailable_reason
+from gputui.fit.targets import (
+    Unavailable,
+    targets_from_snapshot,
+    unavailable_devices,
+    unavailable_reason,
+)
 from gputui.telemetry.snapshot import DeviceSnapshot, Snapshot
 from gputui.textsafe import visible
+from gputui.tui.fit_detail import (
+    breakdown_table,
+    layers_table,
+    precision_table,
+    ranking_table,
+    verdict_text,
+)
 from gputui.tui.fit_rows import transformer_detail
+from gputui.tui.fit_targets import mig_advice, mig_inputs, preferred, target_key, target_label
 from gputui.tui.model_files import load_any
 
 BAR_WIDTH = 24
-VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}
 # The verdict first: at 80 columns the table shows model, GPU and both verdicts.
 COLUMNS = (
     ("model", "Model"),
@@ -73,7 +83,6 @@ COLUMNS = (
 )
 RECHECK_S = 10.0  # an unchanged snapshot still starts a pass this often
 ESTIMATE_BUDGET_S = 5.0  # one pass over every model and GPU; the rest is skipped after it
-RANK_TOP = 10
 
 
 def memory_bar(target: Target, peak: int, width: int = BAR_WIDTH) -> Text:
@@ -93,12 +102,6 @@ def memory_bar(target: Target, peak: int, width: int = BAR_WIDTH) -> Text:
     return bar
 
 
-def verdict_text(verdict: str | None) -> Text:
-    if verdict is None:
-        return Text("-")
-    return Text(verdict, style=VERDICT_STYLE.get(verdict, ""))
-
-
 def short_gpu_name(name: str) -> str:
     for prefix in ("NVIDIA ", "GeForce "):
         if name.startswith(prefix):
@@ -109,13 +112,11 @@ def short_gpu_name(name: str) -> str:
 def split_devices(snapshot: Snapshot) -> tuple[Snapshot, list[Unavailable]]:
     """The snapshot with only usable GPUs, and the others with their reasons."""
     usable: list[DeviceSnapshot] = []
-    lost: list[Unavailable] = []
+    # shared with `gputui fit` (fit/targets.py); a MIG instance with unreadable memory too
+    lost = unavailable_devices(snapshot)
     for dev in snapshot.devices:
-        reason = unavailable_reason(dev)  # shared with `gputui fit` (fit/targets.py)
-        if reason is None:
+        if unavailable_reason(dev) is None:
             usable.append(dev)
-        else:
-            lost.append(Unavailable(dev.index, dev.info.name, reason))
     if len(usable) == len(snapshot.devices):
         return snapshot, lost
     return replace(snapshot, devices=tuple(usable)), lost
@@ -123,7 +124,7 @@ def split_devices(snapshot: Snapshot) -> tuple[Snapshot, list[Unavailable]]:
 
 def _estimate_inputs(snapshot: Snapshot) -> tuple[object, ...]:
     """What the estimates read of a snapshot: a new pass is due only when this changes."""
-    return tuple(
+    whole = tuple(
         (
             d.index,
             d.failed,
@@ -132,6 +133,7 @@ def _estimate_inputs(snapshot: Snapshot) -> tuple[object, ...]:
         )
         for d in snapshot.devices
     )
+    return (*whole, mig_inputs(snapshot))
 
 
 @dataclass(frozen=True)
@@ -220,7 +222,7 @@ def estimate_pass(
     if snapshot is None:
         return replace(read, elapsed_s=clock() - started)
     usable, lost = split_devices(snapshot)
-    targets = tuple(targets_from_snapshot(usable, catalog))
+    targets = tuple(targets_from_snapshot(usable, catalog, mig_instances=True))
     checks: list[ModelCheck | TransformerCheck] = []
     stopped: str | None = None
     total = len(targets) * len(models)
@@ -287,12 +289,17 @@ class FitScreen(Screen[None]):
         catalog: Catalog | None = None,
         *,
         budget_s: float | None = None,
+        gpu: int | None = None,
+        gpu_instance: int | None = None,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.requested_path = models_path
+        # the dashboard's selection (GPU index, MIG GPU instance id): its rows come first
+        self.gpu, self.gpu_instance = gpu, gpu_instance
+        self._placed = False  # the cursor was put on the chosen GPU's first row
         self.budget_s = ESTIMATE_BUDGET_S if budget_s is None else budget_s
         self.result = FitPass(catalog=catalog)
         self.busy = False  # a pass is running in its worker
@@ -457,11 +464,14 @@ class FitScreen(Screen[None]):
 
     def _refresh_table(self) -> None:
         table = self.query_one("#fit-table", DataTable)
-        cursor = table.cursor_row
+        cursor = table.cursor_row if self._placed else -1
         table.clear()
-        # Unavailable GPUs first: a lost GPU must not hide below the fold.
-        self.rows = [*self.unavailable, *self.checks]
-        for j, u in enumerate(self.unavailable):
+        # Unavailable GPUs first: a lost GPU must not hide below the fold. Then the GPU
+        # chosen on the dashboard, so the first detail shown is about it.
+        lost = sorted(self.unavailable, key=lambda u: u.index != self.gpu)
+        checks = sorted(self.checks, key=lambda c: not self._chosen(c.target))
+        self.rows = [*lost, *checks]
+        for j, u in enumerate(lost):
             table.add_row(
                 Text("(every model)", style="dim"),
                 Text(f"{u.index}: {short_gpu_name(u.name)}"),
@@ -473,11 +483,11 @@ class FitScreen(Screen[None]):
                 Text(""),
                 key=f"lost-{j}",
             )
-        for i, c in enumerate(self.checks):
+        for i, c in enumerate(checks):
             e = c.chosen
             peak = e.peak_bytes
             gpu = (
-                f"{c.target.index}: {short_gpu_name(c.target.name)}"
+                target_label(c.target, short_gpu_name(c.target.name))
                 if c.target.index is not None
                 else c.target.name
             )
@@ -498,6 +508,9 @@ class FitScreen(Screen[None]):
                 key=str(i),
             )
         if self.rows:
+            if cursor < 0:  # the first rows: the cursor on the chosen GPU's first one
+                first = [n for n, r in enumerate(self.rows) if self._chosen_row(r)]
+                cursor, self._placed = (first[0] if first else 0), True
             table.move_cursor(row=min(max(cursor, 0), len(self.rows) - 1))
             self._show_detail(table.cursor_row)
         else:
@@ -511,6 +524,14 @@ class FitScreen(Screen[None]):
         if not self.targets:
             return Text("No GPU with readable memory in this snapshot.", style="dim")
         return Text("The models file has no models.", style="dim")
+
+    def _chosen(self, target: Target) -> bool:
+        return preferred(target_key(target), self.gpu, self.gpu_instance)
+
+    def _chosen_row(self, row: ModelCheck | TransformerCheck | Unavailable) -> bool:
+        if isinstance(row, Unavailable):
+            return self.gpu is not None and row.index == self.gpu
+        return self._chosen(row.target)
 
     @on(DataTable.RowHighlighted, "#fit-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -531,6 +552,10 @@ class FitScreen(Screen[None]):
             detail = transformer_detail(item, self.result.llm_rankings.get(item.model.name))
         else:
             detail = self.detail(item)
+        if not isinstance(item, Unavailable) and item.target.mig is not None:
+            # a MIG instance: which instance, or which profile, would hold it (`gputui fit`'s)
+            advice = mig_advice(self.checks, item.model.name)
+            detail = Group(*(Text(a, style="yellow") for a in advice), detail)
         self.query_one("#fit-detail", Static).update(detail)
 
     def detail(self, c: ModelCheck) -> Group:
@@ -549,111 +574,8 @@ class FitScreen(Screen[None]):
         head.append(speed_assumes(m) + "\n", style="dim")
         return Group(
             head,
-            self._breakdown_table(e),
-            self._precision_table(c),
-            self._layers_table(m, e.speed.profile if e.speed else None),
-            self._ranking_table(m),
+            breakdown_table(e),
+            precision_table(c),
+            layers_table(m, e.speed.profile if e.speed else None),
+            ranking_table(m, self.result.rankings),
         )
-
-    def _breakdown_table(self, e: PrecisionEstimate) -> Table:
-        t = Table(title="Memory at the peak", title_justify="left", expand=False)
-        parts = e.breakdown.as_dict()
-        for key in parts:
-            t.add_column(key.replace("_", " "), justify="right")
-        t.add_row(*(gib(v) for v in parts.values()))
-        return t
-
-    def _precision_table(self, c: ModelCheck) -> Table:
-        t = Table(title="Precisions", title_justify="left")
-        for label in (
-            "precision",
-            "offered",
-            "peak",
-            "total",
-            "max batch",
-            "now",
-            "max batch now",
-            "samples/s (rough)",
-        ):
-            t.add_column(label, justify="right" if label != "precision" else "left")
-        for e in c.estimates:
-            t.add_row(
-                ("* " if e.precision == c.recommended else "") + e.precision,
-                "yes" if e.offered else "no",
-                gib(e.peak_bytes),
-                verdict_text(e.verdict),
-                batch_text(e.max_batch_size),
-                verdict_text(e.verdict_free),
-                batch_text(e.max_batch_size_free),
-                f"{e.speed.samples_per_s:,.0f}" if e.speed else "-",
-            )
-        return t
-
-    def _layers_table(self, m: ModelSpec, prof: Profile | None = None) -> Table:
-        t = Table(title="Layers", title_justify="left")
-        labels = ["net", "#", "layer", "output shape", "params", "FLOPs", "kept/sample (fp32)"]
-        if prof is not None:  # the roofline of the chosen precision: what each layer waits on
-            labels.append("bound (share of step)")
-        for label in labels:
-            t.add_column(label, justify="right" if label not in ("net", "layer") else "left")
-        bounds = {(lt.network, lt.layer): lt for lt in prof.layers} if prof is not None else {}
-        nets = (
-            [("", m.network)]
-            if m.network is not None
-            else [("G", m.generator), ("D", m.discriminator)]
-        )
-        for label, net in nets:
-            if net is None:
-                continue
-            key = {"": "", "G": "generator", "D": "discriminator"}[label]
-            # Each node's own inputs (a branch reads a model input or a skip, not the
-            # layer listed before it): the graph engine's per-node figures (fit.report).
-            for pos, (node, d) in enumerate(zip(net.nodes, network_layers(net), strict=True)):
-                layer = node.stats
-                cells: list[str | Text] = [
-                    label,
-                    str(layer.index),
-                    Text(visible(layer.type)),
-                    str(tuple(layer.output_shape)),
-                    f"{layer.params:,}",
-                    flops_text(layer.flops),
-                    gib(d["saved_bytes_per_sample_fp32"]),
-                ]
-                if prof is not None:
-                    lt = bounds.get((key, pos))
-                    share = lt.seconds / prof.step_time_s if lt and prof.step_time_s else 0.0
-                    cells.append(f"{lt.bound} {share:.1%}" if lt else "-")
-                t.add_row(*cells)
-        return t
-
-    def _ranking_table(self, m: ModelSpec, top: int = RANK_TOP) -> Table:
-        """From the worker's pass: ranking every card is not done on the UI thread."""
-        t = Table(
-            title=f"Other cards (top {top}, recommended precision each)", title_justify="left"
-        )
-        for label in (
-            "#",
-            "card",
-            "precision",
-            "memory",
-            "verdict",
-            "max batch",
-            "samples/s (rough)",
-            "bound",
-        ):
-            t.add_column(label, justify="left" if label in ("card", "precision") else "right")
-        ranked = self.result.rankings.get(m.name)
-        if ranked is None:
-            t.caption = "ranking the catalog's cards… (shown on a later pass)"
-        for i, r in enumerate((ranked or [])[:top]):
-            t.add_row(
-                str(i + 1),
-                Text(r.card.name),
-                r.precision,
-                gib(r.card.memory_bytes),
-                verdict_text(r.estimate.verdict),
-                batch_text(r.estimate.max_batch_size),
-                f"{r.samples_per_s:,.0f}" if r.samples_per_s is not None else "-",
-                bound_text(r.estimate.speed),
-            )
-        return t

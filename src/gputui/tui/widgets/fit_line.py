@@ -11,7 +11,8 @@ catalog are imported by the first pass, in its thread, after the first frame:
 the dashboard starts without them (and never loads pydantic: the catalog is
 read from its cache, docs/catalog.md).
 
-A lost or unreadable GPU shows its reason, never a verdict.
+A lost or unreadable GPU shows its reason, never a verdict. A GPU in MIG mode is
+judged per instance (`tui/fit_targets.py`): a job gets one instance, never the card.
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ from textual.widget import Widget
 
 from gputui.telemetry.snapshot import Snapshot
 from gputui.textsafe import visible
+from gputui.tui.fit_targets import (
+    TargetKey,
+    free_by_key,
+    sort_key,
+    target_key,
+    target_label,
+)
 
 if TYPE_CHECKING:
     from gputui.fit.config import ModelSpec
@@ -52,6 +60,7 @@ class _GpuKey:
     failed: str | None
     total: int | None
     free: int | None
+    migs: tuple[tuple[int | None, int | None, int | None], ...] = ()  # (GI id, total, free)
 
 
 def pass_inputs(snapshot: Snapshot) -> tuple[_GpuKey, ...]:
@@ -64,9 +73,19 @@ def pass_inputs(snapshot: Snapshot) -> tuple[_GpuKey, ...]:
                 d.failed if d.failed is not None else (None if s is not None else "no data"),
                 None if s is None else (s.memory_total or d.info.memory_total),
                 None if s is None else s.memory_free,
+                tuple((m.gpu_instance_id, m.memory_total, m.memory_free) for m in d.mig_devices),
             )
         )
     return tuple(out)
+
+
+def _moved(old: int | None, new: int | None, total: int | None) -> bool | None:
+    """None: known on one side only (a pass now); else whether free moved past the threshold."""
+    if (old is None) != (new is None):
+        return None
+    if old is None or new is None:
+        return False
+    return abs(old - new) > max(FREE_MIN_BYTES, FREE_THRESHOLD * (total or 0))
 
 
 def change(old: Sequence[_GpuKey] | None, new: Sequence[_GpuKey]) -> str | None:
@@ -77,11 +96,16 @@ def change(old: Sequence[_GpuKey] | None, new: Sequence[_GpuKey]) -> str | None:
     for a, b in zip(old, new, strict=True):
         if (a.index, a.failed, a.total) != (b.index, b.failed, b.total):
             return "devices"
-        if (a.free is None) != (b.free is None):
-            return "devices"
-        if a.free is not None and b.free is not None:
-            threshold = max(FREE_MIN_BYTES, FREE_THRESHOLD * (b.total or 0))
-            free = free or abs(a.free - b.free) > threshold
+        if [m[:2] for m in a.migs] != [m[:2] for m in b.migs]:
+            return "devices"  # an instance made, destroyed or resized
+        pairs = [(a.free, b.free, b.total)] + [
+            (ma[2], mb[2], mb[1]) for ma, mb in zip(a.migs, b.migs, strict=True)
+        ]
+        for old_free, new_free, total in pairs:
+            moved = _moved(old_free, new_free, total)
+            if moved is None:
+                return "devices"
+            free = free or moved
     return "free" if free else None
 
 
@@ -95,18 +119,35 @@ def no_models_line() -> Text:
     return Text("Fit: no models configured: f to choose a file", style="dim", end="")
 
 
-def verdicts_by_gpu(result: FitPass) -> dict[int, list[tuple[str, str, int | None]]]:
-    """(model name, verdict now, largest batch now) per GPU index."""
-    by_gpu: dict[int, list[tuple[str, str, int | None]]] = {}
+def verdicts_by_target(result: FitPass) -> dict[TargetKey, list[tuple[str, str, int | None]]]:
+    """(model name, verdict now, largest batch now) per whole GPU or MIG instance."""
+    by_key: dict[TargetKey, list[tuple[str, str, int | None]]] = {}
     for c in result.checks:
-        if c.target.index is None:
+        key = target_key(c.target)
+        if key is None:
             continue
         e = c.chosen
         verdict = e.verdict_free if c.target.memory_free is not None else None
-        by_gpu.setdefault(c.target.index, []).append(
+        by_key.setdefault(key, []).append(
             (visible(c.model.name), verdict or "unknown", e.max_batch_size_free)
         )
-    return by_gpu
+    return by_key
+
+
+_RANK = {"fits": 0, "tight": 1, "does not fit": 2}
+
+
+def verdicts_by_gpu(result: FitPass) -> dict[int, list[tuple[str, str, int | None]]]:
+    """(model name, verdict now, largest batch now) per GPU index: of a MIG GPU, its best
+    instance for each model (a job runs in one instance, so "fits GPU 0" means in one)."""
+    best: dict[int, dict[str, tuple[str, str, int | None]]] = {}
+    for (index, _), rows in verdicts_by_target(result).items():
+        models = best.setdefault(index, {})
+        for row in rows:
+            old = models.get(row[0])
+            if old is None or _RANK.get(row[1], 3) < _RANK.get(old[1], 3):
+                models[row[0]] = row
+    return {index: list(models.values()) for index, models in best.items()}
 
 
 def names_text(items: list[str]) -> str:
@@ -123,22 +164,24 @@ def fit_lines(result: FitPass) -> list[Text]:
         return [Text(f"Fit: models file problem: {result.error}", style="bold red")]
     if result.origin == NO_MODELS_ORIGIN:
         return [no_models_line()]
-    lines: list[tuple[int, Text]] = []
+    lines: list[tuple[tuple[int, int], Text]] = []
     for u in result.unavailable:
         line = Text(no_wrap=True, overflow="ellipsis", end="")
-        line.append(f"Fit GPU {u.index}: ", style="bold")
+        mig = f" ({visible(u.name)})" if " MIG " in u.name else ""  # an unreadable instance
+        line.append(f"Fit GPU {u.index}{mig}: ", style="bold")
         line.append(f"unavailable: {visible(u.reason)}", style="bold red")
-        lines.append((u.index, line))
-    by_gpu = verdicts_by_gpu(result)
+        lines.append(((u.index, -1), line))
+    by_key = verdicts_by_target(result)
     for t in result.targets:
-        if t.index is None:
+        key = target_key(t)
+        if key is None:
             continue
-        rows = by_gpu.get(t.index, [])
+        rows = by_key.get(key, [])
         line = Text(no_wrap=True, overflow="ellipsis", end="")
-        line.append(f"Fit GPU {t.index}: ", style="bold")
+        line.append(f"Fit {target_label(t)}: ", style="bold")
         if t.memory_free is None:
             line.append("free memory unknown: no verdict now", style="yellow")
-            lines.append((t.index, line))
+            lines.append((sort_key(key), line))
             continue
         fits = [
             f"{name} (batch {batch_text(b).split(' ')[0]})"
@@ -156,7 +199,7 @@ def fit_lines(result: FitPass) -> list[Text]:
         if no:
             line.append("  not: ", style="red")
             line.append(names_text(no))
-        lines.append((t.index, line))
+        lines.append((sort_key(key), line))
     lines.sort(key=lambda il: il[0])
     out = [line for _, line in lines]
     if result.stopped:
@@ -203,15 +246,17 @@ class FreeOnly:
         """`result` answered for `snapshot`'s free memory; None when only a full pass can say."""
         if result.error or result.stopped:
             return None
-        free = {d.index: d.sample.memory_free for d in snapshot.devices if d.sample is not None}
+        free = free_by_key(snapshot)
         targets = {}
         for t in result.targets:
-            if t.index is None or free.get(t.index) is None:
+            key = target_key(t)
+            if key is None or free.get(key) is None:
                 return None
-            targets[t.index] = replace(t, memory_free=free[t.index])
+            targets[key] = replace(t, memory_free=free[key])
         checks = []
         for c in result.checks:
-            target = targets.get(c.target.index) if c.target.index is not None else None
+            key = target_key(c.target)
+            target = targets.get(key) if key is not None else None
             if target is None:
                 return None
             checks.append(self._answer(c, target))

@@ -33,8 +33,11 @@ def summary_line(result: FitPass, per_gpu: list[Text]) -> Text:
     """One line for all GPUs; a single GPU's own line where there is only one."""
     if result.error or result.origin == NO_MODELS_ORIGIN:
         return per_gpu[0] if per_gpu else no_models_line()
-    gpu_count = len(result.unavailable) + sum(1 for t in result.targets if t.index is not None)
-    if gpu_count <= 1 and per_gpu:
+    # A GPU in MIG mode has one target per instance (and may list an unreadable one among
+    # the unavailable): counted once, as a GPU.
+    indices = {t.index for t in result.targets if t.index is not None}
+    gpu_count = len(indices | {u.index for u in result.unavailable})
+    if gpu_count <= 1 and len(result.targets) <= 1 and per_gpu:  # not MIG's instances
         if not result.stopped or len(per_gpu) == 1:
             return per_gpu[0]
         one = per_gpu[0].copy()
@@ -42,7 +45,9 @@ def summary_line(result: FitPass, per_gpu: list[Text]) -> Text:
         return one
     line = Text(no_wrap=True, overflow="ellipsis", end="")
     line.append(f"Fit, {gpu_count} GPUs ({EXPAND_KEY}: per GPU): ", style="bold")
-    judged = [t.index for t in result.targets if t.index is not None and t.memory_free is not None]
+    judged = sorted(
+        {t.index for t in result.targets if t.index is not None and t.memory_free is not None}
+    )
     by_gpu = verdicts_by_gpu(result)
     fits_on: dict[str, list[int]] = {}
     for index in judged:
@@ -69,11 +74,13 @@ def summary_line(result: FitPass, per_gpu: list[Text]) -> Text:
             line.append("; ")
         line.append(label, style=style)
         line.append(names_text(names))
-    unknown = [t.index for t in result.targets if t.index is not None and t.memory_free is None]
+    unknown = sorted(
+        {t.index for t in result.targets if t.index is not None and t.memory_free is None}
+        - set(judged)
+    )
     if result.unavailable:
-        line.append(
-            f"; {_gpus([u.index for u in result.unavailable])} unavailable", style="bold red"
-        )
+        lost = sorted({u.index for u in result.unavailable})
+        line.append(f"; {_gpus(lost)} unavailable", style="bold red")
     if unknown:
         line.append(f"; {_gpus(unknown)}: free memory unknown", style="yellow")
     if result.stopped:

@@ -1,0 +1,128 @@
+"""The Fit screen's detail tables for a layer model's row: memory at the peak, precisions,
+layers (with the roofline's bound per layer) and the catalog ranking from the worker's pass.
+
+Split from fit_screen.py, which lays out the screen; these only build rich tables.
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from gputui.fit.config import ModelSpec
+from gputui.fit.estimate import ModelCheck, PrecisionEstimate, Ranked
+from gputui.fit.report import batch_text, bound_text, flops_text, gib, network_layers
+from gputui.fit.roofline import Profile
+from gputui.textsafe import visible
+
+RANK_TOP = 10
+VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}
+
+
+def verdict_text(verdict: str | None) -> Text:
+    if verdict is None:
+        return Text("-")
+    return Text(verdict, style=VERDICT_STYLE.get(verdict, ""))
+
+
+def breakdown_table(e: PrecisionEstimate) -> Table:
+    t = Table(title="Memory at the peak", title_justify="left", expand=False)
+    parts = e.breakdown.as_dict()
+    for key in parts:
+        t.add_column(key.replace("_", " "), justify="right")
+    t.add_row(*(gib(v) for v in parts.values()))
+    return t
+
+
+def precision_table(c: ModelCheck) -> Table:
+    t = Table(title="Precisions", title_justify="left")
+    for label in (
+        "precision",
+        "offered",
+        "peak",
+        "total",
+        "max batch",
+        "now",
+        "max batch now",
+        "samples/s (rough)",
+    ):
+        t.add_column(label, justify="right" if label != "precision" else "left")
+    for e in c.estimates:
+        t.add_row(
+            ("* " if e.precision == c.recommended else "") + e.precision,
+            "yes" if e.offered else "no",
+            gib(e.peak_bytes),
+            verdict_text(e.verdict),
+            batch_text(e.max_batch_size),
+            verdict_text(e.verdict_free),
+            batch_text(e.max_batch_size_free),
+            f"{e.speed.samples_per_s:,.0f}" if e.speed else "-",
+        )
+    return t
+
+
+def layers_table(m: ModelSpec, prof: Profile | None = None) -> Table:
+    t = Table(title="Layers", title_justify="left")
+    labels = ["net", "#", "layer", "output shape", "params", "FLOPs", "kept/sample (fp32)"]
+    if prof is not None:  # the roofline of the chosen precision: what each layer waits on
+        labels.append("bound (share of step)")
+    for label in labels:
+        t.add_column(label, justify="right" if label not in ("net", "layer") else "left")
+    bounds = {(lt.network, lt.layer): lt for lt in prof.layers} if prof is not None else {}
+    nets = (
+        [("", m.network)] if m.network is not None else [("G", m.generator), ("D", m.discriminator)]
+    )
+    for label, net in nets:
+        if net is None:
+            continue
+        key = {"": "", "G": "generator", "D": "discriminator"}[label]
+        # Each node's own inputs (a branch reads a model input or a skip, not the
+        # layer listed before it): the graph engine's per-node figures (fit.report).
+        for pos, (node, d) in enumerate(zip(net.nodes, network_layers(net), strict=True)):
+            layer = node.stats
+            cells: list[str | Text] = [
+                label,
+                str(layer.index),
+                Text(visible(layer.type)),
+                str(tuple(layer.output_shape)),
+                f"{layer.params:,}",
+                flops_text(layer.flops),
+                gib(d["saved_bytes_per_sample_fp32"]),
+            ]
+            if prof is not None:
+                lt = bounds.get((key, pos))
+                share = lt.seconds / prof.step_time_s if lt and prof.step_time_s else 0.0
+                cells.append(f"{lt.bound} {share:.1%}" if lt else "-")
+            t.add_row(*cells)
+    return t
+
+
+def ranking_table(m: ModelSpec, rankings: dict[str, list[Ranked]], top: int = RANK_TOP) -> Table:
+    """From the worker's pass: ranking every card is not done on the UI thread."""
+    t = Table(title=f"Other cards (top {top}, recommended precision each)", title_justify="left")
+    for label in (
+        "#",
+        "card",
+        "precision",
+        "memory",
+        "verdict",
+        "max batch",
+        "samples/s (rough)",
+        "bound",
+    ):
+        t.add_column(label, justify="left" if label in ("card", "precision") else "right")
+    ranked = rankings.get(m.name)
+    if ranked is None:
+        t.caption = "ranking the catalog's cards… (shown on a later pass)"
+    for i, r in enumerate((ranked or [])[:top]):
+        t.add_row(
+            str(i + 1),
+            Text(r.card.name),
+            r.precision,
+            gib(r.card.memory_bytes),
+            verdict_text(r.estimate.verdict),
+            batch_text(r.estimate.max_batch_size),
+            f"{r.samples_per_s:,.0f}" if r.samples_per_s is not None else "-",
+            bound_text(r.estimate.speed),
+        )
+    return t
