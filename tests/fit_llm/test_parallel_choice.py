@@ -156,3 +156,17 @@ def test_json_carries_the_choice_and_why(capsys: pytest.CaptureFixture[str]) -> 
     assert not c["fits"] and c["reason"].startswith("none fits 2 GPUs")
     lowest = min(c["tried"], key=lambda t: t["peak_bytes"])
     assert c["parallel"] == lowest["parallel"]
+
+
+def test_all_cards_choose_per_card_and_name_the_strategy(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rc, d = run_json(capsys, *FULL_8B, "--gpus", "2", "--all-cards")
+    rows = {r["card"]: r for r in d["ranking"]}
+    h200 = rows[H200]
+    zero2, _ = peak_of(capsys, *FULL_8B, "--gpus", "2", "--parallel", "zero2", "--gpu", H200)
+    assert rc == 0 and h200["fits"] and h200["parallel"] == h200["min_cards_split"] == "zero2"
+    assert h200["peak_bytes"] == zero2
+    _, out = run(capsys, *FULL_8B, "--gpus", "2", "--all-cards")
+    assert "2 GPUs (per card, the cheapest strategy that fits: cards needed)" in out
+    assert re.search(rf"{re.escape(H200)} .* fits .* 2 \(zero2\)", out)

@@ -395,7 +395,13 @@ def run(args: argparse.Namespace) -> int:
 
         catalog = load_catalog()
         wl = workload(args, model, "amp_bf16")
-        ranked = rank_cards(model, wl, catalog.cards, dict(catalog.architectures))
+        pick = None
+        if auto_parallel(args):
+            from gputui.fit.llm.parallel_choice import choose
+
+            built: dict[Any, Any] = {}
+            pick = lambda w, t: choose(model, w, [t], built)[0]  # noqa: E731
+        ranked = rank_cards(model, wl, catalog.cards, dict(catalog.architectures), pick)
         ok = any(r.estimate.fits for r in ranked)
         if args.json:
             payload = {
@@ -407,7 +413,8 @@ def run(args: argparse.Namespace) -> int:
             }
             print(json.dumps(payload, indent=2))
         else:
-            print("\n".join(render_ranking(model, wl, ranked)))
+            per_card = any(r.estimate.workload.parallel != wl.parallel for r in ranked)
+            print("\n".join(render_ranking(model, wl, ranked, per_card)))
         return 0 if ok else 1
     from gputui.commands.fit import EXIT_PARTIAL, _target_line, _targets
     from gputui.fit.mig import advice_lines

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gputui.fit.llm.estimate import CARD_COUNTS, estimate, memory
+from gputui.fit.llm.estimate import CARD_COUNTS, estimate, memory, stage_memories
+from gputui.fit.llm.memory import StageMemory
 from gputui.fit.llm.model import TransformerModel
 from gputui.fit.llm.overheads import Target, verdict
 from gputui.fit.llm.workload import Parallel, Workload
@@ -60,12 +61,24 @@ def _cc(target: Target) -> str | None:
     return target.compute_capability or (target.card.compute_capability if target.card else None)
 
 
-def peak(model: TransformerModel, wl: Workload, target: Target) -> int:
-    return memory(model, wl, _cc(target)).peak(wl.batch_size, wl.seq_len)
+Built = dict[tuple[str, int], tuple[StageMemory, ...]]
 
 
-def _fits(model: TransformerModel, wl: Workload, targets: list[Target]) -> bool:
-    return all(verdict(peak(model, wl, t), _limit(t)) != "does not fit" for t in targets)
+def peak(model: TransformerModel, wl: Workload, target: Target, built: Built | None = None) -> int:
+    """The per-GPU peak; `built` keeps each (strategy, GPUs)'s phases across targets."""
+    sms = None
+    if built is not None:
+        key = (wl.parallel, wl.gpus)
+        sms = built.get(key)
+        if sms is None:
+            sms = built[key] = stage_memories(model, wl)
+    return memory(model, wl, _cc(target), sms).peak(wl.batch_size, wl.seq_len)
+
+
+def _fits(
+    model: TransformerModel, wl: Workload, targets: list[Target], built: Built | None
+) -> bool:
+    return all(verdict(peak(model, wl, t, built), _limit(t)) != "does not fit" for t in targets)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +112,12 @@ def asked(wl: Workload) -> Choice:
     return Choice(wl.parallel, "asked", True, f"{wl.parallel} as asked (--parallel, --tp or --pp)")
 
 
-def choose(model: TransformerModel, wl: Workload, targets: list[Target]) -> tuple[Workload, Choice]:
+def choose(
+    model: TransformerModel, wl: Workload, targets: list[Target], built: Built | None = None
+) -> tuple[Workload, Choice]:
     """The cheapest strategy whose peak fits every target (in the memory free now where it
-    is known); where none fits, the one with the lowest peak, and the choice says so."""
+    is known); where none fits, the one with the lowest peak, and the choice says so.
+    `built`: phases kept across calls (--all-cards chooses once per card)."""
     n = wl.gpus
     first = targets[0]
     tried: list[tuple[str, int]] = []
@@ -113,10 +129,10 @@ def choose(model: TransformerModel, wl: Workload, targets: list[Target]) -> tupl
             swl = split(model, wl, par, n)
             if swl is None:
                 continue
-            p = peak(model, swl, first)
+            p = peak(model, swl, first, built)
             tried.append((par, p))
             options.append((swl, p))
-            if _fits(model, swl, targets):
+            if _fits(model, swl, targets, built):
                 fitting.append((swl, p))
         if fitting:
             best, p = min(fitting, key=lambda x: x[1])
