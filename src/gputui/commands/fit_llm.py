@@ -294,6 +294,8 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
     optimizer = args.optimizer or ("adamw_8bit" if method == "qlora" else "adamw")
     gpus = args.gpus or 1
     parallel = args.parallel or ("none" if gpus == 1 else ("ddp" if mode == "train" else "tp"))
+    if auto_parallel(args) and parallel == "tp" and cfg.num_heads % gpus and gpus <= cfg.num_layers:
+        parallel = "pp"  # the heads do not split that way; run() picks from every strategy
     if parallel in ("ddp", "zero1", "zero2", "zero3", "fsdp") and mode != "train":
         raise UserError(
             f"--parallel {parallel}: data parallelism and sharding are for --mode train"
@@ -343,6 +345,13 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
     return replace(wl)
 
 
+def auto_parallel(args: argparse.Namespace) -> bool:
+    """No --parallel, --tp or --pp with --gpus 2 or more: run() picks the cheapest strategy
+    that fits (fit.llm.parallel_choice)."""
+    given = (getattr(args, f, None) is not None for f in ("parallel", "tp", "pp"))
+    return (getattr(args, "gpus", None) or 1) > 1 and not any(given)
+
+
 def _precision_for(target: Any, mode: str) -> str:
     from gputui.fit.precision import recommend
 
@@ -386,7 +395,13 @@ def run(args: argparse.Namespace) -> int:
 
         catalog = load_catalog()
         wl = workload(args, model, "amp_bf16")
-        ranked = rank_cards(model, wl, catalog.cards, dict(catalog.architectures))
+        pick = None
+        if auto_parallel(args):
+            from gputui.fit.llm.parallel_choice import choose
+
+            built: dict[Any, Any] = {}
+            pick = lambda w, t: choose(model, w, [t], built)[0]  # noqa: E731
+        ranked = rank_cards(model, wl, catalog.cards, dict(catalog.architectures), pick)
         ok = any(r.estimate.fits for r in ranked)
         if args.json:
             payload = {
@@ -398,7 +413,8 @@ def run(args: argparse.Namespace) -> int:
             }
             print(json.dumps(payload, indent=2))
         else:
-            print("\n".join(render_ranking(model, wl, ranked)))
+            per_card = any(r.estimate.workload.parallel != wl.parallel for r in ranked)
+            print("\n".join(render_ranking(model, wl, ranked, per_card)))
         return 0 if ok else 1
     from gputui.commands.fit import EXIT_PARTIAL, _target_line, _targets
     from gputui.fit.mig import advice_lines
@@ -417,7 +433,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             print("\n".join(lost_lines))
         return EXIT_PARTIAL
+    from gputui.fit.llm.parallel_choice import asked, choose, hint_lines
+    from gputui.textsafe import visible
+
     wl = workload(args, model, _precision_for(targets[0], args.mode or ""))
+    wl, choice = choose(model, wl, targets) if auto_parallel(args) else (wl, asked(wl))
     results = [mark_longer_context(estimate(model, wl, t), allow) for t in targets]
     ok = all(e.fits_now for e in results)
     if args.json:
@@ -425,6 +445,7 @@ def run(args: argparse.Namespace) -> int:
             **header,
             "model": model_dict(model),
             "workload": workload_dict(wl, model),
+            "parallel_choice": choice.as_dict(),
             "all_fit": ok and not unavailable,
             "unavailable_gpus": [vars_of(u) for u in unavailable],
             "estimates": [estimate_dict(e) for e in results],
@@ -432,53 +453,17 @@ def run(args: argparse.Namespace) -> int:
         }
         print(json.dumps(payload, indent=2))
     else:
-        print("\n".join(render(model, wl, results, [_target_line(t) for t in targets])))
+        lines = render(model, wl, results, [_target_line(t) for t in targets])
+        why = choice.line()
+        print("\n".join(lines[:2] + ([visible(why)] if why else []) + lines[2:]))
         for line in advice_lines([(e.target, e.peak_bytes) for e in results]):
             print(line)
         if lost_lines:
             print("\n" + "\n".join(lost_lines))
-        for line in _hints(model, wl, results):
-            print(line)
+        for line in hint_lines(model, wl, results[0]):
+            print(visible(line))
     return 1 if not ok else (EXIT_PARTIAL if unavailable else 0)
 
 
 def vars_of(u: Any) -> dict[str, Any]:
     return {"index": u.index, "name": u.name, "reason": u.reason}
-
-
-def _hints(model: Any, wl: Any, results: list[Any]) -> list[str]:
-    """When training does not fit: what the usual memory savers would give, on the first GPU."""
-    from dataclasses import replace
-
-    from gputui.fit.llm.estimate import estimate
-    from gputui.fit.report import gib
-
-    e = results[0]
-    if wl.mode != "train" or e.fits_now:
-        return []
-    tries = []
-    if not wl.grad_checkpointing:
-        tries.append(("--grad-checkpointing", replace(wl, grad_checkpointing=True)))
-    if wl.method == "full":
-        tries.append(("--lora-rank 16", replace(wl, method="lora", weights="bf16")))
-    if wl.method in ("full", "lora"):
-        tries.append(
-            (
-                "--method qlora --grad-checkpointing",
-                replace(
-                    wl,
-                    method="qlora",
-                    weights="nf4-dq",
-                    optimizer="adamw_8bit",
-                    grad_checkpointing=True,
-                ),
-            )
-        )
-    lines = []
-    for flag, alt in tries:
-        a = estimate(model, alt, e.target)
-        lines.append(
-            f"  with {flag}: peak {gib(a.peak_bytes)}, {a.verdict}, longest sequence "
-            f"{a.longest_seq:,}{' (the model maximum)' if a.longest_capped else ''}"
-        )
-    return ["", "hints:", *lines] if lines else []

@@ -5,6 +5,7 @@ longest context, rough tokens/s, how many cards, and the ranking of every catalo
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -560,19 +561,26 @@ class Ranked:
 
 
 def rank_cards(
-    model: TransformerModel, wl: Workload, cards: tuple[Card, ...], architectures: dict[str, object]
+    model: TransformerModel,
+    wl: Workload,
+    cards: tuple[Card, ...],
+    architectures: dict[str, object],
+    pick: Callable[[Workload, Target], Workload] | None = None,
 ) -> list[Ranked]:
-    """Every card: those that fit first, fastest first; then by how few cards would do."""
+    """Every card: those that fit first, fastest first; then by how few cards would do.
+    `pick`: the strategy for each card (fit.llm.parallel_choice, when --parallel is not given)."""
     out = []
     for card in cards:
-        est = estimate(model, wl, card_target(card, architectures))
+        target = card_target(card, architectures)
+        cwl = pick(wl, target) if pick is not None else wl
+        est = estimate(model, cwl, target)
         out.append(
             Ranked(
                 card,
                 est,
                 min_cards(model, wl, card)
                 if not est.fits or wl.gpus == 1
-                else (wl.gpus, "as asked"),
+                else (wl.gpus, "as asked" if cwl.parallel == wl.parallel else cwl.parallel),
             )
         )
 

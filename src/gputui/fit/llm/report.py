@@ -143,7 +143,7 @@ def estimate_dict(e: Estimate) -> dict[str, Any]:
     }
 
 
-def _workload_line(wl: Workload, m: TransformerModel) -> str:
+def _workload_line(wl: Workload, m: TransformerModel, per_card: bool = False) -> str:
     if wl.mode == "train":
         if wl.method == "full":
             how = f"full fine-tune, {wl.precision}, {wl.optimizer}"
@@ -171,7 +171,9 @@ def _workload_line(wl: Workload, m: TransformerModel) -> str:
             f"{wl.batch_size} sequence(s), KV cache {wl.kv_dtype}{paged}"
         )
     head += f", {wl.attention} attention"
-    if wl.gpus > 1:
+    if wl.gpus > 1 and per_card:  # --all-cards without --parallel: each card's own choice
+        head += f"; {wl.gpus} GPUs (per card, the cheapest strategy that fits: cards needed)"
+    elif wl.gpus > 1:
         head += f"; {wl.gpus} GPUs ({wl.parallel}, TP {wl.tp} x PP {wl.pp})"
     return head
 
@@ -284,6 +286,7 @@ def ranking_dict(ranked: list[Ranked]) -> list[dict[str, Any]]:
             ),
             "min_cards": r.min_cards[0] if r.min_cards else None,
             "min_cards_split": r.min_cards[1] if r.min_cards else None,
+            "parallel": r.estimate.workload.parallel,
             "launch_price_usd": r.card.launch_price_usd,
             **power.json_fields(r.tokens_per_s, r.card, power.TOKENS),
         }
@@ -291,11 +294,13 @@ def ranking_dict(ranked: list[Ranked]) -> list[dict[str, Any]]:
     ]
 
 
-def render_ranking(m: TransformerModel, wl: Workload, ranked: list[Ranked]) -> list[str]:
+def render_ranking(
+    m: TransformerModel, wl: Workload, ranked: list[Ranked], per_card: bool = False
+) -> list[str]:
     word = {"train": "train tok/s", "generate": "decode tok/s"}.get(wl.mode, "prefill tok/s")
     lines = [
         model_line(m),
-        _workload_line(wl, m),
+        _workload_line(wl, m, per_card),
         "",
         f"  {'#':>2} {'card':<30} {'memory':>10} {'peak':>10} {'verdict':<12} {'max batch':>9} "
         f"{'longest ' + _seq_word(wl):>16} {word:>13} {'bound':<7} {'cards needed':>16}",
