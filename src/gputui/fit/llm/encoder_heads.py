@@ -154,6 +154,12 @@ def encoder_head(k: Keys, cfg: TransformerConfig) -> TransformerConfig:
                 f"architectures class {name!r} is not known to gputui: its task head is not "
                 "counted, only the encoder's layers and embeddings",
             )
+    if any(m.shape == ("hidden", "vocab") for m in heads.get(task, ())):
+        # fit.llm.memory models an encoder's forward without any head activations
+        warnings += (
+            f"{visible(arch[:80])}: its logits over the vocabulary (batch x sequence x "
+            f"{cfg.vocab_size:,}) are not in the activation estimate; the peak may be higher",
+        )
     head = EncoderHead(arch, task, _num_labels(k), k.flag("tie_word_embeddings", True))
     return replace(cfg, encoder_head=head, warnings=warnings)
 
