@@ -100,3 +100,16 @@ def test_bad_head_keys_name_the_key(change: dict, field: str) -> None:
     with pytest.raises(ConfigError) as err:
         from_hf_dict({**raw, **change})
     assert err.value.field == field
+
+
+@pytest.mark.parametrize("name", ENCODERS)
+def test_head_counts_equal_live_transformers(name: str) -> None:
+    """Where torch and transformers are importable: the class itself, on the meta device."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    raw = EXTRA[name]["config"]
+    kwargs = {k: v for k, v in raw.items() if k not in ("model_type", "torch_dtype")}
+    cfg = transformers.AutoConfig.for_model(raw["model_type"], **kwargs)
+    with torch.device("meta"):
+        model = getattr(transformers, raw["architectures"][0])(cfg)
+    assert layout(from_hf_dict(raw)).params == model.num_parameters()
