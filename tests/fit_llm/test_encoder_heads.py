@@ -113,3 +113,19 @@ def test_head_counts_equal_live_transformers(name: str) -> None:
     with torch.device("meta"):
         model = getattr(transformers, raw["architectures"][0])(cfg)
     assert layout(from_hf_dict(raw)).params == model.num_parameters()
+
+
+@pytest.mark.parametrize(
+    ("arch", "noted"),
+    [
+        ("LlamaForCausalLM", False),
+        ("LlamaForSequenceClassification", True),
+        ("LlamaModel", True),
+        ("Gemma3ForConditionalGeneration", False),
+    ],
+)
+def test_a_decoder_with_another_head_says_so(arch: str, noted: bool) -> None:
+    raw = {**bare("llama-3-8b"), "architectures": [arch]}
+    cfg = from_hf_dict(raw)
+    assert any(arch in w and "not modelled" in w for w in cfg.warnings) == noted
+    assert layout(cfg).params == BASE["llama-3-8b"]["num_parameters"]

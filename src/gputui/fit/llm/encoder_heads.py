@@ -19,7 +19,17 @@ from gputui.fit.llm.config import ConfigError, EncoderHead, TransformerConfig
 from gputui.fit.llm.hfread import Keys
 from gputui.textsafe import visible
 
-__all__ = ["HeadModule", "HEADS", "encoder_head", "head_modules", "module_shape"]
+__all__ = [
+    "HeadModule",
+    "HEADS",
+    "decoder_head_note",
+    "encoder_head",
+    "head_modules",
+    "module_shape",
+]
+
+# a decoder is counted with its LM head: what these class names end with
+LM_CLASSES = ("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")
 
 Size = Literal["hidden", "labels", "vocab", "one", "two"]
 Kind = Literal["linear", "norm", "bias"]
@@ -162,6 +172,19 @@ def encoder_head(k: Keys, cfg: TransformerConfig) -> TransformerConfig:
         )
     head = EncoderHead(arch, task, _num_labels(k), k.flag("tie_word_embeddings", True))
     return replace(cfg, encoder_head=head, warnings=warnings)
+
+
+def decoder_head_note(k: Keys, cfg: TransformerConfig) -> TransformerConfig:
+    """A decoder is counted as its causal LM (an LM head of vocab x width unless tied): a
+    class with another head (LlamaForSequenceClassification, a bare Qwen2Model) says so."""
+    arch = _architecture(k)
+    if not arch or arch.endswith(LM_CLASSES):
+        return cfg
+    note = (
+        f"architectures class {visible(arch[:80])!r}: counted as the causal LM with its LM "
+        "head; this class's own head is not modelled"
+    )
+    return replace(cfg, warnings=cfg.warnings + (note,))
 
 
 def head_modules(cfg: TransformerConfig) -> tuple[HeadModule, ...]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from gputui.fit.llm.bounds import bound_of
 from gputui.fit.llm.config import ConfigError, Family, Mla, Moe, TransformerConfig
-from gputui.fit.llm.encoder_heads import encoder_head
+from gputui.fit.llm.encoder_heads import decoder_head_note, encoder_head
 from gputui.fit.llm.hfdefaults import TEXT_MODEL_TYPE, with_defaults
 from gputui.fit.llm.hfquant import quantization
 from gputui.fit.llm.hfread import Keys, show
@@ -464,7 +464,6 @@ def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
         )
     if cfg.num_heads % cfg.num_kv_heads:
         raise ConfigError(k._field("num_key_value_heads"), "must divide the number of heads")
-    if cfg.encoder:
-        cfg = encoder_head(k, cfg)
+    cfg = encoder_head(k, cfg) if cfg.encoder else decoder_head_note(k, cfg)
     q = quantization(k)
     return replace(cfg, quantization=q, warnings=cfg.warnings + tuple(warnings))
