@@ -8,8 +8,14 @@ gputui's own counting is tested against transformers without depending on it.
     python3.11 -m venv /work/venv-hf
     /work/venv-hf/bin/pip install torch==2.13.0 transformers accelerate
     /work/venv-hf/bin/python scripts/gen_hf_fixtures.py
+    /work/venv-hf/bin/python scripts/gen_hf_fixtures.py --extra   # the two JSONs below
 
-Writes examples/llm/<name>.json and tests/fixtures/hf/param_counts.json.
+Writes examples/llm/<name>.json and tests/fixtures/hf/param_counts.json; then
+tests/fixtures/hf/config_defaults.json (each supported config class's `__init__`
+defaults for the keys gputui reads, after checking gputui's own table
+fit.llm.hfdefaults against them) and tests/fixtures/hf/extra_counts.json (configs
+that rely on those defaults, and encoders with each task head their
+`architectures` class names, each with transformers' count).
 """
 
 from __future__ import annotations
@@ -214,6 +220,139 @@ def count(cfg_dict: dict[str, Any]) -> tuple[int, str, dict[str, Any]]:
     return int(model.num_parameters()), type(model).__name__, written
 
 
+# configs shaped like the published ones, kept as they are (no keys filled in): each is
+# counted as the class its `architectures` names (a multimodal one: its text model)
+GEMMA3_4B_IT = dict(
+    architectures=["Gemma3ForConditionalGeneration"], model_type="gemma3",
+    boi_token_index=255999, eoi_token_index=256000, eos_token_id=[1, 106],
+    image_token_index=262144, initializer_range=0.02, mm_tokens_per_image=256,
+    text_config=dict(
+        hidden_size=2560, intermediate_size=10240, model_type="gemma3_text",
+        num_hidden_layers=34, rope_scaling={"factor": 8.0, "rope_type": "linear"},
+        sliding_window=1024,
+    ),
+    torch_dtype="bfloat16",
+    vision_config=dict(
+        hidden_size=1152, image_size=896, intermediate_size=4304,
+        model_type="siglip_vision_model", num_attention_heads=16, num_hidden_layers=27,
+        patch_size=14, vision_use_head=False,
+    ),
+)  # fmt: skip
+
+
+def _encoder(base: str, arch: str, **extra: Any) -> dict[str, Any]:
+    return {**CONFIGS[base], "architectures": [arch], **extra}
+
+
+LABELS3 = {"0": "negative", "1": "neutral", "2": "positive"}
+EXTRA: dict[str, dict[str, Any]] = {
+    "gemma-3-4b-it": GEMMA3_4B_IT,
+    "bert-base-uncased-mlm": _encoder("bert-base-uncased", "BertForMaskedLM"),
+    "bert-base-uncased-mlm-untied": _encoder(
+        "bert-base-uncased", "BertForMaskedLM", tie_word_embeddings=False
+    ),
+    "bert-base-uncased-pretraining": _encoder("bert-base-uncased", "BertForPreTraining"),
+    "bert-base-uncased-nsp": _encoder("bert-base-uncased", "BertForNextSentencePrediction"),
+    "bert-base-uncased-seqcls": _encoder("bert-base-uncased", "BertForSequenceClassification"),
+    "bert-base-uncased-seqcls-3": _encoder(
+        "bert-base-uncased", "BertForSequenceClassification", id2label=LABELS3
+    ),
+    "bert-base-uncased-tokcls-9": _encoder(
+        "bert-base-uncased", "BertForTokenClassification", num_labels=9
+    ),
+    "bert-base-uncased-qa": _encoder("bert-base-uncased", "BertForQuestionAnswering"),
+    "bert-base-uncased-mc": _encoder("bert-base-uncased", "BertForMultipleChoice"),
+    "bert-base-uncased-lmhead": _encoder("bert-base-uncased", "BertLMHeadModel"),
+    "roberta-base-mlm": _encoder("roberta-base", "RobertaForMaskedLM"),
+    "roberta-base-mlm-untied": _encoder(
+        "roberta-base", "RobertaForMaskedLM", tie_word_embeddings=False
+    ),
+    "roberta-base-causal": _encoder("roberta-base", "RobertaForCausalLM"),
+    "roberta-base-seqcls-3": _encoder(
+        "roberta-base", "RobertaForSequenceClassification", id2label=LABELS3
+    ),
+    "roberta-base-tokcls-9": _encoder("roberta-base", "RobertaForTokenClassification", num_labels=9),
+    "roberta-base-qa": _encoder("roberta-base", "RobertaForQuestionAnswering"),
+    "roberta-base-mc": _encoder("roberta-base", "RobertaForMultipleChoice"),
+    "xlm-roberta-base-mlm": dict(
+        model_type="xlm-roberta", architectures=["XLMRobertaForMaskedLM"], vocab_size=250002,
+        max_position_embeddings=514, type_vocab_size=1, torch_dtype="float32",
+    ),
+    "distilbert-base-uncased-mlm": _encoder("distilbert-base-uncased", "DistilBertForMaskedLM"),
+    "distilbert-base-uncased-mlm-untied": _encoder(
+        "distilbert-base-uncased", "DistilBertForMaskedLM", tie_word_embeddings=False
+    ),
+    "distilbert-base-uncased-seqcls-3": _encoder(
+        "distilbert-base-uncased", "DistilBertForSequenceClassification", id2label=LABELS3
+    ),
+    "distilbert-base-uncased-tokcls-9": _encoder(
+        "distilbert-base-uncased", "DistilBertForTokenClassification", num_labels=9
+    ),
+    "distilbert-base-uncased-qa": _encoder(
+        "distilbert-base-uncased", "DistilBertForQuestionAnswering"
+    ),
+    "distilbert-base-uncased-mc": _encoder("distilbert-base-uncased", "DistilBertForMultipleChoice"),
+}  # fmt: skip
+
+
+def count_extra(cfg_dict: dict[str, Any]) -> tuple[int, str]:
+    """transformers' count of the class `architectures` names, built on the meta device."""
+    import torch
+    import transformers
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    kwargs = {k: v for k, v in cfg_dict.items() if k not in ("model_type", "torch_dtype")}
+    cfg = AutoConfig.for_model(cfg_dict["model_type"], **kwargs)
+    with torch.device("meta"):
+        if hasattr(cfg, "text_config") and cfg_dict.get("text_config") is not None:
+            model = AutoModelForCausalLM.from_config(cfg.get_text_config())
+        else:
+            model = getattr(transformers, cfg_dict["architectures"][0])(cfg)
+    return int(model.num_parameters()), type(model).__name__
+
+
+def config_defaults() -> dict[str, dict[str, Any]]:
+    """Each supported class's `__init__` defaults for the keys gputui reads (None ones too)."""
+    import inspect
+
+    from transformers import CONFIG_MAPPING
+
+    sys.path.insert(0, str(ROOT / "src"))
+    from gputui.fit.llm.hfdefaults import DEFAULTS, READ_KEYS
+
+    out: dict[str, dict[str, Any]] = {}
+    for mt in DEFAULTS:
+        params = inspect.signature(CONFIG_MAPPING[mt].__init__).parameters
+        out[mt] = {
+            key: p.default
+            for key, p in sorted(params.items())
+            if key in READ_KEYS and p.default is not inspect.Parameter.empty
+        }
+        ours = dict(DEFAULTS[mt])
+        theirs = {key: v for key, v in out[mt].items() if v is not None}
+        if ours != theirs:
+            raise SystemExit(f"hfdefaults.DEFAULTS[{mt!r}] differs from transformers: {theirs}")
+    return out
+
+
+def write_extra() -> None:
+    import transformers
+
+    stamp = {
+        "_generated_by": f"scripts/gen_hf_fixtures.py, transformers {transformers.__version__}"
+    }
+    fixtures = ROOT / "tests" / "fixtures" / "hf"
+    (fixtures / "config_defaults.json").write_text(
+        json.dumps(stamp | config_defaults(), indent=2) + "\n"
+    )
+    extra: dict[str, Any] = {}
+    for name, cfg in EXTRA.items():
+        n, cls = count_extra(cfg)
+        extra[name] = {"class": cls, "num_parameters": n, "config": cfg}
+        print(f"{name:<34} {cls:<36} {n:>16,}", flush=True)
+    (fixtures / "extra_counts.json").write_text(json.dumps(stamp | extra, indent=2) + "\n")
+
+
 def main(argv: list[str]) -> int:
     only = set(argv)
     out_dir = ROOT / "examples" / "llm"
@@ -222,6 +361,9 @@ def main(argv: list[str]) -> int:
     counts: dict[str, Any] = json.loads(counts_path.read_text()) if counts_path.exists() else {}
     import transformers
 
+    if "--extra" in only:
+        write_extra()
+        return 0
     for name, cfg in CONFIGS.items():
         if only and name not in only:
             continue

@@ -89,7 +89,9 @@ def test_bad_flags_one_line_exit_2(
 
 def test_bad_config_file_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     p = tmp_path / "config.json"
-    p.write_text(json.dumps({"model_type": "llama", "hidden_size": 4096}))
+    p.write_text(
+        json.dumps({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": None})
+    )
     rc, _, err = run(capsys, str(p), "--gpu", "RTX 4090")
     assert rc == 2 and "config.json: num_hidden_layers: is required" in err
 

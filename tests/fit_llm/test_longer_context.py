@@ -147,8 +147,10 @@ def test_no_known_context_says_where_the_search_stopped(
 ) -> None:
     """Without max_position_embeddings the longest-prompt search ends at its own ceiling:
     that ceiling was printed as the answer ("longest prompt: 4,194,048 tokens")."""
+    # an explicit null: an absent key takes LlamaConfig's default, 2,048, as in transformers
     tiny = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
-            "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100}  # fmt: skip
+            "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100,
+            "max_position_embeddings": None}  # fmt: skip
     path = tmp_path / "config.json"
     path.write_text(json.dumps(tiny))
     rc, out, _ = run(capsys, str(path), "--gpu", "H100 SXM5 80GB")

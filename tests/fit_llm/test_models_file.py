@@ -97,7 +97,10 @@ GPT2 = 'config = { model_type = "gpt2", n_embd = 64, n_layer = 2, n_head = 4, n_
         ('colour = "red"\n' + GPT2, "model 'g': colour: unknown key"),
         ('hf_config = "nowhere.json"\n', "nowhere.json"),
         ("", "give exactly one of hf_config"),
-        ('config = { model_type = "llama" }', "model 'g': config.hidden_size: is required"),
+        (
+            'config = { model_type = "llama", hidden_size = "big" }',
+            "model 'g': config.hidden_size: must be",
+        ),
     ],
 )
 def test_bad_tables_one_line_naming_model_and_field(

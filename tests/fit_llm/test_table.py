@@ -49,7 +49,10 @@ def test_path_and_inline_configs() -> None:
         ({"seq_len": 0}, "seq_len: must be a positive integer"),
         ({"mode": "serve"}, "mode: must be one of"),
         ({"colour": "red"}, "colour: unknown key"),
-        ({"config": {"model_type": "llama"}}, "config.hidden_size: is required"),
+        (
+            {"config": {"model_type": "llama", "hidden_size": None}},
+            "config.hidden_size: is required",
+        ),
     ],
 )
 def test_bad_tables_name_the_key(change: dict, message: str) -> None:

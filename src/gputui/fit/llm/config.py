@@ -14,7 +14,7 @@ from typing import Literal
 
 from gputui.fit.llm.bounds import ConfigError, check_config
 
-__all__ = ["ConfigError", "TransformerConfig", "Moe", "Mla", "Quantization"]
+__all__ = ["ConfigError", "EncoderHead", "TransformerConfig", "Moe", "Mla", "Quantization"]
 
 Norm = Literal["rms", "layer", "layer_nobias", "none"]
 Mlp = Literal["gated", "plain"]
@@ -61,6 +61,16 @@ class Mla:
 
 
 @dataclass(frozen=True, slots=True)
+class EncoderHead:
+    """The task head an encoder's `architectures` class puts on it (encoder_heads.py)."""
+
+    architecture: str  # the class, e.g. "BertForMaskedLM"; "" when the config names none
+    task: str  # "Model" (the bare encoder), "ForMaskedLM", ...; "unknown": not counted
+    num_labels: int = 2  # from id2label or num_labels, as transformers reads them
+    tied_decoder: bool = True  # the masked-LM decoder shares the token embedding
+
+
+@dataclass(frozen=True, slots=True)
 class Quantization:
     """A checkpoint's own quantization (config.json's quantization_config)."""
 
@@ -92,6 +102,7 @@ class TransformerConfig:
     learned_positions: int = 0  # rows of a learned position table (0: rotary or none)
     token_types: int = 0  # BERT's token_type embeddings
     encoder: bool = False  # bidirectional, no generation, no KV cache
+    encoder_head: EncoderHead | None = None  # None: the bare encoder with its pooler, if any
     sliding_window: int | None = None
     layer_types: tuple[str, ...] = ()  # per layer "sliding" or "full"; empty: all full
     moe: Moe | None = None

@@ -14,6 +14,8 @@ from typing import Any
 
 from gputui.fit.llm.bounds import bound_of
 from gputui.fit.llm.config import ConfigError, Family, Mla, Moe, TransformerConfig
+from gputui.fit.llm.encoder_heads import decoder_head_note, encoder_head
+from gputui.fit.llm.hfdefaults import TEXT_MODEL_TYPE, with_defaults
 from gputui.fit.llm.hfquant import quantization
 from gputui.fit.llm.hfread import Keys, show
 
@@ -236,7 +238,10 @@ def _llama_like(k: Keys, model_type: str, kind: str) -> TransformerConfig:
         vocab,
         k.opt_int("max_position_embeddings"),
         tie_word_embeddings=k.flag("tie_word_embeddings", kind in ("gemma", "gemma2", "gemma3")),
-        qkv_bias=k.flag("attention_bias", kind in ("qwen2", "qwen2_moe", "gpt_oss")),
+        qkv_bias=k.flag(
+            "qkv_bias" if kind == "qwen2_moe" else "attention_bias",
+            kind in ("qwen2", "qwen2_moe", "gpt_oss"),
+        ),
         o_bias=k.flag("attention_bias", kind == "gpt_oss"),
         mlp_bias=k.flag("mlp_bias", False),
         attention_dropout=k.number("attention_dropout", 0.0),
@@ -401,8 +406,12 @@ def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
     text = raw.get("text_config")
     if isinstance(text, Mapping) and not raw.get("num_hidden_layers"):
         merged = dict(text)
-        if "quantization_config" in raw and "quantization_config" not in merged:
-            merged["quantization_config"] = raw["quantization_config"]
+        for key in ("quantization_config", "torch_dtype", "dtype"):
+            if key in raw and key not in merged:
+                merged[key] = raw[key]
+        parent = raw.get("model_type")
+        if "model_type" not in merged and isinstance(parent, str) and parent in TEXT_MODEL_TYPE:
+            merged["model_type"] = TEXT_MODEL_TYPE[parent]
         warnings.append(
             "multimodal config: only its text model (text_config) is estimated; "
             "the vision/audio towers are not counted"
@@ -416,6 +425,8 @@ def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
             k._field("model_type"), "is required (is this a Hugging Face config.json?)"
         )
     mt = model_type.lower()
+    # transformers fills every key a config.json leaves out from its class's defaults
+    k = Keys(with_defaults(raw, mt), prefix)
     cfg: TransformerConfig
     if mt == "gpt2":
         cfg = _classic(k, _GPT2, "gpt2", "gpt2")
@@ -453,5 +464,6 @@ def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
         )
     if cfg.num_heads % cfg.num_kv_heads:
         raise ConfigError(k._field("num_key_value_heads"), "must divide the number of heads")
+    cfg = encoder_head(k, cfg) if cfg.encoder else decoder_head_note(k, cfg)
     q = quantization(k)
     return replace(cfg, quantization=q, warnings=cfg.warnings + tuple(warnings))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gputui.fit.llm.config import TransformerConfig
+from gputui.fit.llm.encoder_heads import head_modules, module_shape
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +56,9 @@ class Layout:
     embedding: int  # token (+ position, token type) embeddings and their norm
     token_embedding: int  # the vocab x width table alone
     lm_head: int  # 0 when tied to the token embedding
-    head_linears: tuple[Linear, ...]  # OPT's project in/out, BERT's pooler
+    head_linears: tuple[Linear, ...]  # OPT's project in/out, an encoder's pooler and task head
+    # norms and biases after the last block: the final norm, or an encoder head's LayerNorm
+    # and its tied decoder's bias (16/32-bit extras, never quantized)
     final_norm: int
     blocks: tuple[Block, ...]
 
@@ -218,12 +221,32 @@ def layout(cfg: TransformerConfig) -> Layout:
     head: list[Linear] = []
     if emb_dim != h:
         head += [Linear("project_in", emb_dim, h), Linear("project_out", h, emb_dim)]
-    if cfg.model_type in ("bert", "roberta", "xlm-roberta", "camembert"):
-        head.append(Linear("pooler", h, h, True))
     lm_head = 0
     if not cfg.encoder and not cfg.tie_word_embeddings:
         lm_head = cfg.vocab_size * emb_dim + (cfg.vocab_size if cfg.family == "gptj" else 0)
     final = 0
     if not cfg.encoder and cfg.final_norm:
         final = _norm(cfg, h)
+    if cfg.encoder:
+        extra, final = _encoder_head(cfg)
+        head += extra
     return Layout(embedding, token, lm_head, tuple(head), final, tuple(blocks))
+
+
+def _encoder_head(cfg: TransformerConfig) -> tuple[list[Linear], int]:
+    """The linears of an encoder's head (encoder_heads.py's table) and its norm/bias params."""
+    lins: list[Linear] = []
+    other = 0
+    tied = cfg.encoder_head is None or cfg.encoder_head.tied_decoder
+    for m in head_modules(cfg):
+        shape = module_shape(cfg, m)
+        role = "pooler" if m.name == "pooler.dense" else m.name
+        if m.kind == "norm":
+            other += _norm(cfg, shape[0])
+        elif m.kind == "bias":
+            other += shape[0]
+        elif not (tied and m.tied):
+            lins.append(Linear(role, shape[0], shape[1], True))
+        elif m.tied == "weight":
+            other += shape[1]  # its own bias; the weight is the token embedding
+    return lins, other
