@@ -17,6 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 SETTINGS = properties.bounded(40)
+# A seed, not st.randoms(): the answers carry the time, so their length (which the byte
+# mutations draw a cut from) differs between runs, and hypothesis would see the same
+# choices lead elsewhere ("inconsistent data generation").
+SEEDS = st.integers(0, 2**32 - 1)
 
 
 def _run(case: family.Case) -> gen.Outcome:
@@ -24,8 +28,9 @@ def _run(case: family.Case) -> gen.Outcome:
 
 
 @SETTINGS
-@given(rng=st.randoms(use_true_random=False))
-def test_valid_answers_show_every_value_as_sent(rng: Random) -> None:
+@given(seed=SEEDS)
+def test_valid_answers_show_every_value_as_sent(seed: int) -> None:
+    rng = Random(seed)
     case = family.Case(family.fleet(rng), "snapshot-json", "", None, "none")
     case.expect = [
         (g.host, g.index, family.SAMPLE_METRICS[m][0], float(v))
@@ -37,16 +42,18 @@ def test_valid_answers_show_every_value_as_sent(rng: Random) -> None:
 
 
 @SETTINGS
-@given(rng=st.randoms(use_true_random=False))
-def test_mutated_answers_are_read_or_one_line_never_a_wrong_accept(rng: Random) -> None:
+@given(seed=SEEDS)
+def test_mutated_answers_are_read_or_one_line_never_a_wrong_accept(seed: int) -> None:
+    rng = Random(seed)
     case = family.make_case(rng, slow=False)
     outcome = _run(case)
     assert outcome.kind in ("ok", "rejected"), (outcome, family.case_text(case))
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rng=st.randoms(use_true_random=False))
-def test_values_that_are_not_readings_are_na(rng: Random) -> None:
+@given(seed=SEEDS)
+def test_values_that_are_not_readings_are_na(seed: int) -> None:
+    rng = Random(seed)
     case = family.Case(family.fleet(rng), "snapshot-json", "", None, "none")
     family._plant_values(rng, case)
     outcome = _run(case)
