@@ -34,6 +34,7 @@ test: $(STAMP_TEST)
 lint: $(STAMP_LINT)
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP_LINT)
 	$(BIN)/mypy

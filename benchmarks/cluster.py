@@ -73,7 +73,7 @@ def timed_refreshes(source: Any, refreshes: int) -> tuple[list[float], list[floa
 
 
 def refresh_rows(url: str, sizes: list[int], refreshes: int) -> None:
-    from gputui.telemetry.prometheus import SAMPLE_METRICS, VIEW_METRICS, PrometheusSource
+    from gputui.sources.prometheus.source import SAMPLE_METRICS, VIEW_METRICS, PrometheusSource
 
     print(f"\n1. cluster refresh ({refreshes} refreshes each, medians; Prometheus at {url})")
     print("   view: the cluster view's 8 metrics; all: every field (snapshot/fit --prometheus)")
@@ -169,7 +169,7 @@ def ui_fill_seconds(cluster: Any, other: Any, history: Any, repeats: int) -> lis
 
 
 def scenario_8x40(folder: Path) -> Path:
-    base = (ROOT / "src/gputui/telemetry/scenarios/demo-8gpu.toml").read_text()
+    base = (ROOT / "src/gputui/sources/simulated/scenarios/demo-8gpu.toml").read_text()
     extra = "".join(
         f'\n[[process]]\ngpu = {g}\npid = {900000 + g}\nuser = "bench"\n'
         f'command = "python worker.py --rank {g}"\nworkload = "inference"\ngpu_memory = "2 GiB"\n'
@@ -183,7 +183,7 @@ def scenario_8x40(folder: Path) -> Path:
 def exporter_rows(scenario: Path, scrapes: int) -> None:
     import psutil
 
-    from gputui.telemetry.scenario import load_scenario
+    from gputui.sources.simulated.scenario import load_scenario
 
     sc = load_scenario(scenario)
     print(f"\n2. exporter scrapes ({len(sc.gpus)} GPUs, {len(sc.processes)} processes, {scrapes} scrapes each)")
@@ -229,7 +229,7 @@ def exporter_rows(scenario: Path, scrapes: int) -> None:
 
     from gputui.catalog import load_catalog
     from gputui.exporter.poller import Poller
-    from gputui.telemetry.simulated import SimulatedSource
+    from gputui.sources.simulated.source import SimulatedSource
 
     poller = Poller(SimulatedSource(sc, with_host=True), interval=1.0, catalog=load_catalog())
     registry = CollectorRegistry(auto_describe=False)

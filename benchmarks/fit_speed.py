@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from gputui.catalog import load_catalog
-from gputui.fit import estimate, roofline
-from gputui.fit.config import ModelSpec, layer_models, load_keras_model, load_models
-from gputui.fit.estimate import Target, check, rank_cards
+from gputui.fit.core import estimate, roofline
+from gputui.fit.core.estimate import Target, check, rank_cards
+from gputui.fit.modelsfile import ModelSpec, layer_models, load_keras_model, load_models
 
 ROOT = Path(__file__).resolve().parent.parent
 

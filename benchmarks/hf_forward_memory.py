@@ -22,10 +22,10 @@ from pathlib import Path
 import torch
 import transformers
 
-from gputui.fit.llm.estimate import memory
-from gputui.fit.llm.hfkeys import from_hf_dict
-from gputui.fit.llm.model import from_config
-from gputui.fit.llm.workload import Workload
+from gputui.fit.transformer.estimate import memory
+from gputui.fit.transformer.hfkeys import from_hf_dict
+from gputui.fit.transformer.model import from_config
+from gputui.fit.transformer.workload import Workload
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from torch_memory import peak_cpu_bytes  # noqa: E402

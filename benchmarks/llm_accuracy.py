@@ -36,11 +36,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gputui.fit.llm.estimate import memory
-from gputui.fit.llm.hfkeys import from_hf_dict
-from gputui.fit.llm.kv import kv_cache_bytes
-from gputui.fit.llm.model import TransformerModel, from_config
-from gputui.fit.llm.workload import Workload
+from gputui.fit.transformer.estimate import memory
+from gputui.fit.transformer.hfkeys import from_hf_dict
+from gputui.fit.transformer.kv import kv_cache_bytes
+from gputui.fit.transformer.model import TransformerModel, from_config
+from gputui.fit.transformer.workload import Workload
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when a test loads this file
 from torch_memory import peak_cpu_bytes  # noqa: E402

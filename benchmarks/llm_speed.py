@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 from gputui.catalog import load_catalog
-from gputui.fit.llm.estimate import card_target, estimate, memory, rank_cards
-from gputui.fit.llm.hfkeys import from_hf_dict
-from gputui.fit.llm.model import from_config
-from gputui.fit.llm.workload import Workload
+from gputui.fit.transformer.estimate import card_target, estimate, memory, rank_cards
+from gputui.fit.transformer.hfkeys import from_hf_dict
+from gputui.fit.transformer.model import from_config
+from gputui.fit.transformer.workload import Workload
 
 ROOT = Path(__file__).resolve().parent.parent
 

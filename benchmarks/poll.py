@@ -39,11 +39,11 @@ def child(kind: str, polls: int, scenario: str | None, with_host: bool) -> None:
     t0 = time.perf_counter()
     source: Any
     if kind == "nvml":
-        from gputui.telemetry.nvml import NvmlSource
+        from gputui.sources.nvml.source import NvmlSource
 
         source = NvmlSource.open(with_host=with_host)
     else:
-        from gputui.telemetry.simulated import SimulatedSource
+        from gputui.sources.simulated.source import SimulatedSource
 
         source = SimulatedSource.from_scenario(Path(scenario or ""), with_host=with_host)
     open_ms = (time.perf_counter() - t0) * 1000

@@ -44,17 +44,17 @@ FLOOR = [PYTHON, str(ROOT / "benchmarks" / "textual_floor.py"), "--mode"]
 # (label, modules): what the dashboard imports beyond the floor, in its order.
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the dashboard's common lines skip argparse (commands/tui.py fast_args); on Linux its
-    # polls read /proc and psutil waits for a dialog that needs it (telemetry/host.py)
+    # polls read /proc and psutil waits for a dialog that needs it (sources/host/source.py)
     ("command line (no argparse)", ("gputui.cli", "gputui.commands.tui")),
-    ("host telemetry (/proc; psutil on demand)", ("gputui.telemetry.procfs", "gputui.telemetry.host")),
-    ("NVML source", ("gputui.telemetry.nvml",)),
+    ("host telemetry (/proc; psutil on demand)", ("gputui.sources.host.procfs", "gputui.sources.host.source")),
+    ("NVML source", ("gputui.sources.nvml.source",)),
     ("dashboard UI (app, screens, widgets)", ("gputui.tui.app", "gputui.tui.run")),
     ("catalog, read from its cache (card labels)", ("gputui.catalog",)),
     (
         "fit engine (the fit line, after the first frame)",
         (
-            "gputui.tui.fit_screen",
-            "gputui.fit.llm.estimate",
+            "gputui.tui.screens.fit",
+            "gputui.fit.transformer.estimate",
             "gputui.fit.importers.keras",
             "gputui.fit.importers.hf",
         ),

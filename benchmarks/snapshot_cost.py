@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def child(polls: int) -> None:
     import time
 
-    from gputui.telemetry.nvml import NvmlSource
+    from gputui.sources.nvml.source import NvmlSource
 
     now = [1000.0]
 

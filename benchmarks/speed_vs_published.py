@@ -1,7 +1,7 @@
 """gputui's roofline speed estimate against published single-GPU throughputs.
 
 For every row of benchmarks/published/*.csv, the same model, batch, precision and
-card through gputui.fit.roofline; per workload (and precision) the Spearman rank
+card through gputui.fit.core.roofline; per workload (and precision) the Spearman rank
 correlation across GPUs and the ratio estimate / measured per point. Aims (issue 14):
 Spearman >= 0.9 per workload, 80 % of points within a factor of 1.5.
 
@@ -34,15 +34,15 @@ from typing import Any
 
 from gputui.catalog import load_catalog
 from gputui.catalog.models import Architecture, Card
-from gputui.fit import roofline
-from gputui.fit.config import ModelSpec, load_keras_model, parse_models
-from gputui.fit.estimate import EFFICIENCY, _speed_at
+from gputui.fit.core import roofline
+from gputui.fit.core.estimate import EFFICIENCY, _speed_at
+from gputui.fit.core.precision import has_tensor
+from gputui.fit.core.throughput import rate
 from gputui.fit.importers.hf import load_path
-from gputui.fit.llm.estimate import gemm_shapes
-from gputui.fit.llm.model import TransformerModel
-from gputui.fit.llm.workload import Workload
-from gputui.fit.precision import has_tensor
-from gputui.fit.throughput import rate
+from gputui.fit.modelsfile import ModelSpec, load_keras_model, parse_models
+from gputui.fit.transformer.estimate import gemm_shapes
+from gputui.fit.transformer.model import TransformerModel
+from gputui.fit.transformer.workload import Workload
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "benchmarks" / "published"
@@ -203,9 +203,9 @@ def old_llm_speed(
     """(prefill, decode) tokens/s as fit.llm computed them before the roofline: prefill by
     FLOPs at 40 % of the tensor peak, decode by the weights and cache read per step at
     80 % of the bandwidth, plus 10 us per layer."""
-    from gputui.fit.llm.formats import weight_format
-    from gputui.fit.llm.kv import kv_cache_bytes
-    from gputui.fit.llm.weights import block_weight_bytes
+    from gputui.fit.transformer.formats import weight_format
+    from gputui.fit.transformer.kv import kv_cache_bytes
+    from gputui.fit.transformer.weights import block_weight_bytes
 
     cfg, lay = model.config, model.layout
     fmt = weight_format(wl.weights)

@@ -41,9 +41,9 @@ from pathlib import Path
 import psutil
 from textual.widget import Widget
 
-from gputui.resources import scenarios_dir
-from gputui.telemetry.simulated import SimulatedSource
-from gputui.telemetry.snapshot import DeviceSnapshot, GpuProcess, Snapshot
+from gputui.core.resources import scenarios_dir
+from gputui.model.snapshot import DeviceSnapshot, GpuProcess, Snapshot
+from gputui.sources.simulated.source import SimulatedSource
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.widgets.fit_line import FitLine
 
@@ -167,8 +167,8 @@ class DiffTimer:
         self._patched: list[tuple[type, str, object]] = []
 
     def __enter__(self) -> DiffTimer:
-        from gputui.telemetry.history import History
-        from gputui.telemetry.proc_history import ProcessHistory
+        from gputui.history.metrics import History
+        from gputui.history.processes import ProcessHistory
         from gputui.tui.widgets.gpu_panel import GpuPanel
         from gputui.tui.widgets.host_panel import HostPanel
         from gputui.tui.widgets.process_table import ProcessTable

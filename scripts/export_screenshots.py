@@ -20,19 +20,19 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from gputui.resources import scenarios_dir
-from gputui.tui import fit_screen
+from gputui.core.resources import scenarios_dir
 from gputui.tui.app import GpuTuiApp
-from gputui.tui.cards import catalog_labels
-from gputui.tui.catalog_screen import CatalogScreen
 from gputui.tui.demo import demo_app
-from gputui.tui.device_screen import DeviceScreen
-from gputui.tui.fit_screen import FitScreen
-from gputui.tui.history_screen import HistoryScreen
-from gputui.tui.kill import KillPolicy
+from gputui.tui.screens import fit as fit_screen
+from gputui.tui.screens.catalog import CatalogScreen
+from gputui.tui.screens.device import DeviceScreen
+from gputui.tui.screens.fit import FitScreen
 from gputui.tui.screens.help import HelpScreen
+from gputui.tui.screens.history import HistoryScreen
 from gputui.tui.screens.kill import KillScreen
 from gputui.tui.screens.process import ProcessScreen
+from gputui.tui.views.cards import catalog_labels
+from gputui.tui.views.kill import KillPolicy
 from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.process_table import ProcessTable
 

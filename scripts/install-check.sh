@@ -12,7 +12,7 @@ cd "$tmp"   # not the checkout: nothing may be read from it
 "$tmp/venv/bin/gputui" snapshot --demo >/dev/null
 "$tmp/venv/bin/gputui" catalog match "NVIDIA GeForce RTX 3090" >/dev/null
 "$tmp/venv/bin/python" - <<'PY'
-import gputui.resources as r
+import gputui.core.resources as r
 p = str(r.catalog_dir())
 assert "site-packages" in p, p
 print("install-check: catalog from", p)

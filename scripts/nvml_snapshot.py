@@ -18,8 +18,8 @@ import argparse
 import json
 import time
 
-from gputui.telemetry.jsonout import snapshot_to_dict
-from gputui.telemetry.nvml import NvmlSource
+from gputui.render.snapshot_json import snapshot_to_dict
+from gputui.sources.nvml.source import NvmlSource
 
 
 def main() -> int:
@@ -30,10 +30,10 @@ def main() -> int:
     ap.add_argument("--text", action="store_true", help="the text table instead of JSON")
     args = ap.parse_args()
     if args.text:
-        # An independent reading of the host: psutil's sampler (telemetry/host.py) instead
+        # An independent reading of the host: psutil's sampler (sources/host/source.py) instead
         # of the /proc reader NvmlSource uses on Linux, which `gputui snapshot` is checked on.
-        from gputui.telemetry import nvml
-        from gputui.telemetry.host import HostSampler
+        from gputui.sources.host.source import HostSampler
+        from gputui.sources.nvml import source as nvml
 
         nvml._open_host_sampler = HostSampler  # type: ignore[assignment]
     source = NvmlSource.open(with_host=not args.no_host)
@@ -45,7 +45,7 @@ def main() -> int:
     finally:
         source.close()
     if args.text:
-        from gputui.telemetry.text_table import render
+        from gputui.render.snapshot_text import render
 
         print(render(snap, color=False, width=None), end="")
         return 0

@@ -15,11 +15,11 @@ from __future__ import annotations
 import sys
 
 from gputui import __version__
-from gputui.errors import UserError
-from gputui.outstream import run_guarded
-from gputui.textsafe import visible
+from gputui.core.errors import UserError
+from gputui.core.outstream import run_guarded
+from gputui.core.textsafe import visible
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
@@ -51,7 +51,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     # Every subcommand's stdout goes through one handler: a closed pipe exits 141 quietly,
-    # a full disk exits 1 with one line, never a traceback (gputui.outstream).
+    # a full disk exits 1 with one line, never a traceback (gputui.core.outstream).
     return run_guarded(lambda: _dispatch(argv))
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gputui.catalog import Catalog, load_catalog
-from gputui.resources import catalog_dir
+from gputui.core.resources import catalog_dir
 
 # A minimal valid card, written out as TOML lines so tests can break one field at a time.
 GOOD_CARD = """\

@@ -12,8 +12,8 @@ import pytest
 
 from gputui.catalog import Catalog, cache, load_catalog, loader
 from gputui.catalog import validate as validate_module
-from gputui.errors import UserError
-from gputui.resources import catalog_dir
+from gputui.core.errors import UserError
+from gputui.core.resources import catalog_dir
 
 from .conftest import GOOD_CARD
 

@@ -9,8 +9,8 @@ import pytest
 
 from gputui.catalog import Catalog, load_catalog
 from gputui.catalog.models import Architecture, Card
-from gputui.errors import UserError
-from gputui.resources import catalog_dir
+from gputui.core.errors import UserError
+from gputui.core.resources import catalog_dir
 
 from .conftest import GOOD_CARD
 

@@ -10,7 +10,7 @@ import pytest
 
 from gputui.catalog import Card, Catalog, load_catalog
 from gputui.catalog.matcher import name_key
-from gputui.errors import UserError
+from gputui.core.errors import UserError
 
 from .conftest import GOOD_CARD
 

@@ -16,8 +16,8 @@ from textual.widgets import DataTable, Input, Static
 from textual.widgets._footer import FooterKey
 
 from gputui.catalog import Catalog
-from gputui.telemetry.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
-from gputui.tui.catalog_screen import INSTALLED_MARK, CatalogScreen
+from gputui.model.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
+from gputui.tui.screens.catalog import INSTALLED_MARK, CatalogScreen
 
 MIB = 1024 * 1024
 

@@ -13,8 +13,8 @@ from typing import Any
 from textual.app import App
 from textual.pilot import Pilot
 
-from gputui.telemetry.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot
-from gputui.tui.catalog_screen import CatalogScreen
+from gputui.model.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot
+from gputui.tui.screens.catalog import CatalogScreen
 
 MIB = 1024 * 1024
 

@@ -14,10 +14,10 @@ import pytest
 
 from gputui.catalog import Architecture, Card, Catalog, load_catalog
 from gputui.cli import main
-from gputui.fit.config import ModelSpec, load_models
-from gputui.fit.estimate import Ranked, rank_cards
-from gputui.fit.precision import offered, precision_options, recommend
-from gputui.fit.throughput import rate
+from gputui.fit.core.estimate import Ranked, rank_cards
+from gputui.fit.core.precision import offered, precision_options, recommend
+from gputui.fit.core.throughput import rate
+from gputui.fit.modelsfile import ModelSpec, load_models
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "models.toml"
 # Cards whose rate for their recommended precision NVIDIA does not publish and no

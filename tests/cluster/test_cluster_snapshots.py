@@ -9,9 +9,9 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from gputui.telemetry.prometheus import ClusterGpu, ClusterHost, ClusterSnapshot
-from gputui.telemetry.prometheus_api import PrometheusUnreachable
-from gputui.telemetry.snapshot import DeviceSample, GpuProcess
+from gputui.model.snapshot import DeviceSample, GpuProcess
+from gputui.sources.prometheus.api import PrometheusUnreachable
+from gputui.sources.prometheus.source import ClusterGpu, ClusterHost, ClusterSnapshot
 from gputui.tui.cluster_app import ClusterApp
 
 GIB = 1 << 30

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gputui.telemetry.prometheus import PrometheusSource
+from gputui.sources.prometheus.source import PrometheusSource
 from gputui.tui.cluster_app import ClusterApp
-from gputui.tui.cluster_screen import ClusterScreen, HostScreen, SortedTable
+from gputui.tui.screens.cluster import ClusterScreen, HostScreen, SortedTable
 
 from .fleet import Fleet
 from .harness import PROMETHEUS

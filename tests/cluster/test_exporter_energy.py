@@ -13,9 +13,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gputui.exporter.families import ENERGY
 from gputui.exporter.poller import Poller
-from gputui.telemetry.scenario import load_scenario
-from gputui.telemetry.simulated import SimulatedSource
-from gputui.telemetry.snapshot import Snapshot
+from gputui.model.snapshot import Snapshot
+from gputui.sources.simulated.scenario import load_scenario
+from gputui.sources.simulated.source import SimulatedSource
 
 from .conftest import write_scenario
 

@@ -7,14 +7,14 @@ scenario (an A100 80 GB split 3g.40gb / 2g.20gb / 1g.10gb, and an RTX 3090)."""
 from __future__ import annotations
 
 from gputui.catalog import load_catalog
+from gputui.core.resources import scenarios_dir
 from gputui.exporter.poller import Poller
-from gputui.fit.config import parse_models
-from gputui.fit.estimate import check
-from gputui.fit.precision import recommend
+from gputui.fit.core.estimate import check
+from gputui.fit.core.precision import recommend
+from gputui.fit.modelsfile import parse_models
 from gputui.fit.targets import targets_from_snapshot
-from gputui.resources import scenarios_dir
-from gputui.telemetry.scenario import load_scenario
-from gputui.telemetry.simulated import SimulatedSource
+from gputui.sources.simulated.scenario import load_scenario
+from gputui.sources.simulated.source import SimulatedSource
 
 from .test_exporter_metrics import samples, scrape_text
 

@@ -124,7 +124,7 @@ def test_hf_config_is_ranked_across_the_fleet(prom: PrometheusServer) -> None:
 def test_each_gpu_and_free_memory_pair_is_estimated_once(
     prom: PrometheusServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import gputui.fit.llm.estimate as llm_estimate
+    import gputui.fit.transformer.estimate as llm_estimate
     from gputui.cli import main
 
     calls: list[tuple[int, int | None]] = []

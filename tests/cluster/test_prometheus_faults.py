@@ -18,13 +18,13 @@ from prometheus_client import CollectorRegistry
 
 from gputui.exporter.poller import Poller
 from gputui.exporter.server import MetricsServer
-from gputui.telemetry.prometheus import PrometheusSource
-from gputui.telemetry.prometheus_api import PrometheusUnreachable
-from gputui.telemetry.scenario import load_scenario
-from gputui.telemetry.simulated import SimulatedSource
-from gputui.telemetry.snapshot import Snapshot
+from gputui.model.snapshot import Snapshot
+from gputui.sources.prometheus.api import PrometheusUnreachable
+from gputui.sources.prometheus.source import PrometheusSource
+from gputui.sources.simulated.scenario import load_scenario
+from gputui.sources.simulated.source import SimulatedSource
 from gputui.tui.cluster_app import ClusterApp
-from gputui.tui.cluster_screen import SortedTable
+from gputui.tui.screens.cluster import SortedTable
 
 from .conftest import ExporterProcess, write_scenario
 from .harness import PROMETHEUS, PrometheusServer, StaticEndpoint, dcgm_text

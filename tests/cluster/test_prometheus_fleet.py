@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gputui.telemetry.prometheus import PrometheusSource
+from gputui.sources.prometheus.source import PrometheusSource
 
 from .fleet import Fleet
 from .harness import PROMETHEUS

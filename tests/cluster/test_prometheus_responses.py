@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 import prometheus_fake as fake  # noqa: E402
 
 from gputui.cli import main  # noqa: E402
-from gputui.telemetry.prometheus import PrometheusSource  # noqa: E402
-from gputui.telemetry.prometheus_api import DEFAULT_TIMEOUT_S, PrometheusClient  # noqa: E402
+from gputui.sources.prometheus.api import DEFAULT_TIMEOUT_S, PrometheusClient  # noqa: E402
+from gputui.sources.prometheus.source import PrometheusSource  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = str(
@@ -368,7 +368,7 @@ def test_fit_leaves_out_gpus_whose_free_memory_is_not_a_number(prom: fake.FakePr
 
 def test_range_query_shapes_are_checked(prom: fake.FakePrometheus) -> None:
     """The sparklines' range query: a matrix with [time, "value"] points, else one line."""
-    from gputui.telemetry.prometheus_api import PrometheusBadResponse
+    from gputui.sources.prometheus.api import PrometheusBadResponse
 
     client = PrometheusClient(prom.url, timeout=2.0)
     matrix = {

@@ -7,14 +7,14 @@ import sys
 
 import pytest
 
-from gputui.telemetry.prometheus import Backoff, PrometheusSource, parse_selector
-from gputui.telemetry.prometheus_api import (
+from gputui.sources.prometheus.api import (
     PrometheusClient,
     PrometheusRequestError,
     PrometheusUnreachable,
     check_url,
     parse_duration,
 )
+from gputui.sources.prometheus.source import Backoff, PrometheusSource, parse_selector
 
 
 @pytest.mark.parametrize(

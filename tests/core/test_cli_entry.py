@@ -99,7 +99,7 @@ def test_reader_that_stops_after_one_line() -> None:
 
     read_end, write_end = os.pipe()
     fcntl.fcntl(write_end, 1031, 4096)  # F_SETPIPE_SZ
-    scenario = REPO / "src/gputui/telemetry/scenarios/demo-8gpu.toml"
+    scenario = REPO / "src/gputui/sources/simulated/scenarios/demo-8gpu.toml"
     proc = subprocess.Popen(
         [sys.executable, "-m", "gputui", "snapshot", "--json", "--scenario", str(scenario)],
         stdout=write_end, stderr=subprocess.PIPE, cwd=REPO, text=True,
@@ -154,7 +154,7 @@ def test_other_errors_keep_their_own_message(tmp_path: Path) -> None:
 
 def test_output_error_is_not_swallowed_by_broad_handlers() -> None:
     """`except Exception` / `except OSError` between a print and the handler cannot eat it."""
-    from gputui.outstream import OutputError
+    from gputui.core.outstream import OutputError
 
     def body() -> int:
         try:
@@ -174,14 +174,14 @@ def test_unguarded_broken_pipe_in_process_is_141(monkeypatch: pytest.MonkeyPatch
     def broken(_args: object) -> int:
         raise BrokenPipeError(errno.EPIPE, "Broken pipe")
 
-    monkeypatch.setattr("gputui.outstream._stdout_to_devnull", lambda: None)
+    monkeypatch.setattr("gputui.core.outstream._stdout_to_devnull", lambda: None)
     monkeypatch.setattr("gputui.commands.tui.run", broken)  # `gputui` alone: commands/tui.py's fast_args
     assert cli.main([]) == 141
 
 
 def test_flush_reports_an_unguarded_full_stdout(monkeypatch: pytest.MonkeyPatch) -> None:
     """Output an embedding program wrote to the original stdout also fails as OutputError."""
-    from gputui.outstream import OutputError, flush
+    from gputui.core.outstream import OutputError, flush
 
     with open("/dev/full", "w") as full:
         full.write("pending")

@@ -14,7 +14,15 @@ import pytest
 
 import gputui
 
-DATA_LAYERS = ("gputui.telemetry", "gputui.catalog", "gputui.fit")
+DATA_LAYERS = (
+    "gputui.core",
+    "gputui.model",
+    "gputui.sources",
+    "gputui.history",
+    "gputui.render",
+    "gputui.catalog",
+    "gputui.fit",
+)
 
 
 def _modules_of(package: str) -> list[str]:

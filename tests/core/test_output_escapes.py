@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from gputui.cli import main
-from gputui.telemetry.snapshot import (
+from gputui.model.snapshot import (
     DeviceInfo,
     DeviceSnapshot,
     GpuProcess,
@@ -35,7 +35,7 @@ from gputui.telemetry.snapshot import (
     MigDevice,
     Snapshot,
 )
-from gputui.telemetry.text_table import render
+from gputui.render.snapshot_text import render
 
 REPO = Path(__file__).resolve().parents[2]
 # Everything a terminal acts upon or that reorders what a reader sees; "\n" ends lines.
@@ -304,11 +304,11 @@ def test_a_renamed_process_from_proc_is_shown_visibly(
     renamed_process: subprocess.Popen[bytes], sampler: str
 ) -> None:
     if sampler == "procfs":
-        from gputui.telemetry.procfs import ProcfsHost
+        from gputui.sources.host.procfs import ProcfsHost
 
         host: object = ProcfsHost()
     else:
-        from gputui.telemetry.host import HostSampler
+        from gputui.sources.host.source import HostSampler
 
         host = HostSampler()
     raw = GpuProcess(gpu_index=0, pid=renamed_process.pid, type="compute", gpu_memory=1 << 30)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gputui import resources
+from gputui.core import resources
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,7 +33,7 @@ def test_wheel_carries_catalog_and_scenarios(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "gputui/_data/catalog/architectures.toml" in names
     assert any(n.startswith("gputui/_data/catalog/cards/") for n in names)
-    assert "gputui/telemetry/scenarios/demo.toml" in names
+    assert "gputui/sources/simulated/scenarios/demo.toml" in names
     assert "gputui/_data/examples/models.toml" in names
     assert any(n.startswith("gputui/_data/examples/llm/") for n in names)
 
@@ -42,9 +42,9 @@ def test_wheel_carries_catalog_and_scenarios(tmp_path: Path) -> None:
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     code = (
-        "import gputui, gputui.resources as r\n"
+        "import gputui, gputui.core.resources as r\n"
         "from gputui.catalog import load_catalog\n"
-        "from gputui.telemetry.simulated import SimulatedSource\n"
+        "from gputui.sources.simulated.source import SimulatedSource\n"
         "print(gputui.__file__)\n"
         "print(r.catalog_dir())\n"
         "print(len(load_catalog().cards))\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rich.markup import escape, render
 
-from gputui.textsafe import is_visible, markup_safe, visible
+from gputui.core.textsafe import is_visible, markup_safe, visible
 
 CONTROLS = [chr(c) for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))]
 BIDI = ["\u2028", "\u2029", *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A))]
@@ -51,7 +51,7 @@ def test_every_unsafe_character_is_one_isprintable_refuses() -> None:
     is only right if no character the expression matches is printable. All of Unicode."""
     import re
 
-    from gputui.textsafe import _UNSAFE_CLASS
+    from gputui.core.textsafe import _UNSAFE_CLASS
 
     unsafe = re.compile(_UNSAFE_CLASS)
     matched = [c for c in map(chr, range(0x110000)) if unsafe.match(c)]

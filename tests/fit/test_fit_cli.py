@@ -82,7 +82,7 @@ def test_all_cards_ranks_fitting_cards_first(capsys: pytest.CaptureFixture[str])
 def test_no_gpu_without_card_is_a_one_line_error(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gputui.telemetry import source
+    from gputui.sources import base as source
 
     def unavailable(*_a: object, **_k: object) -> None:
         raise source.SourceUnavailable("NVML library not found")
@@ -130,7 +130,7 @@ class FakeSource:
         self.free = free
 
     def poll(self):  # type: ignore[no-untyped-def]
-        from gputui.telemetry.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
+        from gputui.model.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
 
         total = 24 * 2**30
         info = DeviceInfo(
@@ -149,7 +149,7 @@ class FakeSource:
 def test_installed_gpu_uses_free_memory(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, free_gib: int, code: int
 ) -> None:
-    from gputui.telemetry import source
+    from gputui.sources import base as source
 
     monkeypatch.setattr(source, "open_source", lambda *a, **k: (FakeSource(free_gib * 2**30), None))
     rc, out, _ = run(capsys, EXAMPLES, "--model", "vgg16", "--json")
@@ -166,7 +166,7 @@ def test_installed_gpu_uses_free_memory(
 def test_index_out_of_range(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gputui.telemetry import source
+    from gputui.sources import base as source
 
     monkeypatch.setattr(source, "open_source", lambda *a, **k: (FakeSource(2**30), None))
     rc, _, err = run(capsys, EXAMPLES, "--index", "3")

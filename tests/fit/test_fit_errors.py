@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from gputui.cli import main
-from gputui.errors import UserError
-from gputui.fit.config import parse_models
+from gputui.core.errors import UserError
+from gputui.fit.modelsfile import parse_models
 
 
 def parse(layers: str, input_shape: str = "[28, 28, 1]", extra: str = "") -> None:

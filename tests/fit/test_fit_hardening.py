@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from gputui.cli import main
-from gputui.errors import UserError
-from gputui.fit.config import MAX_LAYERS, parse_models
+from gputui.core.errors import UserError
+from gputui.fit.modelsfile import MAX_LAYERS, parse_models
 
 
 def seq(layers: str, head: str = "input_shape = [20]\n") -> str:
@@ -64,7 +64,7 @@ def test_ten_thousand_layers_is_refused_quickly_and_a_long_model_is_linear() -> 
     t0 = time.perf_counter()
     assert f"at most {MAX_LAYERS} layers" in err(seq(many))
     assert time.perf_counter() - t0 < 10
-    from gputui.fit.estimate import memory_model
+    from gputui.fit.core.estimate import memory_model
 
     long = parse_models(seq(", ".join(['{ type = "Dense", units = 4 }'] * MAX_LAYERS)))[0]
     t0 = time.perf_counter()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from gputui.catalog.models import Card
-from gputui.fit.config import ModelSpec, parse_models
-from gputui.fit.estimate import Target, check, memory_model, pow2_floor, verdict
-from gputui.fit.memory import model_phases, peak
-from gputui.fit.precision import policy
+from gputui.fit.core.estimate import Target, check, memory_model, pow2_floor, verdict
+from gputui.fit.core.precision import policy
+from gputui.fit.graph.memory import model_phases, peak
+from gputui.fit.modelsfile import ModelSpec, parse_models
 
 
 def model(layers: str, shape: str, optimizer: str = "sgd", mode: str = "train") -> ModelSpec:

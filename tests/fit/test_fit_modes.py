@@ -1,7 +1,7 @@
 """--mode inference is a forward without labels; --mode eval the forward with labels and loss.
 
 The figures are worked by hand from what each op keeps alive under torch.no_grad
-(see fit/llm/head.py and fit/eval_loss.py), and checked against CPU measurements in
+(see fit/transformer/head.py and fit/graph/eval_loss.py), and checked against CPU measurements in
 benchmarks/llm_accuracy.py and benchmarks/fit_accuracy.py.
 """
 
@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from gputui.cli import main
-from gputui.fit.config import ModelSpec, parse_models
-from gputui.fit.llm.estimate import memory
-from gputui.fit.llm.hfkeys import from_hf_dict
-from gputui.fit.llm.model import from_config
-from gputui.fit.llm.workload import Workload
-from gputui.fit.memory import model_phases, peak
-from gputui.fit.precision import policy
+from gputui.fit.core.precision import policy
+from gputui.fit.graph.memory import model_phases, peak
+from gputui.fit.modelsfile import ModelSpec, parse_models
+from gputui.fit.transformer.estimate import memory
+from gputui.fit.transformer.hfkeys import from_hf_dict
+from gputui.fit.transformer.model import from_config
+from gputui.fit.transformer.workload import Workload
 
 ROOT = Path(__file__).resolve().parents[2]
 GPT2 = ROOT / "examples" / "llm" / "gpt2.json"

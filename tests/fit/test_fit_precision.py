@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gputui.catalog.models import Architecture
-from gputui.fit.precision import PRECISIONS, offered, policy, precision_options, recommend
+from gputui.fit.core.precision import PRECISIONS, offered, policy, precision_options, recommend
 
 
 def arch(key: str, precisions: list[str]) -> Architecture:

@@ -10,8 +10,8 @@ from typing import Any
 from textual.app import App
 from textual.widgets import DataTable, Static
 
-from gputui.telemetry.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
-from gputui.tui.fit_screen import FitScreen, memory_bar
+from gputui.model.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
+from gputui.tui.screens.fit import FitScreen, memory_bar
 
 ROOT = Path(__file__).resolve().parents[2]
 GIB = 2**30
@@ -96,7 +96,7 @@ async def test_rows_follow_models_gpus_and_free_memory(tmp_path: Path) -> None:
 
 
 def test_memory_bar_marks_overflow() -> None:
-    from gputui.fit.estimate import Target
+    from gputui.fit.core.estimate import Target
 
     target = Target("X", 10 * GIB, memory_free=2 * GIB)
     fits = memory_bar(target, 1 * GIB, width=10)

@@ -1,4 +1,4 @@
-"""fit/sums.py: the breakdowns of both estimators add, scale and total item by item."""
+"""fit/core/sums.py: the breakdowns of both estimators add, scale and total item by item."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from gputui.fit.llm.memory import ITEMS as LLM_ITEMS
-from gputui.fit.llm.memory import Parts as LlmParts
-from gputui.fit.memory import ITEMS, Parts
-from gputui.fit.sums import ItemSums
+from gputui.fit.core.sums import ItemSums
+from gputui.fit.graph.memory import ITEMS, Parts
+from gputui.fit.transformer.memory import ITEMS as LLM_ITEMS
+from gputui.fit.transformer.memory import Parts as LlmParts
 
 
 def test_layer_parts_add_scale_and_total_by_item() -> None:

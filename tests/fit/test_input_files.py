@@ -1,4 +1,4 @@
-"""The one input boundary (gputui.inputfile): special files, size caps, JSON bounds, zip rules.
+"""The one input boundary (gputui.core.inputfile): special files, size caps, JSON bounds, zip rules.
 
 Each test failed before the boundary existed: a FIFO blocked forever, a huge file
 was read whole, deep or long-digit JSON was a traceback, a hostile zip member was
@@ -20,15 +20,15 @@ from typing import Any
 
 import pytest
 
-from gputui import inputfile
 from gputui.cli import main
-from gputui.errors import UserError
-from gputui.fit.config import load_models
+from gputui.core import inputfile
+from gputui.core.errors import UserError
 from gputui.fit.importers.detect import detect_kind, read_archive_config, read_json
 from gputui.fit.importers.gguf import load_gguf
 from gputui.fit.importers.hf import load_folder
 from gputui.fit.importers.hf import read_json as hf_read_json
 from gputui.fit.importers.safetensors import read_header
+from gputui.fit.modelsfile import load_models
 from gputui.fit.paths import resolve_models_path
 
 KERAS = {"class_name": "Functional", "config": {"name": "m", "layers": []}}

@@ -1,9 +1,9 @@
-"""Which MIG profile would hold a job (gputui.fit.mig.advice): the profile table and the
+"""Which MIG profile would hold a job (gputui.fit.core.mig.advice): the profile table and the
 per-instance answer, from instances as NVML reports them (issue 23, item 1)."""
 
 from __future__ import annotations
 
-from gputui.fit.mig import Instance, MigSlot, advice, profiles_for
+from gputui.fit.core.mig import Instance, MigSlot, advice, profiles_for
 
 GiB = 1 << 30
 MiB = 1 << 20

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from gputui.cli import main
-from gputui.errors import UserError
-from gputui.fit.config import ModelSpec, parse_models
-from gputui.fit.graph_build import MAX_BLOCK_DEPTH
+from gputui.core.errors import UserError
+from gputui.fit.graph.build import MAX_BLOCK_DEPTH
+from gputui.fit.modelsfile import ModelSpec, parse_models
 
 SYNTAX = "a reference is NAME, or NAME:i for output i"
 LSTM = '{ name = "l", type = "LSTM", units = 4, return_state = true, inputs = ["seq"] }'
@@ -79,7 +79,7 @@ def test_well_formed_references_pick_the_output() -> None:
 
 
 def test_parse_ref_reads_decimal_indices_only() -> None:
-    from gputui.fit.graph_syntax import parse_ref
+    from gputui.fit.graph.syntax import parse_ref
 
     assert parse_ref("l:10") == ("l", 10)
     assert parse_ref("l") == ("l", 0)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gputui.errors import UserError
+from gputui.core.errors import UserError
 from gputui.fit.importers import detect_kind
 
 KERAS = {"class_name": "Functional", "config": {"name": "m", "layers": []}}

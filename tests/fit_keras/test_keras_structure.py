@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from gputui.errors import UserError
-from gputui.fit.args import MAX_DIM
-from gputui.fit.config import parse_model_table
+from gputui.core.errors import UserError
+from gputui.fit.graph.args import MAX_DIM
 from gputui.fit.importers.keras import keras_table
+from gputui.fit.modelsfile import parse_model_table
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "keras"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from gputui.errors import UserError
+from gputui.core.errors import UserError
 from gputui.fit.importers.keras import keras_table, load_keras
 
 F32 = {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}}

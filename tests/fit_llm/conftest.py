@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gputui.fit.llm.hfkeys import from_hf_dict
-from gputui.fit.llm.model import TransformerModel, from_config
+from gputui.fit.transformer.hfkeys import from_hf_dict
+from gputui.fit.transformer.model import TransformerModel, from_config
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "llm"

@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from gputui.errors import UserError
+from gputui.core.errors import UserError
 from gputui.fit.importers.gguf import load_gguf
 from gputui.fit.importers.hf import load_cached, load_folder, load_path
-from gputui.fit.llm.config import ConfigError, Moe
-from gputui.fit.llm.hfkeys import from_hf_dict
-from gputui.fit.llm.model import TransformerModel, from_config
-from gputui.fit.llm.table import from_model_table
+from gputui.fit.transformer.config import ConfigError, Moe
+from gputui.fit.transformer.hfkeys import from_hf_dict
+from gputui.fit.transformer.model import TransformerModel, from_config
+from gputui.fit.transformer.table import from_model_table
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "llm"
@@ -243,7 +243,7 @@ def test_hf_cache_refs_main_must_name_a_snapshot(
 
 def test_gguf_messages_can_name_the_gguf_key() -> None:
     """For importers/gguf.py: the metadata key a GGUF user knows, beside the HF one."""
-    from gputui.fit.llm.ggufnames import gguf_message
+    from gputui.fit.transformer.ggufnames import gguf_message
 
     raw = {**MIXTRAL, "num_experts_per_tok": 9}
     with pytest.raises(ConfigError) as info:

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from gputui.fit.llm.config import ConfigError
-from gputui.fit.llm.hfdefaults import DEFAULTS, READ_KEYS
-from gputui.fit.llm.hfkeys import LLAMA_LIKE, from_hf_dict
-from gputui.fit.llm.layout import layout
+from gputui.fit.transformer.config import ConfigError
+from gputui.fit.transformer.hfdefaults import DEFAULTS, READ_KEYS
+from gputui.fit.transformer.hfkeys import LLAMA_LIKE, from_hf_dict
+from gputui.fit.transformer.layout import layout
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hf"
 EXPECTED: dict[str, dict[str, Any]] = {

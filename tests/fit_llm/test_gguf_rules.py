@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from gputui.cli import main
-from gputui.errors import UserError
+from gputui.core.errors import UserError
 from gputui.fit.importers.gguf import load_gguf
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gputui.errors import UserError
+from gputui.core.errors import UserError
 from gputui.fit.importers.gguf import load_gguf, read_gguf
 from gputui.fit.importers.hf import cached_snapshot, load_cached, load_folder, load_path
 from gputui.fit.importers.safetensors import SafetensorsError, read_header, write_header_only

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gputui.fit.llm.kv import kv_bytes_per_token, kv_cache_bytes
+from gputui.fit.transformer.kv import kv_bytes_per_token, kv_cache_bytes
 
 
 def test_llama3_8b_2048_f16_is_llama_cpp_256_mib(example) -> None:

@@ -6,12 +6,17 @@ from dataclasses import replace
 
 import pytest
 
-from gputui.fit.llm.estimate import estimate, memory, min_cards
-from gputui.fit.llm.formats import ggml_tensor_bytes, weight_format
-from gputui.fit.llm.layout import Linear
-from gputui.fit.llm.overheads import Target
-from gputui.fit.llm.weights import linear_bytes, lora_params, normalize_targets, weight_bytes
-from gputui.fit.llm.workload import Workload
+from gputui.fit.transformer.estimate import estimate, memory, min_cards
+from gputui.fit.transformer.formats import ggml_tensor_bytes, weight_format
+from gputui.fit.transformer.layout import Linear
+from gputui.fit.transformer.overheads import Target
+from gputui.fit.transformer.weights import (
+    linear_bytes,
+    lora_params,
+    normalize_targets,
+    weight_bytes,
+)
+from gputui.fit.transformer.workload import Workload
 
 GIB = 2**30
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from gputui.cli import main
-from gputui.errors import UserError
-from gputui.fit.config import ModelSpec, load_models, parse_models
-from gputui.fit.llm import TransformerSpec
+from gputui.core.errors import UserError
+from gputui.fit.modelsfile import ModelSpec, load_models, parse_models
+from gputui.fit.transformer import TransformerSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "models.toml"

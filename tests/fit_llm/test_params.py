@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gputui.fit.llm.config import ConfigError
-from gputui.fit.llm.hfkeys import from_hf_dict
-from gputui.fit.llm.layout import layout
+from gputui.fit.transformer.config import ConfigError
+from gputui.fit.transformer.hfkeys import from_hf_dict
+from gputui.fit.transformer.layout import layout
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTS = json.loads((ROOT / "tests/fixtures/hf/param_counts.json").read_text())

@@ -10,11 +10,11 @@ import pytest
 
 from gputui.catalog import load_catalog
 from gputui.cli import main
-from gputui.fit import roofline
-from gputui.fit.llm.estimate import card_target, estimate, gemm_shapes
-from gputui.fit.llm.hfkeys import from_hf_dict
-from gputui.fit.llm.model import TransformerModel, from_config
-from gputui.fit.llm.workload import Workload
+from gputui.fit.core import roofline
+from gputui.fit.transformer.estimate import card_target, estimate, gemm_shapes
+from gputui.fit.transformer.hfkeys import from_hf_dict
+from gputui.fit.transformer.model import TransformerModel, from_config
+from gputui.fit.transformer.workload import Workload
 
 ROOT = Path(__file__).resolve().parents[2]
 LLAMA3 = ROOT / "examples/llm/llama-3-8b.json"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gputui.errors import UserError
-from gputui.fit.llm import from_model_table
+from gputui.core.errors import UserError
+from gputui.fit.transformer import from_model_table
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -9,10 +9,10 @@ import pytest
 
 from gputui.catalog import load_catalog
 from gputui.cli import main
-from gputui.fit import roofline
-from gputui.fit.power import tflops_per_watt
-from gputui.fit.waves import gemm_waves, split_k_bytes
-from gputui.tui.catalog_screen import COLUMNS
+from gputui.fit.core import roofline
+from gputui.fit.core.power import tflops_per_watt
+from gputui.fit.core.waves import gemm_waves, split_k_bytes
+from gputui.tui.screens.catalog import COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = str(ROOT / "examples" / "models.toml")

@@ -10,9 +10,9 @@ import pytest
 from gputui.catalog import load_catalog
 from gputui.catalog.catalog import Catalog
 from gputui.catalog.models import Card
-from gputui.fit import roofline as R
-from gputui.fit.config import ModelSpec, load_models, parse_models
-from gputui.fit.precision import policy
+from gputui.fit.core import roofline as R
+from gputui.fit.core.precision import policy
+from gputui.fit.modelsfile import ModelSpec, load_models, parse_models
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "models.toml"
 

@@ -7,8 +7,8 @@ import pytest
 
 from gputui.catalog import load_catalog
 from gputui.catalog.catalog import Catalog
-from gputui.fit import roofline as R
-from gputui.fit.config import ModelSpec, parse_models
+from gputui.fit.core import roofline as R
+from gputui.fit.modelsfile import ModelSpec, parse_models
 
 CONV = (
     '{ type = "Conv2D", filters = 64, kernel_size = 3, padding = "same" }, '
@@ -145,7 +145,7 @@ def test_layer_gemms_pay_for_idle_sms_and_weight_gradients_do_not(cat: Catalog) 
     c_fwd = next(o for o in R.model_ops(conv, "amp_bf16", 4) if o.pass_ == "forward")
     assert c_fwd.gemm == (4 * 8 * 8, 32)  # implicit GEMM: one row per output position
     # 64 rows x 1024 columns = 8 tiles on an H100's 132 SMs: cuBLAS splits K = 1024 into
-    # 8 slices of 128 (fit/waves.py), so 64 blocks run in one part-full wave, and the 7
+    # 8 slices of 128 (fit/core/waves.py), so 64 blocks run in one part-full wave, and the 7
     # extra fp32 partial outputs are written and read back
     card = cat.find("H100 SXM5 80GB")
     h100 = R.ceilings(card, cat.architectures.get(card.architecture), "bf16")

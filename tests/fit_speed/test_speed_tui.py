@@ -9,8 +9,8 @@ from typing import Any
 from rich.console import Console
 from textual.app import App
 
-from gputui.telemetry.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
-from gputui.tui.fit_screen import FitScreen
+from gputui.model.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
+from gputui.tui.screens.fit import FitScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 GIB = 2**30

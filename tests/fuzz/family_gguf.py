@@ -246,7 +246,7 @@ def run_case(case: Case, workdir: Path) -> gen.Outcome:
 def run_cli(path: Path, planted: list[str]) -> gen.Outcome:
     """`gputui fit PATH --gpu "RTX 3090"` in process, judged as the family's property says."""
     from gputui.cli import main
-    from gputui.textsafe import is_visible
+    from gputui.core.textsafe import is_visible
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -31,7 +31,7 @@ from typing import Any
 import prometheus_fake as fake
 from generators import OK, Outcome
 
-from gputui.telemetry.prometheus import GPU_UP, SAMPLE_METRICS
+from gputui.sources.prometheus.source import GPU_UP, SAMPLE_METRICS
 
 FAMILY = "prometheus"
 MODELS = str(Path(__file__).resolve().parent / "prometheus_models.toml")
@@ -447,7 +447,7 @@ def _memory_sum(sample: dict[str, Any]) -> int | None:
 
 def run_case(case: Case, workdir: Path) -> Outcome:
     from gputui.cli import main
-    from gputui.textsafe import visible
+    from gputui.core.textsafe import visible
 
     srv = server()
     srv.serve(_responder(case))

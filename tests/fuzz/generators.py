@@ -26,7 +26,7 @@ from pathlib import Path
 from random import Random
 from typing import Any
 
-from gputui.errors import UserError
+from gputui.core.errors import UserError
 
 REPO = Path(__file__).resolve().parents[2]
 CATALOG_DIR = REPO / "catalog"
@@ -282,10 +282,10 @@ def mutate_text(rng: Random, text: str) -> str:
 
 def check_scenario(text: str, workdir: Path) -> Outcome:
     """Load the scenario, poll it at several times, render it as text and strict JSON."""
-    from gputui.telemetry.jsonout import snapshot_to_json
-    from gputui.telemetry.scenario import load_scenario
-    from gputui.telemetry.simulated import SimulatedSource
-    from gputui.telemetry.text_table import render
+    from gputui.render.snapshot_json import snapshot_to_json
+    from gputui.render.snapshot_text import render
+    from gputui.sources.simulated.scenario import load_scenario
+    from gputui.sources.simulated.source import SimulatedSource
 
     path = workdir / "scenario.toml"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
@@ -324,7 +324,7 @@ def _no_constant(name: str) -> Any:
 def _rejected(exc: UserError) -> Outcome:
     # Judged as the user sees it: `gputui` prints every UserError through visible(), so a
     # newline quoted from a file shows as ^J; the message itself must still be one line.
-    from gputui.textsafe import visible
+    from gputui.core.textsafe import visible
 
     message = visible(str(exc))
     if "\n" in message or "\x1b" in message or exc.exit_code != 2:
@@ -547,8 +547,8 @@ def _culprit(net: Any, shape: tuple[int, ...]) -> str:
 def check_models(text: str, planted: list[str], workdir: Path) -> Outcome:
     """parse_models + the estimate on an 80 GiB target, then `gputui fit --json` on the file."""
     from gputui.cli import main
-    from gputui.fit.config import parse_models
-    from gputui.fit.estimate import Target, check
+    from gputui.fit.core.estimate import Target, check
+    from gputui.fit.modelsfile import parse_models
 
     try:
         models = parse_models(text, "fuzz.toml")
@@ -594,7 +594,7 @@ CARD_TEXT = ["name", "architecture", "compute_capability", "segment", "memory_ty
 
 def catalog_case(rng: Random) -> tuple[str, str]:
     """(card file name, mutated TOML text) replacing one shipped card file."""
-    from gputui.tomlsafe import parse_toml
+    from gputui.core.tomlsafe import parse_toml
 
     files = sorted((CATALOG_DIR / "cards").glob("*.toml"))
     path = rng.choice(files)

@@ -2,7 +2,7 @@
 
 Shared by tests/cluster/test_prometheus_responses.py (the named broken
 answers) and family_prometheus.py (generated ones). The cluster reader sends
-a fixed set of queries (telemetry/prometheus.py); `kind_of` names each one,
+a fixed set of queries (sources/prometheus/source.py); `kind_of` names each one,
 `fleet_answer` gives the answer a real Prometheus would for a small fleet,
 and a `Reply` says how to send it, broken or not: any status line and
 headers, a Content-Length that lies, a body dripped one byte at a time, a

@@ -20,8 +20,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gputui import outstream
 from gputui.cli import main
+from gputui.core import outstream
 
 REPO = Path(__file__).resolve().parents[2]
 COMMANDS = [
@@ -40,7 +40,7 @@ ERRORS = [errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG]
 
 
 class _FailingOs:
-    """`os` for gputui.outstream whose write() fails once `budget` bytes went out.
+    """`os` for gputui.core.outstream whose write() fails once `budget` bytes went out.
 
     Records what was written; once stdout is pointed at /dev/null (dup2), writes
     succeed again, as they would on the real /dev/null.

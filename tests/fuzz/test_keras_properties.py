@@ -17,8 +17,8 @@ import properties
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gputui.fit.config import parse_model_table
 from gputui.fit.importers.keras import keras_table
+from gputui.fit.modelsfile import parse_model_table
 
 SETTINGS = properties.bounded(25)
 

@@ -15,7 +15,7 @@ import generators as gen
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gputui.tomlsafe import parse_toml
+from gputui.core.tomlsafe import parse_toml
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -388,7 +388,7 @@ class FakeNvml:
         return m.compute_instance
 
     # -- processes -----------------------------------------------------------
-    # telemetry/nvml_procs.py calls the C symbols of the process lists and of the
+    # sources/nvml/procs.py calls the C symbols of the process lists and of the
     # per-process utilization itself (one call with a buffer, not pynvml's two), so the
     # fake offers them as C functions, through pynvml._nvmlGetFunctionPointer.
     _LISTS = {

@@ -25,10 +25,10 @@ from typing import Any
 import pytest
 
 from gputui.commands import snapshot as snapshot_command
-from gputui.telemetry.nvml import NvmlSource
-from gputui.telemetry.snapshot import Snapshot
-from gputui.telemetry.text_table import render
-from gputui.textsafe import is_visible
+from gputui.core.textsafe import is_visible
+from gputui.model.snapshot import Snapshot
+from gputui.render.snapshot_text import render
+from gputui.sources.nvml.source import NvmlSource
 
 GiB = 1024**3
 

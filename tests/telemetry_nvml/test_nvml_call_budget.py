@@ -14,9 +14,9 @@ from collections import Counter
 import pynvml
 import pytest
 
-from gputui.telemetry.nvml import NvmlSource
-from gputui.telemetry.snapshot import Snapshot
-from gputui.telemetry.text_table import render
+from gputui.model.snapshot import Snapshot
+from gputui.render.snapshot_text import render
+from gputui.sources.nvml.source import NvmlSource
 
 from .conftest import FakeMig, FakeNvml
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pynvml
 import pytest
 
-from gputui.telemetry.nvml import NvmlSource
-from gputui.telemetry.nvml_mig import profile_of
+from gputui.sources.nvml.mig import profile_of
+from gputui.sources.nvml.source import NvmlSource
 
 from .conftest import FakeMig
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pynvml
 import pytest
 
-from gputui.telemetry.nvml import NvmlSource
-from gputui.telemetry.source import SourceUnavailable
+from gputui.sources.base import SourceUnavailable
+from gputui.sources.nvml.source import NvmlSource
 
 NOT_SUPPORTED = pynvml.NVML_ERROR_NOT_SUPPORTED
 
@@ -251,13 +251,13 @@ def test_count_failure_shuts_down(fake_nvml):
 
 
 def test_open_source_auto_falls_back_with_the_reason(fake_nvml):
-    from gputui.telemetry.source import open_source
+    from gputui.sources.base import open_source
 
     fake_nvml.init_error = pynvml.NVML_ERROR_LIBRARY_NOT_FOUND
     with pytest.raises(SourceUnavailable):
         open_source("nvml", with_host=False)
     try:
-        import gputui.telemetry.simulated  # noqa: F401
+        import gputui.sources.simulated.source  # noqa: F401
     except ImportError:
         pytest.skip("simulated source not there yet")
     src, reason = open_source("auto", with_host=False)
@@ -266,7 +266,7 @@ def test_open_source_auto_falls_back_with_the_reason(fake_nvml):
 
 
 def test_open_failing_after_init_shuts_nvml_down(fake_nvml, monkeypatch):
-    import gputui.telemetry.nvml as nvml_module
+    import gputui.sources.nvml.source as nvml_module
 
     def broken() -> None:
         raise OSError("psutil exploded")

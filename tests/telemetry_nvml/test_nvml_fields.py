@@ -5,7 +5,7 @@ from __future__ import annotations
 import pynvml
 import pytest
 
-from gputui.telemetry.nvml import NvmlSource, cuda_version_text, decode_throttle_reasons
+from gputui.sources.nvml.source import NvmlSource, cuda_version_text, decode_throttle_reasons
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB

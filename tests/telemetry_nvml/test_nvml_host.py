@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 
-from gputui.telemetry.nvml import NvmlSource
-from gputui.telemetry.snapshot import HostSnapshot
+from gputui.model.snapshot import HostSnapshot
+from gputui.sources.nvml.source import NvmlSource
 
 GiB = 1024**3
 

@@ -10,8 +10,8 @@ import pytest
 
 def test_nvml_modules_import_nothing_heavy():
     code = (
-        "import sys, gputui.telemetry.nvml, gputui.telemetry.nvml_query, "
-        "gputui.telemetry.nvml_procs, gputui.telemetry.nvml_pcie\n"
+        "import sys, gputui.sources.nvml.source, gputui.sources.nvml.query, "
+        "gputui.sources.nvml.procs, gputui.sources.nvml.pcie\n"
         "print(sorted(m for m in ('textual', 'pydantic', 'psutil') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -26,7 +26,7 @@ def test_snapshot_needs_neither_psutil_nor_pydantic(fake_nvml, monkeypatch, caps
     from gputui import cli
 
     fake_nvml.gpus[0].compute = [(os.getpid(), 1 << 30)]
-    for name in ("psutil", "pydantic", "textual", "gputui.telemetry.host"):
+    for name in ("psutil", "pydantic", "textual", "gputui.sources.host.source"):
         monkeypatch.setitem(sys.modules, name, None)  # importing it now raises ImportError
     assert cli.main(["snapshot"]) == 0
     text = capsys.readouterr().out
@@ -40,14 +40,14 @@ def test_snapshot_needs_neither_psutil_nor_pydantic(fake_nvml, monkeypatch, caps
 def test_snapshot_path_imports_no_typing_psutil_or_json():
     """What `gputui snapshot` imports (each costs 1-25 ms of a one-shot's ~60 ms budget):
     container patterns, PCIe sampler and MIG reader only where they are needed; no
-    dataclasses (with inspect, ~20 ms: the snapshot types are telemetry/record.py's)."""
+    dataclasses (with inspect, ~20 ms: the snapshot types are model/record.py's)."""
     code = (
-        "import sys, gputui.cli, gputui.commands.snapshot, gputui.telemetry.source, "
-        "gputui.telemetry.nvml, gputui.telemetry.procfs, gputui.telemetry.text_table\n"
+        "import sys, gputui.cli, gputui.commands.snapshot, gputui.sources.base, "
+        "gputui.sources.nvml.source, gputui.sources.host.procfs, gputui.render.snapshot_text\n"
         "gputui.cli.build_parser('snapshot')\n"
         "print(sorted(m for m in ('typing', 'psutil', 'json', 'pydantic', 'textual', "
-        "'gputui.telemetry.host', 'concurrent.futures', 'gputui.telemetry.containers', "
-        "'gputui.telemetry.nvml_pcie', 'gputui.telemetry.nvml_mig', 'pathlib', "
+        "'gputui.sources.host.source', 'concurrent.futures', 'gputui.sources.host.containers', "
+        "'gputui.sources.nvml.pcie', 'gputui.sources.nvml.mig', 'pathlib', "
         "'dataclasses', 'inspect') "
         "if m in sys.modules))"
     )
@@ -63,13 +63,13 @@ def test_dashboard_imports_no_psutil_until_a_dialog_needs_it():
     has no host details: /proc says that too)."""
     code = (
         "import sys, gputui.cli, gputui.tui.app, gputui.tui.run, gputui.tui.screens.process, "
-        "gputui.telemetry.nvml, gputui.telemetry.procfs, gputui.telemetry.host, gputui.tui.kill\n"
-        "from gputui.telemetry.nvml import _open_host_sampler\n"
+        "gputui.sources.nvml.source, gputui.sources.host.procfs, gputui.sources.host.source, gputui.tui.views.kill\n"
+        "from gputui.sources.nvml.source import _open_host_sampler\n"
         "_open_host_sampler().sample()\n"
-        "from gputui.telemetry.host import why_not_visible\n"
+        "from gputui.sources.host.source import why_not_visible\n"
         "assert why_not_visible(2**22 + 1).startswith('no: it has exited')\n"
         "before = 'psutil' in sys.modules\n"
-        "from gputui.telemetry.host import read_ancestors\n"
+        "from gputui.sources.host.source import read_ancestors\n"
         "read_ancestors([1])\n"
         "print(before, 'psutil' in sys.modules)"
     )

@@ -7,7 +7,7 @@ import threading
 import pynvml
 import pytest
 
-from gputui.telemetry.nvml import NvmlSource
+from gputui.sources.nvml.source import NvmlSource
 
 
 class Clock:

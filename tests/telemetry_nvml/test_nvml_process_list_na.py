@@ -6,8 +6,8 @@ from typing import Any
 
 import pynvml
 
-from gputui.telemetry.nvml import NvmlSource
-from gputui.telemetry.text_table import render
+from gputui.render.snapshot_text import render
+from gputui.sources.nvml.source import NvmlSource
 
 
 def test_not_supported_process_list_is_reported_as_unavailable(fake_nvml: Any) -> None:

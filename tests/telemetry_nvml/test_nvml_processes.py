@@ -5,8 +5,8 @@ from __future__ import annotations
 import pynvml
 import pytest
 
-from gputui.telemetry.nvml import NvmlSource
-from gputui.telemetry.nvml_procs import FIRST_CAPACITY
+from gputui.sources.nvml.procs import FIRST_CAPACITY
+from gputui.sources.nvml.source import NvmlSource
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB

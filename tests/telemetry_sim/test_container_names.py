@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gputui.telemetry import containers
-from gputui.telemetry.containers import ContainerRef
+from gputui.sources.host import containers
+from gputui.sources.host.containers import ContainerRef
 
 CID = "3f9a2c1b7d4e8a6f0c5b2d9e7a1f4c3b6d8e0a2f5c7b9d1e3a5c7e9b1d3f5a7c"
 POD_UID = "4f6c2a1e-5b7d-4c3e-9a8b-1234567890ab"

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from gputui.telemetry import containers
-from gputui.telemetry.host import CONTAINER_NOTICE, HostSampler
-from gputui.telemetry.procfs import ProcfsHost
-from gputui.telemetry.snapshot import GpuProcess
+from gputui.model.snapshot import GpuProcess
+from gputui.sources.host import containers
+from gputui.sources.host.procfs import ProcfsHost
+from gputui.sources.host.source import CONTAINER_NOTICE, HostSampler
 
 DOCKER_ID = "3f9a2c1b7d4e8a6f0c5b2d9e7a1f4c3b6d8e0a2f5c7b9d1e3a5c7e9b1d3f5a7c"
 OTHER_ID = "9be41f07c2d35a8e6f1b0c4d7e2a9f8b3c6d1e0f5a4b7c2d9e8f1a0b3c4d5e6f"

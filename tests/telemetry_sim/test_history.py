@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from gputui.telemetry.history import METRICS, History
-from gputui.telemetry.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
+from gputui.history.metrics import METRICS, History
+from gputui.model.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
 
 
 def _dev(
@@ -102,7 +102,7 @@ def test_series_is_a_copy() -> None:
 
 
 def test_history_of_the_simulator_at_one_hz() -> None:
-    from gputui.telemetry.simulated import SimulatedSource
+    from gputui.sources.simulated.source import SimulatedSource
 
     src = SimulatedSource.from_scenario(clock=lambda: 0.0)
     h = History(maxlen=60)

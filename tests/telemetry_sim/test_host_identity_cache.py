@@ -11,8 +11,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from gputui.telemetry import containers, host
-from gputui.telemetry.snapshot import GpuProcess
+from gputui.model.snapshot import GpuProcess
+from gputui.sources.host import containers
+from gputui.sources.host import source as host
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
-from gputui.telemetry.host import gpu_environment, read_ancestors, read_extras
+from gputui.sources.host.source import gpu_environment, read_ancestors, read_extras
 
 CHILD_ENV = {
     "PATH": os.environ.get("PATH", ""),

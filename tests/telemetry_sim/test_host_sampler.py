@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
-from gputui.telemetry.host import HostSampler
-from gputui.telemetry.snapshot import GpuProcess
+from gputui.model.snapshot import GpuProcess
+from gputui.sources.host.source import HostSampler
 
 
 @pytest.fixture

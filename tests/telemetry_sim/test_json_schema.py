@@ -6,11 +6,9 @@ from dataclasses import fields
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from gputui.resources import scenarios_dir
-from gputui.telemetry import schema
-from gputui.telemetry.jsonout import SCHEMA_VERSION, snapshot_to_dict
-from gputui.telemetry.simulated import SimulatedSource
-from gputui.telemetry.snapshot import (
+from gputui.core.resources import scenarios_dir
+from gputui.model import schema
+from gputui.model.snapshot import (
     DeviceInfo,
     DeviceSample,
     DeviceSnapshot,
@@ -19,6 +17,8 @@ from gputui.telemetry.snapshot import (
     MigDevice,
     Snapshot,
 )
+from gputui.render.snapshot_json import SCHEMA_VERSION, snapshot_to_dict
+from gputui.sources.simulated.source import SimulatedSource
 
 
 def _dict(name: str = "demo.toml", t: float = 60.0) -> dict[str, object]:
@@ -104,7 +104,7 @@ def test_jsonout_does_not_import_pydantic() -> None:
     import sys
 
     code = (
-        "import sys, gputui.telemetry.jsonout, gputui.telemetry.simulated;"
+        "import sys, gputui.render.snapshot_json, gputui.sources.simulated.source;"
         "print('pydantic' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -143,7 +143,7 @@ _NON_FINITE = [float("nan"), float("inf"), float("-inf")]
 
 @pytest.mark.parametrize("bad", _NON_FINITE, ids=repr)
 def test_non_finite_readings_are_null_and_the_json_is_strict(bad: float) -> None:
-    from gputui.telemetry.jsonout import snapshot_to_json
+    from gputui.render.snapshot_json import snapshot_to_json
 
     snap = Snapshot(
         timestamp=1_767_225_600.0,

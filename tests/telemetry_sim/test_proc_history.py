@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gputui.telemetry.proc_history import ProcessHistory
-from gputui.telemetry.snapshot import GpuProcess, Snapshot
+from gputui.history.processes import ProcessHistory
+from gputui.model.snapshot import GpuProcess, Snapshot
 
 MIB = 1024**2
 

@@ -1,4 +1,4 @@
-"""The one-shot /proc reader (telemetry/procfs.py) says what psutil's HostSampler says.
+"""The one-shot /proc reader (sources/host/procfs.py) says what psutil's HostSampler says.
 
 `gputui snapshot` reads host details from /proc itself to skip psutil's
 import; its output must not change. Compared field by field, for every
@@ -18,9 +18,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from gputui.telemetry.host import HostSampler
-from gputui.telemetry.procfs import ProcfsHost
-from gputui.telemetry.snapshot import GpuProcess
+from gputui.model.snapshot import GpuProcess
+from gputui.sources.host.procfs import ProcfsHost
+from gputui.sources.host.source import HostSampler
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="Linux /proc only")
 
@@ -290,7 +290,7 @@ def test_identity_read_once_per_process_and_again_for_a_reused_pid(
 
 def test_cgroup_markers_are_the_container_patterns_own() -> None:
     """procfs skips containers.py for a cgroup without any of these: the two lists agree."""
-    from gputui.telemetry import containers, procfs
+    from gputui.sources.host import containers, procfs
 
     assert procfs.CGROUP_MARKERS == containers._MARKERS
     cid = "b" * 64
@@ -311,7 +311,7 @@ def test_pid_exists_is_psutils() -> None:
     and numbers no process has; the dashboard asks it for a row without host details."""
     import threading
 
-    from gputui.telemetry.procfs import pid_exists
+    from gputui.sources.host.procfs import pid_exists
 
     done = threading.Event()
     worker = threading.Thread(target=done.wait)

@@ -1,4 +1,4 @@
-"""`@record` (telemetry/record.py) behaves as `@dataclass(frozen=True, slots=True)` did for the
+"""`@record` (model/record.py) behaves as `@dataclass(frozen=True, slots=True)` did for the
 snapshot types: each is compared with a real dataclass built from the same fields."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from gputui.telemetry import record as rec
-from gputui.telemetry.snapshot import (
+from gputui.model import record as rec
+from gputui.model.snapshot import (
     DeviceInfo,
     DeviceSample,
     DeviceSnapshot,
@@ -119,7 +119,7 @@ def test_methods_and_properties_of_the_class_body_are_kept() -> None:
     assert proc.command == "python train.py"
     assert DeviceSnapshot(info=DeviceInfo(index=3, name="g")).index == 3
     assert DeviceInfo.__doc__ and DeviceInfo.__qualname__ == "DeviceInfo"
-    assert DeviceInfo.__module__ == "gputui.telemetry.snapshot"
+    assert DeviceInfo.__module__ == "gputui.model.snapshot"
 
 
 def test_definitions_a_record_cannot_honour_are_refused() -> None:
@@ -148,8 +148,8 @@ def test_snapshot_types_do_not_import_dataclasses() -> None:
     import; only a dataclasses call on a record does."""
     code = (
         "import sys\n"
-        "from gputui.telemetry.record import replace\n"
-        "from gputui.telemetry.snapshot import DeviceInfo\n"
+        "from gputui.model.record import replace\n"
+        "from gputui.model.snapshot import DeviceInfo\n"
         "d = replace(DeviceInfo(0, 'x'), name='y')\n"
         "print(sorted(m for m in ('dataclasses', 'inspect') if m in sys.modules))\n"
     )

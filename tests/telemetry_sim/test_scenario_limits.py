@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from gputui.cli import main
-from gputui.errors import UserError
-from gputui.telemetry.scenario import load_scenario, parse_size
-from gputui.telemetry.simulated import SimulatedSource
+from gputui.core.errors import UserError
+from gputui.sources.simulated.scenario import load_scenario, parse_size
+from gputui.sources.simulated.source import SimulatedSource
 
 Write = Callable[[str, str], Path]
 

@@ -1,4 +1,4 @@
-"""gputui.tomlsafe: every way tomllib can fail on a user's file is one UserError line."""
+"""gputui.core.tomlsafe: every way tomllib can fail on a user's file is one UserError line."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gputui.errors import UserError
-from gputui.tomlsafe import TomlError, parse_toml, read_toml
+from gputui.core.errors import UserError
+from gputui.core.tomlsafe import TomlError, parse_toml, read_toml
 
 
 @pytest.mark.parametrize(

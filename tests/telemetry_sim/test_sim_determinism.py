@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from gputui.resources import scenarios_dir
-from gputui.telemetry.simulated import SimulatedSource
-from gputui.telemetry.snapshot import Snapshot
+from gputui.core.resources import scenarios_dir
+from gputui.model.snapshot import Snapshot
+from gputui.sources.simulated.source import SimulatedSource
 
 SHIPPED = sorted(p.name for p in scenarios_dir().glob("*.toml"))
 

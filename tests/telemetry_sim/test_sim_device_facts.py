@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from gputui.errors import UserError
-from gputui.resources import scenarios_dir
-from gputui.telemetry.scenario import load_scenario
-from gputui.telemetry.simulated import ENERGY_HORIZON_S, SimulatedSource
-from gputui.telemetry.text_table import render
+from gputui.core.errors import UserError
+from gputui.core.resources import scenarios_dir
+from gputui.render.snapshot_text import render
+from gputui.sources.simulated.scenario import load_scenario
+from gputui.sources.simulated.source import ENERGY_HORIZON_S, SimulatedSource
 
 Write = Callable[[str, str], Path]
 MiB = 1 << 20

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from gputui.resources import scenarios_dir
-from gputui.telemetry.simulated import LOST_REASON, SimulatedSource
-from gputui.telemetry.snapshot import DeviceSample, Snapshot
+from gputui.core.resources import scenarios_dir
+from gputui.model.snapshot import DeviceSample, Snapshot
+from gputui.sources.simulated.source import LOST_REASON, SimulatedSource
 
 GIB = 1 << 30
 

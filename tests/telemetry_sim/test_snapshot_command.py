@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gputui.cli import main
-from gputui.telemetry.schema import SnapshotModel
+from gputui.model.schema import SnapshotModel
 
 pytestmark = pytest.mark.slow
 
@@ -110,7 +110,7 @@ def test_importtime_of_demo_has_no_heavy_modules() -> None:
     )
     assert proc.returncode == 0
     imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
-    assert "gputui.telemetry.simulated" in imported  # the probe sees our own modules ...
+    assert "gputui.sources.simulated.source" in imported  # the probe sees our own modules ...
     assert not {"textual", "pydantic", "pynvml"} & imported  # ... and none of the heavy ones
 
 

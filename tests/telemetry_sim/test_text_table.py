@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import re
 
-from gputui.resources import scenarios_dir
-from gputui.telemetry.simulated import SimulatedSource
-from gputui.telemetry.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
-from gputui.telemetry.text_table import duration, render, size
+from gputui.core.resources import scenarios_dir
+from gputui.model.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
+from gputui.render.snapshot_text import duration, render, size
+from gputui.sources.simulated.source import SimulatedSource
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from gputui.telemetry.snapshot import (
+from gputui.model.snapshot import (
     DeviceInfo,
     DeviceSample,
     DeviceSnapshot,

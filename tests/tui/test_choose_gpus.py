@@ -9,10 +9,10 @@ import pytest
 from third_pass import ready
 
 from gputui import cli
-from gputui.errors import UserError
-from gputui.telemetry.source import open_source
+from gputui.core.errors import UserError
+from gputui.sources.base import open_source
 from gputui.tui.app import GpuTuiApp
-from gputui.tui.gpu_choice import ORDER_NOTICE, choose_gpus, parse_cuda_visible
+from gputui.tui.views.gpu_choice import ORDER_NOTICE, choose_gpus, parse_cuda_visible
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.process_table import ProcessTable
 

@@ -7,11 +7,11 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from gputui.telemetry.prometheus import ClusterGpu, ClusterHost, ClusterSnapshot
-from gputui.telemetry.prometheus_api import PrometheusUnreachable
-from gputui.telemetry.snapshot import DeviceSample
+from gputui.model.snapshot import DeviceSample
+from gputui.sources.prometheus.api import PrometheusUnreachable
+from gputui.sources.prometheus.source import ClusterGpu, ClusterHost, ClusterSnapshot
 from gputui.tui.cluster_app import ClusterApp
-from gputui.tui.cluster_screen import SortedTable
+from gputui.tui.screens.cluster import SortedTable
 
 GIB = 1 << 30
 T = 1_767_225_600.0

@@ -9,8 +9,8 @@ from dataclasses import replace
 
 from conftest import make_process, make_snapshot
 
-from gputui.telemetry.text_table import render
-from gputui.tui.kill import KillPolicy
+from gputui.render.snapshot_text import render
+from gputui.tui.views.kill import KillPolicy
 
 
 def exited_pid() -> int:

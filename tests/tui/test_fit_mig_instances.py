@@ -20,10 +20,10 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
-from gputui.fit.llm.table_check import TransformerCheck
-from gputui.telemetry.nvml import NvmlSource
+from gputui.fit.transformer.table_check import TransformerCheck
+from gputui.sources.nvml.source import NvmlSource
 from gputui.tui.app import GpuTuiApp
-from gputui.tui.fit_screen import FitScreen
+from gputui.tui.screens.fit import FitScreen
 from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.process_table import ProcessTable
@@ -208,7 +208,7 @@ def test_an_instance_free_memory_moving_starts_a_pass() -> None:
     line must still see it (its pass inputs include each instance's free memory)."""
     from dataclasses import replace
 
-    from gputui.telemetry.snapshot import MigDevice
+    from gputui.model.snapshot import MigDevice
     from gputui.tui.widgets.fit_line import change, pass_inputs
 
     from .conftest import make_device, make_snapshot
@@ -229,8 +229,8 @@ def test_free_only_refresh_follows_each_instance_as_a_full_pass(models: Path) ->
     """The fit line's cheap refresh reads each instance's own free memory, not the card's."""
     from dataclasses import replace
 
-    from gputui.telemetry.snapshot import MigDevice
-    from gputui.tui.fit_screen import estimate_pass
+    from gputui.model.snapshot import MigDevice
+    from gputui.tui.screens.fit import estimate_pass
     from gputui.tui.widgets.fit_line import FreeOnly, fit_lines, recommended_only
 
     from .conftest import make_device, make_snapshot

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from third_pass import EXAMPLES, app_for, ready, wait_for
 
-from gputui.tui.fit_screen import FitScreen
-from gputui.tui.open_models import OpenModelsScreen
+from gputui.tui.screens.fit import FitScreen
+from gputui.tui.screens.open_models import OpenModelsScreen
 from gputui.tui.widgets.fit_line import FitLine
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from third_pass import app_for, ready, wait_for
 
-from gputui.fit.llm.table import TransformerSpec
-from gputui.tui.fit_screen import FitScreen
+from gputui.fit.transformer.table import TransformerSpec
+from gputui.tui.screens.fit import FitScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from third_pass import app_for, ready, screen_lines, wait_for
 
-from gputui.tui.history_screen import HistoryScreen
+from gputui.tui.screens.history import HistoryScreen
+from gputui.tui.views.time_axis import axis_line
 from gputui.tui.widgets.history_chart import HistoryChart
-from gputui.tui.widgets.time_axis import axis_line
 
 
 def test_marks_fall_where_their_time_is() -> None:

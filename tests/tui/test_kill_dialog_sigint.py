@@ -8,8 +8,8 @@ import signal
 from third_pass import app_for, ready, wait_for
 
 from gputui.tui.app import GpuTuiApp
-from gputui.tui.kill import Identity, KillPolicy
 from gputui.tui.screens.kill import KillScreen
+from gputui.tui.views.kill import Identity, KillPolicy
 from gputui.tui.widgets.process_table import ProcessTable
 
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 from conftest import make_process, make_snapshot
 from third_pass import app_for, ready
 
-from gputui.tui.kill import user_name
+from gputui.tui.views.kill import user_name
 from gputui.tui.widgets.process_table import ProcessTable
 
 

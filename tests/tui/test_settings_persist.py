@@ -11,8 +11,8 @@ import pytest
 from third_pass import app_for, ready
 
 from gputui import cli
-from gputui.tui.kill import user_name
 from gputui.tui.settings import Settings, load, save
+from gputui.tui.views.kill import user_name
 from gputui.tui.widgets.process_table import ProcessTable
 
 

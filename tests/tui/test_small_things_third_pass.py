@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from third_pass import EXAMPLES, app_for, ready, screen_lines, wait_for
 
-from gputui.telemetry.host import gpu_environment
-from gputui.tui.fit_screen import FitScreen
-from gputui.tui.history_screen import HistoryScreen
+from gputui.sources.host.source import gpu_environment
+from gputui.tui.screens.fit import FitScreen
+from gputui.tui.screens.history import HistoryScreen
 from gputui.tui.widgets.field import Field
 from gputui.tui.widgets.process_table import ProcessTable
 

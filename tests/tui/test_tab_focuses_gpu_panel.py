@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from third_pass import app_for, ready, wait_for
 
-from gputui.tui.device_screen import DeviceScreen
+from gputui.tui.screens.device import DeviceScreen
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.process_table import ProcessTable
 

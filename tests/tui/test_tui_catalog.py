@@ -12,10 +12,10 @@ from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from gputui.resources import scenarios_dir
-from gputui.telemetry.simulated import SimulatedSource
+from gputui.core.resources import scenarios_dir
+from gputui.sources.simulated.source import SimulatedSource
 from gputui.tui.app import GpuTuiApp
-from gputui.tui.catalog_screen import CatalogScreen
+from gputui.tui.screens.catalog import CatalogScreen
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.process_table import ProcessTable
 

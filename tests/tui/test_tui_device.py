@@ -15,12 +15,12 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from gputui.resources import scenarios_dir
-from gputui.telemetry.simulated import SimulatedSource
-from gputui.telemetry.snapshot import DeviceSample, DeviceSnapshot, MigDevice
+from gputui.core.resources import scenarios_dir
+from gputui.model.snapshot import DeviceSample, DeviceSnapshot, MigDevice
+from gputui.sources.simulated.source import SimulatedSource
 from gputui.tui.app import GpuTuiApp
-from gputui.tui.device_facts import device_facts, energy, mig_line, pcie_link, subtitle
-from gputui.tui.device_screen import DeviceScreen
+from gputui.tui.screens.device import DeviceScreen
+from gputui.tui.views.device_facts import device_facts, energy, mig_line, pcie_link, subtitle
 from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.gpu_panel import GpuPanel
 

@@ -14,11 +14,11 @@ import pytest
 from textual.widgets import Static
 
 from gputui.fit import paths
-from gputui.fit.estimate import check as real_check
-from gputui.telemetry.snapshot import DeviceSnapshot, Snapshot
-from gputui.tui import fit_screen
+from gputui.fit.core.estimate import check as real_check
+from gputui.model.snapshot import DeviceSnapshot, Snapshot
 from gputui.tui.app import GpuTuiApp
-from gputui.tui.fit_screen import FitScreen, estimate_pass
+from gputui.tui.screens import fit as fit_screen
+from gputui.tui.screens.fit import FitScreen, estimate_pass
 from gputui.tui.widgets.process_table import ProcessTable
 
 ROOT = Path(__file__).resolve().parents[2]

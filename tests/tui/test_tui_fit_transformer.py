@@ -10,9 +10,9 @@ from typing import Any
 from rich.console import Console
 from textual.widgets import DataTable, Static
 
-from gputui.fit.llm.table_check import TransformerCheck
+from gputui.fit.transformer.table_check import TransformerCheck
 from gputui.tui.app import GpuTuiApp
-from gputui.tui.fit_screen import FitScreen
+from gputui.tui.screens.fit import FitScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 LLAMA3 = ROOT / "examples" / "llm" / "llama-3-8b.json"

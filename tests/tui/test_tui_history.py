@@ -8,10 +8,10 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from gputui.telemetry.history import History
-from gputui.telemetry.snapshot import DeviceSnapshot, Snapshot
+from gputui.history.metrics import History
+from gputui.model.snapshot import DeviceSnapshot, Snapshot
 from gputui.tui.app import GpuTuiApp
-from gputui.tui.history_screen import HistoryScreen
+from gputui.tui.screens.history import HistoryScreen
 from gputui.tui.widgets.history_chart import HistoryChart, buckets, chart_rows
 
 from .conftest import make_device, make_snapshot

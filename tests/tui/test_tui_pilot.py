@@ -25,12 +25,12 @@ from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
-from gputui.telemetry.simulated import SimulatedSource
-from gputui.telemetry.snapshot import DeviceSnapshot, GpuProcess, Snapshot
+from gputui.model.snapshot import DeviceSnapshot, GpuProcess, Snapshot
+from gputui.sources.simulated.source import SimulatedSource
 from gputui.tui.app import GpuTuiApp
-from gputui.tui.kill import Identity, KillPolicy
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.kill import KillScreen
+from gputui.tui.views.kill import Identity, KillPolicy
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.process_table import ProcessTable
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gputui.tui.kill import Identity, KillPolicy
-from gputui.tui.process_tree import layout
+from gputui.tui.views.kill import Identity, KillPolicy
+from gputui.tui.views.process_tree import layout
 
 from .conftest import make_process
 

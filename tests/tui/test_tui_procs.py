@@ -17,10 +17,10 @@ import pytest
 from textual import events
 from textual.widgets import Static
 
-from gputui.telemetry.host import ProcessExtras
-from gputui.tui.kill import KillPolicy
+from gputui.sources.host.source import ProcessExtras
 from gputui.tui.screens.kill import KillScreen
 from gputui.tui.screens.process import ProcessScreen
+from gputui.tui.views.kill import KillPolicy
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.process_table import TAG_MARK, ProcessTable
 
@@ -274,7 +274,7 @@ GPU_ENV = {
 async def test_details_read_the_environment_of_a_real_process_once_opened() -> None:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=GPU_ENV)
     reads: list[int] = []
-    from gputui.telemetry.host import read_extras
+    from gputui.sources.host.source import read_extras
 
     def extras(pid: int, start: float | None) -> Any:
         reads.append(pid)
@@ -376,7 +376,7 @@ async def test_scroll_wheel_scrolls_the_process_table() -> None:
 
 
 async def test_click_on_a_gpu_opens_its_device_details() -> None:
-    from gputui.tui.device_screen import DeviceScreen
+    from gputui.tui.screens.device import DeviceScreen
 
     app = make_app(ScriptedSource(job_snapshot(source="simulated")))
     async with app.run_test(size=(140, 40)) as pilot:

@@ -17,10 +17,10 @@ import pytest
 from rich.color import ColorSystem
 from textual.pilot import Pilot
 
-from gputui.telemetry.snapshot import PROCESS_LIST, DeviceSnapshot
-from gputui.telemetry.text_table import render
+from gputui.model.snapshot import PROCESS_LIST, DeviceSnapshot
+from gputui.render.snapshot_text import render
 from gputui.tui.app import GpuTuiApp
-from gputui.tui.fit_screen import FitScreen
+from gputui.tui.screens.fit import FitScreen
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.process import ProcessScreen
 from gputui.tui.widgets.gpu_panel import GpuPanel

@@ -12,12 +12,12 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from gputui.resources import scenarios_dir
-from gputui.telemetry.snapshot import DeviceInfo
+from gputui.core.resources import scenarios_dir
+from gputui.model.snapshot import DeviceInfo
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.demo import demo_app
-from gputui.tui.kill import KillPolicy
 from gputui.tui.screens.kill import KillScreen
+from gputui.tui.views.kill import KillPolicy
 from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.process_table import ProcessTable
 

@@ -27,7 +27,7 @@ CURSOR_SHOWN = b"\x1b[?25h"
 # The dashboard with every fit estimate stuck (what a huge or hostile models file did).
 STUCK_ESTIMATES = """
 import sys, time
-import gputui.tui.fit_screen as fit_screen
+import gputui.tui.screens.fit as fit_screen
 def stuck(model, target):
     time.sleep(3600)
 fit_screen.check = stuck

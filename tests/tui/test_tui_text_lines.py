@@ -20,7 +20,7 @@ from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import DataTable
 
-from gputui.telemetry.snapshot import MigDevice
+from gputui.model.snapshot import MigDevice
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.host_panel import HostPanel

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from gputui.telemetry.snapshot import GpuProcess
-from gputui.tui import formatting as fmt
-from gputui.tui.kill import Identity, KillPolicy, pidfds_available, read_identity, user_name
+from gputui.model.snapshot import GpuProcess
+from gputui.tui.views import formatting as fmt
+from gputui.tui.views.kill import Identity, KillPolicy, pidfds_available, read_identity, user_name
 from gputui.tui.widgets.host_panel import cores_line
 from gputui.tui.widgets.process_table import matches, sort_key
 
@@ -254,7 +254,7 @@ def test_without_a_terminal_the_dashboard_refuses_instead_of_spinning() -> None:
 def test_spark_blocks_kept_per_scale_draw_as_computed() -> None:
     """fmt.spark keeps each value's block per scale; a value seen on one scale must not
     lend its block to another, and a second call draws what the first did."""
-    from gputui.tui import formatting as fmt
+    from gputui.tui.views import formatting as fmt
 
     values = [0.0, 12.5, 50.0, 99.0, None, 100.0, 3]
     first = fmt.spark(values, 10)

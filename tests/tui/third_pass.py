@@ -8,7 +8,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from gputui.resources import scenarios_dir
+from gputui.core.resources import scenarios_dir
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.demo import demo_app
 from gputui.tui.widgets.fit_line import FitLine

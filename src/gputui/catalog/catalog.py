@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gputui.catalog import matcher
 from gputui.catalog.models import Architecture, Card, MatchResult
-from gputui.errors import UserError
+from gputui.core.errors import UserError
 
 
 class Catalog:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from gputui.catalog import cache
 from gputui.catalog.catalog import Catalog
 from gputui.catalog.models import Architecture, Card
-from gputui.errors import UserError
+from gputui.core.errors import UserError
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -54,7 +54,7 @@ def validate_in_child(enabled: bool = True) -> None:
 def load_catalog(directory: Path | None = None) -> Catalog:
     """Load (once per directory) the architectures and every cards/*.toml file."""
     if directory is None:
-        from gputui.resources import catalog_dir
+        from gputui.core.resources import catalog_dir
 
         directory = catalog_dir()
     with _LOADING:
@@ -129,7 +129,7 @@ def _shown(path: Path) -> str:
 
 def _parse(path: Path) -> tuple[str, dict[str, Any]]:
     """Text and data of a catalog file; hostile TOML (deep nesting, huge numbers) is one line."""
-    from gputui.tomlsafe import read_toml
+    from gputui.core.tomlsafe import read_toml
 
     return read_toml(path, _shown(path), what="catalog file")
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
 from gputui.catalog.models import Card
-from gputui.errors import UserError
+from gputui.core.errors import UserError
 
 # (field, label) pairs compared side by side, in display order.
 COMPARE_FIELDS: tuple[tuple[str, str], ...] = (

@@ -17,7 +17,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         return 2
     from gputui.catalog import load_catalog
-    from gputui.errors import UserError
+    from gputui.core.errors import UserError
 
     try:
         load_catalog(Path(argv[0]))

@@ -6,7 +6,7 @@ Modules here import only argparse at top level; heavy imports go inside `run`.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -104,7 +104,7 @@ class _VisibleWriter:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        from gputui.textsafe import visible
+        from gputui.core.textsafe import visible
 
         self._stream.write("\n".join(visible(line) for line in text.split("\n")))
         return len(text)
@@ -335,7 +335,7 @@ def _match(
 
 def _compare(catalog: Catalog, names: list[str], as_json: bool) -> int:
     from gputui.catalog.present import compare
-    from gputui.errors import UserError
+    from gputui.core.errors import UserError
 
     if len(names) < 2:
         raise UserError("compare needs at least two card names")

@@ -74,7 +74,7 @@ def register(sub: Any) -> None:
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    from gputui.errors import UserError
+    from gputui.core.errors import UserError
 
     if not 0.2 <= args.interval <= 3600:
         raise UserError(f"--interval: {args.interval:g} s is out of range (0.2 to 3600)")
@@ -94,7 +94,7 @@ def _check_args(args: argparse.Namespace) -> None:
         if path is not None and not path.is_file():
             raise UserError(f"--{flag.replace('_', '-')}: {path}: no such file")
     if args.hostname is not None:
-        from gputui.textsafe import is_visible
+        from gputui.core.textsafe import is_visible
 
         if not args.hostname.strip() or not is_visible(args.hostname):
             raise UserError("--hostname: must be a non-empty name without control characters")
@@ -102,7 +102,7 @@ def _check_args(args: argparse.Namespace) -> None:
 
 def _models(path: Path | None) -> tuple[Any, ...]:
     """The models to fit: --models, else a local or user models file; not the examples."""
-    from gputui.fit.config import layer_models, load_models
+    from gputui.fit.modelsfile import layer_models, load_models
     from gputui.fit.paths import resolve_models_path
 
     resolved, origin = resolve_models_path(path)
@@ -114,7 +114,7 @@ def _models(path: Path | None) -> tuple[Any, ...]:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from gputui.errors import UserError
+    from gputui.core.errors import UserError
 
     _check_args(args)
     try:
@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         load_users,
         parse_listen,
     )
-    from gputui.telemetry.source import SourceKind, SourceUnavailable, open_source
+    from gputui.sources.base import SourceKind, SourceUnavailable, open_source
 
     host, port = parse_listen(args.listen)
     users = load_users(args.basic_auth_file) if args.basic_auth_file is not None else None

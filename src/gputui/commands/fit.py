@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from gputui.commands import fit_llm, fit_transformers
-from gputui.fit.software import MEMORY_FORMAT_CHOICES, OPTIMIZER_IMPLS
+from gputui.fit.core.software import MEMORY_FORMAT_CHOICES, OPTIMIZER_IMPLS
 
 # Kept here (not imported) so the parser stays import-light; a test checks it
-# matches gputui.fit.precision.PRECISIONS.
+# matches gputui.fit.core.precision.PRECISIONS.
 PRECISION_CHOICES = (
     "fp32",
     "tf32",
@@ -120,8 +120,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _input_shapes(given: list[str] | None) -> dict[str, list[int]]:
-    from gputui.errors import UserError
-    from gputui.textsafe import visible
+    from gputui.core.errors import UserError
+    from gputui.core.textsafe import visible
 
     out: dict[str, list[int]] = {}
     for item in given or []:
@@ -140,9 +140,9 @@ def _input_shapes(given: list[str] | None) -> dict[str, list[int]]:
 
 def load(path: Path, args: argparse.Namespace) -> tuple[Any, ...]:
     """The models a file describes: a models TOML, or one Keras model file."""
-    from gputui.errors import UserError
-    from gputui.fit.config import load_keras_model, load_models, shown
+    from gputui.core.errors import UserError
     from gputui.fit.importers import detect_kind
+    from gputui.fit.modelsfile import load_keras_model, load_models, shown
 
     kind = detect_kind(path)
     shapes = _input_shapes(args.input_shape)
@@ -162,7 +162,7 @@ def _overridden(models: tuple[Any, ...], args: argparse.Namespace) -> tuple[Any,
     """The layer models with --mode/--optimizer applied (transformers take theirs later)."""
     from dataclasses import replace
 
-    from gputui.errors import UserError
+    from gputui.core.errors import UserError
 
     if not models:
         return models
@@ -184,7 +184,7 @@ def _software(sw: Any, args: argparse.Namespace) -> Any:
     """The model's `Software` with --memory-format / --optimizer-impl on top (the flag wins)."""
     from dataclasses import replace
 
-    from gputui.fit.software import memory_format
+    from gputui.fit.core.software import memory_format
 
     changes: dict[str, Any] = {}
     if getattr(args, "memory_format", None):
@@ -201,7 +201,7 @@ def check_software_flags(
 
     Given where nothing they change is estimated they are refused, like the transformer
     flags on a layer model, rather than silently ignored."""
-    from gputui.errors import UserError
+    from gputui.core.errors import UserError
 
     if getattr(args, "memory_format", None) and not models:
         raise UserError(
@@ -223,8 +223,8 @@ def check_software_flags(
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from gputui.errors import UserError
-    from gputui.fit.config import shown
+    from gputui.core.errors import UserError
+    from gputui.fit.modelsfile import shown
     from gputui.fit.paths import resolve_models_path
     from gputui.fit.report import SCHEMA_VERSION
 
@@ -237,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
     if args.model:
         missing = [n for n in args.model if n not in {m.name for m in models}]
         if missing:
-            from gputui.textsafe import visible
+            from gputui.core.textsafe import visible
 
             known = ", ".join(m.name for m in models)
             raise UserError(
@@ -262,16 +262,16 @@ def run(args: argparse.Namespace) -> int:
         "models_file_origin": origin,
         "backend": args.device,
     }
-    # the cluster: telemetry/prometheus_fit.py
+    # the cluster: fit/fleet.py
     if getattr(args, "prometheus", None) or getattr(args, "match", None):
-        from gputui.telemetry.prometheus_fit import run_fit
+        from gputui.fit.fleet import run_fit
 
         fleet_llm = fit_transformers.fleet_entries(transformers, args, with_layers=bool(models))
         return run_fit(args, models, header, fleet_llm)
     if args.all_cards:
         return _all_cards(args, models, header, path, origin, transformers)
     targets, unavailable = _targets(args)
-    from gputui.fit.estimate import check
+    from gputui.fit.core.estimate import check
     from gputui.fit.report import check_dict, json_safe, render_check
 
     results = [
@@ -322,7 +322,7 @@ def run(args: argparse.Namespace) -> int:
             if r.target is t:
                 print()
                 print("\n".join(render_check(r, show_layers=args.layers)))
-    from gputui.fit.mig import advice_lines
+    from gputui.fit.core.mig import advice_lines
 
     for m in models:  # MIG GPUs where the model fits no instance now: what would hold it
         placed = [(r.target, r.chosen.peak_bytes) for r in results if r.model is m]
@@ -336,7 +336,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _mig_advice_json(models: tuple[Any, ...], results: list[Any]) -> dict[str, list[str]]:
     """Layer model name -> its MIG lines (fit.mig.advice_lines), for the models that have one."""
-    from gputui.fit.mig import advice_lines
+    from gputui.fit.core.mig import advice_lines
 
     out = {}
     for m in models:
@@ -382,15 +382,15 @@ def _targets(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
     reason, never silently left out (the exit status then says the answer is partial).
     """
     from gputui.catalog import load_catalog
-    from gputui.errors import UserError
-    from gputui.fit.estimate import Target
+    from gputui.core.errors import UserError
+    from gputui.fit.core.estimate import Target
 
     catalog = load_catalog()
     if args.gpu:
         card = catalog.find(args.gpu)
         arch = catalog.architectures.get(card.architecture)
         return [Target(card.name, card.memory_bytes, arch, card, card.compute_capability)], []
-    from gputui.telemetry.source import SourceUnavailable, open_source
+    from gputui.sources.base import SourceUnavailable, open_source
 
     try:
         source, _ = open_source("nvml", with_host=False)
@@ -431,9 +431,9 @@ def _all_cards(
     import json
 
     from gputui.catalog import load_catalog
-    from gputui.errors import UserError
-    from gputui.fit.config import shown
-    from gputui.fit.estimate import rank_cards
+    from gputui.core.errors import UserError
+    from gputui.fit.core.estimate import rank_cards
+    from gputui.fit.modelsfile import shown
     from gputui.fit.report import json_safe, ranking_dict, render_ranking
 
     if args.device != "cuda":

@@ -124,7 +124,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def detect(path: Path) -> str | None:
     """What a `fit` input is, by content: hf-config, hf-folder, gguf, or None (anything else)."""
-    from gputui.errors import UserError
+    from gputui.core.errors import UserError
     from gputui.fit.importers import detect_kind
 
     try:
@@ -160,7 +160,7 @@ LLM_ONLY_FLAGS = (
 
 
 def refuse_llm_only_flags(args: argparse.Namespace) -> None:
-    from gputui.errors import UserError
+    from gputui.core.errors import UserError
 
     given = [f for f in LLM_ONLY_FLAGS if getattr(args, f, None) not in (None, False)]
     if given:
@@ -179,7 +179,7 @@ def handles(args: argparse.Namespace) -> bool:
 
 
 def load_model(args: argparse.Namespace) -> Any:
-    from gputui.errors import UserError
+    from gputui.core.errors import UserError
 
     if args.hf:
         if args.models is not None:
@@ -203,11 +203,11 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
     from dataclasses import replace
 
     from gputui.commands.fit_llm_bounds import check_flag_numbers
-    from gputui.errors import UserError
-    from gputui.fit.llm.context import check_context, default_seq
-    from gputui.fit.llm.formats import weight_format
-    from gputui.fit.llm.weights import normalize_targets
-    from gputui.fit.llm.workload import DEFAULT_LORA_TARGETS, Workload
+    from gputui.core.errors import UserError
+    from gputui.fit.transformer.context import check_context, default_seq
+    from gputui.fit.transformer.formats import weight_format
+    from gputui.fit.transformer.weights import normalize_targets
+    from gputui.fit.transformer.workload import DEFAULT_LORA_TARGETS, Workload
 
     cfg = model.config
     check_flag_numbers(args)
@@ -353,7 +353,7 @@ def auto_parallel(args: argparse.Namespace) -> bool:
 
 
 def _precision_for(target: Any, mode: str) -> str:
-    from gputui.fit.precision import recommend
+    from gputui.fit.core.precision import recommend
 
     name, _ = recommend(target.architecture, "train")
     return str(name) if mode == "train" else "amp_bf16"
@@ -362,9 +362,9 @@ def _precision_for(target: Any, mode: str) -> str:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from gputui.errors import UserError
-    from gputui.fit.llm.estimate import estimate, rank_cards
-    from gputui.fit.llm.report import (
+    from gputui.core.errors import UserError
+    from gputui.fit.transformer.estimate import estimate, rank_cards
+    from gputui.fit.transformer.report import (
         SCHEMA_VERSION,
         estimate_dict,
         model_dict,
@@ -380,14 +380,14 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(
             "--model: picks a model of a models TOML; a transformer file holds one model"
         )
-    from gputui.fit.llm.context import mark_longer_context
+    from gputui.fit.transformer.context import mark_longer_context
 
     model = load_model(args)
     allow = bool(getattr(args, "allow_longer_context", False))
     header: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "kind": "transformer"}
     if getattr(args, "prometheus", None) or getattr(args, "match", None):  # the fleet
         from gputui.commands.fit_transformers import config_fleet_entry
-        from gputui.telemetry.prometheus_fit import run_fit
+        from gputui.fit.fleet import run_fit
 
         return run_fit(args, (), header, (config_fleet_entry(args, model),))
     if args.all_cards:
@@ -397,7 +397,7 @@ def run(args: argparse.Namespace) -> int:
         wl = workload(args, model, "amp_bf16")
         pick = None
         if auto_parallel(args):
-            from gputui.fit.llm.parallel_choice import choose
+            from gputui.fit.transformer.parallel_choice import choose
 
             built: dict[Any, Any] = {}
             pick = lambda w, t: choose(model, w, [t], built)[0]  # noqa: E731
@@ -417,7 +417,7 @@ def run(args: argparse.Namespace) -> int:
             print("\n".join(render_ranking(model, wl, ranked, per_card)))
         return 0 if ok else 1
     from gputui.commands.fit import EXIT_PARTIAL, _target_line, _targets
-    from gputui.fit.mig import advice_lines
+    from gputui.fit.core.mig import advice_lines
 
     targets, unavailable = _targets(args)
     lost_lines = [
@@ -433,8 +433,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             print("\n".join(lost_lines))
         return EXIT_PARTIAL
-    from gputui.fit.llm.parallel_choice import asked, choose, hint_lines
-    from gputui.textsafe import visible
+    from gputui.core.textsafe import visible
+    from gputui.fit.transformer.parallel_choice import asked, choose, hint_lines
 
     wl = workload(args, model, _precision_for(targets[0], args.mode or ""))
     wl, choice = choose(model, wl, targets) if auto_parallel(args) else (wl, asked(wl))

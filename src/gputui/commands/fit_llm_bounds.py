@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import math
 
-from gputui.errors import UserError
-from gputui.fit.llm.bounds import bound_of
+from gputui.core.errors import UserError
+from gputui.fit.transformer.bounds import bound_of
 
 # argparse dest -> the quantity it is bounded as (fit.llm.bounds.BOUNDS)
 FLAG_QUANTITY = {

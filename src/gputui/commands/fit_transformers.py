@@ -39,7 +39,7 @@ _TRAIN_PRECISIONS = ("fp32", "amp_bf16", "amp_fp16", "bf16", "fp16")
 
 def split(models: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """(layer models, transformers) of a loaded models file."""
-    from gputui.fit.llm.table import TransformerSpec
+    from gputui.fit.transformer.table import TransformerSpec
 
     tfm = tuple(m for m in models if isinstance(m, TransformerSpec))
     return tuple(m for m in models if not isinstance(m, TransformerSpec)), tfm
@@ -48,7 +48,7 @@ def split(models: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
 def check_flags(args: argparse.Namespace, transformers: tuple[Any, ...]) -> None:
     """Transformer-only flags need a transformer among the models chosen."""
     from gputui.commands.fit_llm import LLM_ONLY_FLAGS
-    from gputui.errors import UserError
+    from gputui.core.errors import UserError
 
     if transformers:
         return
@@ -118,8 +118,8 @@ def estimates(
 ) -> list[tuple[Any, Any, list[Any]]]:
     """(spec, workload, one estimate per target) for each transformer."""
     from gputui.commands.fit_llm import _precision_for
-    from gputui.fit.llm.context import mark_longer_context
-    from gputui.fit.llm.estimate import estimate
+    from gputui.fit.transformer.context import mark_longer_context
+    from gputui.fit.transformer.estimate import estimate
 
     out = []
     for spec in transformers:
@@ -138,8 +138,8 @@ def all_fit_now(results: list[tuple[Any, Any, list[Any]]]) -> bool:
 
 
 def json_entries(results: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, Any]]:
-    from gputui.fit.llm.report import estimate_dict, model_dict, workload_dict
-    from gputui.fit.mig import advice_lines
+    from gputui.fit.core.mig import advice_lines
+    from gputui.fit.transformer.report import estimate_dict, model_dict, workload_dict
 
     return [
         {
@@ -155,8 +155,8 @@ def json_entries(results: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, An
 
 
 def text_lines(results: list[tuple[Any, Any, list[Any]]], target_lines: list[str]) -> list[str]:
-    from gputui.fit.llm.report import render
-    from gputui.fit.mig import advice_lines
+    from gputui.fit.core.mig import advice_lines
+    from gputui.fit.transformer.report import render
 
     lines: list[str] = []
     for spec, wl, ests in results:
@@ -170,7 +170,7 @@ def rankings(
 ) -> list[tuple[Any, Any, list[Any]]]:
     """--all-cards: every catalog card for each transformer, with the cards it would need."""
     from gputui.catalog import load_catalog
-    from gputui.fit.llm.estimate import rank_cards
+    from gputui.fit.transformer.estimate import rank_cards
 
     catalog = load_catalog()
     out = []
@@ -183,7 +183,7 @@ def rankings(
 
 
 def ranking_json(ranked: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, Any]]:
-    from gputui.fit.llm.report import model_dict, ranking_dict, workload_dict
+    from gputui.fit.transformer.report import model_dict, ranking_dict, workload_dict
 
     return [
         {
@@ -199,7 +199,7 @@ def ranking_json(ranked: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, Any
 
 
 def ranking_lines(ranked: list[tuple[Any, Any, list[Any]]]) -> list[str]:
-    from gputui.fit.llm.report import render_ranking
+    from gputui.fit.transformer.report import render_ranking
 
     lines: list[str] = []
     for spec, wl, rs in ranked:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from gputui.commands import path_arg
 from gputui.commands.tui import FAST_DEFAULTS
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
     import argparse
     from pathlib import Path
@@ -83,17 +83,17 @@ def run(args: Args) -> int:
     if getattr(args, "json_schema", False):
         import json
 
-        from gputui.telemetry.schema import json_schema
+        from gputui.model.schema import json_schema
 
         print(json.dumps(json_schema(), indent=2))
         return 0
 
-    # the cluster: telemetry/prometheus_report.py
+    # the cluster: render/cluster_text.py
     if getattr(args, "prometheus", None) or getattr(args, "match", None):
-        from gputui.telemetry.prometheus_report import run_snapshot
+        from gputui.render.cluster_text import run_snapshot
 
         return run_snapshot(args)
-    from gputui.telemetry.source import Source, SourceUnavailable, open_source
+    from gputui.sources.base import Source, SourceUnavailable, open_source
 
     scenario: Path | None = getattr(args, "scenario", None)
     demo = bool(getattr(args, "demo", False)) or scenario is not None
@@ -116,14 +116,14 @@ def run(args: Args) -> int:
         source.close()
 
     if as_json:
-        from gputui.telemetry.jsonout import snapshot_to_json
+        from gputui.render.snapshot_json import snapshot_to_json
 
         print(snapshot_to_json(snap))
         return 0
 
     import shutil
 
-    from gputui.telemetry.text_table import render
+    from gputui.render.snapshot_text import render
 
     tty = sys.stdout.isatty()
     color = tty and not os.environ.get("NO_COLOR")

@@ -10,7 +10,7 @@ import sys
 
 from gputui.commands import path_arg
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see telemetry/source.py)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
     import argparse
     from types import SimpleNamespace
@@ -131,8 +131,8 @@ def fast_args(words: list[str]) -> SimpleNamespace | None:
 
 
 def run(args: argparse.Namespace | SimpleNamespace) -> int:
-    from gputui.errors import UserError
-    from gputui.telemetry.source import SourceKind, SourceUnavailable, open_source
+    from gputui.core.errors import UserError
+    from gputui.sources.base import SourceKind, SourceUnavailable, open_source
 
     interval = float(args.interval)
     if not 0.1 <= interval <= 3600:
@@ -158,7 +158,7 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
         raise UserError(f"--models: {models}: no such file")
     only = getattr(args, "only", None)
     if only is not None or getattr(args, "respect_cuda_visible_devices", False):
-        from gputui.tui.gpu_choice import choose_gpus
+        from gputui.tui.views.gpu_choice import choose_gpus
 
         try:
             source = choose_gpus(source, only, bool(args.respect_cuda_visible_devices))

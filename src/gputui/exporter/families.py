@@ -33,9 +33,9 @@ from dataclasses import dataclass
 
 from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily, Metric
 
-from gputui.telemetry.nvml import THROTTLE_REASONS
-from gputui.telemetry.snapshot import DeviceSample, DeviceSnapshot, GpuProcess, Snapshot
-from gputui.textsafe import visible
+from gputui.core.textsafe import visible
+from gputui.model.snapshot import DeviceSample, DeviceSnapshot, GpuProcess, Snapshot
+from gputui.sources.nvml.source import THROTTLE_REASONS
 
 MIB = 1 << 20
 DCGM_LABELS = ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname")

@@ -13,18 +13,18 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gputui.exporter.families import CardName, FitAnswer
-from gputui.telemetry.snapshot import Snapshot
+from gputui.model.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from gputui.catalog import Catalog
-    from gputui.fit.config import ModelSpec
+    from gputui.fit.modelsfile import ModelSpec
 
 
 def fit_answers(
     snapshot: Snapshot, models: Sequence[ModelSpec], catalog: Catalog
 ) -> list[FitAnswer]:
-    from gputui.fit.estimate import check
-    from gputui.fit.precision import recommend
+    from gputui.fit.core.estimate import check
+    from gputui.fit.core.precision import recommend
     from gputui.fit.targets import targets_from_snapshot
 
     out: list[FitAnswer] = []

@@ -20,12 +20,12 @@ from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from gputui.exporter.families import CardName, build_families, exporter_families
-from gputui.telemetry.snapshot import Snapshot
-from gputui.telemetry.source import Source
+from gputui.model.snapshot import Snapshot
+from gputui.sources.base import Source
 
 if TYPE_CHECKING:
     from gputui.catalog import Catalog
-    from gputui.fit.config import ModelSpec
+    from gputui.fit.modelsfile import ModelSpec
 
 log = logging.getLogger("gputui.exporter")
 

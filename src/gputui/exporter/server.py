@@ -35,7 +35,7 @@ from wsgiref.simple_server import ServerHandler, WSGIRequestHandler
 from prometheus_client.exposition import make_wsgi_app
 from prometheus_client.registry import CollectorRegistry
 
-from gputui.errors import UserError
+from gputui.core.errors import UserError
 from gputui.exporter.connections import BACKLOG, BoundedServer, Limits
 
 StartResponse = Callable[..., Any]

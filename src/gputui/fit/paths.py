@@ -17,9 +17,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from gputui.errors import UserError
-from gputui.inputfile import regular_stat
-from gputui.textsafe import visible
+from gputui.core.errors import UserError
+from gputui.core.inputfile import regular_stat
+from gputui.core.textsafe import visible
 
 LOCAL_NAME = "gputui.toml"
 
@@ -28,7 +28,7 @@ Warn = Callable[[str], None]
 
 def shipped_examples() -> Path:
     """The example models shipped with gputui (examples/models.toml, carried in the wheel)."""
-    from gputui.resources import examples_dir
+    from gputui.core.resources import examples_dir
 
     return examples_dir() / "models.toml"
 

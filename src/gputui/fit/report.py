@@ -10,9 +10,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from gputui.fit import power
-from gputui.fit.config import ModelSpec, Network
-from gputui.fit.estimate import (
+from gputui.core.textsafe import visible
+from gputui.fit.core import power
+from gputui.fit.core.estimate import (
     EFFICIENCY,
     ModelCheck,
     PrecisionEstimate,
@@ -21,11 +21,11 @@ from gputui.fit.estimate import (
     Target,
     pow2_floor,
 )
-from gputui.fit.memory import autograd_flags
-from gputui.fit.roofline import EFFICIENCY as ROOFLINE_EFFICIENCY
-from gputui.fit.roofline import LayerTime, Profile, has_convolutions, missing_figure
-from gputui.fit.stats import LayerStats
-from gputui.textsafe import visible
+from gputui.fit.core.roofline import EFFICIENCY as ROOFLINE_EFFICIENCY
+from gputui.fit.core.roofline import LayerTime, Profile, has_convolutions, missing_figure
+from gputui.fit.graph.memory import autograd_flags
+from gputui.fit.graph.stats import LayerStats
+from gputui.fit.modelsfile import ModelSpec, Network
 
 SCHEMA_VERSION = 1
 
@@ -82,7 +82,7 @@ def layer_dict(
     if records and layer.saves_output:
         kept_bytes += layer.output_elements * 4
     if records and (layer.saves_input or (layer.saves_input_if_trainable and trains)):
-        # the inputs autograd keeps, as the memory walk counts them (fit/memory.py)
+        # the inputs autograd keeps, as the memory walk counts them (fit/graph/memory.py)
         slots = layer.saved_slots if layer.saved_slots is not None else range(len(input_shapes))
         n = sum(math.prod(input_shapes[k]) for k in slots if k < len(input_shapes))
         saved += n
@@ -247,14 +247,14 @@ def model_summary(model: ModelSpec) -> dict[str, Any]:
 
 def model_software_dict(model: ModelSpec) -> dict[str, Any]:
     """What the speed assumed of the framework (fit.software): layout and optimizer kernels."""
-    from gputui.fit.software import software_dict
+    from gputui.fit.core.software import software_dict
 
     return software_dict(model.software, training=model.mode == "train")
 
 
 def speed_assumes(model: ModelSpec) -> str:
     """The text line saying which software settings the speed estimate assumed."""
-    from gputui.fit.software import describe
+    from gputui.fit.core.software import describe
 
     text = describe(
         model.software, training=model.mode == "train", convolutions=has_convolutions(model)

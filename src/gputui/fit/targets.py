@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gputui.catalog import Catalog
-from gputui.fit.estimate import Target
-from gputui.fit.mig import MigSlot
-from gputui.telemetry.snapshot import DeviceSnapshot, Snapshot
+from gputui.fit.core.estimate import Target
+from gputui.fit.core.mig import MigSlot
+from gputui.model.snapshot import DeviceSnapshot, Snapshot
 
 
 @dataclass(frozen=True, slots=True)

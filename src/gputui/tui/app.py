@@ -28,22 +28,22 @@ from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import DataTable
 
-from gputui.telemetry.history import History
-from gputui.telemetry.host import CONTAINER_NOTICE, read_ancestors, read_extras
-from gputui.telemetry.host import why_not_visible as host_why_not_visible
-from gputui.telemetry.proc_history import ProcessHistory
-from gputui.telemetry.snapshot import GpuProcess, Snapshot
-from gputui.telemetry.source import Source
-from gputui.textsafe import visible
-from gputui.tui.cards import CardLookup, catalog_labels
-from gputui.tui.device_screen import DeviceScreen
-from gputui.tui.kill import KillPolicy
+from gputui.core.textsafe import visible
+from gputui.history.metrics import History
+from gputui.history.processes import ProcessHistory
+from gputui.model.snapshot import GpuProcess, Snapshot
+from gputui.sources.base import Source
+from gputui.sources.host.source import CONTAINER_NOTICE, read_ancestors, read_extras
+from gputui.sources.host.source import why_not_visible as host_why_not_visible
 from gputui.tui.messages import CardsMatched, DashboardReady, PollFailed, SnapshotReady
 from gputui.tui.screens.dashboard import CSS_PATHS, DashboardScreen
+from gputui.tui.screens.device import DeviceScreen
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.kill import KillScreen
 from gputui.tui.screens.process import NOT_VISIBLE, ExtrasOf, ProcessScreen
 from gputui.tui.settings import Settings
+from gputui.tui.views.cards import CardLookup, catalog_labels
+from gputui.tui.views.kill import KillPolicy
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.info_bar import HeaderFacts
 from gputui.tui.widgets.process_table import ParentsOf, ProcessTable
@@ -497,7 +497,7 @@ class GpuTuiApp(App[int]):
         return host_why_not_visible(proc.pid)
 
     def action_catalog(self) -> None:
-        screen_class = _optional_screen("gputui.tui.catalog_screen", "CatalogScreen")
+        screen_class = _optional_screen("gputui.tui.screens.catalog", "CatalogScreen")
         if screen_class is None:
             self.notify("the catalog screen is not available yet", severity="warning")
             return
@@ -510,7 +510,7 @@ class GpuTuiApp(App[int]):
         self.push_screen(screen_class(snap.devices if snap else [], gpu=gpu))
 
     def action_fit(self) -> None:
-        screen_class = _optional_screen("gputui.tui.fit_screen", "FitScreen")
+        screen_class = _optional_screen("gputui.tui.screens.fit", "FitScreen")
         if screen_class is None:
             self.notify("the fit screen is not available yet", severity="warning")
             return
@@ -529,7 +529,7 @@ class GpuTuiApp(App[int]):
     def action_history(self) -> None:
         if self.screen is not self.dashboard:
             return
-        from gputui.tui.history_screen import HistoryScreen
+        from gputui.tui.screens.history import HistoryScreen
 
         proc = self.dashboard.query_one(ProcessTable).selected
         self.push_screen(

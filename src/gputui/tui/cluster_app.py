@@ -21,10 +21,10 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.timer import Timer
 
-from gputui.telemetry.prometheus import Backoff, ClusterSnapshot, PrometheusSource
-from gputui.telemetry.prometheus_api import PrometheusError
-from gputui.tui.cluster_rows import SPARK_WIDTH, History
-from gputui.tui.cluster_screen import CSS_PATH, ClusterScreen, HostScreen
+from gputui.sources.prometheus.api import PrometheusError
+from gputui.sources.prometheus.source import Backoff, ClusterSnapshot, PrometheusSource
+from gputui.tui.screens.cluster import CSS_PATH, ClusterScreen, HostScreen
+from gputui.tui.views.cluster_rows import SPARK_WIDTH, History
 
 HISTORY_METRIC = "DCGM_FI_DEV_GPU_UTIL"
 HISTORY_WINDOW_S = 600.0
@@ -195,7 +195,7 @@ class ClusterApp(App[int]):
         parts.append(f"every {self.interval:g} s")
         if self.paused:
             parts.append("PAUSED")
-        from gputui.textsafe import markup_safe
+        from gputui.core.textsafe import markup_safe
 
         self.main.show_info(markup_safe("  ".join(parts)))
 
@@ -240,9 +240,9 @@ def run_cluster(args: Any, interval: float) -> int:
     import signal
     import sys
 
-    from gputui.errors import UserError
-    from gputui.telemetry.prometheus import VIEW_METRICS
-    from gputui.telemetry.prometheus_report import check_cluster_args, open_cluster_source
+    from gputui.core.errors import UserError
+    from gputui.render.cluster_text import check_cluster_args, open_cluster_source
+    from gputui.sources.prometheus.source import VIEW_METRICS
 
     check_cluster_args(
         args, {"demo": "--demo", "scenario": "--scenario", "source": "--source"}

@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from gputui.telemetry.history import History
-from gputui.telemetry.simulated import SimulatedSource
+from gputui.history.metrics import History
+from gputui.sources.simulated.source import SimulatedSource
 from gputui.tui.app import GpuTuiApp
-from gputui.tui.cards import CardLookup
-from gputui.tui.kill import Identity, KillPolicy
 from gputui.tui.settings import Settings
+from gputui.tui.views.cards import CardLookup
+from gputui.tui.views.kill import Identity, KillPolicy
 
 DEMO_T = 600.0  # seconds into the scenario: jobs are running, history is full
 HISTORY_S = 120

@@ -9,11 +9,11 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from gputui.fit.config import ModelSpec
-from gputui.fit.estimate import ModelCheck, PrecisionEstimate, Ranked
+from gputui.core.textsafe import visible
+from gputui.fit.core.estimate import ModelCheck, PrecisionEstimate, Ranked
+from gputui.fit.core.roofline import Profile
+from gputui.fit.modelsfile import ModelSpec
 from gputui.fit.report import batch_text, bound_text, flops_text, gib, network_layers
-from gputui.fit.roofline import Profile
-from gputui.textsafe import visible
 
 RANK_TOP = 10
 VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}

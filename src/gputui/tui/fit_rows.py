@@ -1,4 +1,4 @@
-"""The Fit screen's detail view for a transformer row (fit/llm/table_check.py's TransformerCheck).
+"""The Fit screen's detail view for a transformer row (fit/transformer/table_check.py's TransformerCheck).
 
 The layer models' detail shows precisions and layers; a transformer's shows its
 workload, the breakdown at the peak, the largest batch and the longest context
@@ -11,11 +11,11 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from gputui.fit.llm.estimate import Ranked
-from gputui.fit.llm.report import count, model_line, workload_line
-from gputui.fit.llm.table_check import TransformerCheck
+from gputui.core.textsafe import visible
 from gputui.fit.report import gib
-from gputui.textsafe import visible
+from gputui.fit.transformer.estimate import Ranked
+from gputui.fit.transformer.report import count, model_line, workload_line
+from gputui.fit.transformer.table_check import TransformerCheck
 
 VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from gputui.telemetry.snapshot import Snapshot
+from gputui.model.snapshot import Snapshot
 
 
 class SnapshotReady(Message):

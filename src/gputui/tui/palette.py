@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from textual.app import SystemCommand
 
-from gputui.tui.widgets.process_columns import COLUMNS
+from gputui.tui.views.process_columns import COLUMNS
 from gputui.tui.widgets.process_table import ProcessTable
 
 if TYPE_CHECKING:

@@ -34,7 +34,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from gputui.telemetry.source import Source
+from gputui.sources.base import Source
 from gputui.tui.settings import Settings
 
 T = TypeVar("T")

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gputui.textsafe import visible
+from gputui.core.textsafe import visible
 
 FILE_NAME = "settings.toml"
 MAX_BYTES = 64 * 1024
@@ -99,8 +99,8 @@ def parse(data: dict[str, Any], where: str) -> Settings:
 def load(path: Path) -> tuple[Settings, str | None]:
     """(the settings, None), or (the defaults, one warning line) when the file is unusable;
     a missing file is the defaults without a warning."""
-    from gputui.errors import UserError
-    from gputui.tomlsafe import read_toml
+    from gputui.core.errors import UserError
+    from gputui.core.tomlsafe import read_toml
 
     if not path.exists():
         return Settings(), None

@@ -4,7 +4,7 @@ Users name files as they like (`model.json` may be Keras' or Hugging Face's,
 a `.keras` archive may have been renamed `.zip`), so the first bytes and the
 JSON's top-level keys decide. Nothing here loads weights: a `.keras` archive is
 opened with `zipfile` and only its `config.json` is read; a GGUF file is only
-checked for its 4-byte magic. Every file is opened through `gputui.inputfile`
+checked for its 4-byte magic. Every file is opened through `gputui.core.inputfile`
 (special files refused, sizes capped, JSON depth and digits bounded).
 """
 
@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from gputui import inputfile
-from gputui.errors import UserError
-from gputui.textsafe import visible
+from gputui.core import inputfile
+from gputui.core.errors import UserError
+from gputui.core.textsafe import visible
 
 FileKind = Literal["toml", "keras-json", "keras-archive", "hf-config", "hf-folder", "gguf"]
 FILE_KINDS: tuple[FileKind, ...] = (

@@ -22,16 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from gputui import inputfile
-from gputui.errors import UserError
+from gputui.core import inputfile
+from gputui.core.errors import UserError
+from gputui.core.textsafe import visible
 from gputui.fit.importers import gguf_rules
 from gputui.fit.importers.gguf_rules import GGUFError, LongString, Skipped
-from gputui.fit.llm.config import ConfigError
-from gputui.fit.llm.formats import GGML_TYPES, ggml_tensor_bytes
-from gputui.fit.llm.ggufnames import gguf_message
-from gputui.fit.llm.hfkeys import from_hf_dict
-from gputui.fit.llm.model import TransformerModel, from_config
-from gputui.textsafe import visible
+from gputui.fit.transformer.config import ConfigError
+from gputui.fit.transformer.formats import GGML_TYPES, ggml_tensor_bytes
+from gputui.fit.transformer.ggufnames import gguf_message
+from gputui.fit.transformer.hfkeys import from_hf_dict
+from gputui.fit.transformer.model import TransformerModel, from_config
 
 MAGIC = b"GGUF"
 # value type id -> struct format (8: string, 9: array handled apart)

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gputui.fit.llm.formats import ggml_tensor_bytes
+from gputui.fit.transformer.formats import ggml_tensor_bytes
 
 if TYPE_CHECKING:
     from gputui.fit.importers.gguf import GGUFFile, GGUFTensor

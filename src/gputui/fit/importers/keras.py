@@ -25,7 +25,7 @@ becomes, and this module writes the graph table.
 
 The caller owns what the file does not say (batch size, optimizer, mode) and
 adds them to `KerasModel.table`; `KerasModel.precision` is the mixed-precision
-policy the model was built under, as one of `gputui.fit.precision.PRECISIONS`.
+policy the model was built under, as one of `gputui.fit.core.precision.PRECISIONS`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from gputui.errors import UserError
+from gputui.core.errors import UserError
+from gputui.core.textsafe import visible
 from gputui.fit.importers.detect import detect_kind, read_archive_config, read_json
 from gputui.fit.importers.keras_layers import (
     arguments,
@@ -50,11 +51,10 @@ from gputui.fit.importers.keras_layers import (
 )
 from gputui.fit.importers.keras_read import Call, Graph, Layer, Reader, Tensor, name_calls, unique
 from gputui.fit.importers.keras_schema import check_keras_document
-from gputui.textsafe import visible
 
 SourceFormat = Literal["keras3", "tf.keras2"]
 
-# Dtype policies and the precision (gputui.fit.precision) each means on PyTorch.
+# Dtype policies and the precision (gputui.fit.core.precision) each means on PyTorch.
 _POLICIES = {
     "mixed_float16": "amp_fp16",
     "mixed_bfloat16": "amp_bf16",

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gputui.errors import UserError
+from gputui.core.errors import UserError
+from gputui.core.textsafe import visible
 from gputui.fit.importers.keras_classes import KERAS_LAYER_CLASSES
 from gputui.fit.importers.keras_read import Call, Layer
 from gputui.fit.importers.keras_schema import MODEL_CLASSES
-from gputui.textsafe import visible
 
 # keras_hub (formerly keras_nlp) layers the fit checker knows (learned positions).
 KERAS_HUB_LAYERS = frozenset({"PositionEmbedding", "TokenAndPositionEmbedding"})

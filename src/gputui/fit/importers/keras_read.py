@@ -12,9 +12,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gputui.errors import UserError
+from gputui.core.errors import UserError
+from gputui.core.textsafe import visible
 from gputui.fit.importers.keras_schema import MODEL_CLASSES
-from gputui.textsafe import visible
 
 # Call-time keyword arguments holding input tensors, in the order the layer takes them.
 _TENSOR_KWARGS = ("query", "value", "key", "initial_state")

@@ -20,10 +20,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from gputui.errors import UserError
-from gputui.fit.args import MAX_DIM, MAX_ELEMENTS
-from gputui.fit.graph_build import MAX_BLOCK_DEPTH
-from gputui.textsafe import visible
+from gputui.core.errors import UserError
+from gputui.core.textsafe import visible
+from gputui.fit.graph.args import MAX_DIM, MAX_ELEMENTS
+from gputui.fit.graph.build import MAX_BLOCK_DEPTH
 
 MODEL_CLASSES = frozenset({"Functional", "Model", "Sequential"})
 # Lists and objects inside one call's arguments; Keras nests a few levels at most.

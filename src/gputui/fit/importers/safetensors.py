@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gputui import inputfile
+from gputui.core import inputfile
 
 MAX_HEADER = 100 * 2**20  # the reference implementation's own limit
 MAX_DEPTH = 3  # {name: {"shape": [..]}}: deeper is not a safetensors header

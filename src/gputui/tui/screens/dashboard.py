@@ -17,10 +17,10 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input
 
-from gputui.telemetry.snapshot import DeviceSnapshot, GpuProcess, Snapshot
-from gputui.tui import formatting as fmt
-from gputui.tui.device_facts import instance_label
+from gputui.model.snapshot import DeviceSnapshot, GpuProcess, Snapshot
 from gputui.tui.messages import DashboardReady
+from gputui.tui.views import formatting as fmt
+from gputui.tui.views.device_facts import instance_label
 from gputui.tui.widgets.field import Field
 from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.gpu_panel import GpuPanel
@@ -247,7 +247,7 @@ class DashboardScreen(Screen[None]):
 
     def action_toggle_mine(self) -> None:
         """Only my processes (by the real uid's name, as the process list reads users)."""
-        from gputui.tui.kill import user_name
+        from gputui.tui.views.kill import user_name
 
         table = self.query_one(ProcessTable)
         if table.only_user is not None:

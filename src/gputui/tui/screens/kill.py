@@ -17,8 +17,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
-from gputui.telemetry.snapshot import GpuProcess
-from gputui.tui import formatting as fmt
+from gputui.model.snapshot import GpuProcess
+from gputui.tui.views import formatting as fmt
 
 LIST_MAX = 12
 

@@ -5,7 +5,7 @@ top): CPU, memory and running time move, and a process that leaves the list
 says so instead of showing its last values as if it were still there.
 
 Sparklines show the process's recent GPU memory and SM% (the app keeps them
-per process, see `gputui.telemetry.proc_history`). Its GPU-related environment
+per process, see `gputui.history.processes`). Its GPU-related environment
 and container are read once, off the UI thread, when the dialog opens: only
 for a real process the host can see, never for demo data, never kept or logged.
 """
@@ -26,12 +26,12 @@ from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from gputui.telemetry.containers import ContainerRef
-from gputui.telemetry.host import ProcessExtras
-from gputui.telemetry.proc_history import started_at
-from gputui.telemetry.snapshot import DeviceSnapshot, GpuProcess, Snapshot
-from gputui.tui import formatting as fmt
-from gputui.tui.device_facts import instance_label
+from gputui.history.processes import started_at
+from gputui.model.snapshot import DeviceSnapshot, GpuProcess, Snapshot
+from gputui.sources.host.containers import ContainerRef
+from gputui.sources.host.source import ProcessExtras
+from gputui.tui.views import formatting as fmt
+from gputui.tui.views.device_facts import instance_label
 
 NOT_VISIBLE = "no: another PID namespace"
 SPARK_WIDTH = 40

@@ -12,7 +12,7 @@ the dashboard starts without them (and never loads pydantic: the catalog is
 read from its cache, docs/catalog.md).
 
 A lost or unreadable GPU shows its reason, never a verdict. A GPU in MIG mode is
-judged per instance (`tui/fit_targets.py`): a job gets one instance, never the card.
+judged per instance (`tui/views/fit_targets.py`): a job gets one instance, never the card.
 """
 
 from __future__ import annotations
@@ -29,21 +29,15 @@ from textual import work
 from textual.message import Message
 from textual.widget import Widget
 
-from gputui.telemetry.snapshot import Snapshot
-from gputui.textsafe import visible
-from gputui.tui.fit_targets import (
-    TargetKey,
-    free_by_key,
-    sort_key,
-    target_key,
-    target_label,
-)
+from gputui.core.textsafe import visible
+from gputui.model.snapshot import Snapshot
+from gputui.tui.views.fit_targets import TargetKey, free_by_key, sort_key, target_key, target_label
 
 if TYPE_CHECKING:
-    from gputui.fit.config import ModelSpec
-    from gputui.fit.estimate import ModelCheck, Target
-    from gputui.fit.llm.table_check import TransformerCheck
-    from gputui.tui.fit_screen import FitPass
+    from gputui.fit.core.estimate import ModelCheck, Target
+    from gputui.fit.modelsfile import ModelSpec
+    from gputui.fit.transformer.table_check import TransformerCheck
+    from gputui.tui.screens.fit import FitPass
 
 FREE_THRESHOLD = 0.02  # of the GPU's memory
 FREE_MIN_BYTES = 256 * 1024**2
@@ -215,8 +209,8 @@ def recommended_only(model: ModelSpec, target: Target) -> ModelCheck:
     without one no roofline profile is built, nor kept in the roofline's op cache
     (~0.6 MB for the shipped models on 8 GPUs, held for the dashboard's lifetime).
     """
-    from gputui.fit.estimate import check
-    from gputui.fit.precision import recommend
+    from gputui.fit.core.estimate import check
+    from gputui.fit.core.precision import recommend
 
     precision, _ = recommend(target.architecture, model.mode, target.card)
     return check(model, target, precision=precision, with_speed=False)
@@ -265,8 +259,8 @@ class FreeOnly:
     def _answer(
         self, c: ModelCheck | TransformerCheck, target: Target
     ) -> ModelCheck | TransformerCheck:
-        from gputui.fit.estimate import ModelCheck, memory_model, verdict
-        from gputui.fit.llm import estimate as llm
+        from gputui.fit.core.estimate import ModelCheck, memory_model, verdict
+        from gputui.fit.transformer import estimate as llm
 
         free = target.memory_free
         assert free is not None
@@ -314,9 +308,9 @@ def _unconfigured() -> FitPass | None:
     """A pass that says "no models configured" when the models file would be the shipped
     examples; None when the user has one. Its path is the user's config file, so that
     creating one starts a pass (`_models_mtime`)."""
-    from gputui.errors import UserError
+    from gputui.core.errors import UserError
     from gputui.fit.paths import resolve_models_path, user_models_file
-    from gputui.tui.fit_screen import FitPass
+    from gputui.tui.screens.fit import FitPass
 
     try:
         _, origin = resolve_models_path(None, warn=lambda _: None)
@@ -401,7 +395,7 @@ class FitLine(Widget):
         *,
         free_only: bool = False,
     ) -> None:
-        from gputui.tui.fit_screen import FitPass, estimate_pass
+        from gputui.tui.screens.fit import FitPass, estimate_pass
 
         try:
             result = _unconfigured() if requested is None else None

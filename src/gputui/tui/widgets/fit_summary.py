@@ -20,7 +20,7 @@ from gputui.tui.widgets.fit_line import (
 )
 
 if TYPE_CHECKING:
-    from gputui.tui.fit_screen import FitPass
+    from gputui.tui.screens.fit import FitPass
 
 EXPAND_KEY = "e"
 

@@ -12,7 +12,7 @@ without a border; it is a CSS class, so switching costs a relayout, not a
 recompose.
 
 A panel can take focus (tab); `enter` or a click posts `GpuPanel.Selected`,
-on which the app opens the device details view (tui/device_screen.py). The
+on which the app opens the device details view (tui/screens/device.py). The
 bottom border shows the bus id, PCIe link, encoder/decoder and persistence
 mode; a GPU in MIG mode lists its MIG devices under its stats, one line each.
 """
@@ -28,10 +28,10 @@ from textual import events
 from textual.binding import Binding
 from textual.message import Message
 
-from gputui.telemetry.snapshot import DeviceSnapshot
-from gputui.textsafe import markup_safe
-from gputui.tui import formatting as fmt
-from gputui.tui.device_facts import mig_line, subtitle
+from gputui.core.textsafe import markup_safe
+from gputui.model.snapshot import DeviceSnapshot
+from gputui.tui.views import formatting as fmt
+from gputui.tui.views.device_facts import mig_line, subtitle
 from gputui.tui.widgets import gpu_row
 from gputui.tui.widgets.text_lines import TextLines
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from rich.style import Style
 
-from gputui.telemetry.snapshot import DeviceSnapshot
+from gputui.model.snapshot import DeviceSnapshot
 
 ROW_NAME_WIDTH = 17
 

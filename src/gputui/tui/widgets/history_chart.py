@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widget import Widget
 
-from gputui.tui import formatting as fmt
-from gputui.tui.widgets.time_axis import axis_line
+from gputui.tui.views import formatting as fmt
+from gputui.tui.views.time_axis import axis_line
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 LABEL_WIDTH = 12

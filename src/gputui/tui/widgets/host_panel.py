@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from gputui.telemetry.snapshot import HostSnapshot
-from gputui.tui import formatting as fmt
+from gputui.model.snapshot import HostSnapshot
+from gputui.tui.views import formatting as fmt
 from gputui.tui.widgets.gpu_panel import bar
 from gputui.tui.widgets.text_lines import TextLines
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from gputui.tui import formatting as fmt
+from gputui.tui.views import formatting as fmt
 from gputui.tui.widgets.field import Field
 
 

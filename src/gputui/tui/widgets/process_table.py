@@ -33,21 +33,21 @@ from textual.widgets import DataTable
 from textual.widgets.data_table import Column as DataTableColumn
 from textual.widgets.data_table import ColumnKey, RowDoesNotExist, RowKey
 
-from gputui.telemetry.snapshot import GpuProcess
-from gputui.tui.process_tree import Ancestors, TreeRow, layout
+from gputui.model.snapshot import GpuProcess
+from gputui.tui.views.process_columns import _BY_KEY as _BY_KEY
+from gputui.tui.views.process_columns import COLUMN_KEYS as COLUMN_KEYS
+from gputui.tui.views.process_columns import COLUMNS as COLUMNS
+from gputui.tui.views.process_columns import COMMAND_MIN as COMMAND_MIN
+from gputui.tui.views.process_columns import COMMAND_WIDTH, Column
+from gputui.tui.views.process_columns import empty_columns as empty_columns
+from gputui.tui.views.process_columns import matches as matches
+from gputui.tui.views.process_columns import row_key as row_key
+from gputui.tui.views.process_columns import sort_key as sort_key
+from gputui.tui.views.process_columns import visible_columns as visible_columns
+from gputui.tui.views.process_tree import Ancestors, TreeRow, layout
 from gputui.tui.widgets.box_lines import box_lines
-from gputui.tui.widgets.process_columns import _BY_KEY as _BY_KEY
-from gputui.tui.widgets.process_columns import COLUMN_KEYS as COLUMN_KEYS
-from gputui.tui.widgets.process_columns import COLUMNS as COLUMNS
-from gputui.tui.widgets.process_columns import COMMAND_MIN as COMMAND_MIN
-from gputui.tui.widgets.process_columns import COMMAND_WIDTH, Column
-from gputui.tui.widgets.process_columns import empty_columns as empty_columns
-from gputui.tui.widgets.process_columns import matches as matches
-from gputui.tui.widgets.process_columns import row_key as row_key
-from gputui.tui.widgets.process_columns import sort_key as sort_key
-from gputui.tui.widgets.process_columns import visible_columns as visible_columns
 
-# Reads each PID's parent chain (gputui.telemetry.host.read_ancestors); may block.
+# Reads each PID's parent chain (gputui.sources.host.source.read_ancestors); may block.
 ParentsOf = Callable[[Sequence[int]], Mapping[int, Ancestors]]
 TAG_MARK = "● "
 _T = TypeVar("_T")

@@ -1,0 +1,1 @@
+"""What every model kind shares: precision, overheads, verdicts, ranking, the timing model."""

@@ -1,0 +1,215 @@
+"""A models-TOML table of `kind = "transformer"`: the model from `hf_config = "path"` or an
+inline `config = { model_type = "llama", ... }` (HF's own key names), plus its workload keys.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gputui.core.errors import UserError
+from gputui.core.textsafe import visible
+from gputui.fit.core.software import OPTIMIZER_IMPLS
+from gputui.fit.transformer.bounds import bound_of, show
+from gputui.fit.transformer.config import ConfigError
+from gputui.fit.transformer.context import check_context, default_seq
+from gputui.fit.transformer.formats import kv_bits, weight_format
+from gputui.fit.transformer.hfkeys import from_hf_dict
+from gputui.fit.transformer.model import TransformerModel, from_config
+from gputui.fit.transformer.weights import normalize_targets
+from gputui.fit.transformer.workload import (
+    ATTENTIONS,
+    MODES,
+    OPTIMIZERS,
+    TRAIN_PRECISIONS,
+    Workload,
+)
+
+KEYS = {
+    "name", "kind", "hf_config", "config", "mode", "batch_size", "seq_len", "new_tokens",
+    "method", "precision", "weights", "optimizer", "lora_rank", "lora_alpha", "lora_targets",
+    "grad_checkpointing", "grad_accum", "attention", "kv_dtype", "paged_block", "optimizer_impl",
+    "allow_longer_context",
+}  # fmt: skip
+
+
+# the keys that set the workload (the CLI's flags of the same names override them)
+WORKLOAD_KEYS = KEYS - {"name", "kind", "hf_config", "config", "allow_longer_context"}
+# the quantity (fit.llm.bounds) each integer key is bounded as
+INT_QUANTITY = {"batch_size": "batch", "seq_len": "seq_len", "new_tokens": "new_tokens",
+                "lora_rank": "lora_rank", "grad_accum": "grad_accum", "paged_block": "block"}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class TransformerSpec:
+    """A models-file transformer: the model, its workload, and which workload keys the table set."""
+
+    name: str
+    model: TransformerModel
+    workload: Workload
+    given: frozenset[str] = frozenset()
+    allow_longer_context: bool = False  # the table's opt-in to a context beyond the model's
+
+    @property
+    def mode(self) -> str:
+        return self.workload.mode
+
+    @property
+    def batch_size(self) -> int:
+        return self.workload.batch_size
+
+
+def _int(raw: Mapping[str, Any], key: str, default: int, where: str) -> int:
+    v = raw.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise UserError(f"{where}: {key}: must be a positive integer, got {show(v)}")
+    top = bound_of(INT_QUANTITY[key])
+    if v > top:
+        raise UserError(f"{where}: {key}: {v} is over the bound {top}")
+    return v
+
+
+def _choice(
+    raw: Mapping[str, Any], key: str, default: str, choices: tuple[str, ...], where: str
+) -> str:
+    v = raw.get(key, default)
+    if v not in choices:
+        raise UserError(f"{where}: {key}: must be one of {', '.join(choices)}, got {v!r}")
+    return str(v)
+
+
+def from_model_table(
+    raw: Mapping[str, Any], where: str, base_dir: Path | None = None
+) -> TransformerSpec:
+    """The transformer and workload a TOML table describes; UserError names `where` and the key.
+
+    `where` is how messages point at the table (e.g. "models.toml, model 'llama'");
+    a relative `hf_config` is resolved against `base_dir` (default: the current directory).
+    """
+    unknown = sorted(set(raw) - KEYS)
+    if unknown:
+        raise UserError(
+            f"{where}: {unknown[0]}: unknown key (transformer tables take: {', '.join(sorted(KEYS))})"
+        )
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise UserError(f"{where}: name: required string")
+    if ("hf_config" in raw) == ("config" in raw):
+        raise UserError(f'{where}: give exactly one of hf_config = "path" or config = {{...}}')
+    if "hf_config" in raw:
+        path = raw["hf_config"]
+        if not isinstance(path, str):
+            raise UserError(f"{where}: hf_config: must be a path string")
+        p = Path(path)
+        if not p.is_absolute() and base_dir is not None:
+            p = base_dir / p
+        from gputui.fit.importers.hf import load_path
+
+        try:
+            model = load_path(p)
+        except UserError as exc:  # the file's own problem, pointed at from the table
+            raise UserError(f"{where}: hf_config: {exc}", exc.exit_code) from None
+        model = TransformerModel(
+            visible(name), model.config, model.layout, model.source, "toml",
+            model.exact_params, model.stored_bytes, model.stored_format, model.stored_dtypes, model.warnings,
+        )  # fmt: skip
+    else:
+        cfg_raw = raw["config"]
+        if not isinstance(cfg_raw, Mapping):
+            raise UserError(f"{where}: config: must be a table of Hugging Face config keys")
+        try:
+            cfg = from_hf_dict(cfg_raw, "config.")
+        except ConfigError as exc:
+            raise UserError(f"{where}: {visible(str(exc))}") from None
+        model = from_config(cfg, visible(name), where, "toml")
+    mode = _choice(raw, "mode", "inference" if model.config.encoder else "generate", MODES, where)
+    if model.config.encoder and mode == "generate":
+        raise UserError(
+            f"{where}: mode: {model.config.model_type} is an encoder; it does not generate"
+        )
+    lora_keys = [k for k in ("lora_rank", "lora_alpha", "lora_targets") if k in raw]
+    method = _choice(
+        raw, "method", "lora" if lora_keys else "full", ("full", "lora", "qlora"), where
+    )
+    _only(raw, where, mode, "train", ("method", "optimizer", "lora_rank", "lora_alpha",
+          "lora_targets", "grad_checkpointing", "grad_accum", "precision",
+          "optimizer_impl"))  # fmt: skip
+    _only(raw, where, mode, "generate", ("new_tokens", "kv_dtype", "paged_block"))
+    if method == "full" and lora_keys:
+        raise UserError(f'{where}: {lora_keys[0]}: only with method = "lora" or "qlora"')
+    default_weights = model.default_weights
+    if method == "qlora":
+        default_weights = "nf4-dq"
+    elif mode == "train" and default_weights not in ("bf16", "fp16", "fp32"):
+        default_weights = "bf16"  # LoRA and full fine-tunes train on an unquantized base
+    weights = raw.get("weights", default_weights)
+    if mode == "train" and method == "full" and "weights" in raw:
+        raise UserError(
+            f"{where}: weights: a full fine-tune keeps its weights in precision "
+            "(fp32, amp_bf16, bf16, ...); leave weights out"
+        )
+    try:
+        fmt = weight_format(str(weights))
+        kv_bits(str(raw.get("kv_dtype", "fp16")))
+        targets = normalize_targets(raw.get("lora_targets", ["q", "k", "v", "o"]))
+    except (ValueError, TypeError) as exc:
+        raise UserError(f"{where}: {exc}") from None
+    four_bit = ("nf4", "nf4-dq", "fp4", "fp4-dq")
+    if method == "lora" and fmt.name in four_bit:
+        method = "qlora"
+    if method == "qlora" and fmt.name not in four_bit:
+        raise UserError(
+            f"{where}: weights: QLoRA trains on a 4-bit bitsandbytes base (nf4, nf4-dq, fp4), "
+            f"got {weights!r}"
+        )
+    cfg = model.config
+    new_tokens = _int(raw, "new_tokens", 256, where)
+    seq = _int(raw, "seq_len", default_seq(cfg, mode, new_tokens), where)
+    for key in ("grad_checkpointing", "allow_longer_context"):
+        if key in raw and not isinstance(raw[key], bool):
+            raise UserError(f"{where}: {key}: must be true or false, got {raw[key]!r}")
+    allow = bool(raw.get("allow_longer_context", False))
+    keys = (f"{where}: seq_len", f"{where}: new_tokens", "allow_longer_context = true")
+    check_context(cfg, seq, new_tokens, mode, allow, keys, "new_tokens" in raw)
+    alpha = raw.get("lora_alpha", 2 * _int(raw, "lora_rank", 16, where))
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, (int, float))
+        or not (math.isfinite(alpha) and 0 < alpha < 1e9)
+    ):
+        raise UserError(f"{where}: lora_alpha: must be a positive number, got {show(alpha)}")
+    wl = Workload(
+        mode=mode,  # type: ignore[arg-type]
+        batch_size=_int(raw, "batch_size", 1, where),
+        seq_len=seq,
+        new_tokens=new_tokens,
+        method=method,  # type: ignore[arg-type]
+        precision=_choice(raw, "precision", "amp_bf16", TRAIN_PRECISIONS, where),  # type: ignore[arg-type]
+        weights=fmt.name if not (mode == "train" and method == "full") else "bf16",
+        optimizer=_choice(
+            raw, "optimizer", "adamw_8bit" if method == "qlora" else "adamw", OPTIMIZERS, where
+        ),  # type: ignore[arg-type]
+        optimizer_impl=_choice(raw, "optimizer_impl", "foreach", OPTIMIZER_IMPLS, where),  # type: ignore[arg-type]
+        lora_rank=_int(raw, "lora_rank", 16, where),
+        lora_alpha=float(alpha),
+        lora_targets=targets,
+        grad_checkpointing=bool(raw.get("grad_checkpointing", False)),
+        grad_accum=_int(raw, "grad_accum", 1, where),
+        attention=_choice(raw, "attention", "sdpa", ATTENTIONS, where),  # type: ignore[arg-type]
+        kv_dtype=str(raw.get("kv_dtype", "fp16")),
+        paged_block=_int(raw, "paged_block", 16, where) if "paged_block" in raw else None,
+    )
+    given = frozenset(k for k in raw if k in WORKLOAD_KEYS)
+    return TransformerSpec(visible(name), model, wl, given, allow)
+
+
+def _only(
+    raw: Mapping[str, Any], where: str, mode: str, wanted: str, keys: tuple[str, ...]
+) -> None:
+    """A key that means nothing in this mode is refused, not silently ignored."""
+    for key in keys:
+        if key in raw and mode != wanted:
+            raise UserError(f'{where}: {key}: only with mode = "{wanted}" (mode is "{mode}")')

@@ -1,0 +1,1 @@
+"""Rolling histories of what the sources reported, for the charts and sparklines."""

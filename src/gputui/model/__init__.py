@@ -1,0 +1,1 @@
+"""Plain data types every layer shares (Snapshot and friends), and their JSON schema."""

@@ -1,0 +1,1 @@
+"""Text and JSON renderings of snapshots, clusters and fit answers, for the CLI."""

@@ -1,0 +1,212 @@
+"""`gputui snapshot --prometheus URL`: the fleet as a host table and a GPU table, or JSON.
+
+Plain ASCII like `gputui snapshot` (render/snapshot_text.py), missing values N/A.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from gputui.sources.prometheus.source import ClusterGpu, ClusterHost, ClusterSnapshot, summarise
+
+NA = "N/A"
+SCHEMA_VERSION = 1
+_GIB = 1 << 30
+
+
+def _gib(value: float | None) -> str:
+    return NA if value is None else f"{value / _GIB:.1f}"
+
+
+def _num(value: float | None, fmt: str = "{:.0f}", unit: str = "") -> str:
+    return NA if value is None else fmt.format(value) + unit
+
+
+def age_text(age: float | None) -> str:
+    if age is None:
+        return NA
+    if age < 120:
+        return f"{age:.0f}s"
+    if age < 7200:
+        return f"{age / 60:.0f}m"
+    return f"{age / 3600:.0f}h"
+
+
+def host_row(h: ClusterHost) -> dict[str, Any]:
+    """The host table's figures, shared by the text table, JSON and the TUI."""
+    samples = [g.sample for g in h.gpus if g.sample is not None]
+    mean_util, max_util = summarise(
+        float(s.utilization_gpu) for s in samples if s.utilization_gpu is not None
+    )
+    used = [s.memory_used for s in samples if s.memory_used is not None]
+    totals = [g.memory_total for g in h.gpus if g.memory_total is not None]
+    temps = [
+        (s.temperature_c, g.index)
+        for g in h.gpus
+        if (s := g.sample) is not None and s.temperature_c is not None
+    ]
+    power = [s.power_w for s in samples if s.power_w is not None]
+    hottest = max(temps) if temps else None
+    return {
+        "host": h.name,
+        "state": h.state,
+        "gpus": len(h.gpus),
+        "gpus_lost": sum(1 for g in h.gpus if not g.up),
+        "util_mean": mean_util,
+        "util_max": max_util,
+        "memory_used": sum(used) if used else None,
+        "memory_total": sum(totals) if totals else None,
+        "hottest_c": hottest[0] if hottest else None,
+        "hottest_gpu": hottest[1] if hottest else None,
+        "power_w": sum(power) if power else None,
+        "age_s": h.age_s,
+        "exporters": list(h.exporters),
+        "simulated": h.simulated,
+        "processes": len(h.processes),
+    }
+
+
+def render_cluster(cluster: ClusterSnapshot) -> str:
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(cluster.timestamp))
+    gpus = cluster.gpus
+    lines = [f"{cluster.url}  {when}  {len(cluster.hosts)} hosts  {len(gpus)} GPUs"]
+    if not cluster.hosts:
+        lines.append("no GPU series found (is dcgm-exporter or `gputui exporter` scraped?)")
+        return "\n".join(lines) + "\n"
+    header = ["HOST", "STATE", "GPUS", "UTIL MEAN", "UTIL MAX", "MEM GiB", "HOTTEST", "POWER W", "AGE"]
+    rows = []
+    for h in cluster.hosts:
+        r = host_row(h)
+        hottest = f"{r['hottest_c']}C (GPU {r['hottest_gpu']})" if r["hottest_c"] is not None else NA
+        state = r["state"] + (" SIMULATED" if r["simulated"] else "")
+        lost = f" ({r['gpus_lost']} lost)" if r["gpus_lost"] else ""
+        rows.append(
+            [
+                h.name,
+                state,
+                f"{r['gpus']}{lost}",
+                _num(r["util_mean"], unit="%"),
+                _num(r["util_max"], unit="%"),
+                f"{_gib(r['memory_used'])}/{_gib(r['memory_total'])}",
+                hottest,
+                _num(r["power_w"]),
+                age_text(r["age_s"]),
+            ]
+        )
+    lines += _table(header, rows, right={2, 3, 4, 5, 7, 8})
+    lines.append("")
+    gheader = ["HOST", "GPU", "NAME", "UTIL", "MEM GiB", "FREE GiB", "TEMP", "POWER W"]
+    grows = [[h.name, str(g.index), *gpu_cells(g)] for h in cluster.hosts for g in h.gpus]
+    lines += _table(gheader, grows, right={1, 3, 4, 5, 6, 7})
+    for notice in cluster.notices:
+        lines.append(f"note: {notice}")
+    return "\n".join(lines) + "\n"
+
+
+def gpu_cells(g: ClusterGpu) -> list[str]:
+    s = g.sample
+    if s is None:
+        return [g.name, "LOST", NA, NA, NA, NA]
+    return [
+        g.name,
+        _num(s.utilization_gpu, unit="%"),
+        f"{_gib(s.memory_used)}/{_gib(g.memory_total)}",
+        _gib(s.memory_free),
+        _num(s.temperature_c, unit="C"),
+        _num(s.power_w),
+    ]
+
+
+def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
+    widths = [len(h) for h in header]
+    for row in rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    return [line(header), *map(line, rows)]
+
+
+def cluster_to_dict(cluster: ClusterSnapshot) -> dict[str, Any]:
+    from gputui.render.snapshot_json import snapshot_to_dict
+
+    hosts = []
+    for h in cluster.hosts:
+        snap = snapshot_to_dict(h.snapshot(cluster.timestamp))
+        hosts.append(
+            {
+                **host_row(h),
+                "last_seen": h.last_seen,
+                "instances": list(h.instances),
+                "devices": snap["devices"],
+                "process_list": snap["processes"],
+            }
+        )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "source": "prometheus",
+        "prometheus": cluster.url,
+        "timestamp": cluster.timestamp,
+        "hosts": hosts,
+    }
+
+
+def open_cluster_source(url: str, match: str | None, metrics: Any = None) -> Any:
+    """A checked PrometheusSource, or UserError: 2 for a bad URL/selector, 1 unreachable."""
+    from gputui.core.errors import UserError
+    from gputui.sources.prometheus.api import PrometheusRequestError, PrometheusUnreachable
+    from gputui.sources.prometheus.source import PrometheusSource
+
+    try:
+        source = PrometheusSource(url, match=match, metrics=metrics)
+        source.check()
+    except PrometheusRequestError as exc:
+        raise UserError(exc.reason) from None
+    except PrometheusUnreachable as exc:
+        raise UserError(exc.reason, exit_code=1) from None
+    return source
+
+
+def poll_or_fail(source: Any) -> ClusterSnapshot:
+    from gputui.core.errors import UserError
+    from gputui.sources.prometheus.api import PrometheusRequestError, PrometheusUnreachable
+
+    try:
+        cluster: ClusterSnapshot = source.poll_cluster()
+    except PrometheusRequestError as exc:
+        raise UserError(exc.reason) from None
+    except PrometheusUnreachable as exc:
+        raise UserError(exc.reason, exit_code=1) from None
+    return cluster
+
+
+def check_cluster_args(args: Any, conflicts: dict[str, str]) -> None:
+    """--match only with --prometheus; options that pick a local source do not mix with it."""
+    from gputui.core.errors import UserError
+
+    if not getattr(args, "prometheus", None):
+        raise UserError("--match: only with --prometheus URL")
+    for attr, flag in conflicts.items():
+        value = getattr(args, attr, None)
+        if value not in (None, False, "auto"):
+            raise UserError(f"{flag}: not with --prometheus (the cluster comes from Prometheus)")
+
+
+def run_snapshot(args: Any) -> int:
+    """`gputui snapshot --prometheus URL [--match SELECTOR] [--json]`."""
+    import json
+    import sys
+
+    check_cluster_args(args, {"demo": "--demo", "scenario": "--scenario"})
+    source = open_cluster_source(args.prometheus, getattr(args, "match", None))
+    cluster = poll_or_fail(source)
+    if getattr(args, "json", False):
+        print(json.dumps(cluster_to_dict(cluster), indent=2))
+    else:
+        sys.stdout.write(render_cluster(cluster))
+    return 0

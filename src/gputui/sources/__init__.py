@@ -1,0 +1,1 @@
+"""Where snapshots come from: NVML, the host, simulated GPUs, a Prometheus server."""

@@ -1,0 +1,1 @@
+"""The real source: NVIDIA GPUs through NVML (`pynvml` from nvidia-ml-py)."""

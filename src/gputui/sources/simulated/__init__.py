@@ -1,0 +1,1 @@
+"""Simulated GPUs driven by a scenario file, for demos, tests and screenshots."""

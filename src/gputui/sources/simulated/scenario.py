@@ -1,0 +1,690 @@
+"""Loading and validating simulated-GPU scenario files.
+
+Hand-written validation instead of pydantic: `gputui snapshot --demo` loads a
+scenario on every run and must not pay pydantic's import. Every problem is one
+line naming the file and either the TOML position or the field path
+(`demo.toml: gpu[1].memory_total: must be positive`), raised as UserError.
+The file format is documented in docs/scenarios.md.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from fractions import Fraction
+from pathlib import Path
+from random import Random
+from typing import Any, NoReturn
+
+from gputui.core.errors import UserError
+from gputui.core.textsafe import visible
+from gputui.core.tomlsafe import read_toml
+from gputui.model.snapshot import COMPUTE_MODES, DeviceSample
+
+WORKLOADS = ("training", "inference", "interactive", "graphics")
+PROCESS_TYPES = ("compute", "graphics", "compute+graphics", "mps")
+
+# Short names accepted in `unsupported = [...]`, expanded to DeviceSample field names.
+UNSUPPORTED_ALIASES: dict[str, tuple[str, ...]] = {
+    "fan": ("fan_pct",),
+    "ecc": ("ecc_volatile_uncorrected", "ecc_mode"),
+    "power": ("power_w",),
+    "power_limit": ("power_limit_w",),
+    "temperature": ("temperature_c",),
+    "clocks": ("sm_clock_mhz", "mem_clock_mhz"),
+    "pcie": ("pcie_rx_kbs", "pcie_tx_kbs"),
+    "encoder": ("encoder_util",),
+    "decoder": ("decoder_util",),
+    "utilization": ("utilization_gpu", "utilization_memory"),
+    "pstate": ("performance_state",),
+    "throttle": ("throttle_reasons",),
+    "memory_reserved": ("memory_reserved",),
+    "persistence": ("persistence_mode",),
+    "display": ("display_active",),
+    "pcie_link": ("pcie_gen", "pcie_width", "pcie_max_gen", "pcie_max_width"),
+    "bar1": ("bar1_total", "bar1_used"),
+    "energy": ("energy_j",),
+    "ecc_mode": ("ecc_mode",),
+    "power_limits": ("power_default_limit_w", "power_min_limit_w", "power_max_limit_w"),
+}
+SAMPLE_FIELDS = frozenset(f.name for f in fields(DeviceSample))
+# The static facts a scenario may also mark unsupported (N/A), like the sample fields.
+INFO_FIELDS = frozenset(
+    {
+        "ecc_mode",
+        "power_default_limit_w",
+        "power_min_limit_w",
+        "power_max_limit_w",
+        "pcie_max_gen",
+        "pcie_max_width",
+        "bar1_total",
+    }
+)
+# Memory totals are part of the device's identity; a card that cannot report them is not simulated.
+_NEVER_UNSUPPORTED = frozenset({"memory_total", "memory_used", "memory_free"})
+
+_SIZE_UNITS = {
+    "b": 1,
+    "kib": 1 << 10,
+    "mib": 1 << 20,
+    "gib": 1 << 30,
+    "tib": 1 << 40,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+}
+# At most 1000 digits: exact arithmetic stays cheap and below Python's int-conversion limit.
+_SIZE_RE = re.compile(r"^\s*([0-9]{1,1000}(?:\.[0-9]{1,1000})?)\s*([A-Za-z]+)\s*$")
+
+# The range of every field (issue 8). Wide enough for any real machine; narrow enough
+# that the simulation's arithmetic stays finite (no inf, no OverflowError in a poll,
+# a timestamp `time.localtime` can show) and one poll stays cheap (cores, processes).
+MAX_SIZE = 1 << 50  # 1 PiB, for every byte count
+MAX_CPUS = 4096  # a per-core row is simulated for each, every poll
+MAX_GPUS = 64
+MAX_PROCESSES = 1024
+MAX_WATTS = 10_000.0
+MIN_POWER_LIMIT_W = 1.0
+MAX_CLOCK_MHZ = 100_000
+MAX_PID = 1 << 22  # Linux's PID_MAX_LIMIT
+MAX_SECONDS = 1e9  # about 31 years: times and durations within a scenario
+MIN_SECONDS = 1e-3  # a duration is 0 or at least this (no subnormal periods)
+MAX_TIMESTAMP = 1e11  # the year 5138; leaves room for MAX_SECONDS of simulated time
+SEED_RANGE = (-(1 << 63), (1 << 64) - 1)
+MAX_TEXT = 256  # names, users, versions, identifiers
+MAX_NOTICE = 1024
+MAX_COMMAND = 64 << 10
+MAX_LIST = 64  # notices, unsupported fields
+MAX_MIG = 7  # MIG devices per GPU (an A100/H100 holds at most 7)
+MAX_PCIE_GEN = 8
+MAX_PCIE_WIDTH = 32
+MAX_FILE_BYTES = 4 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class HostSpec:
+    cpu_count: int = 16
+    memory_total: int = 64 << 30
+    swap_total: int = 8 << 30
+    swap_used: int = 0
+    base_memory_used: int = 6 << 30
+    base_cpu_percent: float = 3.0  # whole-machine % from everything that is not a GPU job
+
+
+@dataclass(frozen=True, slots=True)
+class MigSpec:
+    """One MIG device of a GPU in MIG mode (a GPU instance with one compute instance)."""
+
+    profile: str  # "3g.40gb"
+    memory_total: int
+    gpu_instance_id: int
+    compute_instance_id: int = 0
+    uuid: str = ""
+    bar1_total: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSpec:
+    name: str
+    memory_total: int
+    power_limit_w: float
+    max_sm_clock_mhz: int
+    max_mem_clock_mhz: int
+    uuid: str
+    pci_bus_id: str
+    compute_capability: str | None = None
+    architecture: str | None = None
+    memory_reserved: int = 0
+    idle_power_w: float = 0.0
+    idle_sm_clock_mhz: int = 210
+    idle_mem_clock_mhz: int = 405
+    temp_idle_c: float = 30.0
+    temp_at_limit_c: float = 80.0
+    load_pstate: int = 0
+    mig_mode: bool | None = None
+    unsupported: frozenset[str] = frozenset()
+    lost_after_s: float | None = None
+    persistence_mode: bool = True
+    display_active: bool = False
+    compute_mode: str = "default"
+    ecc_mode: bool = True
+    power_default_limit_w: float | None = None  # None: the power limit
+    power_min_limit_w: float | None = None  # None: 30 % of the power limit
+    power_max_limit_w: float | None = None  # None: the power limit
+    pcie_max_gen: int = 4
+    pcie_max_width: int = 16
+    pcie_idle_gen: int = 1  # links drop to a lower generation when idle, to save power
+    bar1_total: int = 256 << 20
+    encoder_util: int = 0
+    decoder_util: int = 0
+    energy_at_start_j: float = 0.0
+    mig: tuple[MigSpec, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessSpec:
+    gpu: int
+    pid: int
+    user: str
+    cmdline: tuple[str, ...]
+    type: str = "compute"
+    workload: str = "training"
+    start_s: float = 0.0
+    end_s: float | None = None
+    gpu_memory: int = 1 << 30
+    util: float = 90.0  # peak SM utilization this process drives, percent
+    cpu_percent: float = 100.0  # host CPU, percent of one core
+    rss: int = 2 << 30
+    container: str | None = None
+    container_pid: int | None = None
+    host_visible: bool = True
+    mig: int | None = None  # index of the MIG device it runs in, on a GPU in MIG mode
+    warmup_s: float = 30.0
+    memory_ramp_s: float = 60.0
+    eval_every_s: float = 240.0
+    eval_s: float = 20.0
+    checkpoint_every_s: float = 600.0
+    checkpoint_s: float = 12.0
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str  # the file name, for the "SIMULATED (demo.toml)" marker
+    seed: int
+    hostname: str
+    gpus: tuple[GpuSpec, ...]
+    processes: tuple[ProcessSpec, ...]
+    host: HostSpec
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None
+    nvml_version: str | None = None
+    start_timestamp: float | None = None
+    notices: tuple[str, ...] = ()
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Read and validate a scenario file; every failure is a one-line UserError."""
+    label = str(path)
+    _, data = read_toml(path, label, what="scenario file", max_bytes=MAX_FILE_BYTES)
+    return parse_scenario(data, label=label, name=visible(path.name))
+
+
+def parse_scenario(data: Mapping[str, Any], *, label: str, name: str) -> Scenario:
+    top = _Table(data, label, "")
+    seed = top.integer("seed", default=0, minimum=SEED_RANGE[0], maximum=SEED_RANGE[1])
+    rng = Random(seed)
+    hostname = top.text("hostname", default="sim-host")
+    driver = top.opt_text("driver_version")
+    cuda = top.opt_text("cuda_driver_version")
+    nvml = top.opt_text("nvml_version")
+    start_ts = top.opt_number("start_timestamp", lo=0, hi=MAX_TIMESTAMP)
+    notices = tuple(top.text_list("notices", default=[], max_len=MAX_NOTICE))
+    host = _parse_host(top.table("host"))
+    gpu_tables = top.table_list("gpu", required=True, max_items=MAX_GPUS)
+    if not gpu_tables:
+        raise UserError(f"{label}: gpu: at least one [[gpu]] table is needed")
+    gpus = tuple(_parse_gpu(t, i, rng) for i, t in enumerate(gpu_tables))
+    processes: list[ProcessSpec] = []
+    seen_pids: dict[tuple[int, int], str] = {}
+    for i, t in enumerate(top.table_list("process", required=False, max_items=MAX_PROCESSES)):
+        proc = _parse_process(t, i, rng, len(gpus), host.cpu_count)
+        if proc.mig is not None and proc.mig >= len(gpus[proc.gpu].mig):
+            raise UserError(
+                f"{label}: process[{i}].mig: gpu {proc.gpu} has "
+                f"{len(gpus[proc.gpu].mig)} MIG devices, no index {proc.mig}"
+            )
+        key = (proc.gpu, proc.pid)
+        if key in seen_pids:
+            raise UserError(
+                f"{label}: process[{i}].pid: {proc.pid} is already used on gpu {proc.gpu} "
+                f"by {seen_pids[key]}"
+            )
+        seen_pids[key] = f"process[{i}]"
+        processes.append(proc)
+    top.reject_unknown()
+    return Scenario(
+        name=name,
+        seed=seed,
+        hostname=hostname,
+        gpus=gpus,
+        processes=tuple(processes),
+        host=host,
+        driver_version=driver,
+        cuda_driver_version=cuda,
+        nvml_version=nvml,
+        start_timestamp=start_ts,
+        notices=notices,
+    )
+
+
+def _parse_host(t: _Table) -> HostSpec:
+    d = HostSpec()
+    spec = HostSpec(
+        cpu_count=t.integer("cpu_count", default=d.cpu_count, minimum=1, maximum=MAX_CPUS),
+        memory_total=t.size("memory_total", default=d.memory_total, positive=True),
+        swap_total=t.size("swap_total", default=d.swap_total),
+        swap_used=t.size("swap_used", default=d.swap_used),
+        base_memory_used=t.size("base_memory_used", default=d.base_memory_used),
+        base_cpu_percent=t.number("base_cpu_percent", default=d.base_cpu_percent, lo=0, hi=100),
+    )
+    if spec.swap_used > spec.swap_total:
+        t.fail("swap_used", "is larger than swap_total")
+    if spec.base_memory_used > spec.memory_total:
+        t.fail("base_memory_used", "is larger than memory_total")
+    t.reject_unknown()
+    return spec
+
+
+def _parse_gpu(t: _Table, index: int, rng: Random) -> GpuSpec:
+    # Drawn unconditionally so a scenario's identifiers do not shift when a field is added.
+    uuid_bits = rng.getrandbits(128)
+    name = t.text("name")
+    memory_total = t.size("memory_total", positive=True)
+    power_limit = t.number("power_limit_w", lo=MIN_POWER_LIMIT_W, hi=MAX_WATTS)
+    max_sm = t.integer("max_sm_clock_mhz", minimum=1, maximum=MAX_CLOCK_MHZ)
+    max_mem = t.integer("max_mem_clock_mhz", minimum=1, maximum=MAX_CLOCK_MHZ)
+    hex_id = f"{uuid_bits:032x}"
+    default_uuid = (
+        f"GPU-{hex_id[:8]}-{hex_id[8:12]}-{hex_id[12:16]}-{hex_id[16:20]}-{hex_id[20:]}"
+    )
+    default_reserved = (memory_total // 100) >> 20 << 20  # NVML reserves about 1%
+    unsupported: set[str] = set()
+    for j, item in enumerate(t.text_list("unsupported", default=[], max_len=MAX_TEXT)):
+        names = UNSUPPORTED_ALIASES.get(item, (item,))
+        for n in names:
+            if n not in SAMPLE_FIELDS and n not in INFO_FIELDS:
+                t.fail(f"unsupported[{j}]", f"unknown field {_brief(item)}")
+            if n in _NEVER_UNSUPPORTED:
+                t.fail(f"unsupported[{j}]", f"{_brief(item)} cannot be unsupported in a scenario")
+            unsupported.add(n)
+    spec = GpuSpec(
+        name=name,
+        memory_total=memory_total,
+        power_limit_w=power_limit,
+        max_sm_clock_mhz=max_sm,
+        max_mem_clock_mhz=max_mem,
+        uuid=t.text("uuid", default=default_uuid),
+        pci_bus_id=t.text("pci_bus_id", default=f"00000000:{index + 1:02X}:00.0"),
+        compute_capability=t.opt_text("compute_capability", pattern=r"[0-9]{1,3}\.[0-9]{1,3}"),
+        architecture=t.opt_text("architecture"),
+        memory_reserved=t.size("memory_reserved", default=default_reserved),
+        idle_power_w=t.number(
+            "idle_power_w", default=round(power_limit * 0.08, 1), lo=0, hi=MAX_WATTS, tiny=1e-3
+        ),
+        idle_sm_clock_mhz=t.integer(
+            "idle_sm_clock_mhz", default=min(210, max_sm), minimum=1, maximum=MAX_CLOCK_MHZ
+        ),
+        idle_mem_clock_mhz=t.integer(
+            "idle_mem_clock_mhz", default=min(405, max_mem), minimum=1, maximum=MAX_CLOCK_MHZ
+        ),
+        temp_idle_c=t.number("temp_idle_c", default=30.0, lo=-20, hi=120),
+        temp_at_limit_c=t.number("temp_at_limit_c", default=80.0, lo=-20, hi=120),
+        load_pstate=t.integer("load_pstate", default=0, minimum=0, maximum=15),
+        mig_mode=t.opt_boolean("mig_mode"),
+        unsupported=frozenset(unsupported),
+        lost_after_s=t.opt_number("lost_after_s", lo=0, hi=MAX_SECONDS),
+        persistence_mode=t.boolean("persistence_mode", default=True),
+        display_active=t.boolean("display_active", default=False),
+        compute_mode=t.choice("compute_mode", COMPUTE_MODES, default="default"),
+        ecc_mode=t.boolean("ecc_mode", default=True),
+        power_default_limit_w=t.opt_number(
+            "power_default_limit_w", lo=MIN_POWER_LIMIT_W, hi=MAX_WATTS
+        ),
+        power_min_limit_w=t.opt_number("power_min_limit_w", lo=MIN_POWER_LIMIT_W, hi=MAX_WATTS),
+        power_max_limit_w=t.opt_number("power_max_limit_w", lo=MIN_POWER_LIMIT_W, hi=MAX_WATTS),
+        pcie_max_gen=t.integer("pcie_max_gen", default=4, minimum=1, maximum=MAX_PCIE_GEN),
+        pcie_max_width=t.integer("pcie_max_width", default=16, minimum=1, maximum=MAX_PCIE_WIDTH),
+        pcie_idle_gen=t.integer("pcie_idle_gen", default=1, minimum=1, maximum=MAX_PCIE_GEN),
+        bar1_total=t.size("bar1_total", default=256 << 20),
+        encoder_util=t.integer("encoder_util", default=0, minimum=0, maximum=100),
+        decoder_util=t.integer("decoder_util", default=0, minimum=0, maximum=100),
+        energy_at_start_j=t.number("energy_at_start_j", default=0.0, lo=0, hi=1e15),
+        mig=_parse_migs(t, rng, memory_total),
+    )
+    if spec.mig and spec.mig_mode is not True:
+        t.fail("mig", "MIG devices need mig_mode = true")
+    lo = spec.power_min_limit_w
+    hi = spec.power_max_limit_w
+    if lo is not None and hi is not None and lo > hi:
+        t.fail("power_min_limit_w", "is above power_max_limit_w")
+    if spec.pcie_idle_gen > spec.pcie_max_gen:
+        t.fail("pcie_idle_gen", "is above pcie_max_gen")
+    if spec.idle_power_w >= spec.power_limit_w:
+        t.fail("idle_power_w", "must be below power_limit_w")
+    if spec.memory_reserved >= spec.memory_total:
+        t.fail("memory_reserved", "must be below memory_total")
+    if spec.idle_sm_clock_mhz > spec.max_sm_clock_mhz:
+        t.fail("idle_sm_clock_mhz", "is above max_sm_clock_mhz")
+    if spec.idle_mem_clock_mhz > spec.max_mem_clock_mhz:
+        t.fail("idle_mem_clock_mhz", "is above max_mem_clock_mhz")
+    t.reject_unknown()
+    return spec
+
+
+def _parse_migs(t: _Table, rng: Random, parent_memory: int) -> tuple[MigSpec, ...]:
+    """`[[gpu.mig]]` tables: one MIG device each, in MIG index order."""
+    out: list[MigSpec] = []
+    total = 0
+    for i, m in enumerate(t.table_list("mig", required=False, max_items=MAX_MIG)):
+        bits = rng.getrandbits(128)
+        hex_id = f"{bits:032x}"
+        profile = m.text("profile")
+        if not re.fullmatch(r"[1-8]g\.[0-9]{1,4}gb(\+[a-z]{1,8})?", profile):
+            m.fail("profile", f"{_brief(profile)} is not a MIG profile like \"3g.40gb\"")
+        memory = m.size("memory_total", positive=True)
+        total += memory
+        if total > parent_memory:
+            m.fail("memory_total", "the MIG devices together exceed the GPU's memory_total")
+        spec = MigSpec(
+            profile=profile,
+            memory_total=memory,
+            gpu_instance_id=m.integer("gpu_instance_id", default=i + 1, minimum=0, maximum=64),
+            compute_instance_id=m.integer("compute_instance_id", default=0, minimum=0, maximum=64),
+            uuid=m.text(
+                "uuid",
+                default=f"MIG-{hex_id[:8]}-{hex_id[8:12]}-{hex_id[12:16]}-{hex_id[16:20]}-"
+                f"{hex_id[20:]}",
+            ),
+            bar1_total=m.size("bar1_total", default=max(1 << 20, (memory // 32) >> 20 << 20)),
+        )
+        if any(o.gpu_instance_id == spec.gpu_instance_id for o in out):
+            m.fail("gpu_instance_id", f"{spec.gpu_instance_id} is already used on this GPU")
+        m.reject_unknown()
+        out.append(spec)
+    return tuple(out)
+
+
+def _parse_process(
+    t: _Table, index: int, rng: Random, gpu_count: int, cpu_count: int
+) -> ProcessSpec:
+    default_pid = rng.randint(2_000, 3_999_999)
+    gpu = t.integer("gpu", minimum=0, maximum=MAX_GPUS)
+    if gpu >= gpu_count:
+        t.fail("gpu", f"no such GPU (the scenario has {gpu_count}: 0..{gpu_count - 1})")
+    host_visible = t.boolean("host_visible", default=True)
+    # A process the host cannot see has no known command line; any other needs one.
+    command = (
+        t.text("command", max_len=MAX_COMMAND, raw=True)
+        if host_visible
+        else (t.opt_text("command", max_len=MAX_COMMAND, raw=True) or "")
+    )
+    try:
+        cmdline = tuple(visible(arg) for arg in shlex.split(command))
+    except ValueError as exc:
+        t.fail("command", f"cannot split into arguments ({exc})")
+    if host_visible and not cmdline:
+        t.fail("command", "must not be empty")
+    container = t.opt_text("container")
+    spec = ProcessSpec(
+        gpu=gpu,
+        pid=t.integer("pid", default=default_pid, minimum=1, maximum=MAX_PID),
+        user=t.text("user", default="root"),
+        cmdline=cmdline,
+        type=t.choice("type", PROCESS_TYPES, default="compute"),
+        workload=t.choice("workload", WORKLOADS, default="training"),
+        start_s=t.number("start_s", default=0.0, lo=-MAX_SECONDS, hi=MAX_SECONDS),
+        end_s=t.opt_number("end_s", lo=-MAX_SECONDS, hi=MAX_SECONDS),
+        gpu_memory=t.size("gpu_memory", default=1 << 30, positive=True),
+        util=t.number("util", default=90.0, lo=0, hi=100),
+        cpu_percent=t.number("cpu_percent", default=100.0, lo=0, hi=100.0 * MAX_CPUS),
+        rss=t.size("rss", default=2 << 30),
+        container=_short_container(container),
+        container_pid=t.opt_integer("container_pid", minimum=1, maximum=MAX_PID),
+        host_visible=host_visible,
+        mig=t.opt_integer("mig", minimum=0, maximum=MAX_MIG - 1),
+        warmup_s=t.duration("warmup_s", default=30.0),
+        memory_ramp_s=t.duration("memory_ramp_s", default=60.0),
+        eval_every_s=t.duration("eval_every_s", default=240.0, positive=True),
+        eval_s=t.duration("eval_s", default=20.0),
+        checkpoint_every_s=t.duration("checkpoint_every_s", default=600.0, positive=True),
+        checkpoint_s=t.duration("checkpoint_s", default=12.0),
+    )
+    if spec.cpu_percent > 100.0 * cpu_count:
+        t.fail("cpu_percent", f"is more than host.cpu_count ({cpu_count}) cores can give")
+    if spec.end_s is not None and spec.end_s <= spec.start_s:
+        t.fail("end_s", "must be after start_s")
+    if spec.eval_s >= spec.eval_every_s:
+        t.fail("eval_s", "must be shorter than eval_every_s")
+    if spec.checkpoint_s >= spec.checkpoint_every_s:
+        t.fail("checkpoint_s", "must be shorter than checkpoint_every_s")
+    if spec.container_pid is not None and spec.container is None:
+        t.fail("container_pid", "needs a container")
+    t.reject_unknown()
+    return spec
+
+
+def _short_container(label: str | None) -> str | None:
+    """Full runtime ids are shown as 12 characters, like `docker ps`; other labels as written."""
+    if label and re.fullmatch(r"[0-9a-f]{13,64}", label):
+        return label[:12]
+    return label
+
+
+def parse_size(value: object) -> int | None:
+    """Bytes from an int or a string like "24 GiB" / "512MiB" / "80 GB"; None if malformed.
+
+    Exact decimal arithmetic (a fraction, not a float), truncated to whole
+    bytes: a 400-digit size is a large int the range check refuses, not an
+    OverflowError, and "0.1 KB" is 100 bytes, not 100.00000000000001.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        m = _SIZE_RE.match(value)
+        if m and m.group(2).lower() in _SIZE_UNITS:
+            return int(Fraction(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
+    return None
+
+
+def _brief(value: object, limit: int = 40) -> str:
+    """`repr(value)` cut to `limit` characters, for echoing a bad value in one short line."""
+    text = repr(value) if not isinstance(value, (dict, list)) else _kind(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class _Table:
+    """One TOML table with typed getters that know their field path for error messages."""
+
+    def __init__(self, data: Mapping[str, Any], label: str, path: str) -> None:
+        self._data = data
+        self._label = label
+        self._path = path
+        self._used: set[str] = set()
+
+    def _where(self, key: str) -> str:
+        return f"{self._path}.{key}" if self._path else key
+
+    def fail(self, key: str, problem: str) -> NoReturn:
+        raise UserError(f"{self._label}: {self._where(key)}: {problem}")
+
+    def _get(self, key: str, required: bool) -> Any:
+        self._used.add(key)
+        if key not in self._data:
+            if required:
+                self.fail(key, "is required")
+            return None
+        return self._data[key]
+
+    def reject_unknown(self) -> None:
+        for key in self._data:
+            if key not in self._used:
+                self.fail(key, "unknown field")
+
+    def table(self, key: str) -> _Table:
+        value = self._get(key, required=False)
+        if value is None:
+            value = {}
+        if not isinstance(value, dict):
+            self.fail(key, "must be a table")
+        return _Table(value, self._label, self._where(key))
+
+    def table_list(self, key: str, *, required: bool, max_items: int) -> list[_Table]:
+        value = self._get(key, required=required)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            self.fail(key, f"must be an array of tables ([[{key}]])")
+        if len(value) > max_items:
+            self.fail(key, f"at most {max_items} [[{key}]] tables, not {len(value)}")
+        return [_Table(v, self._label, f"{self._where(key)}[{i}]") for i, v in enumerate(value)]
+
+    def _check_text(self, key: str, value: object, max_len: int, raw: bool = False) -> str:
+        if not isinstance(value, str):
+            self.fail(key, f"must be a string, not {_kind(value)}")
+        if len(value) > max_len:
+            self.fail(key, f"is longer than {max_len} characters")
+        # the boundary: shown, never obeyed (`raw`: the command, visible per argument)
+        return value if raw else visible(value)
+
+    def text(
+        self, key: str, *, default: str | None = None, max_len: int = MAX_TEXT, raw: bool = False
+    ) -> str:
+        value = self._get(key, required=default is None)
+        if value is None:
+            assert default is not None
+            return default
+        text = self._check_text(key, value, max_len, raw)
+        if not text.strip():
+            self.fail(key, "must not be empty")
+        return text
+
+    def opt_text(
+        self, key: str, *, pattern: str | None = None, max_len: int = MAX_TEXT, raw: bool = False
+    ) -> str | None:
+        value = self._get(key, required=False)
+        if value is None:
+            return None
+        text = self._check_text(key, value, max_len, raw)
+        if pattern and not re.fullmatch(pattern, text):
+            self.fail(key, f"{_brief(text)} is not in the expected form (e.g. \"8.6\")")
+        return text
+
+    def text_list(
+        self, key: str, *, default: list[str], max_len: int, max_items: int = MAX_LIST
+    ) -> list[str]:
+        value = self._get(key, required=False)
+        if value is None:
+            return default
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.fail(key, "must be a list of strings")
+        if len(value) > max_items:
+            self.fail(key, f"at most {max_items} entries, not {len(value)}")
+        for i, item in enumerate(value):
+            if len(item) > max_len:
+                self.fail(f"{key}[{i}]", f"is longer than {max_len} characters")
+        return [visible(item) for item in value]
+
+    def choice(self, key: str, choices: tuple[str, ...], *, default: str) -> str:
+        value = self.text(key, default=default)
+        if value not in choices:
+            self.fail(key, f"{_brief(value)} is not one of {', '.join(choices)}")
+        return value
+
+    def boolean(self, key: str, *, default: bool) -> bool:
+        value = self.opt_boolean(key)
+        return default if value is None else value
+
+    def opt_boolean(self, key: str) -> bool | None:
+        value = self._get(key, required=False)
+        if value is not None and not isinstance(value, bool):
+            self.fail(key, f"must be true or false, not {_kind(value)}")
+        return value
+
+    def opt_number(
+        self, key: str, *, lo: float, hi: float, tiny: float | None = None
+    ) -> float | None:
+        """A finite number in [lo, hi]; with `tiny`, also 0 or at least `tiny` in size."""
+        value = self._get(key, required=False)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.fail(key, f"must be a number, not {_kind(value)}")
+        if isinstance(value, float) and not math.isfinite(value):
+            self.fail(key, "must be a finite number")
+        # Compared before float(): an integer of 400 digits is too large, not an OverflowError.
+        if value < lo:
+            self.fail(key, f"must be at least {lo:g}")
+        if value > hi:
+            self.fail(key, f"must be at most {hi:g}")
+        if tiny is not None and 0 < abs(value) < tiny:
+            self.fail(key, f"must be 0 or at least {tiny:g}")
+        return float(value)
+
+    def number(
+        self,
+        key: str,
+        *,
+        lo: float,
+        hi: float,
+        default: float | None = None,
+        tiny: float | None = None,
+    ) -> float:
+        if default is None:
+            self._get(key, required=True)
+        value = self.opt_number(key, lo=lo, hi=hi, tiny=tiny)
+        if value is None:
+            assert default is not None
+            return default
+        return value
+
+    def duration(self, key: str, *, default: float, positive: bool = False) -> float:
+        """Seconds: 0 (unless `positive`) or from MIN_SECONDS to MAX_SECONDS."""
+        lo = MIN_SECONDS if positive else 0.0
+        return self.number(key, default=default, lo=lo, hi=MAX_SECONDS, tiny=MIN_SECONDS)
+
+    def opt_integer(self, key: str, *, minimum: int, maximum: int) -> int | None:
+        value = self._get(key, required=False)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(key, f"must be an integer, not {_kind(value)}")
+        if value < minimum:
+            self.fail(key, "must be positive" if minimum == 1 else f"must be at least {minimum}")
+        if value > maximum:
+            self.fail(key, f"must be at most {maximum}")
+        return int(value)
+
+    def integer(
+        self, key: str, *, minimum: int, maximum: int, default: int | None = None
+    ) -> int:
+        if default is None:
+            self._get(key, required=True)
+        value = self.opt_integer(key, minimum=minimum, maximum=maximum)
+        if value is None:
+            assert default is not None
+            return default
+        return value
+
+    def size(
+        self, key: str, *, default: int | None = None, positive: bool = False
+    ) -> int:
+        """Bytes (an integer or a string with a unit), from 0 (or 1) to MAX_SIZE."""
+        value = self._get(key, required=default is None)
+        if value is None:
+            assert default is not None
+            return default
+        size = parse_size(value)
+        if size is None:
+            self.fail(key, f"{_brief(value)} is not a size (bytes, or a string like \"24 GiB\")")
+        if size < 0 or (positive and size == 0):
+            self.fail(key, "must be positive")
+        if size > MAX_SIZE:
+            self.fail(key, f"must be at most {MAX_SIZE >> 50} PiB ({MAX_SIZE} bytes)")
+        return size
+
+
+def _kind(value: object) -> str:
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)

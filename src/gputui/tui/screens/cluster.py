@@ -1,0 +1,320 @@
+"""The cluster view's screens: hosts and GPUs across the fleet, and one host's GPUs and processes.
+
+Read-only by design: nothing here signals a process (the processes shown run
+on other machines; gputui has no business killing them through Prometheus).
+Everything displayed comes from `ClusterSnapshot`s the app hands over; the
+screens own no polling.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from gputui.core.textsafe import markup_safe
+from gputui.render.cluster_text import age_text
+from gputui.sources.prometheus.source import ClusterHost, ClusterSnapshot
+from gputui.tui.views import cluster_rows as rows
+from gputui.tui.views.cluster_rows import Column, History
+
+CSS_PATH = Path(__file__).with_name("cluster.tcss")  # the App's: both screens use it
+
+
+class SortedTable(DataTable[Any]):
+    """A DataTable refilled from rows, keeping the cursor on the same key."""
+
+    def __init__(self, columns: tuple[Column, ...], *, id: str) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        self.spec = columns
+        self.sort_column = columns[0].key
+        self.sort_reverse = False
+        self.filter_text = ""
+        self.keys: list[str] = []
+        self._shown: dict[str, list[str]] = {}
+        self._sort_shown: tuple[str, bool] | None = None
+
+    def on_mount(self) -> None:
+        for c in self.spec:
+            self.add_column(c.label, key=c.key)
+
+    def column_spec(self) -> Column:
+        return next(c for c in self.spec if c.key == self.sort_column)
+
+    def cycle_sort(self) -> None:
+        keys = [c.key for c in self.spec]
+        self.sort_column = keys[(keys.index(self.sort_column) + 1) % len(keys)]
+
+    def fill(self, items: list[tuple[str, Any]]) -> None:
+        """`items` are (key, row) already sorted and filtered.
+
+        Same rows in the same order (the usual refresh): only the cells whose
+        text changed are updated, so the cursor and scroll stay put and a 512-GPU
+        table is not rebuilt every second. Anything else: the table is refilled,
+        and the cursor follows the row it was on.
+        """
+        texts = [[c.cell(row) for c in self.spec] for _, row in items]
+        keys = [key for key, _ in items]
+        if keys == self.keys and self.row_count == len(keys):
+            for key, cells in zip(keys, texts, strict=True):
+                shown = self._shown.get(key)
+                old: list[str | None] = list(shown) if shown else [None] * len(cells)
+                for c, text, before in zip(self.spec, cells, old, strict=True):
+                    if text != before:
+                        self.update_cell(key, c.key, self._text(c, text))
+                self._shown[key] = cells
+        else:
+            selected = self.selected_key()
+            self.clear()
+            self.keys = keys
+            self._shown = {}
+            for key, cells in zip(keys, texts, strict=True):
+                self.add_row(*(self._text(c, t) for c, t in zip(self.spec, cells, strict=True)), key=key)
+                self._shown[key] = cells
+            if selected in self.keys:
+                self.move_cursor(row=self.keys.index(selected), animate=False)
+        sort = (self.sort_column, self.sort_reverse)
+        if sort != self._sort_shown:
+            self._sort_shown = sort
+            for c in self.spec:  # the sorted column says so in its header
+                mark = (" ▼" if self.sort_reverse else " ▲") if c.key == self.sort_column else ""
+                self.columns[c.key].label = Text(c.label + mark)  # type: ignore[index]
+            self.refresh()
+
+    @staticmethod
+    def _text(c: Column, text: str) -> Text:
+        return Text(text, justify="right" if c.right else "left")
+
+    def selected_key(self) -> str | None:
+        if 0 <= self.cursor_row < len(self.keys):
+            return self.keys[self.cursor_row]
+        return None
+
+
+class ClusterScreen(Screen[None]):
+    """Hosts on top, every GPU of the fleet below; `/` filters, `s`/`r` sort the focused table."""
+
+    BINDINGS = [
+        Binding("s", "cycle_sort", "Sort"),
+        Binding("r", "reverse_sort", "Reverse", show=False),
+        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+    ]
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.url = url
+        self.cluster: ClusterSnapshot | None = None
+        self.history: History = {}
+        self._shown_at = time.monotonic()
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"gputui cluster  {markup_safe(self.url)}", id="cluster-info")
+        yield Static("", id="cluster-banner", classes="hidden")
+        yield Static("Hosts", classes="cluster-title")
+        yield SortedTable(rows.HOST_COLUMNS, id="cluster-hosts")
+        yield Input(placeholder="filter hosts and GPUs (escape clears)", id="cluster-filter")
+        yield Static("GPUs", classes="cluster-title")
+        yield SortedTable(rows.GPU_COLUMNS, id="cluster-gpus")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#cluster-hosts", SortedTable).focus()
+        # Ages keep counting between snapshots (and while Prometheus is down): the host
+        # table, a few rows, is redrawn each second; unchanged cells are not touched.
+        self.set_interval(1.0, self._redraw_hosts, name="cluster-ages")
+
+    # --- data ---------------------------------------------------------------------
+    def show(self, cluster: ClusterSnapshot, history: History) -> None:
+        self.cluster = cluster
+        self.history = history
+        self._shown_at = self._now()
+        self._redraw()
+
+    def _now(self) -> float:
+        clock = getattr(self.app, "monotonic", None)
+        return float(clock()) if callable(clock) else time.monotonic()
+
+    def _since_shown(self) -> float:
+        """Whole seconds since the snapshot arrived (whole: a redraw within the first second
+        of a snapshot shows the age it came with)."""
+        return float(int(self._now() - self._shown_at))
+
+    def _redraw_hosts(self) -> None:
+        cluster = self.cluster
+        if cluster is None:
+            return
+        hosts_table = self.query_one("#cluster-hosts", SortedTable)
+        needle = hosts_table.filter_text
+        hrows = [
+            r
+            for r in rows.host_rows(cluster.hosts, self.history, self._since_shown())
+            if rows.host_matches(r, needle)
+        ]
+        hrows = rows.sorted_rows(hrows, hosts_table.column_spec(), hosts_table.sort_reverse)
+        hosts_table.fill([(r["host"], r) for r in hrows])
+
+    def _redraw(self) -> None:
+        cluster = self.cluster
+        if cluster is None:
+            return
+        self._redraw_hosts()
+        gpus_table = self.query_one("#cluster-gpus", SortedTable)
+        needle = gpus_table.filter_text
+        grows = [r for r in rows.gpu_rows(cluster.hosts, self.history) if rows.gpu_matches(r, needle)]
+        grows = rows.sorted_rows(grows, gpus_table.column_spec(), gpus_table.sort_reverse)
+        gpus_table.fill([(r.key, r) for r in grows])
+
+    def show_info(self, text: str) -> None:
+        self.query_one("#cluster-info", Static).update(text)
+
+    def show_banner(self, text: str | None) -> None:
+        banner = self.query_one("#cluster-banner", Static)
+        banner.set_class(text is None, "hidden")
+        banner.update(markup_safe(text) if text else "")
+        for table in self.query(SortedTable):
+            table.set_class(text is not None, "outdated")
+
+    # --- actions ------------------------------------------------------------------
+    def _focused_table(self) -> SortedTable:
+        focused = self.focused
+        if isinstance(focused, SortedTable):
+            return focused
+        return self.query_one("#cluster-hosts", SortedTable)
+
+    def action_cycle_sort(self) -> None:
+        self._focused_table().cycle_sort()
+        self._redraw()
+
+    def action_reverse_sort(self) -> None:
+        table = self._focused_table()
+        table.sort_reverse = not table.sort_reverse
+        self._redraw()
+
+    def action_filter(self) -> None:
+        box = self.query_one("#cluster-filter", Input)
+        box.add_class("shown")
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#cluster-filter", Input)
+        box.value = ""
+        box.remove_class("shown")
+        self._set_filter("")
+        self.query_one("#cluster-hosts", SortedTable).focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._set_filter(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.query_one("#cluster-hosts", SortedTable).focus()
+
+    def _set_filter(self, text: str) -> None:
+        for table in self.query(SortedTable):
+            table.filter_text = text.strip()
+        self._redraw()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if self.cluster is None:
+            return
+        key = str(event.row_key.value)
+        if event.data_table.id == "cluster-gpus":
+            key = key.split("\x00", 1)[0]
+        host = next((h for h in self.cluster.hosts if h.name == key), None)
+        if host is not None:
+            self.app.push_screen(HostScreen(host, self.history))
+
+
+PROCESS_COLUMNS: tuple[Column, ...] = (
+    Column("gpu", "GPU", lambda p: str(p.gpu_index), lambda p: p.gpu_index, True),
+    Column("pid", "PID", lambda p: str(p.pid), lambda p: p.pid, True),
+    Column("user", "User", lambda p: p.user or rows.NA, lambda p: p.user),
+    Column("container", "Container", lambda p: p.container or "", lambda p: p.container),
+    Column(
+        "gpu_mem",
+        "GPU mem",
+        lambda p: rows.NA if p.gpu_memory is None else f"{p.gpu_memory / 2**30:.1f} GiB",
+        lambda p: p.gpu_memory,
+        True,
+    ),
+    Column("sm", "SM %", lambda p: rows.NA if p.sm_util is None else f"{p.sm_util}", lambda p: p.sm_util, True),
+    Column("command", "Command", lambda p: p.command or rows.NA, lambda p: p.command),
+)
+
+
+class HostScreen(Screen[None]):
+    """One host: its GPUs and, where a gputui exporter runs there, its processes."""
+
+    BINDINGS = [
+        Binding("escape,backspace", "back", "Back"),
+        Binding("s", "cycle_sort", "Sort"),
+        Binding("r", "reverse_sort", "Reverse", show=False),
+    ]
+
+    def __init__(self, host: ClusterHost, history: History) -> None:
+        super().__init__()
+        self.host = host
+        self.history = history
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="host-info")
+        yield Static("GPUs", classes="cluster-title")
+        yield SortedTable(rows.GPU_COLUMNS, id="host-gpus")
+        yield Static("Processes", classes="cluster-title")
+        yield SortedTable(PROCESS_COLUMNS, id="host-processes")
+        yield Static("", id="host-note")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._redraw()
+        self.query_one("#host-gpus", SortedTable).focus()
+
+    def update_cluster(self, cluster: ClusterSnapshot, history: History) -> None:
+        host = next((h for h in cluster.hosts if h.name == self.host.name), None)
+        if host is not None:
+            self.host = host
+        self.history = history
+        self._redraw()
+
+    def _redraw(self) -> None:
+        h = self.host
+        exporters = ", ".join(h.exporters) or "?"
+        sim = "  SIMULATED GPUs" if h.simulated else ""
+        self.query_one("#host-info", Static).update(
+            f"{markup_safe(h.name)}  {h.state}  {len(h.gpus)} GPUs  via {exporters}  "
+            f"age {age_text(h.age_s)}{sim}"
+        )
+        gpus = self.query_one("#host-gpus", SortedTable)
+        grows = rows.sorted_rows(rows.gpu_rows([h], self.history), gpus.column_spec(), gpus.sort_reverse)
+        gpus.fill([(r.key, r) for r in grows])
+        procs = self.query_one("#host-processes", SortedTable)
+        items = rows.sorted_rows(list(h.processes), procs.column_spec(), procs.sort_reverse)
+        procs.fill([(f"{p.gpu_index}:{p.pid}", p) for p in items])
+        note = ""
+        if "gputui" not in h.exporters:
+            note = "processes are exported by `gputui exporter`; this host runs dcgm-exporter only"
+        elif not h.processes:
+            note = "no GPU processes"
+        self.query_one("#host-note", Static).update(note)
+
+    def _focused_table(self) -> SortedTable:
+        focused = self.focused
+        return focused if isinstance(focused, SortedTable) else self.query_one("#host-gpus", SortedTable)
+
+    def action_cycle_sort(self) -> None:
+        self._focused_table().cycle_sort()
+        self._redraw()
+
+    def action_reverse_sort(self) -> None:
+        t = self._focused_table()
+        t.sort_reverse = not t.sort_reverse
+        self._redraw()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

@@ -1,0 +1,1 @@
+"""Textual-free rows and facts the screens and widgets draw."""

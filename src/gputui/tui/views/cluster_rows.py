@@ -1,0 +1,212 @@
+"""The cluster view's table rows: cells, sort keys and filters, free of Textual.
+
+One place decides what each column shows and how it sorts, so the host
+table, the GPU table and the tests agree. Missing values read N/A and sort
+last whatever the direction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gputui.render.cluster_text import age_text, host_row
+from gputui.sources.prometheus.source import ClusterGpu, ClusterHost
+
+NA = "N/A"
+_BLOCKS = "▁▂▃▄▅▆▇█"
+SPARK_WIDTH = 12
+GiB = 1 << 30
+
+History = dict[tuple[str, int], list[float]]
+
+
+def sparkline(values: Sequence[float], width: int = SPARK_WIDTH, top: float = 100.0) -> str:
+    """The last `width` values as block characters scaled to 0..top; blank when none."""
+    tail = list(values)[-width:]
+    if not tail:
+        return ""
+    cells = []
+    for v in tail:
+        frac = 0.0 if top <= 0 else min(1.0, max(0.0, v / top))
+        cells.append(_BLOCKS[min(len(_BLOCKS) - 1, int(frac * (len(_BLOCKS) - 1) + 0.5))])
+    return "".join(cells).rjust(width)
+
+
+def host_history(history: History, host: ClusterHost) -> list[float]:
+    """Mean utilisation of the host's GPUs per point (GPUs aligned on their newest point)."""
+    series = [history.get((host.name, g.index), []) for g in host.gpus]
+    series = [s for s in series if s]
+    if not series:
+        return []
+    n = min(len(s) for s in series)
+    return [sum(s[len(s) - n + i] for s in series) / len(series) for i in range(n)]
+
+
+def _pct(v: float | None) -> str:
+    return NA if v is None else f"{v:.0f}%"
+
+
+def _gib_pair(used: float | None, total: float | None) -> str:
+    if used is None and total is None:
+        return NA
+    u = NA if used is None else f"{used / GiB:.1f}"
+    t = NA if total is None else f"{total / GiB:.1f}"
+    return f"{u}/{t}"
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    cell: Callable[[Any], str]
+    sort: Callable[[Any], Any]
+    right: bool = False
+
+
+def _host_facts(h: ClusterHost, history: History, since_s: float = 0.0) -> dict[str, Any]:
+    row = host_row(h)
+    row["history"] = host_history(history, h)
+    if row["age_s"] is not None:
+        # The age at draw time: while Prometheus is down no new snapshot comes to age it.
+        row["age_s"] += since_s
+    return row
+
+
+NAME_MAX = 18  # cells of the GPU table's Name column: at 80 columns Free, Temp, Power stay
+
+
+def gpu_name(g: ClusterGpu) -> str:
+    """One name per model whichever exporter named it: the catalog's card, else NVML's name
+    without the "NVIDIA " that some drivers and exporters put first and others do not."""
+    name = g.card or g.name
+    if name.startswith("NVIDIA "):
+        name = name[len("NVIDIA ") :]
+    return name
+
+
+def _short(text: str, width: int = NAME_MAX) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+HOST_COLUMNS: tuple[Column, ...] = (
+    Column("host", "Host", lambda r: r["host"], lambda r: r["host"]),
+    Column("state", "State", lambda r: r["state"] + (" (sim)" if r["simulated"] else ""), lambda r: r["state"]),
+    Column(
+        "gpus",
+        "GPUs",
+        lambda r: f"{r['gpus']}" + (f" ({r['gpus_lost']} lost)" if r["gpus_lost"] else ""),
+        lambda r: r["gpus"],
+        True,
+    ),
+    Column("util_mean", "Util mean", lambda r: _pct(r["util_mean"]), lambda r: r["util_mean"], True),
+    Column("util_max", "Util max", lambda r: _pct(r["util_max"]), lambda r: r["util_max"], True),
+    Column("history", "Util history", lambda r: sparkline(r["history"]), lambda r: (r["history"] or [None])[-1]),
+    Column(
+        "memory",
+        "Mem GiB",
+        lambda r: _gib_pair(r["memory_used"], r["memory_total"]),
+        lambda r: r["memory_used"],
+        True,
+    ),
+    Column(
+        "hottest",
+        "Hottest",
+        lambda r: NA if r["hottest_c"] is None else f"{r['hottest_c']}C GPU {r['hottest_gpu']}",
+        lambda r: r["hottest_c"],
+        True,
+    ),
+    Column("power", "Power W", lambda r: NA if r["power_w"] is None else f"{r['power_w']:.0f}", lambda r: r["power_w"], True),
+    Column("age", "Age", lambda r: age_text(r["age_s"]), lambda r: r["age_s"], True),
+)
+
+
+@dataclass(frozen=True)
+class GpuRow:
+    host: ClusterHost
+    gpu: ClusterGpu
+    history: list[float]
+
+    @property
+    def key(self) -> str:
+        return f"{self.host.name}\x00{self.gpu.index}"
+
+
+def _sample(r: GpuRow, attr: str) -> Any:
+    s = r.gpu.sample
+    return None if s is None else getattr(s, attr)
+
+
+def _gpu_state(r: GpuRow) -> str:
+    if not r.gpu.up:
+        return "lost"
+    return r.host.state
+
+
+GPU_COLUMNS: tuple[Column, ...] = (
+    Column("host", "Host", lambda r: r.host.name, lambda r: (r.host.name, r.gpu.index)),
+    Column("gpu", "GPU", lambda r: str(r.gpu.index), lambda r: r.gpu.index, True),
+    Column("name", "Name", lambda r: _short(gpu_name(r.gpu)), lambda r: gpu_name(r.gpu)),
+    Column("state", "State", _gpu_state, _gpu_state),
+    Column("util", "Util", lambda r: _pct(_sample(r, "utilization_gpu")), lambda r: _sample(r, "utilization_gpu"), True),
+    Column(
+        "memory",
+        "Mem GiB",
+        lambda r: _gib_pair(_sample(r, "memory_used"), r.gpu.memory_total),
+        lambda r: _sample(r, "memory_used"),
+        True,
+    ),
+    Column(
+        "free",
+        "Free",
+        lambda r: NA if _sample(r, "memory_free") is None else f"{_sample(r, 'memory_free') / GiB:.1f}",
+        lambda r: _sample(r, "memory_free"),
+        True,
+    ),
+    Column(
+        "temp",
+        "Temp",
+        lambda r: NA if _sample(r, "temperature_c") is None else f"{_sample(r, 'temperature_c')}C",
+        lambda r: _sample(r, "temperature_c"),
+        True,
+    ),
+    Column(
+        "power",
+        "Power W",
+        lambda r: NA if _sample(r, "power_w") is None else f"{_sample(r, 'power_w'):.0f}",
+        lambda r: _sample(r, "power_w"),
+        True,
+    ),
+    # Last: on a narrow terminal the sparkline is what goes off-screen, not the numbers.
+    Column("history", "History", lambda r: sparkline(r.history), lambda r: (r.history or [None])[-1]),
+)
+
+
+def host_rows(
+    hosts: Sequence[ClusterHost], history: History, since_s: float = 0.0
+) -> list[dict[str, Any]]:
+    """`since_s`: seconds since the snapshot arrived, added to each host's age."""
+    return [_host_facts(h, history, since_s) for h in hosts]
+
+
+def gpu_rows(hosts: Sequence[ClusterHost], history: History) -> list[GpuRow]:
+    return [GpuRow(h, g, history.get((h.name, g.index), [])) for h in hosts for g in h.gpus]
+
+
+def sorted_rows(rows: list[Any], column: Column, reverse: bool) -> list[Any]:
+    """Sorted by `column`; rows whose value is missing go last in both directions."""
+    present = [r for r in rows if column.sort(r) is not None]
+    missing = [r for r in rows if column.sort(r) is None]
+    return sorted(present, key=column.sort, reverse=reverse) + missing
+
+
+def host_matches(row: dict[str, Any], needle: str) -> bool:
+    return not needle or needle.casefold() in f"{row['host']} {row['state']}".casefold()
+
+
+def gpu_matches(row: GpuRow, needle: str) -> bool:
+    if not needle:
+        return True
+    text = f"{row.host.name} {row.gpu.index} {row.gpu.name} {row.gpu.card or ''} {_gpu_state(row)}"
+    return needle.casefold() in text.casefold()
