@@ -53,7 +53,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "fit engine (the fit line, after the first frame)",
         (
-            "gputui.tui.screens.fit",
+            "gputui.tui.views.fit_pass",
             "gputui.fit.transformer.estimate",
             "gputui.fit.importers.keras",
             "gputui.fit.importers.hf",

@@ -23,7 +23,6 @@ from textual.pilot import Pilot
 from gputui.core.resources import scenarios_dir
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.demo import demo_app
-from gputui.tui.screens import fit as fit_screen
 from gputui.tui.screens.catalog import CatalogScreen
 from gputui.tui.screens.device import DeviceScreen
 from gputui.tui.screens.fit import FitScreen
@@ -31,6 +30,7 @@ from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.history import HistoryScreen
 from gputui.tui.screens.kill import KillScreen
 from gputui.tui.screens.process import ProcessScreen
+from gputui.tui.views import fit_pass
 from gputui.tui.views.cards import catalog_labels
 from gputui.tui.views.kill import KillPolicy
 from gputui.tui.widgets.fit_line import FitLine
@@ -147,7 +147,7 @@ def to_png(svg: Path, png: Path) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     # The pictures must not depend on how fast this machine is: no fit pass is cut short.
-    fit_screen.ESTIMATE_BUDGET_S = 600.0
+    fit_pass.ESTIMATE_BUDGET_S = 600.0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "screenshots")
     parser.add_argument("--only", nargs="*", help="scene names to render (default: all)")

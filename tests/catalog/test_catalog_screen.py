@@ -17,7 +17,8 @@ from textual.widgets._footer import FooterKey
 
 from gputui.catalog import Catalog
 from gputui.model.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
-from gputui.tui.screens.catalog import INSTALLED_MARK, CatalogScreen
+from gputui.tui.screens.catalog import CatalogScreen
+from gputui.tui.views.catalog_compare import INSTALLED_MARK
 
 MIB = 1024 * 1024
 

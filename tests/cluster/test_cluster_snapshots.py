@@ -119,7 +119,7 @@ def test_cluster_view_prometheus_unreachable(snap_compare: Any) -> None:
     async def fail(pilot: Pilot[Any]) -> None:
         await ready(pilot)
         source.fail = True
-        app._arm(0.01)
+        app.poller.arm(0.01)
         for _ in range(200):
             if app.last_error:
                 break

@@ -11,7 +11,8 @@ from textual.app import App
 from textual.widgets import DataTable, Static
 
 from gputui.model.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, Snapshot
-from gputui.tui.screens.fit import FitScreen, memory_bar
+from gputui.tui.screens.fit import FitScreen
+from gputui.tui.views.fit_table import memory_bar
 
 ROOT = Path(__file__).resolve().parents[2]
 GIB = 2**30

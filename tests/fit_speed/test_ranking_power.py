@@ -12,7 +12,7 @@ from gputui.cli import main
 from gputui.fit.core import roofline
 from gputui.fit.core.power import tflops_per_watt
 from gputui.fit.core.waves import gemm_waves, split_k_bytes
-from gputui.tui.screens.catalog import COLUMNS
+from gputui.tui.views.catalog_compare import COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = str(ROOT / "examples" / "models.toml")

@@ -80,7 +80,7 @@ async def test_host_age_keeps_counting_while_prometheus_is_down() -> None:
         hosts = app.screen.query_one("#cluster-hosts", SortedTable)
         assert _cells(hosts, "age") == ["1s", "1s"]
         source.fail = True
-        app._arm(0.01)
+        app.poller.arm(0.01)
         for _ in range(200):
             if app.last_error:
                 break

@@ -91,7 +91,7 @@ def test_one_gpu_summary_is_its_own_line_and_says_a_stopped_pass() -> None:
     from rich.text import Text
 
     from gputui.fit.core.estimate import Target
-    from gputui.tui.screens.fit import FitPass
+    from gputui.tui.views.fit_pass import FitPass
     from gputui.tui.widgets.fit_summary import summary_line
 
     target = Target("GPU", 24 * 1024**3, memory_free=20 * 1024**3, index=0)

@@ -230,7 +230,7 @@ def test_free_only_refresh_follows_each_instance_as_a_full_pass(models: Path) ->
     from dataclasses import replace
 
     from gputui.model.snapshot import MigDevice
-    from gputui.tui.screens.fit import estimate_pass
+    from gputui.tui.views.fit_pass import estimate_pass
     from gputui.tui.widgets.fit_line import FreeOnly, fit_lines, recommended_only
 
     from .conftest import make_device, make_snapshot

@@ -17,8 +17,9 @@ from gputui.fit import paths
 from gputui.fit.core.estimate import check as real_check
 from gputui.model.snapshot import DeviceSnapshot, Snapshot
 from gputui.tui.app import GpuTuiApp
-from gputui.tui.screens import fit as fit_screen
-from gputui.tui.screens.fit import FitScreen, estimate_pass
+from gputui.tui.screens.fit import FitScreen
+from gputui.tui.views import fit_pass
+from gputui.tui.views.fit_pass import estimate_pass
 from gputui.tui.widgets.process_table import ProcessTable
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -131,7 +132,7 @@ async def test_a_slow_estimate_blocks_neither_the_screen_nor_quitting(
         release.wait(timeout=60)
         return real_check(model, target)
 
-    monkeypatch.setattr(fit_screen, "check", stuck)
+    monkeypatch.setattr(fit_pass, "check", stuck)
     source = scripted_source
     app = GpuTuiApp(
         source, interval=0.05, clock=lambda: "01:02:03", card_lookup=None, models_path=EXAMPLES

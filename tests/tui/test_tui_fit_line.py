@@ -134,7 +134,7 @@ def test_needs_pass_thresholds() -> None:
 
 def test_the_line_reads_the_same_verdict_as_the_fit_screen() -> None:
     """One precision instead of all: the recommended one's verdict and batch are unchanged."""
-    from gputui.tui.screens.fit import estimate_pass
+    from gputui.tui.views.fit_pass import estimate_pass
     from gputui.tui.widgets.fit_line import recommended_only
 
     snap = make_snapshot(devices=(gpu(0, 3.0), gpu(1, 70.0)))
@@ -152,7 +152,7 @@ def test_the_line_builds_and_keeps_no_speed_estimates() -> None:
     """The line shows memory only: no roofline profile in its checks nor in the op cache."""
     from gputui.fit.core import roofline
     from gputui.fit.core.estimate import ModelCheck
-    from gputui.tui.screens.fit import estimate_pass
+    from gputui.tui.views.fit_pass import estimate_pass
     from gputui.tui.widgets.fit_line import recommended_only
 
     snap = make_snapshot(devices=(gpu(0, 3.0), gpu(1, 70.0)))
@@ -169,7 +169,7 @@ def test_the_line_builds_and_keeps_no_speed_estimates() -> None:
 def test_free_only_refresh_answers_what_a_full_pass_answers() -> None:
     """Only free memory moved: the kept memory models give the verdicts and batches a new
     full pass gives, for layer models and transformers, on both GPUs, at many free values."""
-    from gputui.tui.screens.fit import estimate_pass
+    from gputui.tui.views.fit_pass import estimate_pass
     from gputui.tui.widgets.fit_line import FreeOnly, fit_lines, recommended_only
 
     def passes(snap: Any, previous: Any) -> Any:
@@ -197,7 +197,7 @@ def test_free_only_refresh_answers_what_a_full_pass_answers() -> None:
 
 
 def test_free_only_refresh_declines_a_gpu_without_free_memory() -> None:
-    from gputui.tui.screens.fit import estimate_pass
+    from gputui.tui.views.fit_pass import estimate_pass
     from gputui.tui.widgets.fit_line import FreeOnly, recommended_only
 
     snap = make_snapshot(devices=(gpu(0, 3.0), gpu(1, 10.0)))

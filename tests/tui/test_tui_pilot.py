@@ -716,7 +716,7 @@ async def test_quit_keys_exit_cleanly(scripted_source: Any, key: str) -> None:
 async def test_missing_screens_are_reported_not_raised(
     scripted_source: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gputui.tui.app as app_module
+    import gputui.tui.dashboard_actions as app_module
 
     monkeypatch.setattr(app_module, "_optional_screen", lambda module, name: None)
     app = make_app(scripted_source)

@@ -69,7 +69,7 @@ def _devices(util0: int) -> tuple[Any, ...]:
 async def _poll(pilot: Pilot[Any], app: GpuTuiApp, source: ScriptedSource, snap: Any) -> None:
     source.next_snapshot = snap
     done = app.poll_count + 1
-    app._start_poll()
+    app.poller.poll_now()
     await _wait(pilot, lambda: app.poll_count >= done)
     await pilot.pause(0.2)  # the frame (Textual's update timer) and anything it queues
 

@@ -27,10 +27,10 @@ CURSOR_SHOWN = b"\x1b[?25h"
 # The dashboard with every fit estimate stuck (what a huge or hostile models file did).
 STUCK_ESTIMATES = """
 import sys, time
-import gputui.tui.screens.fit as fit_screen
+import gputui.tui.views.fit_pass as fit_pass
 def stuck(model, target):
     time.sleep(3600)
-fit_screen.check = stuck
+fit_pass.check = stuck
 from gputui.cli import main
 sys.exit(main(["--demo"]))
 """

@@ -1,8 +1,8 @@
 """`gputui --prometheus URL`: the cluster view, an App of its own.
 
-Polling follows the dashboard's rule (one thread worker per refresh, the next
-one armed only when it finished), with two differences that come from the
-network: a failed refresh keeps the last data on screen, greyed, under a
+Polling is the dashboard's Poller (poller.py: one thread worker per refresh,
+the next one armed only when it finished), with two differences that come from
+the network: a failed refresh keeps the last data on screen, greyed, under a
 banner with the reason, and the retries back off (interval, 2x, 4x ... up to
 30 s) until Prometheus answers again. Sparkline history comes from one range
 query for the whole fleet every HISTORY_EVERY_S, not from local sampling,
@@ -15,14 +15,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from textual import work
 from textual.app import App
 from textual.binding import Binding
-from textual.message import Message
-from textual.timer import Timer
 
 from gputui.sources.prometheus.api import PrometheusError
 from gputui.sources.prometheus.source import Backoff, ClusterSnapshot, PrometheusSource
+from gputui.tui.poller import Polled, Poller, PollFailed
 from gputui.tui.screens.cluster import CSS_PATH, ClusterScreen, HostScreen
 from gputui.tui.views.cluster_rows import SPARK_WIDTH, History
 
@@ -32,19 +30,13 @@ HISTORY_EVERY_S = 15.0
 RETRY_CAP_S = 30.0
 
 
-class ClusterReady(Message):
-    def __init__(self, cluster: ClusterSnapshot, history: History | None, elapsed: float) -> None:
-        super().__init__()
-        self.cluster = cluster
-        self.history = history
-        self.elapsed = elapsed
+Fetched = tuple[ClusterSnapshot, History | None]  # the fleet, and its history when due
 
 
-class ClusterFailed(Message):
-    def __init__(self, reason: str, elapsed: float) -> None:
-        super().__init__()
-        self.reason = reason
-        self.elapsed = elapsed
+def _cluster_error(exc: Exception) -> str:
+    if isinstance(exc, PrometheusError):
+        return exc.reason
+    return f"{type(exc).__name__}: {exc}"  # anything else is shown too, never fatal
 
 
 def _wall_clock() -> str:
@@ -85,7 +77,9 @@ class ClusterApp(App[int]):
     ) -> None:
         super().__init__()
         self.source = source
-        self.interval = interval
+        self.poller: Poller[Fetched] = Poller(
+            self, self._fetch, interval=interval, name="cluster-poll", describe=_cluster_error
+        )
         self.clock = clock or _wall_clock
         self.monotonic = monotonic  # what the host ages count with (frozen in screenshots)
         self.history_every_s = history_every_s
@@ -97,89 +91,77 @@ class ClusterApp(App[int]):
         self.last_error: str | None = None
         self.last_ok: str | None = None
         self.refreshes = 0
-        self.paused = False
-        self.poll_in_flight = False
-        self._timer: Timer | None = None
+
+    @property
+    def interval(self) -> float:
+        return self.poller.interval
+
+    @property
+    def paused(self) -> bool:
+        return self.poller.paused
+
+    @property
+    def poll_in_flight(self) -> bool:
+        return self.poller.in_flight
 
     def get_default_screen(self) -> ClusterScreen:
         return self.main
 
     def on_mount(self) -> None:
-        self._start()
+        self.poller.poll_now()
 
     # --- polling ------------------------------------------------------------------
-    def _arm(self, delay: float) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-        self._timer = self.set_timer(max(0.01, delay), self._start, name="cluster-poll")
-
-    def _start(self) -> None:
-        self._timer = None
-        if self.paused or self.poll_in_flight:
-            return
-        self.poll_in_flight = True
+    def _fetch(self) -> Fetched:
+        """On the poll's worker thread: the fleet, and its history every history_every_s."""
         want_history = (
             self._history_at is None or time.monotonic() - self._history_at >= self.history_every_s
         )
-        self._worker(want_history)
-
-    @work(thread=True, exit_on_error=False, group="cluster", name="cluster-poll")
-    def _worker(self, want_history: bool) -> None:
-        started = time.perf_counter()
-        try:
-            cluster = self.source.poll_cluster()
-            history = None
-            if want_history:
-                history = self.source.history(
-                    HISTORY_METRIC, HISTORY_WINDOW_S, points=SPARK_WIDTH * 5
-                )
-        except PrometheusError as exc:
-            self.post_message(ClusterFailed(exc.reason, time.perf_counter() - started))
-        except Exception as exc:  # anything else is shown too, never fatal
-            self.post_message(ClusterFailed(f"{type(exc).__name__}: {exc}", time.perf_counter() - started))
-        else:
-            self.post_message(ClusterReady(cluster, history, time.perf_counter() - started))
+        cluster = self.source.poll_cluster()
+        history = None
+        if want_history:
+            history = self.source.history(HISTORY_METRIC, HISTORY_WINDOW_S, points=SPARK_WIDTH * 5)
+        return cluster, history
 
     def _closing_down(self) -> bool:
-        return self._exit or self._closing or not self.main.is_attached
+        # is_attached: False once exit() was called; is_running: False once shutdown began.
+        return not self.is_running or not self.main.is_attached
 
-    def on_cluster_ready(self, message: ClusterReady) -> None:
-        self.poll_in_flight = False
+    def on_polled(self, message: Polled[Fetched]) -> None:
+        self.poller.done()
         if self._closing_down():
             return
-        self.cluster = message.cluster
-        if message.history is not None:
-            self.history = message.history
+        cluster, history = message.result
+        self.cluster = cluster
+        if history is not None:
+            self.history = history
             self._history_at = time.monotonic()
         self.refreshes += 1
         self.last_ok = self.clock()
         recovered = self.last_error is not None
         self.last_error = None
         self.backoff.success()
-        self.main.show(message.cluster, self.history)
+        self.main.show(cluster, self.history)
         self.main.show_banner(None)
         top = self.screen
         if isinstance(top, HostScreen):
-            top.update_cluster(message.cluster, self.history)
+            top.update_cluster(cluster, self.history)
         self._show_info()
         if recovered:
             self.notify("Prometheus answers again", timeout=3)
-        if not self.paused:
-            self._arm(self.interval - message.elapsed)
+        self.poller.next_in(self.interval - message.elapsed_s)
 
-    def on_cluster_failed(self, message: ClusterFailed) -> None:
-        self.poll_in_flight = False
+    def on_poll_failed(self, message: PollFailed) -> None:
+        self.poller.done()
         if self._closing_down():
             return
-        self.last_error = message.reason
+        self.last_error = message.error
         delay = self.backoff.failure()
         kept = f"showing data from {self.last_ok}" if self.last_ok else "no data yet"
         self.main.show_banner(
-            f"Prometheus unreachable: {message.reason} ({kept}; retrying in {delay:.0f} s)"
+            f"Prometheus unreachable: {message.error} ({kept}; retrying in {delay:.0f} s)"
         )
         self._show_info()
-        if not self.paused:
-            self._arm(delay)
+        self.poller.next_in(delay)
 
     def _show_info(self) -> None:
         c = self.cluster
@@ -204,19 +186,12 @@ class ClusterApp(App[int]):
         self.exit(0)
 
     def action_toggle_pause(self) -> None:
-        self.paused = not self.paused
-        if self.paused and self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-        elif not self.paused and not self.poll_in_flight:
-            self._start()
+        self.poller.toggle_pause()
         self._show_info()
 
     def _set_interval(self, value: float) -> None:
-        self.interval = value
         self.backoff = Backoff(value, RETRY_CAP_S)
-        if self._timer is not None:
-            self._arm(value)
+        self.poller.set_interval(value)
         self._show_info()
 
     def action_help(self) -> None:
@@ -244,9 +219,7 @@ def run_cluster(args: Any, interval: float) -> int:
     from gputui.render.cluster_text import check_cluster_args, open_cluster_source
     from gputui.sources.prometheus.source import VIEW_METRICS
 
-    check_cluster_args(
-        args, {"demo": "--demo", "scenario": "--scenario", "source": "--source"}
-    )
+    check_cluster_args(args, {"demo": "--demo", "scenario": "--scenario", "source": "--source"})
     source = open_cluster_source(args.prometheus, getattr(args, "match", None), VIEW_METRICS)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UserError(

@@ -1,24 +1,8 @@
-"""What the polling thread posts to the UI thread."""
+"""What the dashboard's workers post to the UI thread, besides the poll's (poller.py)."""
 
 from __future__ import annotations
 
 from textual.message import Message
-
-from gputui.model.snapshot import Snapshot
-
-
-class SnapshotReady(Message):
-    def __init__(self, snapshot: Snapshot, elapsed_s: float) -> None:
-        super().__init__()
-        self.snapshot = snapshot
-        self.elapsed_s = elapsed_s
-
-
-class PollFailed(Message):
-    def __init__(self, error: str, elapsed_s: float) -> None:
-        super().__init__()
-        self.error = error
-        self.elapsed_s = elapsed_s
 
 
 class CardsMatched(Message):

@@ -2,35 +2,54 @@
 
 A user who does not remember a key searches for what it does ("tree", "tag",
 "detail", "sort by GPU mem"); the palette is that search. The entries call the
-same actions as the keys.
+same actions as the keys. They are given what they call (`DashboardKeys`, which
+GpuTuiApp is), not the app class: app.py imports this module, not the other way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from textual.app import SystemCommand
 
+from gputui.tui.screens.dashboard import DashboardScreen
 from gputui.tui.views.process_columns import COLUMNS
 from gputui.tui.widgets.process_table import ProcessTable
 
-if TYPE_CHECKING:
-    from gputui.tui.app import GpuTuiApp
+
+class DashboardKeys(Protocol):
+    """What the palette's entries call: the dashboard app's key actions."""
+
+    dashboard: DashboardScreen
+    readonly: bool
+
+    def action_toggle_pause(self) -> None: ...
+    def action_faster(self) -> None: ...
+    def action_slower(self) -> None: ...
+    def action_cycle_sort(self) -> None: ...
+    def action_reverse_sort(self) -> None: ...
+    def action_filter(self) -> None: ...
+    def action_process_details(self) -> None: ...
+    def action_kill(self) -> None: ...
+    def action_catalog(self) -> None: ...
+    def action_fit(self) -> None: ...
+    def action_history(self) -> None: ...
+    def action_help(self) -> None: ...
 
 
-def _table(app: GpuTuiApp) -> ProcessTable:
+def _table(app: DashboardKeys) -> ProcessTable:
     return app.dashboard.query_one(ProcessTable)
 
 
-def _sort_by(app: GpuTuiApp, key: str) -> Callable[[], None]:
+def _sort_by(app: DashboardKeys, key: str) -> Callable[[], None]:
     def run() -> None:
         _table(app).set_sort(key)
 
     return run
 
 
-def dashboard_commands(app: GpuTuiApp) -> Iterable[SystemCommand]:
+def dashboard_commands(app: DashboardKeys) -> Iterable[SystemCommand]:
     """What the dashboard's keys do, as (title, help, callback) palette entries."""
     yield SystemCommand(
         "Pause / resume polling (p)", "Stop or restart reading the GPUs", app.action_toggle_pause

@@ -48,7 +48,7 @@ class SettingsError(ValueError):
 
 
 def _column_keys() -> tuple[str, ...]:
-    from gputui.tui.widgets.process_table import COLUMN_KEYS
+    from gputui.tui.views.process_columns import COLUMN_KEYS
 
     return COLUMN_KEYS
 

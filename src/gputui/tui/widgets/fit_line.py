@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from gputui.fit.core.estimate import ModelCheck, Target
     from gputui.fit.modelsfile import ModelSpec
     from gputui.fit.transformer.table_check import TransformerCheck
-    from gputui.tui.screens.fit import FitPass
+    from gputui.tui.views.fit_pass import FitPass
 
 FREE_THRESHOLD = 0.02  # of the GPU's memory
 FREE_MIN_BYTES = 256 * 1024**2
@@ -310,7 +310,7 @@ def _unconfigured() -> FitPass | None:
     creating one starts a pass (`_models_mtime`)."""
     from gputui.core.errors import UserError
     from gputui.fit.paths import resolve_models_path, user_models_file
-    from gputui.tui.screens.fit import FitPass
+    from gputui.tui.views.fit_pass import FitPass
 
     try:
         _, origin = resolve_models_path(None, warn=lambda _: None)
@@ -395,7 +395,7 @@ class FitLine(Widget):
         *,
         free_only: bool = False,
     ) -> None:
-        from gputui.tui.screens.fit import FitPass, estimate_pass
+        from gputui.tui.views.fit_pass import FitPass, estimate_pass
 
         try:
             result = _unconfigured() if requested is None else None

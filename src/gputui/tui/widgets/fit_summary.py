@@ -20,7 +20,7 @@ from gputui.tui.widgets.fit_line import (
 )
 
 if TYPE_CHECKING:
-    from gputui.tui.screens.fit import FitPass
+    from gputui.tui.views.fit_pass import FitPass
 
 EXPAND_KEY = "e"
 

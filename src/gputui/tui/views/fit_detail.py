@@ -1,11 +1,13 @@
-"""The Fit screen's detail tables for a layer model's row: memory at the peak, precisions,
-layers (with the roofline's bound per layer) and the catalog ranking from the worker's pass.
+"""The Fit screen's detail for a layer model's row: a head (what the model is, the
+recommended precision, the peak), then memory at the peak, precisions, layers (with the
+roofline's bound per layer) and the catalog ranking from the worker's pass.
 
-Split from fit_screen.py, which lays out the screen; these only build rich tables.
+Textual-free: screens/fit.py lays out the screen; these only build rich renderables.
 """
 
 from __future__ import annotations
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
@@ -13,7 +15,14 @@ from gputui.core.textsafe import visible
 from gputui.fit.core.estimate import ModelCheck, PrecisionEstimate, Ranked
 from gputui.fit.core.roofline import Profile
 from gputui.fit.modelsfile import ModelSpec
-from gputui.fit.report import batch_text, bound_text, flops_text, gib, network_layers
+from gputui.fit.report import (
+    batch_text,
+    bound_text,
+    flops_text,
+    gib,
+    network_layers,
+    speed_assumes,
+)
 
 RANK_TOP = 10
 VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}
@@ -126,3 +135,27 @@ def ranking_table(m: ModelSpec, rankings: dict[str, list[Ranked]], top: int = RA
             bound_text(r.estimate.speed),
         )
     return t
+
+
+def model_detail(c: ModelCheck, rankings: dict[str, list[Ranked]]) -> Group:
+    """Everything about one layer model on one GPU, for the pane under the Fit table."""
+    m = c.model
+    e = c.chosen
+    head = Text()
+    head.append(visible(m.name), style="bold")
+    head.append(
+        # An optimizer only where one runs: training (not inference, nor evaluation).
+        f"  {m.kind}, {c.mode}{f', {m.optimizer}' if c.mode == 'train' else ''},"
+        f" batch {c.batch_size}; {m.params:,} params "
+        f"({m.trainable_params:,} trainable); {flops_text(m.flops)}/sample forward\n"
+    )
+    head.append(f"Recommended {c.recommended}: {c.recommended_reason}\n")
+    head.append(f"Peak {gib(e.peak_bytes)} during {e.peak_phase}\n", style="bold")
+    head.append(speed_assumes(m) + "\n", style="dim")
+    return Group(
+        head,
+        breakdown_table(e),
+        precision_table(c),
+        layers_table(m, e.speed.profile if e.speed else None),
+        ranking_table(m, rankings),
+    )

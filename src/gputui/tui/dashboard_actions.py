@@ -1,0 +1,256 @@
+"""What the dashboard's keys do: the polling pace, the process table, and the screens
+they open (help, kill, process and device details, catalog, fit, history).
+
+A mixin of GpuTuiApp (app.py), which owns the data these read: the latest
+snapshot, the histories, the kill policy. Kept apart so that the app module
+is about polling and drawing, this one about the user's requests.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.widgets import DataTable
+
+from gputui.history.metrics import History
+from gputui.history.processes import ProcessHistory
+from gputui.model.snapshot import GpuProcess, Snapshot
+from gputui.sources.host.source import CONTAINER_NOTICE
+from gputui.sources.host.source import why_not_visible as host_why_not_visible
+from gputui.tui.poller import Poller
+from gputui.tui.screens.dashboard import DashboardScreen
+from gputui.tui.screens.device import DeviceScreen
+from gputui.tui.screens.help import HelpScreen
+from gputui.tui.screens.kill import KillScreen
+from gputui.tui.screens.process import NOT_VISIBLE, ExtrasOf, ProcessScreen
+from gputui.tui.views.kill import KillPolicy
+from gputui.tui.widgets.gpu_panel import GpuPanel
+from gputui.tui.widgets.process_table import ProcessTable
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    _AppBase = App[int]
+else:
+    _AppBase = object
+
+INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
+
+# Shown in the help screen; the footer shows the BINDINGS marked show=True.
+HELP_KEYS = [
+    ("q, ctrl+c", "quit"),
+    ("p", "pause / resume polling"),
+    ("+ / -", "poll faster / slower"),
+    ("s", "cycle the sort column"),
+    ("r", "reverse the sort order"),
+    ("/", "filter processes by text"),
+    ("m", "my processes only / everyone's"),
+    ("enter", "all details of the selected process, or of the focused GPU"),
+    ("t", "processes as a tree under their parents / flat"),
+    ("space", "tag / untag the process (k signals all tagged)"),
+    ("k", "kill the selected process (asks first: SIGINT i, SIGTERM t, SIGKILL K)"),
+    ("mouse", "click a header: sort; a row: select (again: details); a GPU: its details"),
+    ("tab / shift+tab", "move between panels"),
+    ("c", "GPU catalog"),
+    ("f", "will my model fit?"),
+    ("e", "fit line: one summary line / one line per GPU (or click it)"),
+    ("h", "history graphs of a GPU (w: 1 / 5 / 15 min)"),
+    ("?", "this help"),
+]
+
+
+def _optional_screen(module: str, name: str) -> Any:
+    """Screens other parts of gputui add later; None while they are missing or broken."""
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+
+
+class DashboardActions(_AppBase):
+    """The key actions; the attributes below are GpuTuiApp's."""
+
+    HELP_KEYS = HELP_KEYS
+    dashboard: DashboardScreen
+    poller: Poller[Snapshot]
+    latest_snapshot: Snapshot | None
+    readonly: bool
+    kill_policy: KillPolicy
+    history: History
+    process_history: ProcessHistory
+    process_extras: ExtrasOf
+    models_path: Path | None
+
+    if TYPE_CHECKING:
+
+        def _show_header(self) -> None: ...  # the app's (app.py)
+
+    # -- the polling pace -------------------------------------------------------------------
+
+    def action_toggle_pause(self) -> None:
+        self.poller.toggle_pause()
+        self._show_header()
+
+    def _set_interval(self, interval: float) -> None:
+        self.poller.set_interval(interval)  # waiting for the next poll: re-armed at the new pace
+        self._show_header()
+
+    def action_faster(self) -> None:
+        smaller = [i for i in INTERVALS if i < self.poller.interval]
+        self._set_interval(smaller[-1] if smaller else self.poller.interval)
+
+    def action_slower(self) -> None:
+        larger = [i for i in INTERVALS if i > self.poller.interval]
+        self._set_interval(larger[0] if larger else self.poller.interval)
+
+    # -- the process table ------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return not (action == "kill" and self.readonly)
+
+    def action_cycle_sort(self) -> None:
+        self.dashboard.query_one(ProcessTable).cycle_sort()
+
+    def action_reverse_sort(self) -> None:
+        table = self.dashboard.query_one(ProcessTable)
+        table.set_sort(table.sort_column, not table.sort_reverse)
+
+    def action_filter(self) -> None:
+        if self.screen is self.dashboard:
+            self.dashboard.open_filter()
+
+    # -- the screens the keys open ----------------------------------------------------------
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            keys = [k for k in self.HELP_KEYS if not (self.readonly and k[0] in ("k", "space"))]
+            self.push_screen(HelpScreen(keys))
+
+    def action_kill(self) -> None:
+        if self.readonly or self.screen is not self.dashboard:
+            return
+        table = self.dashboard.query_one(ProcessTable)
+        procs = table.tagged_processes
+        if not procs:
+            proc = table.selected
+            procs = [proc] if proc is not None else []
+        if not procs:
+            self.notify("select a process first", severity="warning")
+            return
+        snap = self.latest_snapshot
+        allowed, refusals = self.kill_policy.check_all(
+            procs,
+            simulated=snap is None or snap.simulated,
+            listed_at=snap.timestamp if snap is not None else None,
+        )
+        if not allowed:
+            self.notify(
+                "\n".join(refusals) or "cannot signal this process",
+                title="kill refused",
+                severity="error",
+                timeout=6,
+                markup=False,
+            )
+            return
+        idents = [ident for _, ident in allowed]
+
+        def done(sig: int | None) -> None:
+            if sig is None:
+                return
+            # Re-checked at the moment of signalling, one process at a time: the dialog
+            # may have stayed open while one exited and its PID went to someone else.
+            results = self.kill_policy.kill_all(idents, sig)
+            table.clear_tags()
+            self.notify(
+                "\n".join(message for _, message in results),
+                severity="information" if all(sent for sent, _ in results) else "error",
+                timeout=5,
+                markup=False,
+            )
+
+        self.push_screen(KillScreen([p for p, _ in allowed], refusals), done)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter or a click on a process row: its full details."""
+        if self.screen is not self.dashboard:
+            return
+        self._open_details(
+            self.dashboard.query_one(ProcessTable).processes.get(str(event.row_key.value))
+        )
+
+    def action_process_details(self) -> None:
+        if self.screen is self.dashboard:
+            self._open_details(self.dashboard.query_one(ProcessTable).selected)
+
+    def _open_details(self, proc: GpuProcess | None) -> None:
+        if proc is not None:
+            snap = self.latest_snapshot
+            real = snap is not None and not snap.simulated
+            self.push_screen(
+                ProcessScreen(
+                    proc,
+                    self.why_not_visible,
+                    listed_at=snap.timestamp if snap is not None else None,
+                    history=self.process_history.series,
+                    extras=self.process_extras if real else None,
+                    devices=snap.devices if snap is not None else (),
+                )
+            )
+
+    def on_gpu_panel_selected(self, event: GpuPanel.Selected) -> None:
+        """Enter or a click on a GPU panel: all its facts and MIG devices (screens/device.py)."""
+        snap = self.latest_snapshot
+        dev = next((d for d in snap.devices if d.index == event.index), None) if snap else None
+        if snap is not None and dev is not None and self.screen is self.dashboard:
+            self.push_screen(DeviceScreen(dev, snap.processes))
+
+    def why_not_visible(self, proc: GpuProcess) -> str:
+        """Why a listed process has no host details: exited, another namespace, no permission."""
+        snap = self.latest_snapshot
+        if snap is None or snap.simulated:
+            return NOT_VISIBLE  # demo data says so itself; its PIDs are made up
+        if CONTAINER_NOTICE in snap.notices:
+            return NOT_VISIBLE + " (gputui runs in a container)"
+        return host_why_not_visible(proc.pid)
+
+    def action_catalog(self) -> None:
+        screen_class = _optional_screen("gputui.tui.screens.catalog", "CatalogScreen")
+        if screen_class is None:
+            self.notify("the catalog screen is not available yet", severity="warning")
+            return
+        snap = self.latest_snapshot
+        # The GPU chosen on the dashboard (focused panel, else the selected process's GPU)
+        # is the one compared with; the devices tell the screen which are lost.
+        panel = self.focused if isinstance(self.focused, GpuPanel) else None
+        proc = self.dashboard.query_one(ProcessTable).selected
+        gpu = panel.index if panel else proc.gpu_index if proc else None
+        self.push_screen(screen_class(snap.devices if snap else [], gpu=gpu))
+
+    def action_fit(self) -> None:
+        screen_class = _optional_screen("gputui.tui.screens.fit", "FitScreen")
+        if screen_class is None:
+            self.notify("the fit screen is not available yet", severity="warning")
+            return
+        # As the Catalog: the focused GPU panel, else the selected process's GPU (and its MIG
+        # instance) is the one the Fit screen shows first.
+        panel = self.focused if isinstance(self.focused, GpuPanel) else None
+        proc = self.dashboard.query_one(ProcessTable).selected
+        gpu = panel.index if panel else proc.gpu_index if proc else None
+        instance = proc.gpu_instance_id if proc and not panel else None
+        screen = screen_class(self.models_path, gpu=gpu, gpu_instance=instance)
+        self.push_screen(screen)
+        update = getattr(screen, "update_snapshot", None)
+        if self.latest_snapshot is not None and callable(update):
+            update(self.latest_snapshot)
+
+    def action_history(self) -> None:
+        if self.screen is not self.dashboard:
+            return
+        from gputui.tui.screens.history import HistoryScreen
+
+        proc = self.dashboard.query_one(ProcessTable).selected
+        self.push_screen(
+            HistoryScreen(self.history, self.latest_snapshot, proc.gpu_index if proc else None)
+        )
