@@ -1,4 +1,5 @@
-"""Transformer tokens/s come from the one roofline (fit.core.roofline, via fit.transformer.speed), as the CLI shows them."""
+"""Transformer tokens/s come from the one roofline (fit.transformer.speed's ops, timed by
+fit.core.roofline), as the CLI shows them."""
 
 from __future__ import annotations
 
