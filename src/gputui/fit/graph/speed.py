@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Protocol
 
 from gputui.catalog.models import Architecture, Card
 from gputui.fit.core.optimizer_traffic import (
@@ -27,7 +28,26 @@ from gputui.fit.graph.attention_ops import attention_ops
 from gputui.fit.graph.memory import autograd_flags, input_bytes
 from gputui.fit.graph.network import Network, Ref, compose, frozen_copy
 from gputui.fit.graph.ops import CONV_TYPES, LayerIO, layer_ops
-from gputui.fit.modelsfile import ModelSpec
+
+
+class StepModel(Protocol):
+    """What the step's ops read of a layer model (modelsfile.ModelSpec is one); a protocol
+    so that the graph engine does not import the models-file parser."""
+
+    @property
+    def optimizer(self) -> str: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def software(self) -> Software: ...
+    @property
+    def network(self) -> Network | None: ...
+    @property
+    def generator(self) -> Network | None: ...
+    @property
+    def discriminator(self) -> Network | None: ...
+    @property
+    def networks(self) -> tuple[Network, ...]: ...
 
 
 def network_ops(
@@ -158,13 +178,13 @@ def optimizer_ops(
 # hold dicts, so they do not hash); the entry keeps the model alive, so an id in the
 # cache is never a different, newer model.
 _OPS_CACHE: dict[
-    tuple[int, str, int, str, Software], tuple[ModelSpec, tuple[Op, ...], Compiled]
+    tuple[int, str, int, str, Software], tuple[StepModel, tuple[Op, ...], Compiled]
 ] = {}
 _OPS_CACHE_SIZE = 64
 
 
 def _cached_ops(
-    model: ModelSpec,
+    model: StepModel,
     precision: str,
     batch: int,
     mode: str | None,
@@ -184,7 +204,7 @@ def _cached_ops(
 
 
 def model_ops(
-    model: ModelSpec,
+    model: StepModel,
     precision: str,
     batch: int,
     mode: str | None = None,
@@ -197,7 +217,7 @@ def model_ops(
 
 
 def _model_ops(
-    model: ModelSpec,
+    model: StepModel,
     precision: str,
     batch: int,
     mode: str | None,
@@ -232,14 +252,14 @@ def _model_ops(
     return ops
 
 
-def has_convolutions(model: ModelSpec) -> bool:
+def has_convolutions(model: StepModel) -> bool:
     """Whether `model` runs convolutions on tensor cores, the ops `Software.memory_format`
     changes (depthwise ones run on the CUDA cores in either layout)."""
     return any(layer.type in CONV_TYPES for n in model.networks for layer in n.layers)
 
 
 def profile(
-    model: ModelSpec,
+    model: StepModel,
     card: Card,
     architecture: Architecture | None,
     precision: str,
