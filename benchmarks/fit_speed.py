@@ -22,8 +22,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from gputui.catalog import load_catalog
-from gputui.fit.core import estimate, roofline
+from gputui.fit.core import estimate, roofline, software
 from gputui.fit.core.estimate import Target, check, rank_cards
+from gputui.fit.graph import speed as graph_speed
 from gputui.fit.modelsfile import ModelSpec, layer_models, load_keras_model, load_models
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,23 +51,23 @@ def baseline() -> Iterator[None]:
 @contextlib.contextmanager
 def no_op_cache() -> Iterator[None]:
     """The roofline's op list (and its compiled form) rebuilt for every card and precision."""
-    cached = roofline._cached_ops
+    cached = graph_speed._cached_ops
 
     def fresh(
         model: ModelSpec,
         precision: str,
         batch: int,
         mode: str | None,
-        sw: roofline.Software = roofline.DEFAULT_SOFTWARE,
+        sw: software.Software = software.DEFAULT_SOFTWARE,
     ) -> tuple[tuple[roofline.Op, ...], roofline.Compiled]:
-        ops = tuple(roofline._model_ops(model, precision, batch, mode, sw))
+        ops = tuple(graph_speed._model_ops(model, precision, batch, mode, sw))
         return ops, roofline.compile_ops(ops)
 
-    roofline._cached_ops = fresh  # type: ignore[assignment]
+    graph_speed._cached_ops = fresh  # type: ignore[assignment]
     try:
         yield
     finally:
-        roofline._cached_ops = cached
+        graph_speed._cached_ops = cached
 
 
 def timed(fn: Callable[[], object], repeat: int) -> float:
@@ -74,7 +75,7 @@ def timed(fn: Callable[[], object], repeat: int) -> float:
     for _ in range(repeat):
         estimate._CACHE.clear()
         estimate._ENVELOPES.clear()
-        roofline._OPS_CACHE.clear()
+        graph_speed._OPS_CACHE.clear()
         t0 = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - t0)

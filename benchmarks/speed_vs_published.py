@@ -14,7 +14,7 @@ fewer FLOPs), trained with SGD momentum as in NVIDIA's scripts. BERT-base/large 
 is written below in the models-file syntax (sequence 384, the layers of a BERT
 encoder: embedding, 12/24 x [attention, add, norm, GELU FFN, add, norm], QA head;
 Adam as run_squad's BertAdam). Llama 3 8B is read by the LLM importer from
-examples/llm/llama-3-8b.json and timed by fit.roofline.llm_speed with the GGUF sizes
+examples/llm/llama-3-8b.json and timed by fit.transformer.speed.llm_speed with the GGUF sizes
 the source reports. The baseline column is what gputui estimated before the roofline
 (FLOPs at 40 % of peak; for LLMs fit.llm's own speed before it moved onto the
 roofline, kept below as `old_llm_speed`).
@@ -34,12 +34,14 @@ from typing import Any
 
 from gputui.catalog import load_catalog
 from gputui.catalog.models import Architecture, Card
-from gputui.fit.core import roofline
 from gputui.fit.core.estimate import EFFICIENCY, _speed_at
 from gputui.fit.core.precision import has_tensor
+from gputui.fit.core.software import DEFAULT_SOFTWARE, MemoryFormat, OptimizerImpl, Software
 from gputui.fit.core.throughput import rate
+from gputui.fit.graph import speed as graph_speed
 from gputui.fit.importers.hf import load_path
 from gputui.fit.modelsfile import ModelSpec, load_keras_model, parse_models
+from gputui.fit.transformer import speed as transformer_speed
 from gputui.fit.transformer.estimate import gemm_shapes
 from gputui.fit.transformer.model import TransformerModel
 from gputui.fit.transformer.workload import Workload
@@ -131,7 +133,7 @@ class Point:
         return self.estimate / self.measured if self.estimate else None
 
 
-def software(row: dict[str, str]) -> roofline.Software:
+def software(row: dict[str, str]) -> Software:
     """The layout and optimizer implementation each source documents for its runs.
 
     - NVIDIA DLE ResNet-50 (PyTorch/Classification/ConvNets/configs.yml, commit 097c7ff9):
@@ -149,16 +151,16 @@ def software(row: dict[str, str]) -> roofline.Software:
     """
     wl, prec = row["workload"], row["precision"]
     if wl.startswith("resnet50") and "_dle" in wl:
-        fmt: roofline.MemoryFormat = "channels_last" if prec == "amp_fp16" else "channels_first"
-        return roofline.Software(memory_format=fmt, optimizer="loop")
+        fmt: MemoryFormat = "channels_last" if prec == "amp_fp16" else "channels_first"
+        return Software(memory_format=fmt, optimizer="loop")
     if wl.startswith("resnet50") and "lambda-2022" in wl:
-        return roofline.Software(memory_format="channels_first", optimizer="loop")
+        return Software(memory_format="channels_first", optimizer="loop")
     if wl.startswith("resnet50") and "lambda" in wl:
-        return roofline.Software(memory_format="channels_first", optimizer="foreach")
+        return Software(memory_format="channels_first", optimizer="foreach")
     if wl.startswith("bert"):
-        opt: roofline.OptimizerImpl = "fused" if prec == "amp_fp16" else "bertadam"
-        return roofline.Software(optimizer=opt, score_scale_mask=True)
-    return roofline.DEFAULT_SOFTWARE
+        opt: OptimizerImpl = "fused" if prec == "amp_fp16" else "bertadam"
+        return Software(optimizer=opt, score_scale_mask=True)
+    return DEFAULT_SOFTWARE
 
 
 def software_text(row: dict[str, str]) -> str:
@@ -270,7 +272,7 @@ def estimate(
     batch = int(row["batch"])
     if wl.startswith("llama3_8b"):
         quant = row["precision"]
-        s = roofline.llm_speed(
+        s = transformer_speed.llm_speed(
             card,
             arch,
             weight_bytes=GGUF_BYTES[quant],
@@ -287,7 +289,7 @@ def estimate(
         return "fp16", s.prefill_tokens_per_s if row["mode"] == "prefill" else s.decode_tokens_per_s
     key = wl.split("_train")[0].split("_infer")[0]
     prec = run_precision(row, card, arch)
-    prof = roofline.profile(models[key], card, arch, prec, batch, row["mode"], software(row))
+    prof = graph_speed.profile(models[key], card, arch, prec, batch, row["mode"], software(row))
     return prec, prof.samples_per_s if prof else None
 
 

@@ -1,4 +1,5 @@
-"""Transformer tokens/s come from the one roofline (fit.roofline), as the CLI shows them."""
+"""Transformer tokens/s come from the one roofline (fit.transformer.speed's ops, timed by
+fit.core.roofline), as the CLI shows them."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ import pytest
 
 from gputui.catalog import load_catalog
 from gputui.cli import main
-from gputui.fit.core import roofline
 from gputui.fit.transformer.estimate import card_target, estimate, gemm_shapes
 from gputui.fit.transformer.hfkeys import from_hf_dict
 from gputui.fit.transformer.model import TransformerModel, from_config
+from gputui.fit.transformer.speed import llm_speed
 from gputui.fit.transformer.workload import Workload
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +33,7 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:  # type: i
 
 
 def test_cli_speed_is_the_roofline(capsys: pytest.CaptureFixture[str]) -> None:
-    """The figure printed is roofline.llm_speed on the same weights, cache and card."""
+    """The figure printed is fit.transformer.speed.llm_speed on the same weights, cache and card."""
     data = run_json(capsys, "--gpu", "RTX 4090", "--seq-len", "1024", "--new-tokens", "128")
     s = data["estimates"][0]["speed"]
     assert s["model"] == "roofline" and s["rough"] is True
@@ -42,7 +43,7 @@ def test_cli_speed_is_the_roofline(capsys: pytest.CaptureFixture[str]) -> None:
     m = llama()
     cfg = m.config
     ctx = 1024 + 64
-    direct = roofline.llm_speed(
+    direct = llm_speed(
         card,
         cat.architectures[card.architecture],
         params=m.params - m.layout.token_embedding,

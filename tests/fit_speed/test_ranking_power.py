@@ -9,9 +9,8 @@ import pytest
 
 from gputui.catalog import load_catalog
 from gputui.cli import main
-from gputui.fit.core import roofline
 from gputui.fit.core.power import tflops_per_watt
-from gputui.fit.core.waves import gemm_waves, split_k_bytes
+from gputui.fit.core.waves import gemm_waves, split_k_bytes, wave_efficiency
 from gputui.tui.views.catalog_compare import COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +36,7 @@ def test_split_k_fills_the_sms_of_a_one_tile_gemm() -> None:
     assert split_k_bytes(128, 128, 72) == 2 * 71 * 128 * 128 * 4
     assert split_k_bytes(128, 128, 1) == 0
     # the re-exported wave model without a depth is the plain one
-    assert roofline.wave_efficiency(1024, 512, 142) == pytest.approx(32 / 142)
+    assert wave_efficiency(1024, 512, 142) == pytest.approx(32 / 142)
 
 
 def test_rtx_4090_ranks_above_a30_and_a10_for_mnist_cnn(

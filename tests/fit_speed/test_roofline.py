@@ -11,8 +11,11 @@ from gputui.catalog import load_catalog
 from gputui.catalog.catalog import Catalog
 from gputui.catalog.models import Card
 from gputui.fit.core import roofline as R
+from gputui.fit.core import waves
 from gputui.fit.core.precision import policy
+from gputui.fit.graph import speed as graph_speed
 from gputui.fit.modelsfile import ModelSpec, load_models, parse_models
+from gputui.fit.transformer import speed as transformer_speed
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "models.toml"
 
@@ -36,7 +39,7 @@ def model(layers: str, shape: str, optimizer: str = "sgd", mode: str = "train") 
 
 def prof(cat: Catalog, name: str, m: ModelSpec, precision: str, batch: int) -> R.Profile:
     c = card(cat, name)
-    found = R.profile(m, c, cat.architectures.get(c.architecture), precision, batch)
+    found = graph_speed.profile(m, c, cat.architectures.get(c.architecture), precision, batch)
     assert found is not None
     return found
 
@@ -73,11 +76,13 @@ def test_channel_alignment_decides_tensor_cores_for_16_bit() -> None:
     aligned = model('{ type = "Dense", units = 64 }', "[64]")
     odd = model('{ type = "Dense", units = 60 }', "[60]")
     for m, expected in ((aligned, True), (odd, False)):
-        ops = R.model_ops(m, "amp_fp16", 8)
+        ops = graph_speed.model_ops(m, "amp_fp16", 8)
         gemms = [o for o in ops if o.op_class == "matmul"]
         assert gemms and all(o.tensor_cores is expected for o in gemms)
     # TF32 takes fp32 operands: no multiple-of-8 rule
-    assert all(o.tensor_cores for o in R.model_ops(odd, "tf32", 8) if o.op_class == "matmul")
+    assert all(
+        o.tensor_cores for o in graph_speed.model_ops(odd, "tf32", 8) if o.op_class == "matmul"
+    )
 
 
 def test_ceilings_follow_what_the_architecture_accelerates(cat: Catalog) -> None:
@@ -103,7 +108,7 @@ def test_ceilings_follow_what_the_architecture_accelerates(cat: Catalog) -> None
 def test_unknown_bandwidth_gives_no_estimate(cat: Catalog) -> None:
     c = card(cat, "GeForce RTX 3090").model_copy(update={"memory_bandwidth_gbs": None})
     m = model('{ type = "Dense", units = 64 }', "[64]")
-    assert R.profile(m, c, cat.architectures[c.architecture], "fp32", 8) is None
+    assert graph_speed.profile(m, c, cat.architectures[c.architecture], "fp32", 8) is None
 
 
 def test_vgg16_ranks_by_bandwidth_and_tensor_rate_not_tensor_rate_alone(cat: Catalog) -> None:
@@ -132,7 +137,7 @@ def test_normalisations_are_memory_bound_and_follow_bandwidth(cat: Catalog) -> N
     a100 = card(cat, "A100 SXM4 80 GB")
     faster = a100.model_copy(update={"memory_bandwidth_gbs": 2 * a100.memory_bandwidth_gbs})
     arch = cat.architectures[a100.architecture]
-    q = R.profile(bn, faster, arch, "amp_bf16", 64)
+    q = graph_speed.profile(bn, faster, arch, "amp_bf16", 64)
     assert q is not None
     norm = [t for t in q.op_times() if "BatchNormalization" in t.op.name]
     base = [t for t in p.op_times() if "BatchNormalization" in t.op.name]
@@ -153,7 +158,7 @@ def test_small_batches_of_small_models_are_launch_bound(cat: Catalog) -> None:
 def test_optimizer_traffic_grows_with_its_state(cat: Catalog) -> None:
     def opt_bytes(optimizer: str) -> float:
         m = model('{ type = "Dense", units = 256 }', "[256]", optimizer=optimizer)
-        return sum(o.bytes for o in R.model_ops(m, "fp32", 4) if o.pass_ == "optimizer")
+        return sum(o.bytes for o in graph_speed.model_ops(m, "fp32", 4) if o.pass_ == "optimizer")
 
     assert opt_bytes("sgd") < opt_bytes("momentum") < opt_bytes("adam") < opt_bytes("adamw")
     # sgd: read w and g, write w, 4 bytes each, per parameter
@@ -162,8 +167,8 @@ def test_optimizer_traffic_grows_with_its_state(cat: Catalog) -> None:
 
 def test_inference_runs_forward_only_and_training_all_passes() -> None:
     layers = '{ type = "Dense", units = 64 }, { type = "Dense", units = 64 }'
-    infer = R.model_ops(model(layers, "[64]", mode="inference"), "bf16", 8)
-    train = R.model_ops(model(layers, "[64]"), "bf16", 8)
+    infer = graph_speed.model_ops(model(layers, "[64]", mode="inference"), "bf16", 8)
+    train = graph_speed.model_ops(model(layers, "[64]"), "bf16", 8)
     assert {o.pass_ for o in infer} == {"forward"}
     assert {o.pass_ for o in train} == {"forward", "backward_input", "backward_weight", "optimizer"}
     # the first layer needs no input gradient (its input is the data)
@@ -174,7 +179,7 @@ def test_inference_runs_forward_only_and_training_all_passes() -> None:
 def test_gan_step_runs_both_networks() -> None:
     gan = next(m for m in load_models(EXAMPLES) if m.kind == "gan")
     assert gan.discriminator is not None
-    ops = R.model_ops(gan, "fp32", 16)
+    ops = graph_speed.model_ops(gan, "fp32", 16)
     assert {o.network for o in ops} == {"generator", "discriminator"}
     # D's weights get gradients in its two passes (real, fake), not when G trains through it
     d_layers = sum(1 for n in gan.discriminator.nodes if n.trains)
@@ -202,15 +207,15 @@ LLAMA8B = dict(
 def test_llm_decode_is_bandwidth_bound_then_turns_compute_bound(cat: Catalog) -> None:
     c = card(cat, "GeForce RTX 4090")
     arch = cat.architectures[c.architecture]
-    one = R.llm_speed(c, arch, **LLAMA8B, context_tokens=256)  # type: ignore[arg-type]
+    one = transformer_speed.llm_speed(c, arch, **LLAMA8B, context_tokens=256)  # type: ignore[arg-type]
     assert one is not None
     assert one.decode_bound == "memory"
     assert one.prefill_bound == "compute"
     assert one.prefill_tokens_per_s > 20 * one.decode_tokens_per_s
     turn = one.decode_compute_bound_batch
     assert turn is not None and turn > 1
-    at = R.llm_speed(c, arch, **LLAMA8B, context_tokens=256, batch=turn)  # type: ignore[arg-type]
-    below = R.llm_speed(c, arch, **LLAMA8B, context_tokens=256, batch=turn - 1)  # type: ignore[arg-type]
+    at = transformer_speed.llm_speed(c, arch, **LLAMA8B, context_tokens=256, batch=turn)  # type: ignore[arg-type]
+    below = transformer_speed.llm_speed(c, arch, **LLAMA8B, context_tokens=256, batch=turn - 1)  # type: ignore[arg-type]
     assert at is not None and below is not None
     assert at.decode_bound == "compute" and below.decode_bound != "compute"
     # batching shares the weight read: aggregate tokens/s grows, per sequence it falls
@@ -222,13 +227,13 @@ def test_llm_decode_follows_bandwidth_not_tensor_rate(cat: Catalog) -> None:
     # RTX 3090 (936 GB/s, 71 fp16 TFLOPS) against RTX 4070 Ti (504 GB/s, 160 fp16 TFLOPS)
     def decode(name: str) -> float:
         c = card(cat, name)
-        s = R.llm_speed(c, cat.architectures[c.architecture], **LLAMA8B)  # type: ignore[arg-type]
+        s = transformer_speed.llm_speed(c, cat.architectures[c.architecture], **LLAMA8B)  # type: ignore[arg-type]
         assert s is not None
         return s.decode_tokens_per_s
 
     def prefill(name: str) -> float:
         c = card(cat, name)
-        s = R.llm_speed(c, cat.architectures[c.architecture], **LLAMA8B)  # type: ignore[arg-type]
+        s = transformer_speed.llm_speed(c, cat.architectures[c.architecture], **LLAMA8B)  # type: ignore[arg-type]
         assert s is not None
         return s.prefill_tokens_per_s
 
@@ -249,8 +254,8 @@ def attention_model(dropout: float) -> ModelSpec:
 
 
 def test_eager_attention_moves_its_maps_through_memory_and_fused_does_not() -> None:
-    eager = R.model_ops(attention_model(0.1), "amp_bf16", 8)
-    fused = R.model_ops(attention_model(0.0), "amp_bf16", 8)  # Keras: no dropout -> SDPA
+    eager = graph_speed.model_ops(attention_model(0.1), "amp_bf16", 8)
+    fused = graph_speed.model_ops(attention_model(0.0), "amp_bf16", 8)  # Keras: no dropout -> SDPA
     names_e = {o.name.split(" (layers[0]) ")[-1] for o in eager if o.layer == 0}
     names_f = {o.name.split(" (layers[0]) ")[-1] for o in fused if o.layer == 0}
     assert {"softmax", "dropout", "scores (q k^T)", "probs @ v"} <= names_e
@@ -274,7 +279,9 @@ def test_step_totals_equal_the_sum_of_op_times(cat: Catalog) -> None:
         wait = p.host_wait_s if b == "launch" else 0.0
         assert sum(t.seconds for t in times if t.bound == b) + wait == pytest.approx(p.by_bound[b])
     # the cached op list is the one a fresh build gives
-    assert R.model_ops(vgg, "amp_bf16", 16) == R._model_ops(vgg, "amp_bf16", 16, None)
+    assert graph_speed.model_ops(vgg, "amp_bf16", 16) == graph_speed._model_ops(
+        vgg, "amp_bf16", 16, None
+    )
 
 
 def test_a_stream_of_tiny_kernels_waits_on_the_host(cat: Catalog) -> None:
@@ -296,10 +303,10 @@ def test_a_stream_of_tiny_kernels_waits_on_the_host(cat: Catalog) -> None:
 
 def test_wave_quantisation_counts_idle_sms() -> None:
     # 1024 x 512 outputs: 8 x 4 = 32 tiles of 128 x 128
-    assert R.wave_efficiency(1024, 512, 32) == 1.0
-    assert R.wave_efficiency(1024, 512, 142) == pytest.approx(32 / 142)  # one part-full wave
-    assert R.wave_efficiency(1024, 512, 30) == pytest.approx(32 / 60)  # a second wave of 2
-    assert R.wave_efficiency(1024, 512, 0) == 1.0  # SM count unknown: no correction
+    assert waves.wave_efficiency(1024, 512, 32) == 1.0
+    assert waves.wave_efficiency(1024, 512, 142) == pytest.approx(32 / 142)  # one part-full wave
+    assert waves.wave_efficiency(1024, 512, 30) == pytest.approx(32 / 60)  # a second wave of 2
+    assert waves.wave_efficiency(1024, 512, 0) == 1.0  # SM count unknown: no correction
 
 
 def test_prefill_pays_for_idle_sms_only_with_the_shapes(cat: Catalog) -> None:
@@ -309,14 +316,16 @@ def test_prefill_pays_for_idle_sms_only_with_the_shapes(cat: Catalog) -> None:
     assert c.sm_count == 142
     arch = cat.architectures[c.architecture]
     shapes = ((4096, 4096, 64), (1024, 4096, 64), (14336, 4096, 64), (4096, 14336, 32))
-    plain = R.llm_speed(c, arch, **LLAMA8B)  # type: ignore[arg-type]
-    waved = R.llm_speed(c, arch, **LLAMA8B, gemm_shapes=shapes)  # type: ignore[arg-type]
+    plain = transformer_speed.llm_speed(c, arch, **LLAMA8B)  # type: ignore[arg-type]
+    waved = transformer_speed.llm_speed(c, arch, **LLAMA8B, gemm_shapes=shapes)  # type: ignore[arg-type]
     assert plain is not None and waved is not None
     assert waved.prefill_tokens_per_s < 0.9 * plain.prefill_tokens_per_s
     assert waved.decode_tokens_per_s == plain.decode_tokens_per_s
     # the slowdown is the FLOP-weighted idle share: work / (work / efficiency)
     work = [2 * o * i * n * 512 for o, i, n in shapes]
-    seen = [w / R.wave_efficiency(o, 512, 142) for w, (o, _, _) in zip(work, shapes, strict=True)]
+    seen = [
+        w / waves.wave_efficiency(o, 512, 142) for w, (o, _, _) in zip(work, shapes, strict=True)
+    ]
     other = 2 * 8_030_261_248 * 512 - sum(work)
     attn = 4 * 32 * 32 * 128 * 512 * 513 / 2
     expect = (other + sum(work) + attn) / (other + sum(seen) + attn)

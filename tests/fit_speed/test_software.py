@@ -7,7 +7,9 @@ import pytest
 
 from gputui.catalog import load_catalog
 from gputui.catalog.catalog import Catalog
+from gputui.fit.core import optimizer_traffic, software
 from gputui.fit.core import roofline as R
+from gputui.fit.graph import speed as graph_speed
 from gputui.fit.modelsfile import ModelSpec, parse_models
 
 CONV = (
@@ -15,8 +17,8 @@ CONV = (
     '{ type = "BatchNormalization" }, { type = "ReLU" }, '
     '{ type = "Conv2D", filters = 64, kernel_size = 3, padding = "same" }'
 )
-NCHW = R.Software(memory_format="channels_first")
-NHWC = R.Software(memory_format="channels_last")
+NCHW = software.Software(memory_format="channels_first")
+NHWC = software.Software(memory_format="channels_last")
 
 
 @pytest.fixture(scope="module")
@@ -32,9 +34,11 @@ def model(layers: str, shape: str, optimizer: str = "sgd") -> ModelSpec:
     return parse_models(text)[0]
 
 
-def step(cat: Catalog, name: str, m: ModelSpec, prec: str, batch: int, sw: R.Software) -> float:
+def step(
+    cat: Catalog, name: str, m: ModelSpec, prec: str, batch: int, sw: software.Software
+) -> float:
     c = cat.find(name)
-    p = R.profile(m, c, cat.architectures.get(c.architecture), prec, batch, None, sw)
+    p = graph_speed.profile(m, c, cat.architectures.get(c.architecture), prec, batch, None, sw)
     assert p is not None
     return p.step_time_s
 
@@ -46,7 +50,7 @@ def transposes(ops: list[R.Op]) -> list[R.Op]:
 def test_nchw_transposes_each_tensor_core_conv_call_and_nothing_else(cat: Catalog) -> None:
     m = model(CONV, "[32, 32, 64]")
     batch = 8
-    ops = R.model_ops(m, "amp_fp16", batch, None, NCHW)
+    ops = graph_speed.model_ops(m, "amp_fp16", batch, None, NCHW)
     t = transposes(ops)
     # two convolutions x (forward, input gradient of the second, weight gradient): the
     # first conv's input is the data, which needs no gradient
@@ -57,11 +61,11 @@ def test_nchw_transposes_each_tensor_core_conv_call_and_nothing_else(cat: Catalo
     assert fwd.bytes == 2 * (x + y)
     # PyTorch's default is NCHW; channels-last, FP32 on the CUDA cores and dense layers:
     # no transposes
-    assert R.DEFAULT_SOFTWARE == NCHW
-    assert not transposes(R.model_ops(m, "amp_fp16", batch, None, NHWC))
-    assert not transposes(R.model_ops(m, "fp32", batch, None, NCHW))
+    assert software.DEFAULT_SOFTWARE == NCHW
+    assert not transposes(graph_speed.model_ops(m, "amp_fp16", batch, None, NHWC))
+    assert not transposes(graph_speed.model_ops(m, "fp32", batch, None, NCHW))
     dense = model('{ type = "Dense", units = 64 }', "[64]")
-    assert not transposes(R.model_ops(dense, "amp_fp16", batch, None, NCHW))
+    assert not transposes(graph_speed.model_ops(dense, "amp_fp16", batch, None, NCHW))
 
 
 def test_nchw_costs_only_where_tensor_cores_run_the_precision(cat: Catalog) -> None:
@@ -81,35 +85,38 @@ def test_optimizer_implementations_move_and_launch_what_their_code_does() -> Non
     params = m.network.trainable_params if m.network else 0
     tensors = 8  # 4 kernels + 4 biases
 
-    def opt(impl: R.OptimizerImpl) -> list[R.Op]:
-        ops = R.model_ops(m, "fp32", 4, None, R.Software(optimizer=impl))
+    def opt(impl: software.OptimizerImpl) -> list[R.Op]:
+        ops = graph_speed.model_ops(m, "fp32", 4, None, software.Software(optimizer=impl))
         return [o for o in ops if o.pass_ == "optimizer"]
 
     foreach, fused, loop, bert = opt("foreach"), opt("fused"), opt("loop"), opt("bertadam")
-    assert sum(o.bytes for o in foreach) == R.OPTIMIZER_TRAFFIC["adam"][0] * params * 4
-    assert sum(o.bytes for o in fused) == R.FUSED_TRAFFIC["adam"] * params * 4
+    assert (
+        sum(o.bytes for o in foreach) == optimizer_traffic.OPTIMIZER_TRAFFIC["adam"][0] * params * 4
+    )
+    assert sum(o.bytes for o in fused) == optimizer_traffic.FUSED_TRAFFIC["adam"] * params * 4
     assert sum(o.kernels for o in fused) == 1
     # the loop: the same traffic, but every op once per tensor, layer by layer
     assert sum(o.bytes for o in loop) == sum(o.bytes for o in foreach)
     assert (
-        len(loop) == 4 and sum(o.kernels for o in loop) == tensors * R.OPTIMIZER_TRAFFIC["adam"][1]
+        len(loop) == 4
+        and sum(o.kernels for o in loop) == tensors * optimizer_traffic.OPTIMIZER_TRAFFIC["adam"][1]
     )
-    accesses, per_tensor = R.BERTADAM_TRAFFIC
+    accesses, per_tensor = optimizer_traffic.BERTADAM_TRAFFIC
     assert sum(o.bytes for o in bert) == accesses * params * 4
     assert sum(o.kernels for o in bert) == tensors * per_tensor
     # BertAdam is an Adam: for SGD it is the plain loop
     sgd = model(layers, "[256]", optimizer="sgd")
-    a = R.model_ops(sgd, "fp32", 4, None, R.Software(optimizer="bertadam"))
-    b = R.model_ops(sgd, "fp32", 4, None, R.Software(optimizer="loop"))
+    a = graph_speed.model_ops(sgd, "fp32", 4, None, software.Software(optimizer="bertadam"))
+    b = graph_speed.model_ops(sgd, "fp32", 4, None, software.Software(optimizer="loop"))
     assert a == b
 
 
 def test_a_per_tensor_loop_of_small_tensors_waits_on_the_host(cat: Catalog) -> None:
     layers = ", ".join('{ type = "Dense", units = 64 }' for _ in range(40))
     m = model(layers, "[64]", optimizer="adam")
-    loop = step(cat, "H100 SXM5 80GB", m, "fp32", 8, R.Software(optimizer="loop"))
-    foreach = step(cat, "H100 SXM5 80GB", m, "fp32", 8, R.DEFAULT_SOFTWARE)
-    extra = 80 * R.OPTIMIZER_TRAFFIC["adam"][1] * R.HOST_S_PER_KERNEL  # 80 tensors
+    loop = step(cat, "H100 SXM5 80GB", m, "fp32", 8, software.Software(optimizer="loop"))
+    foreach = step(cat, "H100 SXM5 80GB", m, "fp32", 8, software.DEFAULT_SOFTWARE)
+    extra = 80 * optimizer_traffic.OPTIMIZER_TRAFFIC["adam"][1] * R.HOST_S_PER_KERNEL  # 80 tensors
     assert loop - foreach == pytest.approx(extra, rel=0.2)
 
 
@@ -121,8 +128,8 @@ def test_separate_score_scaling_and_mask_add_pass_over_the_maps_three_more_times
         'dropout = 0.1, inputs = ["x", "x"] } ]\n'
     )
     m = parse_models(text)[0]
-    plain = R.model_ops(m, "amp_fp16", 2)
-    split = R.model_ops(m, "amp_fp16", 2, None, R.Software(score_scale_mask=True))
+    plain = graph_speed.model_ops(m, "amp_fp16", 2)
+    split = graph_speed.model_ops(m, "amp_fp16", 2, None, software.Software(score_scale_mask=True))
     maps = 4 * 128 * 128 * 2
     extra = [o for o in split if o not in plain]
     assert {o.name.split(") ")[-1] for o in extra} == {
@@ -135,14 +142,14 @@ def test_separate_score_scaling_and_mask_add_pass_over_the_maps_three_more_times
 
 def test_layer_gemms_pay_for_idle_sms_and_weight_gradients_do_not(cat: Catalog) -> None:
     dense = model('{ type = "Dense", units = 1024 }', "[1024]")
-    ops = R.model_ops(dense, "amp_bf16", 64)
+    ops = graph_speed.model_ops(dense, "amp_bf16", 64)
     fwd = next(o for o in ops if o.pass_ == "forward" and o.op_class == "matmul")
     wgrad = next(o for o in ops if o.pass_ == "backward_weight")
     assert fwd.gemm == (64, 1024) and wgrad.gemm == (0, 0)
     conv = model(
         '{ type = "Conv2D", filters = 32, kernel_size = 3, padding = "same" }', "[8, 8, 16]"
     )
-    c_fwd = next(o for o in R.model_ops(conv, "amp_bf16", 4) if o.pass_ == "forward")
+    c_fwd = next(o for o in graph_speed.model_ops(conv, "amp_bf16", 4) if o.pass_ == "forward")
     assert c_fwd.gemm == (4 * 8 * 8, 32)  # implicit GEMM: one row per output position
     # 64 rows x 1024 columns = 8 tiles on an H100's 132 SMs: cuBLAS splits K = 1024 into
     # 8 slices of 128 (fit/core/waves.py), so 64 blocks run in one part-full wave, and the 7

@@ -150,18 +150,18 @@ def test_the_line_reads_the_same_verdict_as_the_fit_screen() -> None:
 
 def test_the_line_builds_and_keeps_no_speed_estimates() -> None:
     """The line shows memory only: no roofline profile in its checks nor in the op cache."""
-    from gputui.fit.core import roofline
     from gputui.fit.core.estimate import ModelCheck
+    from gputui.fit.graph import speed as graph_speed
     from gputui.tui.views.fit_pass import estimate_pass
     from gputui.tui.widgets.fit_line import recommended_only
 
     snap = make_snapshot(devices=(gpu(0, 3.0), gpu(1, 70.0)))
-    roofline._OPS_CACHE.clear()
+    graph_speed._OPS_CACHE.clear()
     light = estimate_pass(EXAMPLES, snap, None, rank=False, estimate=recommended_only)
     layered = [c for c in light.checks if isinstance(c, ModelCheck)]
     assert layered and all(c.target.card is not None for c in layered)  # a speed was possible
     assert all(e.speed is None for c in layered for e in c.estimates)
-    assert not roofline._OPS_CACHE
+    assert not graph_speed._OPS_CACHE
     full = estimate_pass(EXAMPLES, snap, None, rank=False)  # the Fit screen's pass still has them
     assert any(c.chosen.speed is not None for c in full.checks if isinstance(c, ModelCheck))
 

@@ -21,8 +21,9 @@ from gputui.core.textsafe import visible
 from gputui.core.tomlsafe import parse_toml
 from gputui.fit.core.software import DEFAULT_SOFTWARE, Software, memory_format, optimizer_impl
 from gputui.fit.graph.args import MAX_DIM, LayerArgError
-from gputui.fit.graph.build import MAX_LAYERS, GraphBuilder, sequential_network
-from gputui.fit.graph.layers_multi import ATTENTION_MODES
+from gputui.fit.graph.build import GraphBuilder, sequential_network
+from gputui.fit.graph.calls import MAX_LAYERS
+from gputui.fit.graph.layers.attention import ATTENTION_MODES
 from gputui.fit.graph.network import ModelInput, Network
 from gputui.fit.graph.syntax import check_elements
 
@@ -367,7 +368,7 @@ def _sequential(
             raise UserError(
                 f'{ctx}: {prefix}layers[{i}]: must be a table like {{ type = "Dense", ... }}'
             )
-    from gputui.fit.graph.layers import declared_batch, declared_input
+    from gputui.fit.graph.layers.inputs import declared_batch, declared_input
     from gputui.fit.graph.registry import is_known
 
     def label(i: int) -> str:

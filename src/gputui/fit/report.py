@@ -22,8 +22,9 @@ from gputui.fit.core.estimate import (
     pow2_floor,
 )
 from gputui.fit.core.roofline import EFFICIENCY as ROOFLINE_EFFICIENCY
-from gputui.fit.core.roofline import LayerTime, Profile, has_convolutions, missing_figure
+from gputui.fit.core.roofline import LayerTime, Profile, missing_figure
 from gputui.fit.graph.memory import autograd_flags
+from gputui.fit.graph.speed import has_convolutions
 from gputui.fit.graph.stats import LayerStats
 from gputui.fit.modelsfile import ModelSpec, Network
 

@@ -23,8 +23,8 @@ from gputui.fit.core.precision import (
     recommend,
 )
 from gputui.fit.core.roofline import Profile, missing_figure
-from gputui.fit.core.roofline import profile as roofline_profile
 from gputui.fit.graph.memory import Backend, LiveTensor, Parts, Phase, live_at_peak, model_phases
+from gputui.fit.graph.speed import profile as roofline_profile
 from gputui.fit.modelsfile import ModelSpec
 
 Verdict = Literal["fits", "tight", "does not fit"]

@@ -8,32 +8,121 @@ downstream meets a number too large to mean anything.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from gputui.fit.graph.args import MAX_DIM, MAX_ELEMENTS, MAX_PARAMS, LayerArgError
-from gputui.fit.graph.layers import LAYERS, bidirectional, recurrent_layer
-from gputui.fit.graph.layers_more import SINGLE, time_distributed
-from gputui.fit.graph.layers_multi import ATTENTION_MODES, MULTI, SINGLE_MORE, multi_head_attention
+from gputui.fit.graph.layers import (
+    activations,
+    conv,
+    dense,
+    embedding,
+    inputs,
+    merge,
+    normalization,
+    pooling,
+    preprocessing,
+    recurrent,
+    regularization,
+    reshaping,
+)
+from gputui.fit.graph.layers.attention import ATTENTION_MODES, multi_head_attention
+from gputui.fit.graph.layers.attention import attention as attention_layer
+from gputui.fit.graph.layers.common import MultiFn, Shape, SingleFn
+from gputui.fit.graph.layers.wrappers import time_distributed
 from gputui.fit.graph.stats import LayerStats
 
-Shape = tuple[int, ...]
-MultiFn = Callable[[Mapping[str, Any], tuple[Shape, ...]], LayerStats]
-
-SINGLE_INPUT: dict[str, Callable[[Mapping[str, Any], Shape], LayerStats]] = {
-    **LAYERS,
-    **SINGLE,
-    **SINGLE_MORE,
+# Layers of one input, by family.
+SINGLE_INPUT: dict[str, SingleFn] = {
+    "InputLayer": inputs.input_layer,
+    # dense and embedding
+    "Dense": dense.dense,
+    "EinsumDense": dense.einsum_dense,
+    "Embedding": embedding.embedding,
+    "PositionEmbedding": embedding.position_embedding,
+    "TokenAndPositionEmbedding": embedding.token_and_position_embedding,
+    # convolution
+    "Conv1D": conv.conv1d,
+    "Conv2D": conv.conv2d,
+    "Conv3D": conv.conv3d,
+    "Conv2DTranspose": conv.conv2d_transpose,
+    "DepthwiseConv2D": conv.depthwise_conv2d,
+    "SeparableConv2D": conv.separable_conv2d,
+    # pooling
+    "MaxPooling1D": lambda r, s: pooling.pool(r, s, 1, "max"),
+    "MaxPooling2D": lambda r, s: pooling.pool(r, s, 2, "max"),
+    "MaxPooling3D": lambda r, s: pooling.pool(r, s, 3, "max"),
+    "AveragePooling1D": lambda r, s: pooling.pool(r, s, 1, "avg"),
+    "AveragePooling2D": lambda r, s: pooling.pool(r, s, 2, "avg"),
+    "AveragePooling3D": lambda r, s: pooling.pool(r, s, 3, "avg"),
+    "GlobalAveragePooling1D": lambda r, s: pooling.global_pool(r, s, 1, "avg"),
+    "GlobalAveragePooling2D": lambda r, s: pooling.global_pool(r, s, 2, "avg"),
+    "GlobalAveragePooling3D": lambda r, s: pooling.global_pool(r, s, 3, "avg"),
+    "GlobalMaxPooling1D": lambda r, s: pooling.global_pool(r, s, 1, "max"),
+    "GlobalMaxPooling2D": lambda r, s: pooling.global_pool(r, s, 2, "max"),
+    "GlobalMaxPooling3D": lambda r, s: pooling.global_pool(r, s, 3, "max"),
+    # normalization
+    "BatchNormalization": normalization.batch_normalization,
+    "LayerNormalization": normalization.layer_normalization,
+    "GroupNormalization": normalization.group_normalization,
+    "UnitNormalization": normalization.unit_normalization,
+    # activations
+    "Activation": activations.activation,
+    "ReLU": activations.relu,
+    "LeakyReLU": activations.leaky_relu,
+    "Softmax": activations.softmax,
+    "ELU": activations.elu,
+    "PReLU": activations.prelu,
+    # regularization
+    "Dropout": regularization.dropout,
+    "SpatialDropout1D": regularization.spatial_dropout(1),
+    "SpatialDropout2D": regularization.spatial_dropout(2),
+    "SpatialDropout3D": regularization.spatial_dropout(3),
+    "GaussianNoise": regularization.gaussian_noise,
+    "GaussianDropout": regularization.gaussian_dropout,
+    "ActivityRegularization": regularization.activity_regularization,
+    # reshaping
+    "Flatten": reshaping.flatten,
+    "Reshape": reshaping.reshape,
+    "Permute": reshaping.permute,
+    "RepeatVector": reshaping.repeat_vector,
+    "Cropping1D": reshaping.cropping(1),
+    "Cropping2D": reshaping.cropping(2),
+    "Cropping3D": reshaping.cropping(3),
+    "ZeroPadding1D": reshaping.zero_padding(1),
+    "ZeroPadding2D": reshaping.zero_padding2d,
+    "ZeroPadding3D": reshaping.zero_padding(3),
+    "UpSampling1D": reshaping.up_sampling1d,
+    "UpSampling2D": reshaping.up_sampling2d,
+    "UpSampling3D": reshaping.up_sampling3d,
+    # preprocessing
+    "Resizing": preprocessing.resizing,
+    "Rescaling": preprocessing.rescaling,
+    "Normalization": preprocessing.normalization,
+    "CenterCrop": preprocessing.center_crop,
 }
-# layers whose extra inputs are initial states
+# Layers whose extra inputs are initial states.
 RECURRENT: dict[str, MultiFn] = {
-    "SimpleRNN": recurrent_layer("SimpleRNN"),
-    "LSTM": recurrent_layer("LSTM"),
-    "GRU": recurrent_layer("GRU"),
-    "Bidirectional": bidirectional,
+    "SimpleRNN": recurrent.recurrent_layer("SimpleRNN"),
+    "LSTM": recurrent.recurrent_layer("LSTM"),
+    "GRU": recurrent.recurrent_layer("GRU"),
+    "Bidirectional": recurrent.bidirectional,
 }
-MULTI_INPUT: dict[str, MultiFn] = dict(MULTI)
+# Layers of several inputs (MultiHeadAttention, which also takes the attention mode,
+# is dispatched in analyse_layer).
+MULTI_INPUT: dict[str, MultiFn] = {
+    "Add": merge.elementwise("Add"),
+    "Subtract": merge.elementwise("Subtract"),
+    "Multiply": merge.elementwise("Multiply"),
+    "Average": merge.elementwise("Average"),
+    "Maximum": merge.elementwise("Maximum"),
+    "Minimum": merge.elementwise("Minimum"),
+    "Concatenate": merge.concatenate,
+    "Dot": merge.dot,
+    "Attention": lambda r, s: attention_layer(r, s, additive=False),
+    "AdditiveAttention": lambda r, s: attention_layer(r, s, additive=True),
+}
 WRAPPERS = ("TimeDistributed",)
 KNOWN: tuple[str, ...] = tuple(
     sorted({*SINGLE_INPUT, *RECURRENT, *MULTI_INPUT, "MultiHeadAttention", *WRAPPERS})

@@ -23,7 +23,7 @@ from typing import Any
 from gputui.core.errors import UserError
 from gputui.core.textsafe import visible
 from gputui.fit.graph.args import MAX_DIM, MAX_ELEMENTS
-from gputui.fit.graph.build import MAX_BLOCK_DEPTH
+from gputui.fit.graph.calls import MAX_BLOCK_DEPTH
 
 MODEL_CLASSES = frozenset({"Functional", "Model", "Sequential"})
 # Lists and objects inside one call's arguments; Keras nests a few levels at most.

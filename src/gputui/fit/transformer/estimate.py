@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from gputui.catalog.models import Architecture, Card
-from gputui.fit.core.roofline import Bound, ceilings, llm_speed, llm_train_speed
+from gputui.fit.core.roofline import Bound, ceilings
 from gputui.fit.transformer.formats import WeightFormat, weight_format
 from gputui.fit.transformer.kv import kv_cache_bytes
 from gputui.fit.transformer.memory import ITEMS, Parts, Phase, StageMemory, stage_memory, stages
@@ -22,6 +22,7 @@ from gputui.fit.transformer.overheads import (
     library_workspace_bytes,
     verdict,
 )
+from gputui.fit.transformer.speed import llm_speed, llm_train_speed
 from gputui.fit.transformer.weights import block_weight_bytes, lora_params
 from gputui.fit.transformer.workload import Workload
 

@@ -1,0 +1,200 @@
+"""Rough tokens/s of a transformer on one card: the transformer front-end's op adapter.
+
+Prefill, decode and a training step are each a few large `Op`s (fit/core/roofline.py
+times them): the whole decoder's matmuls with the bytes its weights and KV cache
+move, plus the optimizer step (fit/core/optimizer_traffic.py). Figures here are
+labelled rough wherever they are shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from gputui.catalog.models import Architecture, Card
+from gputui.fit.core.optimizer_traffic import FUSED_TRAFFIC, OPTIMIZER_TRAFFIC, foreach_launches
+from gputui.fit.core.roofline import Bound, Op, OpTime, ceilings, op_time, time_ops
+from gputui.fit.core.software import OptimizerImpl
+from gputui.fit.core.waves import wave_efficiency
+
+# llama.cpp-style decoder graph: per layer two norms and their scales, q/k/v/o and
+# three FFN matmuls, rope on q and k, KV-cache copies, attention (QK, softmax, AV),
+# the SwiGLU product and two residual adds: about 20 kernels.
+LLM_KERNELS_PER_LAYER = 20
+
+
+@dataclass(frozen=True, slots=True)
+class LLMSpeed:
+    """Rough tokens/s of a decoder LLM on one card (labelled rough wherever shown)."""
+
+    prefill_tokens_per_s: float  # prompt processing, all sequences of the batch together
+    decode_tokens_per_s: float  # generated tokens/s summed over the batch
+    decode_tokens_per_s_per_sequence: float
+    decode_bound: Bound  # at this batch
+    decode_compute_bound_batch: int | None  # smallest batch where decode turns compute-bound
+    prefill_bound: Bound
+    basis: str
+
+
+def llm_speed(
+    card: Card,
+    architecture: Architecture | None,
+    *,
+    params: int,
+    weight_bytes: int,
+    n_layers: int,
+    kv_bytes_per_token: int,
+    attention_flops_per_token_pair: int,
+    prompt_tokens: int = 512,
+    context_tokens: int = 512,
+    batch: int = 1,
+    compute_precision: str = "fp16",
+    dequant_bytes_per_param: float = 0.0,
+    accumulate16: bool = False,
+    gemm_shapes: Sequence[tuple[int, int, int]] = (),
+) -> LLMSpeed | None:
+    """Prefill and decode tokens/s of a decoder-only transformer; None without the figures.
+
+    - `params`: parameters multiplied per token (the active ones for MoE), `weight_bytes`:
+      bytes those weights occupy as stored (quantized: about params x bits / 8).
+    - `kv_bytes_per_token`: K and V of one token over all layers (2 x layers x kv_heads x
+      head_dim x bytes); `attention_flops_per_token_pair`: QK^T and AV FLOPs of one query
+      against one cached token over all layers (4 x layers x heads x head_dim).
+    - prefill: 2 x params x tokens + causal attention (half the token pairs), compute-bound
+      on the tensor cores of `compute_precision`; weights read once per prompt, plus
+      `dequant_bytes_per_param` written and re-read when quantized weights are expanded
+      to 16 bit for the GEMM (llama.cpp's cuBLAS path: 4 bytes; 0 for MMQ or fp16 models).
+    - decode: one step reads every weight once (shared by the batch) and each sequence's
+      KV cache of `context_tokens`; FLOPs grow with the batch, bytes barely, so decode
+      is bandwidth-bound until `decode_compute_bound_batch`.
+    - `gemm_shapes`: (out_features, in_features, copies over all layers) of the weight
+      matrices; with the card's SM count, prefill's GEMMs (one row per prompt token)
+      are slowed by their wave quantisation (`wave_efficiency`).
+    """
+    c = ceilings(card, architecture, compute_precision, accumulate16=accumulate16)
+    if c is None:
+        return None
+    kernels = n_layers * LLM_KERNELS_PER_LAYER + 3
+    pp_tokens = prompt_tokens * batch
+    pp_flops = 2 * params * pp_tokens + attention_flops_per_token_pair * batch * (
+        prompt_tokens * (prompt_tokens + 1) / 2
+    )
+    pp_bytes = weight_bytes + params * dequant_bytes_per_param + kv_bytes_per_token * pp_tokens
+    # FLOPs as the card sees them: each GEMM's divided by the share of SMs its waves use
+    sms = card.sm_count or 0
+    for out_f, in_f, copies in gemm_shapes if sms else ():
+        flops = 2 * out_f * in_f * copies * pp_tokens
+        pp_flops += flops / wave_efficiency(out_f, pp_tokens, sms) - flops
+    pp = op_time(Op("prefill", "matmul", "forward", pp_flops, pp_bytes, kernels, True), c)
+
+    def step(b: int) -> OpTime:
+        flops = b * (2 * params + attention_flops_per_token_pair * context_tokens)
+        nbytes = weight_bytes + b * kv_bytes_per_token * context_tokens
+        return op_time(Op("decode step", "matmul", "forward", flops, nbytes, kernels, True), c)
+
+    tg = step(batch)
+    turn = _compute_bound_batch(step)
+    return LLMSpeed(
+        pp_tokens / pp.seconds,
+        batch / tg.seconds,
+        1 / tg.seconds,
+        tg.bound,
+        turn,
+        pp.bound,
+        c.basis,
+    )
+
+
+def _compute_bound_batch(step: Callable[[int], OpTime], limit: int = 1 << 16) -> int | None:
+    """Smallest batch whose decode step is compute-bound (bisection: compute grows faster)."""
+
+    def compute_bound(b: int) -> bool:
+        t = step(b)
+        return bool(t.compute_s >= t.memory_s)
+
+    if not compute_bound(limit):
+        return None
+    lo, hi = 1, limit
+    if compute_bound(lo):
+        return lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if compute_bound(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@dataclass(frozen=True, slots=True)
+class LLMTrainSpeed:
+    """Rough training tokens/s of a transformer on one card (labelled rough wherever shown)."""
+
+    tokens_per_s: float
+    bound: Bound
+    basis: str
+
+
+def llm_train_speed(
+    card: Card,
+    architecture: Architecture | None,
+    *,
+    params: int,
+    trainable_params: int,
+    weight_bytes: int,
+    n_layers: int,
+    attention_flops_per_token_pair: int,
+    seq_len: int,
+    batch: int,
+    passes: int,
+    compute_precision: str = "bf16",
+    causal: bool = True,
+    optimizer: str = "adamw",
+    grad_accum: int = 1,
+    optimizer_impl: OptimizerImpl = "foreach",
+    trainable_tensors: int = 0,
+) -> LLMTrainSpeed | None:
+    """Training tokens/s of a transformer: the matmuls of `passes` forward-sized passes plus
+    the optimizer step; None without the card's figures.
+
+    `passes` counts forward-sized passes: 3 for a full step (forward, then input and
+    weight gradients at twice the forward FLOPs), one more with gradient checkpointing
+    (the forward is recomputed), one fewer when the base weights are frozen (LoRA:
+    no weight gradients for them). Each pass reads every weight once; the optimizer
+    step streams `trainable_params` (fp32 master weights and state) once per `grad_accum`
+    micro-batches through the kernels of `optimizer_impl`, as fit/graph/speed.py's
+    `optimizer_ops` counts them: PyTorch's foreach ops (OPTIMIZER_TRAFFIC), one fused kernel (FUSED_TRAFFIC), or the
+    foreach ops once per tensor of the `trainable_tensors` (a loop).
+    """
+    c = ceilings(card, architecture, compute_precision)
+    if c is None:
+        return None
+    tokens = seq_len * batch
+    pairs = seq_len * (seq_len + 1) / 2 if causal else seq_len * seq_len
+    fwd_flops = 2 * params * tokens + attention_flops_per_token_pair * batch * pairs
+    main = Op(
+        "train step",
+        "matmul",
+        "forward",
+        passes * fwd_flops,
+        passes * weight_bytes,
+        passes * (n_layers * LLM_KERNELS_PER_LAYER + 3),
+        True,
+    )
+    accesses, foreach = OPTIMIZER_TRAFFIC.get(optimizer, OPTIMIZER_TRAFFIC["adamw"])
+    launches = foreach_launches(trainable_params, trainable_tensors)
+    kernels = launches * foreach
+    if optimizer_impl == "fused":
+        accesses, kernels = FUSED_TRAFFIC.get(optimizer, FUSED_TRAFFIC["adamw"]), launches
+    elif optimizer_impl in ("loop", "bertadam"):
+        kernels = foreach * max(trainable_tensors, 1)
+    opt = Op(
+        "optimizer step",
+        "elementwise",
+        "optimizer",
+        accesses * trainable_params / grad_accum,
+        accesses * trainable_params * 4 / grad_accum,
+        kernels,
+    )
+    prof = time_ops((main, opt), c, tokens)
+    return LLMTrainSpeed(prof.samples_per_s, prof.bound, c.basis)
