@@ -167,7 +167,7 @@ def _compute_mode_name(value: Any) -> str | None:
     return COMPUTE_MODES[mode] if 0 <= mode < len(COMPUTE_MODES) else f"mode {mode}"
 
 
-# Reads a ctypes field without pynvml's Python-level __getattribute__ (3x faster; see nvml_procs).
+# Reads a ctypes field without pynvml's Python-level __getattribute__ (3x faster; see procs.py).
 _field = object.__getattribute__
 
 

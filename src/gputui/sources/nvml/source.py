@@ -5,7 +5,7 @@ What is read when:
   versions, and once per device its static facts (name, UUID, PCI bus id,
   memory total, compute capability, architecture, power management limit and
   its default/min/max, max SM/memory clocks, max PCIe generation and width,
-  BAR1 size, ECC mode, MIG mode) and, in MIG mode, its MIG devices (nvml_mig.py).
+  BAR1 size, ECC mode, MIG mode) and, in MIG mode, its MIG devices (mig.py).
 - `poll()`: per device utilization, memory (v2 struct where the driver has it,
   so `reserved` is apart from `used`; else v1), temperature, fan, power and
   enforced limit, SM/memory clocks, P-state, encoder/decoder utilization,
@@ -19,7 +19,7 @@ What is read when:
   runs `nvidia-smi -pm`/`-c` or a display server starts on the GPU, so a
   change shows within 30 s; asking each poll was 3 calls per GPU per second.
 - With PCIe throughput, every `pcie_interval_s` (2 s) off the poll path
-  (`PcieSampler`, nvml_pcie.py): rx/tx and the current link generation and
+  (`PcieSampler`, pcie.py): rx/tx and the current link generation and
   width. The link retrains down at idle and up under load, so it is read as
   often as the throughput shown beside it, not once.
 
@@ -30,7 +30,7 @@ fan, power and its limits, P-state, throttle reasons and the process lists
 the same; what is not read stays None (N/A), and `--json` and the dashboard
 use the default `detail="full"`.
 
-Errors follow one policy, in `DeviceQuery` (nvml_query.py): unsupported
+Errors follow one policy, in `DeviceQuery` (query.py): unsupported
 fields are None and never asked again, NoPermission is None for that poll, and
 a device that fails hard (GPU lost) is marked failed with a reason while the
 others keep updating. A failed device is not polled again (a lost GPU needs a
@@ -41,6 +41,9 @@ MIG: the MIG devices are enumerated once, at open (reconfiguring MIG needs the
 GPUs idle; restart gputui after it); each has its own `DeviceQuery`, so a
 query NVML does not support on MIG handles (utilization) is asked once.
 Processes are listed against the parent GPU with the GPU instance they run in.
+
+The calls themselves are calls.py's; turning their answers into DeviceInfo and
+DeviceSample is reading.py's; this module opens NVML and runs the polls.
 
 `poll()` may be called from any thread (calls are serialized by a lock) and
 never touches Textual; the module imports only pynvml and the stdlib, so
@@ -365,7 +368,7 @@ def _open_device(index: int, archs: dict[int, str], detail: Detail = "full") -> 
 
 
 def _pcie_sampler(interval_s: float, clock: Callable[[], float]) -> PcieSampler:
-    """nvml_pcie.py is imported only where PCIe is read (not for the snapshot's table)."""
+    """pcie.py is imported only where PCIe is read (not for the snapshot's table)."""
     from gputui.sources.nvml.pcie import PcieSampler
 
     return PcieSampler(interval_s, clock)
