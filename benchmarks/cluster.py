@@ -73,7 +73,8 @@ def timed_refreshes(source: Any, refreshes: int) -> tuple[list[float], list[floa
 
 
 def refresh_rows(url: str, sizes: list[int], refreshes: int) -> None:
-    from gputui.sources.prometheus.source import SAMPLE_METRICS, VIEW_METRICS, PrometheusSource
+    from gputui.sources.prometheus.series import SAMPLE_METRICS, VIEW_METRICS
+    from gputui.sources.prometheus.source import PrometheusSource
 
     print(f"\n1. cluster refresh ({refreshes} refreshes each, medians; Prometheus at {url})")
     print("   view: the cluster view's 8 metrics; all: every field (snapshot/fit --prometheus)")

@@ -46,8 +46,9 @@ def main() -> int:
         source.close()
     if args.text:
         from gputui.render.snapshot_text import render
+        from gputui.sources.host.exited import exited_pids
 
-        print(render(snap, color=False, width=None), end="")
+        print(render(snap, color=False, width=None, exited=exited_pids(snap)), end="")
         return 0
     print(json.dumps(snapshot_to_dict(snap), indent=2))
     return 0

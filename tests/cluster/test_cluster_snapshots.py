@@ -9,9 +9,9 @@ from typing import Any
 
 from textual.pilot import Pilot
 
+from gputui.model.cluster import ClusterGpu, ClusterHost, ClusterSnapshot
 from gputui.model.snapshot import DeviceSample, GpuProcess
 from gputui.sources.prometheus.api import PrometheusUnreachable
-from gputui.sources.prometheus.source import ClusterGpu, ClusterHost, ClusterSnapshot
 from gputui.tui.cluster_app import ClusterApp
 
 GIB = 1 << 30

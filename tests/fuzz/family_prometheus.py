@@ -31,7 +31,7 @@ from typing import Any
 import prometheus_fake as fake
 from generators import OK, Outcome
 
-from gputui.sources.prometheus.source import GPU_UP, SAMPLE_METRICS
+from gputui.sources.prometheus.series import GPU_UP, SAMPLE_METRICS
 
 FAMILY = "prometheus"
 MODELS = str(Path(__file__).resolve().parent / "prometheus_models.toml")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pynvml
 import pytest
 
-from gputui.sources.base import SourceUnavailable
+from gputui.sources.errors import SourceUnavailable
 from gputui.sources.nvml.source import NvmlSource
 
 NOT_SUPPORTED = pynvml.NVML_ERROR_NOT_SUPPORTED

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pynvml
 import pytest
 
-from gputui.sources.nvml.source import NvmlSource, cuda_version_text, decode_throttle_reasons
+from gputui.sources.nvml.reading import cuda_version_text, decode_throttle_reasons
+from gputui.sources.nvml.source import NvmlSource
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB

@@ -41,3 +41,17 @@ def test_processes_enriched_by_the_host_sampler(fake_nvml):
     assert vanished.cmdline is None
     # processes NVML reported on the other GPU are kept too (their PIDs need not exist)
     assert {1001, 1002, 1003} <= set(procs)
+
+
+def test_snapshot_command_says_a_listed_process_has_exited(fake_nvml, capsys):
+    """`gputui snapshot` asks the host which listed PIDs are gone (sources/host/exited.py)
+    and the table says so, rather than "another PID namespace"."""
+    from gputui import cli
+
+    gone = _exited_pid()
+    # with a live PID of ours listed too: were every listed PID missing, gputui would take
+    # it to run in a container and keep the namespace wording
+    fake_nvml.gpus[0].compute = [(os.getpid(), 1 * GiB), (gone, 1 * GiB)]
+    assert cli.main(["snapshot"]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if f"{gone:>7}  " in ln)
+    assert "exited" in line and "namespace" not in line

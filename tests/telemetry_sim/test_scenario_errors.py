@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from gputui.core.errors import UserError
-from gputui.sources.simulated.scenario import load_scenario, parse_size
+from gputui.sources.simulated.scenario import load_scenario
 from gputui.sources.simulated.source import SimulatedSource
+from gputui.sources.simulated.toml_fields import parse_size
 
 Write = Callable[[str, str], Path]
 

@@ -13,8 +13,9 @@ import pytest
 
 from gputui.cli import main
 from gputui.core.errors import UserError
-from gputui.sources.simulated.scenario import load_scenario, parse_size
+from gputui.sources.simulated.scenario import load_scenario
 from gputui.sources.simulated.source import SimulatedSource
+from gputui.sources.simulated.toml_fields import parse_size
 
 Write = Callable[[str, str], Path]
 

@@ -10,8 +10,9 @@ import pytest
 from gputui.core.errors import UserError
 from gputui.core.resources import scenarios_dir
 from gputui.render.snapshot_text import render
+from gputui.sources.simulated.gpu import ENERGY_HORIZON_S
 from gputui.sources.simulated.scenario import load_scenario
-from gputui.sources.simulated.source import ENERGY_HORIZON_S, SimulatedSource
+from gputui.sources.simulated.source import SimulatedSource
 
 Write = Callable[[str, str], Path]
 MiB = 1 << 20

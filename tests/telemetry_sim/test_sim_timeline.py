@@ -6,7 +6,8 @@ import pytest
 
 from gputui.core.resources import scenarios_dir
 from gputui.model.snapshot import DeviceSample, Snapshot
-from gputui.sources.simulated.source import LOST_REASON, SimulatedSource
+from gputui.sources.simulated.gpu import LOST_REASON
+from gputui.sources.simulated.source import SimulatedSource
 
 GIB = 1 << 30
 

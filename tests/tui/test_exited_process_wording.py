@@ -10,6 +10,7 @@ from dataclasses import replace
 from conftest import make_process, make_snapshot
 
 from gputui.render.snapshot_text import render
+from gputui.sources.host.exited import exited_pids
 from gputui.tui.views.kill import KillPolicy
 
 
@@ -40,7 +41,8 @@ def test_snapshot_text_says_exited() -> None:
     pid = exited_pid()
     gone = make_process(0, pid, host_visible=False, user=None, cmdline=None, name=None)
     snap = replace(make_snapshot(processes=(gone,)), source="nvml")
-    text = render(snap)
+    assert exited_pids(snap) == {pid}
+    text = render(snap, exited=exited_pids(snap))
     line = next(ln for ln in text.splitlines() if str(pid) in ln)
     assert "exited" in line and "namespace" not in line
 
@@ -48,4 +50,5 @@ def test_snapshot_text_says_exited() -> None:
 def test_snapshot_text_of_simulated_pids_is_unchanged() -> None:
     gone = make_process(0, exited_pid(), host_visible=False, user=None, cmdline=None, name=None)
     snap = replace(make_snapshot(processes=(gone,)), source="demo")
-    assert "another PID namespace" in render(snap)
+    assert exited_pids(snap) == frozenset()
+    assert "another PID namespace" in render(snap, exited=exited_pids(snap))

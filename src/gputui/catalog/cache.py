@@ -60,7 +60,7 @@ ENV = "GPUTUI_CACHE_DIR"
 FORMAT = 3
 MAX_FILES = 8
 MAX_BYTES = 16 << 20  # the shipped catalog's file is ~0.3 MB
-_CODE = ("models.py", "validate.py", "loader.py", "cache.py")
+_CODE = ("models.py", "bounds.py", "validate.py", "loader.py", "cache.py")
 _HEAD = b'{"crc32":"%08x","payload":'
 _HEAD_LEN = len(_HEAD % 0)
 

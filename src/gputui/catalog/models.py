@@ -24,19 +24,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar
 
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Bounds:
-    """Range of a figure, for the validator: `gt`/`ge` below, `le` above (None: no bound).
-
-    Our own marker rather than annotated_types' Interval, which pydantic reads the
-    same way: that package would be one more import (0.2 MiB) in every process that
-    only reads a validated catalog.
-    """
-
-    gt: float | None = None
-    ge: float | None = None
-    le: float | None = None
+from gputui.catalog.bounds import Bounds
 
 Segment = Literal["consumer", "workstation", "datacenter"]
 

@@ -18,7 +18,7 @@ from typing import Annotated, Any, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from gputui.catalog.models import Bounds, Card
+from gputui.catalog.bounds import Bounds
 
 T = TypeVar("T")
 
@@ -27,15 +27,23 @@ T = TypeVar("T")
 _CONFIG = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-def _card_checks(model: Any) -> Any:
-    # The whole-card check lives on Card; its message names the field ("derived: ...").
-    problem = Card.derived_problem(model)
-    if problem is not None:
-        raise ValueError(problem)
-    return model
+def _whole_record_check(cls: type[Any]) -> Any:
+    """The class's whole-record check as a pydantic validator, or None without one.
 
+    A catalog class may define `derived_problem(self) -> str | None` (Card does); its
+    message names the field ("derived: ..."). Read by name so this module needs no class
+    of models.py, which imports it."""
+    problem_of = getattr(cls, "derived_problem", None)
+    if problem_of is None:
+        return None
 
-_WHOLE_RECORD_CHECKS: dict[type, Any] = {Card: _card_checks}
+    def check(model: Any) -> Any:
+        problem = problem_of(model)
+        if problem is not None:
+            raise ValueError(problem)
+        return model
+
+    return check
 
 
 _MODELS: dict[type[Any], type[BaseModel]] = {}
@@ -46,9 +54,7 @@ def _constrained(hint: Any) -> Any:
     origin = typing.get_origin(hint)
     if origin is Annotated:
         base, *extras = typing.get_args(hint)
-        marks = [
-            Field(gt=m.gt, ge=m.ge, le=m.le) if isinstance(m, Bounds) else m for m in extras
-        ]
+        marks = [Field(gt=m.gt, ge=m.ge, le=m.le) if isinstance(m, Bounds) else m for m in extras]
         args = (_constrained(base), *marks)
         return _ANNOTATED[args]
     if origin in (Union, types.UnionType):
@@ -79,7 +85,7 @@ def model_for(cls: type[Any]) -> type[BaseModel]:
         else:
             fields[f.name] = (hints[f.name], ...)
     validators: dict[str, Any] = {}
-    check = _WHOLE_RECORD_CHECKS.get(cls)
+    check = _whole_record_check(cls)
     if check is not None:
         validators["whole_record"] = model_validator(mode="after")(check)
     model: type[BaseModel] = create_model(

@@ -132,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
         load_users,
         parse_listen,
     )
-    from gputui.sources.base import SourceKind, SourceUnavailable, open_source
+    from gputui.sources.base import SourceKind, open_source
+    from gputui.sources.errors import SourceUnavailable
 
     host, port = parse_listen(args.listen)
     users = load_users(args.basic_auth_file) if args.basic_auth_file is not None else None

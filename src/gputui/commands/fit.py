@@ -264,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
     }
     # the cluster: fit/fleet.py
     if getattr(args, "prometheus", None) or getattr(args, "match", None):
-        from gputui.fit.fleet import run_fit
+        from gputui.commands.fit_fleet import run_fit
 
         fleet_llm = fit_transformers.fleet_entries(transformers, args, with_layers=bool(models))
         return run_fit(args, models, header, fleet_llm)
@@ -390,7 +390,8 @@ def _targets(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
         card = catalog.find(args.gpu)
         arch = catalog.architectures.get(card.architecture)
         return [Target(card.name, card.memory_bytes, arch, card, card.compute_capability)], []
-    from gputui.sources.base import SourceUnavailable, open_source
+    from gputui.sources.base import open_source
+    from gputui.sources.errors import SourceUnavailable
 
     try:
         source, _ = open_source("nvml", with_host=False)

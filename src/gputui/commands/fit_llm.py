@@ -386,8 +386,8 @@ def run(args: argparse.Namespace) -> int:
     allow = bool(getattr(args, "allow_longer_context", False))
     header: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "kind": "transformer"}
     if getattr(args, "prometheus", None) or getattr(args, "match", None):  # the fleet
+        from gputui.commands.fit_fleet import run_fit
         from gputui.commands.fit_transformers import config_fleet_entry
-        from gputui.fit.fleet import run_fit
 
         return run_fit(args, (), header, (config_fleet_entry(args, model),))
     if args.all_cards:

@@ -88,12 +88,10 @@ def run(args: Args) -> int:
         print(json.dumps(json_schema(), indent=2))
         return 0
 
-    # the cluster: render/cluster_text.py
     if getattr(args, "prometheus", None) or getattr(args, "match", None):
-        from gputui.render.cluster_text import run_snapshot
-
-        return run_snapshot(args)
-    from gputui.sources.base import Source, SourceUnavailable, open_source
+        return _run_cluster(args)
+    from gputui.sources.base import Source, open_source
+    from gputui.sources.errors import SourceUnavailable
 
     scenario: Path | None = getattr(args, "scenario", None)
     demo = bool(getattr(args, "demo", False)) or scenario is not None
@@ -124,10 +122,34 @@ def run(args: Args) -> int:
     import shutil
 
     from gputui.render.snapshot_text import render
+    from gputui.sources.host.exited import exited_pids
 
     tty = sys.stdout.isatty()
     color = tty and not os.environ.get("NO_COLOR")
     width = shutil.get_terminal_size().columns if tty else None
     label = scenario.name if scenario is not None else ("demo.toml" if demo else None)
-    sys.stdout.write(render(snap, color=color, width=width, source_label=label))
+    text = render(snap, color=color, width=width, source_label=label, exited=exited_pids(snap))
+    sys.stdout.write(text)
+    return 0
+
+
+def _run_cluster(args: Args) -> int:
+    """`gputui snapshot --prometheus URL [--match SELECTOR] [--json]`: render/cluster_text.py."""
+    import json
+    import sys
+
+    from gputui.render.cluster_text import cluster_to_dict, render_cluster
+    from gputui.sources.prometheus.connect import (
+        check_cluster_args,
+        open_cluster_source,
+        poll_or_fail,
+    )
+
+    check_cluster_args(args, {"demo": "--demo", "scenario": "--scenario"})
+    source = open_cluster_source(args.prometheus, getattr(args, "match", None))
+    cluster = poll_or_fail(source)
+    if getattr(args, "json", False):
+        print(json.dumps(cluster_to_dict(cluster), indent=2))
+    else:
+        sys.stdout.write(render_cluster(cluster))
     return 0

@@ -132,7 +132,8 @@ def fast_args(words: list[str]) -> SimpleNamespace | None:
 
 def run(args: argparse.Namespace | SimpleNamespace) -> int:
     from gputui.core.errors import UserError
-    from gputui.sources.base import SourceKind, SourceUnavailable, open_source
+    from gputui.sources.base import SourceKind, open_source
+    from gputui.sources.errors import SourceUnavailable
 
     interval = float(args.interval)
     if not 0.1 <= interval <= 3600:

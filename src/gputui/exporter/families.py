@@ -34,8 +34,13 @@ from dataclasses import dataclass
 from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily, Metric
 
 from gputui.core.textsafe import visible
-from gputui.model.snapshot import DeviceSample, DeviceSnapshot, GpuProcess, Snapshot
-from gputui.sources.nvml.source import THROTTLE_REASONS
+from gputui.model.snapshot import (
+    THROTTLE_REASONS,
+    DeviceSample,
+    DeviceSnapshot,
+    GpuProcess,
+    Snapshot,
+)
 
 MIB = 1 << 20
 DCGM_LABELS = ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname")

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gputui.sources.prometheus.source import ClusterHost, ClusterSnapshot
+from gputui.model.cluster import ClusterHost, ClusterSnapshot, MigReading, MigReadings
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,15 +34,65 @@ class FleetFit:
     max_batch_free: int
 
 
-def mig_fleet_targets(
-    cluster: ClusterSnapshot, catalog: Any, mig: dict[tuple[str, int], list[Any]] | None = None
-) -> list[tuple[ClusterHost, Any]]:
-    """(host, fit Target) for every GPU that is up and reports its free memory; a GPU with
-    MIG instances in `mig` (prometheus_mig.read_mig) gives one target per instance."""
+def fleet_targets(cluster: ClusterSnapshot, catalog: Any) -> list[tuple[ClusterHost, Any]]:
+    """(host, fit Target) for every GPU that is up and reports its free memory."""
+    from gputui.catalog import Catalog
+    from gputui.fit.targets import targets_from_snapshot
+
+    assert isinstance(catalog, Catalog)
+    out: list[tuple[ClusterHost, Any]] = []
+    for host in cluster.hosts:
+        if host.state == "down":
+            continue
+        for target in targets_from_snapshot(host.snapshot(cluster.timestamp), catalog):
+            if target.memory_free is not None:
+                out.append((host, target))
+    return out
+
+
+def instance_targets(target: Any, readings: list[MigReading]) -> list[Any]:
+    """The fit targets of a MIG GPU: one per instance, in place of the card's `target`.
+
+    The parent's memory total for the profile advice is its catalog card's, if matched."""
     from dataclasses import replace
 
-    from gputui.sources.prometheus.mig import instance_targets
-    from gputui.sources.prometheus.source import fleet_targets
+    from gputui.fit.core.mig import MigSlot
+
+    out = []
+    for i, r in enumerate(readings):
+        slot = MigSlot(
+            target.index,
+            target.name,
+            i,
+            r.profile,
+            r.gpu_instance_id,
+            None,  # dcgm-exporter labels the GPU instance only
+            None,
+            # the card's: the reader's whole-GPU total of a MIG GPU mixes instances' series
+            target.card.memory_bytes if target.card else None,
+        )
+        name = f"{target.name} MIG {r.profile or f'GI {r.gpu_instance_id}'}"
+        out.append(
+            replace(
+                target,
+                name=name,
+                memory_total=r.memory_total,
+                memory_free=r.memory_free,
+                card=None,  # the card's speed is the whole GPU's, not a slice's
+                compute_capability=target.compute_capability
+                or (target.card.compute_capability if target.card else None),
+                mig=slot,
+            )
+        )
+    return out
+
+
+def mig_fleet_targets(
+    cluster: ClusterSnapshot, catalog: Any, mig: MigReadings | None = None
+) -> list[tuple[ClusterHost, Any]]:
+    """(host, fit Target) for every GPU that is up and reports its free memory; a GPU with
+    MIG instances in `mig` (sources/prometheus/mig.py read_mig) gives one target per instance."""
+    from dataclasses import replace
 
     out: list[tuple[ClusterHost, Any]] = []
     for host, target in fleet_targets(cluster, catalog):
@@ -189,21 +239,19 @@ def run_fit(
     models: Any,
     header: dict[str, Any],
     transformers: tuple[tuple[str, Any, Any], ...] = (),
+    *,
+    cluster: ClusterSnapshot,
+    mig: MigReadings,
 ) -> int:
     """Exit 0 when every model fits on some GPU now, 1 when one fits nowhere.
 
-    `transformers`: (name, TransformerModel, workload_for(target)) for each transformer."""
+    `transformers`: (name, TransformerModel, workload_for(target)) for each transformer;
+    `cluster` and `mig`: the fleet as read by the command (commands/fit_fleet.py)."""
     import json
 
     from gputui.catalog import load_catalog
     from gputui.fit.transformer.report import model_dict, workload_dict
-    from gputui.render.cluster_text import check_cluster_args, open_cluster_source, poll_or_fail
-    from gputui.sources.prometheus.mig import read_mig
 
-    check_cluster_args(args, {})
-    source = open_cluster_source(args.prometheus, getattr(args, "match", None))
-    cluster = poll_or_fail(source)
-    mig = _read_mig_or_fail(read_mig, source, cluster.timestamp)
     catalog = load_catalog()
     targets = mig_fleet_targets(cluster, catalog, mig)
     ranked = [
@@ -302,19 +350,6 @@ def run_fit(
         print()
         print(_llm_lines(name, model, llm_fits))
     return 0 if ok else 1
-
-
-def _read_mig_or_fail(read: Any, source: Any, at: float) -> dict[tuple[str, int], list[Any]]:
-    from gputui.core.errors import UserError
-    from gputui.sources.prometheus.api import PrometheusRequestError, PrometheusUnreachable
-
-    try:
-        result: dict[tuple[str, int], list[Any]] = read(source, at)
-    except PrometheusRequestError as exc:
-        raise UserError(exc.reason) from None
-    except PrometheusUnreachable as exc:
-        raise UserError(exc.reason, exit_code=1) from None
-    return result
 
 
 def _llm_lines(name: str, model: Any, fits: list[FleetLlmFit]) -> str:

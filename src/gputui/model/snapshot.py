@@ -53,6 +53,23 @@ class DeviceInfo:
 # NVML compute modes, by the names `nvidia-smi -c` uses.
 COMPUTE_MODES = ("default", "exclusive_thread", "prohibited", "exclusive_process")
 
+# Clock event ("throttle") reason bits, pynvml's nvmlClocksEventReason* values, and the
+# names `DeviceSample.throttle_reasons` holds: the NVML source decodes by them, the
+# exporter publishes one series per name.
+THROTTLE_REASONS: tuple[tuple[int, str], ...] = (
+    (0x001, "idle"),
+    (0x002, "app_clocks"),
+    (0x004, "sw_power_cap"),
+    (0x008, "hw_slowdown"),
+    (0x010, "sync_boost"),
+    (0x020, "sw_thermal"),
+    (0x040, "hw_thermal"),
+    (0x080, "hw_power_brake"),
+    (0x100, "display_clocks"),
+    (0x200, "board_limit"),
+    (0x400, "reliability"),
+)
+
 
 @record
 class MigDevice:

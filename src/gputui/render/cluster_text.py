@@ -1,14 +1,17 @@
 """`gputui snapshot --prometheus URL`: the fleet as a host table and a GPU table, or JSON.
 
 Plain ASCII like `gputui snapshot` (render/snapshot_text.py), missing values N/A.
+It renders a ClusterSnapshot it is given; reading one is commands/snapshot.py's.
 """
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Iterable
 from typing import Any
 
-from gputui.sources.prometheus.source import ClusterGpu, ClusterHost, ClusterSnapshot, summarise
+from gputui.model.cluster import ClusterGpu, ClusterHost, ClusterSnapshot
 
 NA = "N/A"
 SCHEMA_VERSION = 1
@@ -31,6 +34,14 @@ def age_text(age: float | None) -> str:
     if age < 7200:
         return f"{age / 60:.0f}m"
     return f"{age / 3600:.0f}h"
+
+
+def summarise(values: Iterable[float]) -> tuple[float | None, float | None]:
+    """(mean, max) of the values, (None, None) when there are none."""
+    vals = [v for v in values if not math.isnan(v)]
+    if not vals:
+        return None, None
+    return sum(vals) / len(vals), max(vals)
 
 
 def host_row(h: ClusterHost) -> dict[str, Any]:
@@ -154,59 +165,3 @@ def cluster_to_dict(cluster: ClusterSnapshot) -> dict[str, Any]:
         "timestamp": cluster.timestamp,
         "hosts": hosts,
     }
-
-
-def open_cluster_source(url: str, match: str | None, metrics: Any = None) -> Any:
-    """A checked PrometheusSource, or UserError: 2 for a bad URL/selector, 1 unreachable."""
-    from gputui.core.errors import UserError
-    from gputui.sources.prometheus.api import PrometheusRequestError, PrometheusUnreachable
-    from gputui.sources.prometheus.source import PrometheusSource
-
-    try:
-        source = PrometheusSource(url, match=match, metrics=metrics)
-        source.check()
-    except PrometheusRequestError as exc:
-        raise UserError(exc.reason) from None
-    except PrometheusUnreachable as exc:
-        raise UserError(exc.reason, exit_code=1) from None
-    return source
-
-
-def poll_or_fail(source: Any) -> ClusterSnapshot:
-    from gputui.core.errors import UserError
-    from gputui.sources.prometheus.api import PrometheusRequestError, PrometheusUnreachable
-
-    try:
-        cluster: ClusterSnapshot = source.poll_cluster()
-    except PrometheusRequestError as exc:
-        raise UserError(exc.reason) from None
-    except PrometheusUnreachable as exc:
-        raise UserError(exc.reason, exit_code=1) from None
-    return cluster
-
-
-def check_cluster_args(args: Any, conflicts: dict[str, str]) -> None:
-    """--match only with --prometheus; options that pick a local source do not mix with it."""
-    from gputui.core.errors import UserError
-
-    if not getattr(args, "prometheus", None):
-        raise UserError("--match: only with --prometheus URL")
-    for attr, flag in conflicts.items():
-        value = getattr(args, attr, None)
-        if value not in (None, False, "auto"):
-            raise UserError(f"{flag}: not with --prometheus (the cluster comes from Prometheus)")
-
-
-def run_snapshot(args: Any) -> int:
-    """`gputui snapshot --prometheus URL [--match SELECTOR] [--json]`."""
-    import json
-    import sys
-
-    check_cluster_args(args, {"demo": "--demo", "scenario": "--scenario"})
-    source = open_cluster_source(args.prometheus, getattr(args, "match", None))
-    cluster = poll_or_fail(source)
-    if getattr(args, "json", False):
-        print(json.dumps(cluster_to_dict(cluster), indent=2))
-    else:
-        sys.stdout.write(render_cluster(cluster))
-    return 0

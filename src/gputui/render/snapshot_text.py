@@ -9,7 +9,6 @@ character to the terminal (visible() of a clean string is the string).
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterable
 
@@ -80,10 +79,13 @@ def render(
     color: bool = False,
     width: int | None = None,
     source_label: str | None = None,
+    exited: frozenset[int] = frozenset(),
 ) -> str:
-    """The whole table as one string. `width` truncates long command lines; None keeps them."""
+    """The whole table as one string. `width` truncates long command lines; None keeps them.
+
+    `exited`: listed PIDs known to have exited (sources/host/exited.py), said so instead of
+    "another PID namespace"; the caller checks, the table only prints."""
     st = _Style(color)
-    exited = exited_pids(snapshot)
     lines = [_header(snapshot, st, source_label)]
     if snapshot.host is not None:
         lines.append(_host_line(snapshot.host, st))
@@ -222,32 +224,6 @@ def _mig_line(m: MigDevice, st: _Style) -> str:
         f"  MIG {m.index} {visible(m.profile or NA):<8} GI {gi}/CI {ci}  mem {mem}  BAR1 {bar1}"
         f"  util {util}  {visible(m.uuid or NA)}"
     )
-
-
-def exited_pids(snapshot: Snapshot) -> frozenset[int]:
-    """Listed PIDs the host cannot see because they no longer exist (NVML lists a process
-    for a while after it exits). Tested before "another PID namespace": an exited process
-    is not in any. Not for simulated PIDs (made up) or from inside a container (every
-    host PID is missing there)."""
-    from gputui.sources.host.procfs import CONTAINER_NOTICE
-
-    hidden = {p.pid for p in snapshot.processes if not p.host_visible}
-    if not hidden or snapshot.simulated or CONTAINER_NOTICE in snapshot.notices:
-        return frozenset()
-    return frozenset(pid for pid in hidden if not _pid_exists(pid))
-
-
-def _pid_exists(pid: int) -> bool:
-    try:
-        if sys.platform.startswith("linux"):
-            from gputui.sources.host.procfs import pid_exists
-
-            return pid_exists(pid)
-        import psutil
-
-        return bool(psutil.pid_exists(pid))
-    except (OSError, ValueError, OverflowError):
-        return True  # unknown: keep the namespace wording, never a confident "exited"
 
 
 def _process_lines(

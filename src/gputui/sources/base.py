@@ -7,6 +7,7 @@ PCIe sampling, /proc reads). Callers in the TUI run it in a worker thread.
 from __future__ import annotations
 
 from gputui.model.snapshot import Snapshot
+from gputui.sources.errors import SourceUnavailable
 
 # `typing` costs ~3 ms of import, and `gputui snapshot` needs nothing of it at run time:
 # the modules on that path test this constant instead of typing.TYPE_CHECKING (mypy
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Literal, Protocol
 
-    from gputui.sources.nvml.source import Detail
+    from gputui.sources.nvml.reading import Detail
 
     SourceKind = Literal["auto", "nvml", "demo"]
 
@@ -34,14 +35,6 @@ else:
 
     class Source:
         """At run time only a name for annotations; mypy sees the Protocol above."""
-
-
-class SourceUnavailable(Exception):
-    """The source cannot start; `reason` is one human sentence for the UI and CLI."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def open_source(

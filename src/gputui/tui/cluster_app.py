@@ -18,8 +18,9 @@ from typing import Any
 from textual.app import App
 from textual.binding import Binding
 
+from gputui.model.cluster import ClusterSnapshot
 from gputui.sources.prometheus.api import PrometheusError
-from gputui.sources.prometheus.source import Backoff, ClusterSnapshot, PrometheusSource
+from gputui.sources.prometheus.source import Backoff, PrometheusSource
 from gputui.tui.poller import Polled, Poller, PollFailed
 from gputui.tui.screens.cluster import CSS_PATH, ClusterScreen, HostScreen
 from gputui.tui.views.cluster_rows import SPARK_WIDTH, History
@@ -216,8 +217,8 @@ def run_cluster(args: Any, interval: float) -> int:
     import sys
 
     from gputui.core.errors import UserError
-    from gputui.render.cluster_text import check_cluster_args, open_cluster_source
-    from gputui.sources.prometheus.source import VIEW_METRICS
+    from gputui.sources.prometheus.connect import check_cluster_args, open_cluster_source
+    from gputui.sources.prometheus.series import VIEW_METRICS
 
     check_cluster_args(args, {"demo": "--demo", "scenario": "--scenario", "source": "--source"})
     source = open_cluster_source(args.prometheus, getattr(args, "match", None), VIEW_METRICS)

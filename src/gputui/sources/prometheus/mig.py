@@ -5,42 +5,26 @@ instance, labelled `GPU_I_ID` (the GPU instance id) and `GPU_I_PROFILE`
 ("3g.40gb"). The cluster reader joins series on (host, gpu) and keeps the
 largest, which for fit would be one instance's free memory on the whole
 card's total: wrong. A CUDA job gets one instance, so the fit targets of such
-a GPU are its instances, read here with one query per metric for the whole
-fleet (free and used: an instance's total is their sum).
+a GPU are its instances (made in fit/fleet.py), read here with one query per
+metric for the whole fleet (free and used: an instance's total is their sum).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, replace
 from typing import Any
 
 from gputui.core.textsafe import visible
+from gputui.model.cluster import MigReading, MigReadings
 from gputui.sources.prometheus.bounds import bounded, index_label
-from gputui.sources.prometheus.source import host_of
+from gputui.sources.prometheus.series import host_of
 
 MIB = 1 << 20
 FREE = "DCGM_FI_DEV_FB_FREE"
 USED = "DCGM_FI_DEV_FB_USED"
 MIG_LABELS = "Hostname, hostname, instance, gpu, GPU_I_ID, GPU_I_PROFILE"
 _PROFILE_RE = re.compile(r"^\d+g\.\d+gb(?:\+\w+)?$")
-
-
-@dataclass(frozen=True, slots=True)
-class MigReading:
-    """One MIG instance as dcgm-exporter reports it (sizes in bytes)."""
-
-    host: str
-    gpu: int
-    gpu_instance_id: int
-    profile: str | None
-    memory_free: int
-    memory_used: int
-
-    @property
-    def memory_total(self) -> int:
-        return self.memory_free + self.memory_used
 
 
 def mig_query(source: Any, metric: str) -> str:
@@ -56,7 +40,7 @@ def _profile(text: str | None) -> str | None:
     return shown if _PROFILE_RE.match(shown) else None
 
 
-def read_mig(source: Any, at: float) -> dict[tuple[str, int], list[MigReading]]:
+def read_mig(source: Any, at: float) -> MigReadings:
     """(host, gpu index) -> its MIG instances, by GPU instance id; {} without MIG series."""
     values: dict[tuple[str, int, int], dict[str, Any]] = {}
     for metric in (FREE, USED):
@@ -69,45 +53,10 @@ def read_mig(source: Any, at: float) -> dict[tuple[str, int], list[MigReading]]:
             entry = values.setdefault((host_of(s.labels), gpu, gi), {})
             entry.setdefault("profile", _profile(s.labels.get("GPU_I_PROFILE")))
             entry.setdefault(metric, int(round(value * MIB)))
-    out: dict[tuple[str, int], list[MigReading]] = {}
+    out: MigReadings = {}
     for (host, gpu, gi), entry in sorted(values.items()):
         if FREE not in entry or USED not in entry:
             continue  # half an instance is no reading: its total is unknown
         reading = MigReading(host, gpu, gi, entry["profile"], entry[FREE], entry[USED])
         out.setdefault((visible(host), gpu), []).append(reading)
-    return out
-
-
-def instance_targets(target: Any, readings: list[MigReading]) -> list[Any]:
-    """The fit targets of a MIG GPU: one per instance, in place of the card's `target`.
-
-    The parent's memory total for the profile advice is its catalog card's, if matched."""
-    from gputui.fit.core.mig import MigSlot
-
-    out = []
-    for i, r in enumerate(readings):
-        slot = MigSlot(
-            target.index,
-            target.name,
-            i,
-            r.profile,
-            r.gpu_instance_id,
-            None,  # dcgm-exporter labels the GPU instance only
-            None,
-            # the card's: the reader's whole-GPU total of a MIG GPU mixes instances' series
-            target.card.memory_bytes if target.card else None,
-        )
-        name = f"{target.name} MIG {r.profile or f'GI {r.gpu_instance_id}'}"
-        out.append(
-            replace(
-                target,
-                name=name,
-                memory_total=r.memory_total,
-                memory_free=r.memory_free,
-                card=None,  # the card's speed is the whole GPU's, not a slice's
-                compute_capability=target.compute_capability
-                or (target.card.compute_capability if target.card else None),
-                mig=slot,
-            )
-        )
     return out

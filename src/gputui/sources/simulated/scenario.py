@@ -1,4 +1,4 @@
-"""Loading and validating simulated-GPU scenario files.
+"""Loading and validating simulated-GPU scenario files, into spec.py's records.
 
 Hand-written validation instead of pydantic: `gputui snapshot --demo` loads a
 scenario on every run and must not pay pydantic's import. Every problem is one
@@ -9,20 +9,39 @@ The file format is documented in docs/scenarios.md.
 
 from __future__ import annotations
 
-import math
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from fractions import Fraction
+from dataclasses import fields
 from pathlib import Path
 from random import Random
-from typing import Any, NoReturn
+from typing import Any
 
 from gputui.core.errors import UserError
 from gputui.core.textsafe import visible
 from gputui.core.tomlsafe import read_toml
 from gputui.model.snapshot import COMPUTE_MODES, DeviceSample
+from gputui.sources.simulated.limits import (
+    MAX_CLOCK_MHZ,
+    MAX_COMMAND,
+    MAX_CPUS,
+    MAX_FILE_BYTES,
+    MAX_GPUS,
+    MAX_MIG,
+    MAX_NOTICE,
+    MAX_PCIE_GEN,
+    MAX_PCIE_WIDTH,
+    MAX_PID,
+    MAX_PROCESSES,
+    MAX_SECONDS,
+    MAX_TEXT,
+    MAX_TIMESTAMP,
+    MAX_WATTS,
+    MIN_POWER_LIMIT_W,
+    SEED_RANGE,
+)
+from gputui.sources.simulated.spec import GpuSpec, HostSpec, MigSpec, ProcessSpec, Scenario
+from gputui.sources.simulated.toml_fields import Table, brief
 
 WORKLOADS = ("training", "inference", "interactive", "graphics")
 PROCESS_TYPES = ("compute", "graphics", "compute+graphics", "mps")
@@ -66,146 +85,6 @@ INFO_FIELDS = frozenset(
 # Memory totals are part of the device's identity; a card that cannot report them is not simulated.
 _NEVER_UNSUPPORTED = frozenset({"memory_total", "memory_used", "memory_free"})
 
-_SIZE_UNITS = {
-    "b": 1,
-    "kib": 1 << 10,
-    "mib": 1 << 20,
-    "gib": 1 << 30,
-    "tib": 1 << 40,
-    "kb": 10**3,
-    "mb": 10**6,
-    "gb": 10**9,
-    "tb": 10**12,
-}
-# At most 1000 digits: exact arithmetic stays cheap and below Python's int-conversion limit.
-_SIZE_RE = re.compile(r"^\s*([0-9]{1,1000}(?:\.[0-9]{1,1000})?)\s*([A-Za-z]+)\s*$")
-
-# The range of every field (issue 8). Wide enough for any real machine; narrow enough
-# that the simulation's arithmetic stays finite (no inf, no OverflowError in a poll,
-# a timestamp `time.localtime` can show) and one poll stays cheap (cores, processes).
-MAX_SIZE = 1 << 50  # 1 PiB, for every byte count
-MAX_CPUS = 4096  # a per-core row is simulated for each, every poll
-MAX_GPUS = 64
-MAX_PROCESSES = 1024
-MAX_WATTS = 10_000.0
-MIN_POWER_LIMIT_W = 1.0
-MAX_CLOCK_MHZ = 100_000
-MAX_PID = 1 << 22  # Linux's PID_MAX_LIMIT
-MAX_SECONDS = 1e9  # about 31 years: times and durations within a scenario
-MIN_SECONDS = 1e-3  # a duration is 0 or at least this (no subnormal periods)
-MAX_TIMESTAMP = 1e11  # the year 5138; leaves room for MAX_SECONDS of simulated time
-SEED_RANGE = (-(1 << 63), (1 << 64) - 1)
-MAX_TEXT = 256  # names, users, versions, identifiers
-MAX_NOTICE = 1024
-MAX_COMMAND = 64 << 10
-MAX_LIST = 64  # notices, unsupported fields
-MAX_MIG = 7  # MIG devices per GPU (an A100/H100 holds at most 7)
-MAX_PCIE_GEN = 8
-MAX_PCIE_WIDTH = 32
-MAX_FILE_BYTES = 4 << 20
-
-
-@dataclass(frozen=True, slots=True)
-class HostSpec:
-    cpu_count: int = 16
-    memory_total: int = 64 << 30
-    swap_total: int = 8 << 30
-    swap_used: int = 0
-    base_memory_used: int = 6 << 30
-    base_cpu_percent: float = 3.0  # whole-machine % from everything that is not a GPU job
-
-
-@dataclass(frozen=True, slots=True)
-class MigSpec:
-    """One MIG device of a GPU in MIG mode (a GPU instance with one compute instance)."""
-
-    profile: str  # "3g.40gb"
-    memory_total: int
-    gpu_instance_id: int
-    compute_instance_id: int = 0
-    uuid: str = ""
-    bar1_total: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class GpuSpec:
-    name: str
-    memory_total: int
-    power_limit_w: float
-    max_sm_clock_mhz: int
-    max_mem_clock_mhz: int
-    uuid: str
-    pci_bus_id: str
-    compute_capability: str | None = None
-    architecture: str | None = None
-    memory_reserved: int = 0
-    idle_power_w: float = 0.0
-    idle_sm_clock_mhz: int = 210
-    idle_mem_clock_mhz: int = 405
-    temp_idle_c: float = 30.0
-    temp_at_limit_c: float = 80.0
-    load_pstate: int = 0
-    mig_mode: bool | None = None
-    unsupported: frozenset[str] = frozenset()
-    lost_after_s: float | None = None
-    persistence_mode: bool = True
-    display_active: bool = False
-    compute_mode: str = "default"
-    ecc_mode: bool = True
-    power_default_limit_w: float | None = None  # None: the power limit
-    power_min_limit_w: float | None = None  # None: 30 % of the power limit
-    power_max_limit_w: float | None = None  # None: the power limit
-    pcie_max_gen: int = 4
-    pcie_max_width: int = 16
-    pcie_idle_gen: int = 1  # links drop to a lower generation when idle, to save power
-    bar1_total: int = 256 << 20
-    encoder_util: int = 0
-    decoder_util: int = 0
-    energy_at_start_j: float = 0.0
-    mig: tuple[MigSpec, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ProcessSpec:
-    gpu: int
-    pid: int
-    user: str
-    cmdline: tuple[str, ...]
-    type: str = "compute"
-    workload: str = "training"
-    start_s: float = 0.0
-    end_s: float | None = None
-    gpu_memory: int = 1 << 30
-    util: float = 90.0  # peak SM utilization this process drives, percent
-    cpu_percent: float = 100.0  # host CPU, percent of one core
-    rss: int = 2 << 30
-    container: str | None = None
-    container_pid: int | None = None
-    host_visible: bool = True
-    mig: int | None = None  # index of the MIG device it runs in, on a GPU in MIG mode
-    warmup_s: float = 30.0
-    memory_ramp_s: float = 60.0
-    eval_every_s: float = 240.0
-    eval_s: float = 20.0
-    checkpoint_every_s: float = 600.0
-    checkpoint_s: float = 12.0
-
-
-@dataclass(frozen=True, slots=True)
-class Scenario:
-    name: str  # the file name, for the "SIMULATED (demo.toml)" marker
-    seed: int
-    hostname: str
-    gpus: tuple[GpuSpec, ...]
-    processes: tuple[ProcessSpec, ...]
-    host: HostSpec
-    driver_version: str | None = None
-    cuda_driver_version: str | None = None
-    nvml_version: str | None = None
-    start_timestamp: float | None = None
-    notices: tuple[str, ...] = ()
-
-
 def load_scenario(path: Path) -> Scenario:
     """Read and validate a scenario file; every failure is a one-line UserError."""
     label = str(path)
@@ -214,7 +93,7 @@ def load_scenario(path: Path) -> Scenario:
 
 
 def parse_scenario(data: Mapping[str, Any], *, label: str, name: str) -> Scenario:
-    top = _Table(data, label, "")
+    top = Table(data, label, "")
     seed = top.integer("seed", default=0, minimum=SEED_RANGE[0], maximum=SEED_RANGE[1])
     rng = Random(seed)
     hostname = top.text("hostname", default="sim-host")
@@ -261,7 +140,7 @@ def parse_scenario(data: Mapping[str, Any], *, label: str, name: str) -> Scenari
     )
 
 
-def _parse_host(t: _Table) -> HostSpec:
+def _parse_host(t: Table) -> HostSpec:
     d = HostSpec()
     spec = HostSpec(
         cpu_count=t.integer("cpu_count", default=d.cpu_count, minimum=1, maximum=MAX_CPUS),
@@ -279,7 +158,7 @@ def _parse_host(t: _Table) -> HostSpec:
     return spec
 
 
-def _parse_gpu(t: _Table, index: int, rng: Random) -> GpuSpec:
+def _parse_gpu(t: Table, index: int, rng: Random) -> GpuSpec:
     # Drawn unconditionally so a scenario's identifiers do not shift when a field is added.
     uuid_bits = rng.getrandbits(128)
     name = t.text("name")
@@ -297,9 +176,9 @@ def _parse_gpu(t: _Table, index: int, rng: Random) -> GpuSpec:
         names = UNSUPPORTED_ALIASES.get(item, (item,))
         for n in names:
             if n not in SAMPLE_FIELDS and n not in INFO_FIELDS:
-                t.fail(f"unsupported[{j}]", f"unknown field {_brief(item)}")
+                t.fail(f"unsupported[{j}]", f"unknown field {brief(item)}")
             if n in _NEVER_UNSUPPORTED:
-                t.fail(f"unsupported[{j}]", f"{_brief(item)} cannot be unsupported in a scenario")
+                t.fail(f"unsupported[{j}]", f"{brief(item)} cannot be unsupported in a scenario")
             unsupported.add(n)
     spec = GpuSpec(
         name=name,
@@ -365,7 +244,7 @@ def _parse_gpu(t: _Table, index: int, rng: Random) -> GpuSpec:
     return spec
 
 
-def _parse_migs(t: _Table, rng: Random, parent_memory: int) -> tuple[MigSpec, ...]:
+def _parse_migs(t: Table, rng: Random, parent_memory: int) -> tuple[MigSpec, ...]:
     """`[[gpu.mig]]` tables: one MIG device each, in MIG index order."""
     out: list[MigSpec] = []
     total = 0
@@ -374,7 +253,7 @@ def _parse_migs(t: _Table, rng: Random, parent_memory: int) -> tuple[MigSpec, ..
         hex_id = f"{bits:032x}"
         profile = m.text("profile")
         if not re.fullmatch(r"[1-8]g\.[0-9]{1,4}gb(\+[a-z]{1,8})?", profile):
-            m.fail("profile", f"{_brief(profile)} is not a MIG profile like \"3g.40gb\"")
+            m.fail("profile", f"{brief(profile)} is not a MIG profile like \"3g.40gb\"")
         memory = m.size("memory_total", positive=True)
         total += memory
         if total > parent_memory:
@@ -399,7 +278,7 @@ def _parse_migs(t: _Table, rng: Random, parent_memory: int) -> tuple[MigSpec, ..
 
 
 def _parse_process(
-    t: _Table, index: int, rng: Random, gpu_count: int, cpu_count: int
+    t: Table, index: int, rng: Random, gpu_count: int, cpu_count: int
 ) -> ProcessSpec:
     default_pid = rng.randint(2_000, 3_999_999)
     gpu = t.integer("gpu", minimum=0, maximum=MAX_GPUS)
@@ -464,227 +343,3 @@ def _short_container(label: str | None) -> str | None:
     return label
 
 
-def parse_size(value: object) -> int | None:
-    """Bytes from an int or a string like "24 GiB" / "512MiB" / "80 GB"; None if malformed.
-
-    Exact decimal arithmetic (a fraction, not a float), truncated to whole
-    bytes: a 400-digit size is a large int the range check refuses, not an
-    OverflowError, and "0.1 KB" is 100 bytes, not 100.00000000000001.
-    """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        m = _SIZE_RE.match(value)
-        if m and m.group(2).lower() in _SIZE_UNITS:
-            return int(Fraction(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
-    return None
-
-
-def _brief(value: object, limit: int = 40) -> str:
-    """`repr(value)` cut to `limit` characters, for echoing a bad value in one short line."""
-    text = repr(value) if not isinstance(value, (dict, list)) else _kind(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-class _Table:
-    """One TOML table with typed getters that know their field path for error messages."""
-
-    def __init__(self, data: Mapping[str, Any], label: str, path: str) -> None:
-        self._data = data
-        self._label = label
-        self._path = path
-        self._used: set[str] = set()
-
-    def _where(self, key: str) -> str:
-        return f"{self._path}.{key}" if self._path else key
-
-    def fail(self, key: str, problem: str) -> NoReturn:
-        raise UserError(f"{self._label}: {self._where(key)}: {problem}")
-
-    def _get(self, key: str, required: bool) -> Any:
-        self._used.add(key)
-        if key not in self._data:
-            if required:
-                self.fail(key, "is required")
-            return None
-        return self._data[key]
-
-    def reject_unknown(self) -> None:
-        for key in self._data:
-            if key not in self._used:
-                self.fail(key, "unknown field")
-
-    def table(self, key: str) -> _Table:
-        value = self._get(key, required=False)
-        if value is None:
-            value = {}
-        if not isinstance(value, dict):
-            self.fail(key, "must be a table")
-        return _Table(value, self._label, self._where(key))
-
-    def table_list(self, key: str, *, required: bool, max_items: int) -> list[_Table]:
-        value = self._get(key, required=required)
-        if value is None:
-            return []
-        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-            self.fail(key, f"must be an array of tables ([[{key}]])")
-        if len(value) > max_items:
-            self.fail(key, f"at most {max_items} [[{key}]] tables, not {len(value)}")
-        return [_Table(v, self._label, f"{self._where(key)}[{i}]") for i, v in enumerate(value)]
-
-    def _check_text(self, key: str, value: object, max_len: int, raw: bool = False) -> str:
-        if not isinstance(value, str):
-            self.fail(key, f"must be a string, not {_kind(value)}")
-        if len(value) > max_len:
-            self.fail(key, f"is longer than {max_len} characters")
-        # the boundary: shown, never obeyed (`raw`: the command, visible per argument)
-        return value if raw else visible(value)
-
-    def text(
-        self, key: str, *, default: str | None = None, max_len: int = MAX_TEXT, raw: bool = False
-    ) -> str:
-        value = self._get(key, required=default is None)
-        if value is None:
-            assert default is not None
-            return default
-        text = self._check_text(key, value, max_len, raw)
-        if not text.strip():
-            self.fail(key, "must not be empty")
-        return text
-
-    def opt_text(
-        self, key: str, *, pattern: str | None = None, max_len: int = MAX_TEXT, raw: bool = False
-    ) -> str | None:
-        value = self._get(key, required=False)
-        if value is None:
-            return None
-        text = self._check_text(key, value, max_len, raw)
-        if pattern and not re.fullmatch(pattern, text):
-            self.fail(key, f"{_brief(text)} is not in the expected form (e.g. \"8.6\")")
-        return text
-
-    def text_list(
-        self, key: str, *, default: list[str], max_len: int, max_items: int = MAX_LIST
-    ) -> list[str]:
-        value = self._get(key, required=False)
-        if value is None:
-            return default
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            self.fail(key, "must be a list of strings")
-        if len(value) > max_items:
-            self.fail(key, f"at most {max_items} entries, not {len(value)}")
-        for i, item in enumerate(value):
-            if len(item) > max_len:
-                self.fail(f"{key}[{i}]", f"is longer than {max_len} characters")
-        return [visible(item) for item in value]
-
-    def choice(self, key: str, choices: tuple[str, ...], *, default: str) -> str:
-        value = self.text(key, default=default)
-        if value not in choices:
-            self.fail(key, f"{_brief(value)} is not one of {', '.join(choices)}")
-        return value
-
-    def boolean(self, key: str, *, default: bool) -> bool:
-        value = self.opt_boolean(key)
-        return default if value is None else value
-
-    def opt_boolean(self, key: str) -> bool | None:
-        value = self._get(key, required=False)
-        if value is not None and not isinstance(value, bool):
-            self.fail(key, f"must be true or false, not {_kind(value)}")
-        return value
-
-    def opt_number(
-        self, key: str, *, lo: float, hi: float, tiny: float | None = None
-    ) -> float | None:
-        """A finite number in [lo, hi]; with `tiny`, also 0 or at least `tiny` in size."""
-        value = self._get(key, required=False)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.fail(key, f"must be a number, not {_kind(value)}")
-        if isinstance(value, float) and not math.isfinite(value):
-            self.fail(key, "must be a finite number")
-        # Compared before float(): an integer of 400 digits is too large, not an OverflowError.
-        if value < lo:
-            self.fail(key, f"must be at least {lo:g}")
-        if value > hi:
-            self.fail(key, f"must be at most {hi:g}")
-        if tiny is not None and 0 < abs(value) < tiny:
-            self.fail(key, f"must be 0 or at least {tiny:g}")
-        return float(value)
-
-    def number(
-        self,
-        key: str,
-        *,
-        lo: float,
-        hi: float,
-        default: float | None = None,
-        tiny: float | None = None,
-    ) -> float:
-        if default is None:
-            self._get(key, required=True)
-        value = self.opt_number(key, lo=lo, hi=hi, tiny=tiny)
-        if value is None:
-            assert default is not None
-            return default
-        return value
-
-    def duration(self, key: str, *, default: float, positive: bool = False) -> float:
-        """Seconds: 0 (unless `positive`) or from MIN_SECONDS to MAX_SECONDS."""
-        lo = MIN_SECONDS if positive else 0.0
-        return self.number(key, default=default, lo=lo, hi=MAX_SECONDS, tiny=MIN_SECONDS)
-
-    def opt_integer(self, key: str, *, minimum: int, maximum: int) -> int | None:
-        value = self._get(key, required=False)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.fail(key, f"must be an integer, not {_kind(value)}")
-        if value < minimum:
-            self.fail(key, "must be positive" if minimum == 1 else f"must be at least {minimum}")
-        if value > maximum:
-            self.fail(key, f"must be at most {maximum}")
-        return int(value)
-
-    def integer(
-        self, key: str, *, minimum: int, maximum: int, default: int | None = None
-    ) -> int:
-        if default is None:
-            self._get(key, required=True)
-        value = self.opt_integer(key, minimum=minimum, maximum=maximum)
-        if value is None:
-            assert default is not None
-            return default
-        return value
-
-    def size(
-        self, key: str, *, default: int | None = None, positive: bool = False
-    ) -> int:
-        """Bytes (an integer or a string with a unit), from 0 (or 1) to MAX_SIZE."""
-        value = self._get(key, required=default is None)
-        if value is None:
-            assert default is not None
-            return default
-        size = parse_size(value)
-        if size is None:
-            self.fail(key, f"{_brief(value)} is not a size (bytes, or a string like \"24 GiB\")")
-        if size < 0 or (positive and size == 0):
-            self.fail(key, "must be positive")
-        if size > MAX_SIZE:
-            self.fail(key, f"must be at most {MAX_SIZE >> 50} PiB ({MAX_SIZE} bytes)")
-        return size
-
-
-def _kind(value: object) -> str:
-    return {
-        bool: "a boolean",
-        int: "an integer",
-        float: "a number",
-        str: "a string",
-        list: "an array",
-        dict: "a table",
-    }.get(type(value), type(value).__name__)

@@ -19,8 +19,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from gputui.core.textsafe import markup_safe
+from gputui.model.cluster import ClusterHost, ClusterSnapshot
 from gputui.render.cluster_text import age_text
-from gputui.sources.prometheus.source import ClusterHost, ClusterSnapshot
 from gputui.tui.views import cluster_rows as rows
 from gputui.tui.views.cluster_rows import Column, History
 

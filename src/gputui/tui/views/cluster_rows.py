@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gputui.model.cluster import ClusterGpu, ClusterHost
 from gputui.render.cluster_text import age_text, host_row
-from gputui.sources.prometheus.source import ClusterGpu, ClusterHost
 
 NA = "N/A"
 _BLOCKS = "▁▂▃▄▅▆▇█"

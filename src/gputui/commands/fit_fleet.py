@@ -1,0 +1,32 @@
+"""`gputui fit ... --prometheus URL`: read the fleet, then rank it (fit/fleet.py).
+
+The reading (the checks of --prometheus/--match, one refresh, the MIG
+instances) is here so fit/ takes the fleet as data and never imports a source.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def run_fit(
+    args: Any,
+    models: Any,
+    header: dict[str, Any],
+    transformers: tuple[tuple[str, Any, Any], ...] = (),
+) -> int:
+    """fit/fleet.py's run_fit on the fleet read now; its exit code (0 all fit, 1 one fits
+    nowhere), or UserError for a bad or unreachable Prometheus."""
+    from gputui.fit import fleet
+    from gputui.sources.prometheus.connect import (
+        check_cluster_args,
+        open_cluster_source,
+        poll_or_fail,
+        read_mig_or_fail,
+    )
+
+    check_cluster_args(args, {})
+    source = open_cluster_source(args.prometheus, getattr(args, "match", None))
+    cluster = poll_or_fail(source)
+    mig = read_mig_or_fail(source, cluster.timestamp)
+    return fleet.run_fit(args, models, header, transformers, cluster=cluster, mig=mig)
