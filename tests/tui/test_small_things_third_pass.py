@@ -3,13 +3,14 @@ inference model without an optimizer, and the not-visible reason at 120 columns.
 
 from __future__ import annotations
 
-from third_pass import EXAMPLES, app_for, ready, screen_lines, wait_for
+from third_pass import EXAMPLES, app_for, ready, screen_lines
 
 from gputui.sources.host.source import gpu_environment
 from gputui.tui.screens.fit import FitScreen
 from gputui.tui.screens.history import HistoryScreen
 from gputui.tui.widgets.field import Field
 from gputui.tui.widgets.process_table import ProcessTable
+from tests.waiting import wait_for
 
 
 def test_terraform_variables_are_not_gpu_variables() -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.process import ProcessScreen
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.process_table import COLUMNS, ProcessTable
+from tests.waiting import wait_for
 
 GIB = 1024**3
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,14 +36,6 @@ def make_app(source: Any, **kw: Any) -> GpuTuiApp:
     kw.setdefault("hostname", "testhost")
     kw.setdefault("card_lookup", None)
     return GpuTuiApp(source, **kw)
-
-
-async def wait_for(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 30.0) -> None:
-    for _ in range(int(timeout / 0.02)):
-        if cond():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached in time")
 
 
 def screen_lines(app: GpuTuiApp) -> list[str]:
