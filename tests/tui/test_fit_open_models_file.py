@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from third_pass import EXAMPLES, app_for, ready
+from demo_driving import EXAMPLES, app_for, ready
 
 from gputui.tui.screens.fit import FitScreen
 from gputui.tui.screens.open_models import OpenModelsScreen

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from third_pass import app_for, ready
+from demo_driving import app_for, ready
 
 from gputui.fit.transformer.table import TransformerSpec
 from gputui.tui.screens.fit import FitScreen

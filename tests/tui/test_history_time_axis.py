@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from third_pass import app_for, ready, screen_lines
+from demo_driving import app_for, ready, screen_lines
 
 from gputui.tui.screens.history import HistoryScreen
 from gputui.tui.views.time_axis import axis_line

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import signal
 
-from third_pass import app_for, ready
+from demo_driving import app_for, ready
 
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.screens.kill import KillScreen

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
+from demo_driving import app_for, ready
 from textual.widgets import Static
-from third_pass import app_for, ready
 
 from gputui.tui.screens.process import ProcessScreen, process_facts
 from gputui.tui.widgets.field import Field

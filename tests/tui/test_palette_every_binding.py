@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from third_pass import app_for, ready
+from demo_driving import app_for, ready
 
 from gputui.tui.screens.dashboard import DashboardScreen
 from gputui.tui.widgets.process_table import COLUMNS, ProcessTable

@@ -3,7 +3,7 @@ the invisible container around the panels), so `tab` `enter` opens its details."
 
 from __future__ import annotations
 
-from third_pass import app_for, ready
+from demo_driving import app_for, ready
 
 from gputui.tui.screens.device import DeviceScreen
 from gputui.tui.widgets.gpu_panel import GpuPanel

@@ -1,4 +1,4 @@
-"""Shared by the issue 21 tests: the frozen demo scenarios, driven as a user would."""
+"""The frozen demo scenarios, driven as a user would: shared by the dashboard tests that need them."""
 
 from __future__ import annotations
 
