@@ -23,6 +23,7 @@ real (so the table cannot silently drift from the code).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pickle
 import shutil
@@ -51,7 +52,7 @@ UUIDS = tuple(f"GPU-00000000-c0de-4000-8000-00000000000{i + 1}" for i in range(4
 UNREPORTABLE = frozenset({"fan_pct", "power_w", "temperature_c"})
 LOSES_AFTER_S = 4.0  # long enough for the first polls of a case, short enough to wait for
 
-SAMPLE_FIELDS = tuple(DeviceSample.__annotations__)
+SAMPLE_FIELDS = tuple(f.name for f in dataclasses.fields(DeviceSample))
 
 # What each source can do at all (not what one GPU supports).
 #   processes:  the snapshot lists the GPUs' processes

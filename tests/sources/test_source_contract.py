@@ -13,6 +13,7 @@ on the others, that the lack is real.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import types
 import typing
@@ -73,10 +74,15 @@ _HINTS: dict[type, dict[str, Any]] = {}
 
 
 def _hints(cls: type) -> dict[str, Any]:
+    """A record's field types (its annotations are strings, and it keeps them apart)."""
     if cls not in _HINTS:
         import gputui.model.snapshot as module
 
-        _HINTS[cls] = typing.get_type_hints(cls, vars(module))
+        hints = {f.name: f.type for f in dataclasses.fields(cls)}
+        _HINTS[cls] = {
+            n: eval(t, vars(module)) if isinstance(t, str) else t for n, t in hints.items()
+        }
+        assert _HINTS[cls], cls
     return _HINTS[cls]
 
 
