@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from .harness import ExporterProcess
 
 # Two GPUs, one of which cannot report power; a process whose arguments hold a secret.
 HOST_SCENARIO = """
@@ -74,48 +71,6 @@ def write_scenario(folder: Path, hostname: str, *, lost_after_s: float | None = 
 @pytest.fixture
 def scenario(tmp_path: Path) -> Path:
     return write_scenario(tmp_path, "node-a")
-
-
-class ExporterProcess:
-    """`gputui exporter` as a user starts it, on a port the OS picked."""
-
-    def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gputui", "exporter", *args],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, **(env or {})},
-        )
-        self.lines: list[str] = []
-        self.url = self._wait_for_url()
-
-    def _wait_for_url(self, timeout: float = 20.0) -> str:
-        assert self.proc.stderr is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.proc.stderr.readline()
-            if not line:
-                break
-            self.lines.append(line.rstrip("\n"))
-            found = re.search(r"serving (https?://\S+/metrics)", line)
-            if found:
-                return found.group(1)
-        self.stop()
-        raise AssertionError(f"exporter did not start: {self.lines}")
-
-    @property
-    def address(self) -> str:
-        return self.url.split("://", 1)[1].rsplit("/", 1)[0]
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
 
 
 @pytest.fixture(scope="session")

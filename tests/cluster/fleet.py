@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .conftest import ExporterProcess, write_scenario
-from .harness import PrometheusServer, StaticEndpoint, dcgm_text
+from .conftest import write_scenario
+from .harness import ExporterProcess, PrometheusServer, StaticEndpoint, dcgm_text
 
 
 @dataclass

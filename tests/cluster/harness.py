@@ -5,6 +5,8 @@ on a free loopback port with a generated config and a temporary storage
 folder; the package's system service is never used (it may not even be
 running, and its port and scrape config are not ours).
 
+`ExporterProcess` runs `gputui exporter` as a user starts it.
+
 `StaticEndpoint` serves text in dcgm-exporter's exposition (written from its
 documented default counters, etc/default-counters.csv) from a thread in this
 process; tests change what it serves to inject faults.
@@ -13,18 +15,21 @@ process; tests change what it serves to inject faults.
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
 import threading
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from tests.waiting import poll_until
 
 PROMETHEUS = shutil.which("prometheus")
 
@@ -99,14 +104,13 @@ class PrometheusServer:
             return None
 
     def _wait(self, ok: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def done() -> bool | None:
             if self.proc is not None and self.proc.poll() is not None:
                 raise RuntimeError(f"prometheus exited: {self.tail()}")
-            if ok():
-                return
-            time.sleep(0.1)
-        raise RuntimeError(f"prometheus not {what} after {timeout:g} s: {self.tail()}")
+            return True if ok() else None
+
+        if poll_until(done, timeout, step=0.1) is None:
+            raise RuntimeError(f"prometheus not {what} after {timeout:g} s: {self.tail()}")
 
     def tail(self) -> str:
         path = self.folder / "prometheus.log"
@@ -231,3 +235,50 @@ class StaticEndpoint:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class ExporterProcess:
+    """`gputui exporter` as a user starts it, on a port the OS picked."""
+
+    def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gputui", "exporter", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
+        self.lines: list[str] = []
+        self.url = self._wait_for_url()
+
+    def _wait_for_url(self, timeout: float = 20.0) -> str:
+        stderr = self.proc.stderr
+        assert stderr is not None
+
+        def next_line() -> str | None:
+            """The URL once a line announces it, "" when stderr ends, else None (read on)."""
+            line = stderr.readline()
+            if not line:
+                return ""
+            self.lines.append(line.rstrip("\n"))
+            found = re.search(r"serving (https?://\S+/metrics)", line)
+            return found.group(1) if found else None
+
+        url = poll_until(next_line, timeout, step=0)
+        if url:
+            return url
+        self.stop()
+        raise AssertionError(f"exporter did not start: {self.lines}")
+
+    @property
+    def address(self) -> str:
+        return self.url.split("://", 1)[1].rsplit("/", 1)[0]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()

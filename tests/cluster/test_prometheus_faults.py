@@ -26,8 +26,8 @@ from gputui.sources.simulated.source import SimulatedSource
 from gputui.tui.cluster_app import ClusterApp
 from gputui.tui.screens.cluster import SortedTable
 
-from .conftest import ExporterProcess, write_scenario
-from .harness import PROMETHEUS, PrometheusServer, StaticEndpoint, dcgm_text
+from .conftest import write_scenario
+from .harness import PROMETHEUS, ExporterProcess, PrometheusServer, StaticEndpoint, dcgm_text
 
 pytestmark = [
     pytest.mark.slow,

@@ -22,7 +22,7 @@ from gputui.model.snapshot import (
 
 GIB = 1024**3
 
-# The issue 21 tests share helpers in third_pass.py (--import-mode=importlib adds no paths).
+# Tests share helpers in demo_driving.py, imported by name (--import-mode=importlib adds no paths).
 sys.path.insert(0, str(Path(__file__).parent))
 
 

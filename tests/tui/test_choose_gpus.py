@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from third_pass import ready
+from demo_driving import ready
 
 from gputui import cli
 from gputui.core.errors import UserError

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from third_pass import EXAMPLES, app_for, ready, screen_lines, visible_table_rows
+from demo_driving import EXAMPLES, app_for, ready, screen_lines, visible_table_rows
 
 from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.gpu_panel import GpuPanel

@@ -2,7 +2,7 @@
 Fit screen opened on the GPU selected on the dashboard (issue 21: "the Fit comparisons
 against the selected GPU, today always GPU 0").
 
-At the pynvml boundary (tests/telemetry_nvml/conftest.py's fake): GPU 0 is an A100 80 GB
+At the pynvml boundary (tests/sources_nvml/conftest.py's fake): GPU 0 is an A100 80 GB
 split 3g.40gb / 2g.20gb / 1g.10gb with 42.56 GiB free on the card but 15.81 GiB at most in
 one instance, as in ../shared/fakenvml's mig scenario; GPU 1 an RTX 3090. The job is
 examples/models.toml's llama-3-8b-lora (a 20.36 GiB peak): it must not be said to fit GPU 0.
@@ -27,6 +27,7 @@ from gputui.tui.screens.fit import FitScreen
 from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.process_table import ProcessTable
+from tests.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 MiB = 1 << 20
@@ -34,11 +35,11 @@ GiB = 1 << 30
 
 
 def _nvml_fakes() -> Any:
-    """tests/telemetry_nvml/conftest.py, loaded by path (pytest loads each folder's apart)."""
+    """tests/sources_nvml/conftest.py, loaded by path (pytest loads each folder's apart)."""
     name = "_fit_mig_nvml_fakes"
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(
-            name, ROOT / "tests" / "telemetry_nvml" / "conftest.py"
+            name, ROOT / "tests" / "sources_nvml" / "conftest.py"
         )
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
@@ -100,24 +101,16 @@ def _app(models: Path) -> GpuTuiApp:
     )
 
 
-async def _wait(pilot: Pilot[Any], cond: Any, timeout: float = 60.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if cond():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("condition not reached in time")
-
-
 async def _ready(pilot: Pilot[Any], app: GpuTuiApp) -> FitLine:
     line = app.dashboard.query_one(FitLine)
     table = app.dashboard.query_one(ProcessTable)
-    await _wait(pilot, lambda: line.passes > 0 and table.row_count > 0)
+    await wait_for(pilot, lambda: line.passes > 0 and table.row_count > 0)
     return line
 
 
 async def _fit_screen(pilot: Pilot[Any], app: GpuTuiApp) -> FitScreen:
     await pilot.press("f")
-    await _wait(pilot, lambda: isinstance(app.screen, FitScreen) and app.screen.passes > 0)
+    await wait_for(pilot, lambda: isinstance(app.screen, FitScreen) and app.screen.passes > 0)
     screen = app.screen
     assert isinstance(screen, FitScreen)
     return screen
@@ -193,7 +186,7 @@ async def test_fit_screen_opens_on_the_selected_process_mig_instance(
         await _ready(pilot, app)
         table = app.dashboard.query_one(ProcessTable)
         key = "0:2002"  # the job in GI 2 (2g.20gb)
-        await _wait(pilot, lambda: key in table.visible_keys())
+        await wait_for(pilot, lambda: key in table.visible_keys())
         table.focus()
         table.move_cursor(row=table.visible_keys().index(key))
         await pilot.pause(0.05)

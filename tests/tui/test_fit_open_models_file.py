@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from third_pass import EXAMPLES, app_for, ready, wait_for
+from demo_driving import EXAMPLES, app_for, ready
 
 from gputui.tui.screens.fit import FitScreen
 from gputui.tui.screens.open_models import OpenModelsScreen
 from gputui.tui.widgets.fit_line import FitLine
+from tests.waiting import wait_for
 
 
 async def test_f_then_o_opens_a_models_file_and_the_fit_line_follows(

@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from third_pass import app_for, ready, wait_for
+from demo_driving import app_for, ready
 
 from gputui.fit.transformer.table import TransformerSpec
 from gputui.tui.screens.fit import FitScreen
+from tests.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 

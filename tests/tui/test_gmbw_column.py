@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from conftest import make_process, make_snapshot
-from third_pass import app_for, ready
+from demo_driving import app_for, ready
 
 from gputui.tui.widgets.process_table import ProcessTable
 

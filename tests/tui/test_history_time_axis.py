@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from third_pass import app_for, ready, screen_lines, wait_for
+from demo_driving import app_for, ready, screen_lines
 
 from gputui.tui.screens.history import HistoryScreen
 from gputui.tui.views.time_axis import axis_line
 from gputui.tui.widgets.history_chart import HistoryChart
+from tests.waiting import wait_for
 
 
 def test_marks_fall_where_their_time_is() -> None:

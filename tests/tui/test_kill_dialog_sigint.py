@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import signal
 
-from third_pass import app_for, ready, wait_for
+from demo_driving import app_for, ready
 
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.screens.kill import KillScreen
 from gputui.tui.views.kill import Identity, KillPolicy
 from gputui.tui.widgets.process_table import ProcessTable
+from tests.waiting import wait_for
 
 
 def _app(sent: list[tuple[int, int]]) -> GpuTuiApp:

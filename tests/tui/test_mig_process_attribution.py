@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 
+from demo_driving import app_for, ready
 from textual.widgets import Static
-from third_pass import app_for, ready, wait_for
 
 from gputui.tui.screens.process import ProcessScreen, process_facts
 from gputui.tui.widgets.field import Field
 from gputui.tui.widgets.process_table import ProcessTable
+from tests.waiting import wait_for
 
 
 async def test_gpu_column_and_details_name_the_mig_instance() -> None:

@@ -6,7 +6,7 @@ import os
 from dataclasses import replace
 
 from conftest import make_process, make_snapshot
-from third_pass import app_for, ready
+from demo_driving import app_for, ready
 
 from gputui.tui.views.kill import user_name
 from gputui.tui.widgets.process_table import ProcessTable

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from third_pass import app_for, ready, wait_for
+from demo_driving import app_for, ready
 
 from gputui.tui.screens.dashboard import DashboardScreen
 from gputui.tui.widgets.process_table import COLUMNS, ProcessTable
+from tests.waiting import wait_for
 
 
 async def test_every_binding_and_each_sort_column_is_in_the_palette() -> None:

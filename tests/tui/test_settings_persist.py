@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from third_pass import app_for, ready
+from demo_driving import app_for, ready
 
 from gputui import cli
 from gputui.tui.settings import Settings, load, save

@@ -3,11 +3,12 @@ the invisible container around the panels), so `tab` `enter` opens its details."
 
 from __future__ import annotations
 
-from third_pass import app_for, ready, wait_for
+from demo_driving import app_for, ready
 
 from gputui.tui.screens.device import DeviceScreen
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.process_table import ProcessTable
+from tests.waiting import wait_for
 
 
 async def test_tab_then_enter_opens_the_first_gpu() -> None:

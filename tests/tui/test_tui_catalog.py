@@ -18,20 +18,13 @@ from gputui.tui.app import GpuTuiApp
 from gputui.tui.screens.catalog import CatalogScreen
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.process_table import ProcessTable
+from tests.waiting import wait_for
 
 
 def _text(widget: Static) -> str:
     console = Console(width=200, record=True, color_system=None)
     console.print(widget.render() if widget.id == "catalog-installed" else widget.content)
     return console.export_text()
-
-
-async def _wait(pilot: Pilot[Any], cond: Any) -> None:
-    for _ in range(250):
-        if cond():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached in time")
 
 
 def _app() -> GpuTuiApp:
@@ -54,10 +47,10 @@ async def _focus_gpu(pilot: Pilot[Any], app: GpuTuiApp, index: int) -> None:
 async def test_c_compares_with_the_focused_gpu_and_g_steps_past_the_lost_one() -> None:
     app = _app()
     async with app.run_test(size=(160, 50)) as pilot:
-        await _wait(pilot, lambda: app.latest_snapshot is not None)
+        await wait_for(pilot, lambda: app.latest_snapshot is not None)
         await _focus_gpu(pilot, app, 2)
         await pilot.press("c")
-        await _wait(pilot, lambda: isinstance(app.screen, CatalogScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, CatalogScreen))
         screen = app.screen
         assert isinstance(screen, CatalogScreen)
         installed = screen.query_one("#catalog-installed", Static)
@@ -81,17 +74,17 @@ async def test_c_compares_with_the_focused_gpu_and_g_steps_past_the_lost_one() -
 async def test_c_without_a_focused_gpu_follows_the_selected_process() -> None:
     app = _app()
     async with app.run_test(size=(160, 50)) as pilot:
-        await _wait(pilot, lambda: app.latest_snapshot is not None)
+        await wait_for(pilot, lambda: app.latest_snapshot is not None)
         await pilot.pause()
         table = app.dashboard.query_one(ProcessTable)
-        await _wait(pilot, lambda: table.selected is not None)
+        await wait_for(pilot, lambda: table.selected is not None)
         for _ in range(10):  # the L4's processes are listed below the others'
             if table.selected is not None and table.selected.gpu_index == 2:
                 break
             await pilot.press("down")
         assert table.selected is not None and table.selected.gpu_index == 2
         await pilot.press("c")
-        await _wait(pilot, lambda: isinstance(app.screen, CatalogScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, CatalogScreen))
         screen = app.screen
         assert isinstance(screen, CatalogScreen)
         assert screen.target_gpu is not None and screen.target_gpu.index == 2

@@ -6,7 +6,6 @@ widgets' previous output.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,17 +22,10 @@ from gputui.tui.screens.device import DeviceScreen
 from gputui.tui.views.device_facts import device_facts, energy, mig_line, pcie_link, subtitle
 from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.gpu_panel import GpuPanel
+from tests.waiting import wait_for
 
 GIB = 1024**3
 MIB = 1024**2
-
-
-async def wait_for(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 10.0) -> None:
-    for _ in range(int(timeout / 0.02)):
-        if cond():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached in time")
 
 
 def make_app(source: Any) -> GpuTuiApp:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from gputui.tui.screens.fit import FitScreen
 from gputui.tui.views import fit_pass
 from gputui.tui.views.fit_pass import estimate_pass
 from gputui.tui.widgets.process_table import ProcessTable
+from tests.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "models.toml"
@@ -113,14 +113,6 @@ def test_a_pass_over_its_budget_stops_and_says_so(snapshot_factory: Any) -> None
     assert len(calls) == len(result.checks)
 
 
-async def _wait(pilot: Any, cond: Any, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
-
-
 async def test_a_slow_estimate_blocks_neither_the_screen_nor_quitting(
     monkeypatch: pytest.MonkeyPatch, scripted_source: Any
 ) -> None:
@@ -139,22 +131,22 @@ async def test_a_slow_estimate_blocks_neither_the_screen_nor_quitting(
     )
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            await _wait(pilot, lambda: app.latest_snapshot is not None)
+            await wait_for(pilot, lambda: app.latest_snapshot is not None)
             await pilot.press("f")
             screen = app.screen
             assert isinstance(screen, FitScreen)
-            await _wait(pilot, entered.is_set)
+            await wait_for(pilot, entered.is_set)
             polls = source.polls
-            await _wait(pilot, lambda: source.polls > polls + 3)  # the app keeps polling
+            await wait_for(pilot, lambda: source.polls > polls + 3)  # the app keeps polling
             assert screen.busy
-            await _wait(
+            await wait_for(
                 pilot, lambda: "Estimating" in str(screen.query_one("#fit-source").render())
             )
             await pilot.press("escape")
             assert app.screen is app.dashboard  # the screen answered while the worker is stuck
             await pilot.press("f")
             await pilot.press("q")
-            await _wait(pilot, lambda: app._exit, timeout=5)
+            await wait_for(pilot, lambda: app._exit, timeout=5)
             assert entered.is_set() and not release.is_set()  # still stuck when the app quit
     finally:
         release.set()
@@ -187,11 +179,11 @@ async def test_lost_gpu_is_listed_with_its_reason_not_as_fitting(
         source, interval=0.05, clock=lambda: "01:02:03", card_lookup=None, models_path=models
     )
     async with app.run_test(size=(160, 50)) as pilot:
-        await _wait(pilot, lambda: app.latest_snapshot is not None)
+        await wait_for(pilot, lambda: app.latest_snapshot is not None)
         await pilot.press("f")
         screen = app.screen
         assert isinstance(screen, FitScreen)
-        await _wait(pilot, lambda: screen.passes > 0 and not screen.busy and screen.checks)
+        await wait_for(pilot, lambda: screen.passes > 0 and not screen.busy and screen.checks)
         assert {c.target.index for c in screen.checks} == {0}
         lost = {u.index: u.reason for u in screen.unavailable}
         assert lost[1] == "GPU is lost" and "NotSupported" in lost[2]
@@ -202,11 +194,11 @@ async def test_lost_gpu_is_listed_with_its_reason_not_as_fitting(
         assert "GPU is lost" in lost_rows[0][3]
         assert rows.index(lost_rows[0]) < 2  # listed first, not below the fold
         await pilot.press("r")  # reloading does not bring it back as a target
-        await _wait(pilot, lambda: not screen.busy)
+        await wait_for(pilot, lambda: not screen.busy)
         assert all(c.target.index == 0 for c in screen.checks)
         screen.query_one("#fit-table").move_cursor(row=rows.index(lost_rows[0]))
         detail = screen.query_one("#fit-detail", Static)
-        await _wait(pilot, lambda: "GPU is lost" in str(detail.content))
+        await wait_for(pilot, lambda: "GPU is lost" in str(detail.content))
 
 
 # -- each screen obeys only its own keys (issue 11, item 3) ---------------------------------
@@ -220,7 +212,7 @@ async def test_dashboard_keys_do_nothing_on_the_fit_screen_and_are_not_in_its_fo
         source, interval=0.05, clock=lambda: "01:02:03", card_lookup=None, models_path=EXAMPLES
     )
     async with app.run_test(size=(120, 40)) as pilot:
-        await _wait(pilot, lambda: app.latest_snapshot is not None)
+        await wait_for(pilot, lambda: app.latest_snapshot is not None)
         table = app.dashboard.query_one(ProcessTable)
         before = (table.sort_column, table.sort_reverse)
         await pilot.press("f")

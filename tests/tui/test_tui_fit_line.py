@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from textual.pilot import Pilot
-
 from gputui.model.snapshot import DeviceSnapshot
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.widgets.fit_line import FitLine, needs_pass, pass_inputs
+from tests.waiting import wait_for
 
 from .conftest import GIB, ScriptedSource, make_device, make_snapshot
 
@@ -31,14 +29,6 @@ layers = [
   { type = "Dense", units = 10 },
 ]
 """
-
-
-async def wait_for(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 60.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if cond():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 def fit_text(app: GpuTuiApp) -> list[str]:

@@ -3,7 +3,6 @@ arrow keys, the detail view (issue 10: transformers in the TUI Fit screen)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from textual.widgets import DataTable, Static
 from gputui.fit.transformer.table_check import TransformerCheck
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.screens.fit import FitScreen
+from tests.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 LLAMA3 = ROOT / "examples" / "llm" / "llama-3-8b.json"
@@ -31,14 +31,6 @@ mode = "train"
 lora_rank = 16
 grad_checkpointing = true
 """
-
-
-async def _wait(pilot: Any, cond: Any, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
 
 
 def _text(static: Static) -> str:
@@ -65,11 +57,11 @@ async def test_transformer_rows_and_detail(
         models_path=models,
     )  # fmt: skip
     async with app.run_test(size=(160, 50)) as pilot:
-        await _wait(pilot, lambda: app.latest_snapshot is not None)
+        await wait_for(pilot, lambda: app.latest_snapshot is not None)
         await pilot.press("f")
         screen = app.screen
         assert isinstance(screen, FitScreen)
-        await _wait(pilot, lambda: screen.passes > 0 and not screen.busy and screen.checks)
+        await wait_for(pilot, lambda: screen.passes > 0 and not screen.busy and screen.checks)
         assert screen.error is None
         table = screen.query_one("#fit-table", DataTable)
         rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
@@ -91,14 +83,14 @@ async def test_transformer_rows_and_detail(
         for _ in range(target):
             await pilot.press("down")
         detail = screen.query_one("#fit-detail", Static)
-        await _wait(pilot, lambda: "llama-lora" in _text(detail))
+        await wait_for(pilot, lambda: "llama-lora" in _text(detail))
         text = _text(detail)
         assert "LoRA r=16 on q,k,v,o (13,631,488 trainable)" in text
         assert "Memory at the peak" in text and "optimizer state" in text
         assert "longest context" in text
         assert f"{check.chosen.longest_context:,}" in text
         # the card ranking comes from the worker's pass, as for layer models
-        await _wait(pilot, lambda: "llama-lora" in screen.result.llm_rankings)
+        await wait_for(pilot, lambda: "llama-lora" in screen.result.llm_rankings)
         await pilot.press("up")
         await pilot.press("down")
-        await _wait(pilot, lambda: "cards needed" in _text(detail) and "H100" in _text(detail))
+        await wait_for(pilot, lambda: "cards needed" in _text(detail) and "H100" in _text(detail))

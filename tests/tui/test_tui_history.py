@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
-
-from textual.pilot import Pilot
 
 from gputui.history.metrics import History
 from gputui.model.snapshot import DeviceSnapshot, Snapshot
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.screens.history import HistoryScreen
 from gputui.tui.widgets.history_chart import HistoryChart, buckets, chart_rows
+from tests.waiting import wait_for
 
 from .conftest import make_device, make_snapshot
 
@@ -36,14 +34,6 @@ class TimedSource:
 
     def close(self) -> None:
         pass
-
-
-async def wait_for(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 20.0) -> None:
-    for _ in range(int(timeout / 0.02)):
-        if cond():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached in time")
 
 
 def screen_text(app: GpuTuiApp) -> str:

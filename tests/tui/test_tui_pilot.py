@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +33,7 @@ from gputui.tui.screens.kill import KillScreen
 from gputui.tui.views.kill import Identity, KillPolicy
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.process_table import ProcessTable
+from tests.waiting import wait_for
 
 GIB = 1024**3
 
@@ -40,15 +41,6 @@ GIB = 1024**3
 def plain(widget: Static) -> str:
     """What a Static shows, as plain text."""
     return str(widget.render())
-
-
-async def wait_for(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 5.0) -> None:
-    loops = int(timeout / 0.02)
-    for _ in range(loops):
-        if cond():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached in time")
 
 
 def make_app(source: Any, **kw: Any) -> GpuTuiApp:

@@ -23,9 +23,10 @@ from gputui.tui.screens.process import ProcessScreen
 from gputui.tui.views.kill import KillPolicy
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.process_table import TAG_MARK, ProcessTable
+from tests.waiting import wait_for
 
 from .conftest import GIB, ScriptedSource, make_process, make_snapshot
-from .test_tui_pilot import _me, _select_pid, make_app, plain, wait_for
+from .test_tui_pilot import _me, _select_pid, make_app, plain
 
 # A torchrun job: launcher 500 (no GPU) under a shell 400; workers 1001 and 1002 on two GPUs;
 # 1003 started alone from the same shell.

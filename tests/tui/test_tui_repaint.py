@@ -8,7 +8,7 @@ timings are in benchmarks/tui.py).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -22,16 +22,9 @@ from gputui.tui.app import GpuTuiApp
 from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.process_table import ProcessTable
+from tests.waiting import wait_for
 
 from .conftest import ScriptedSource, make_device, make_snapshot
-
-
-async def _wait(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 10.0) -> None:
-    for _ in range(int(timeout / 0.02)):
-        if cond():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached in time")
 
 
 class Counts:
@@ -70,7 +63,7 @@ async def _poll(pilot: Pilot[Any], app: GpuTuiApp, source: ScriptedSource, snap:
     source.next_snapshot = snap
     done = app.poll_count + 1
     app.poller.poll_now()
-    await _wait(pilot, lambda: app.poll_count >= done)
+    await wait_for(pilot, lambda: app.poll_count >= done)
     await pilot.pause(0.2)  # the frame (Textual's update timer) and anything it queues
 
 
@@ -83,9 +76,9 @@ async def test_one_poll_repaints_what_changed_in_one_frame_without_layout(
         source, interval=3600.0, clock=lambda: "01:02:03", hostname="t", card_lookup=None
     )
     async with app.run_test(size=(200, 50)) as pilot:
-        await _wait(pilot, lambda: len(app.query(GpuPanel)) == 4 and app.poll_count >= 1)
+        await wait_for(pilot, lambda: len(app.query(GpuPanel)) == 4 and app.poll_count >= 1)
         line = app.dashboard.query_one(FitLine)
-        await _wait(pilot, lambda: line.passes >= 1 and not line.busy, timeout=60)
+        await wait_for(pilot, lambda: line.passes >= 1 and not line.busy, timeout=60)
         await pilot.pause(0.3)  # its lines drawn
         # Same timestamp: no new history point, so only GPU 0's value moves.
         moved = replace(base, devices=_devices(90))

@@ -5,23 +5,14 @@ Expected strings come from the values the test hands in, never from earlier outp
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from textual.geometry import Region
-from textual.pilot import Pilot
 
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.widgets.process_table import ProcessTable
-
-
-async def _wait(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 5.0) -> None:
-    for _ in range(int(timeout / 0.02)):
-        if cond():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached in time")
+from tests.waiting import wait_for
 
 
 def _drawn(table: ProcessTable) -> list[str]:
@@ -42,12 +33,12 @@ async def test_header_drawn_follows_the_sort_column(scripted_source: Any) -> Non
     app = _app(scripted_source)
     async with app.run_test(size=(120, 40)) as pilot:
         table = app.dashboard.query_one(ProcessTable)
-        await _wait(pilot, lambda: table.row_count == 3)
+        await wait_for(pilot, lambda: table.row_count == 3)
         table.set_sort("pid", reverse=False)
-        await _wait(pilot, lambda: "PID ▲" in _header(table))
+        await wait_for(pilot, lambda: "PID ▲" in _header(table))
         assert "GPU mem ▼" not in _header(table)
         table.set_sort("user", reverse=True)
-        await _wait(pilot, lambda: "User ▼" in _header(table))
+        await wait_for(pilot, lambda: "User ▼" in _header(table))
         assert "PID ▲" not in _header(table)
 
 
@@ -55,7 +46,7 @@ async def test_every_cell_changed_in_one_poll_is_drawn(scripted_source: Any) -> 
     app = _app(scripted_source)
     async with app.run_test(size=(120, 40)) as pilot:
         table = app.dashboard.query_one(ProcessTable)
-        await _wait(pilot, lambda: table.row_count == 3)
+        await wait_for(pilot, lambda: table.row_count == 3)
         snap = scripted_source.next_snapshot
         moved = tuple(
             replace(p, cpu_percent=150.0 + i, sm_util=70 + i, running_s=3600.0 + 61 * i)
@@ -73,7 +64,7 @@ async def test_every_cell_changed_in_one_poll_is_drawn(scripted_source: Any) -> 
                     return False
             return True
 
-        await _wait(pilot, rows_show_new_values)
+        await wait_for(pilot, rows_show_new_values)
 
 
 async def test_fast_cell_drawing_matches_datatables_own(scripted_source: Any) -> None:
@@ -95,7 +86,7 @@ async def test_fast_cell_drawing_matches_datatables_own(scripted_source: Any) ->
     app = _app(scripted_source)
     async with app.run_test(size=(120, 40)) as pilot:
         table = app.dashboard.query_one(ProcessTable)
-        await _wait(pilot, lambda: table.row_count == 3)
+        await wait_for(pilot, lambda: table.row_count == 3)
         row_key = table._row_locations.get_key(1)
         fast = 0
         for name in ("user", "cpu", "command", "time"):
@@ -138,7 +129,7 @@ async def test_cells_follow_a_theme_change(scripted_source: Any) -> None:
     app = _app(scripted_source)
     async with app.run_test(size=(120, 40)) as pilot:
         table = app.dashboard.query_one(ProcessTable)
-        await _wait(pilot, lambda: table.row_count == 3)
+        await wait_for(pilot, lambda: table.row_count == 3)
         column_index = [c.key.value for c in table.ordered_columns].index("user")
         width = table.ordered_columns[column_index].get_render_width(table)
 

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import poll_until
+
 pytestmark = pytest.mark.slow
 
 ALT_SCREEN_OFF = b"\x1b[?1049l"
@@ -65,14 +67,14 @@ def _read_until(fd: int, needle: bytes, timeout: float) -> bytes:
     return out
 
 
+def _exit_status(pid: int) -> int | None:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    return status if done else None
+
+
 def _wait(pid: int, timeout: float) -> int | None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status
-        time.sleep(0.05)
-    return None
+    """The child's wait status once it has exited, None if still running after `timeout`."""
+    return poll_until(lambda: _exit_status(pid), timeout)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])

@@ -9,14 +9,12 @@ Textual's own rendering of the same widget in the same state.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from rich.console import Console
 from rich.style import Style
 from rich.text import Text
-from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import DataTable
 
@@ -26,16 +24,9 @@ from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.host_panel import HostPanel
 from gputui.tui.widgets.process_table import ProcessTable
 from gputui.tui.widgets.text_lines import text_strips
+from tests.waiting import wait_for
 
 from .conftest import GIB, ScriptedSource, make_device, make_snapshot
-
-
-async def _wait(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 5.0) -> None:
-    for _ in range(int(timeout / 0.02)):
-        if cond():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached in time")
 
 
 def _app(source: ScriptedSource) -> GpuTuiApp:
@@ -93,7 +84,7 @@ async def test_gpu_and_host_panels_draw_what_textual_draws() -> None:
         app = _app(source)
         app.theme = theme
         async with app.run_test(size=size) as pilot:
-            await _wait(pilot, lambda a=app, n=n_gpus: len(a.query(GpuPanel)) == n)  # type: ignore[misc]
+            await wait_for(pilot, lambda a=app, n=n_gpus: len(a.query(GpuPanel)) == n)  # type: ignore[misc]
             await pilot.pause(0.2)  # a few polls: sparklines with history
             widgets: list[Widget] = [*app.query(GpuPanel), app.query_one(HostPanel)]
             for widget in widgets:
@@ -111,9 +102,9 @@ async def test_a_line_wider_than_the_panel_takes_textuals_path() -> None:
     source = ScriptedSource(make_snapshot(n_gpus=1))
     app = _app(source)
     async with app.run_test(size=(50, 30)) as pilot:
-        await _wait(pilot, lambda: len(app.query(GpuPanel)) == 1)
+        await wait_for(pilot, lambda: len(app.query(GpuPanel)) == 1)
         panel = app.query_one(GpuPanel)
-        await _wait(pilot, lambda: panel.device is not None)
+        await wait_for(pilot, lambda: panel.device is not None)
         await pilot.pause(0.1)
         assert not _fast_taken(panel)
         ours, theirs = _both(panel)
@@ -139,7 +130,7 @@ async def test_process_rows_drawn_in_one_pass_match_datatables_own() -> None:
     app = _app(source)
     async with app.run_test(size=(160, 40)) as pilot:
         table = app.dashboard.query_one(ProcessTable)
-        await _wait(pilot, lambda: table.row_count == 3)
+        await wait_for(pilot, lambda: table.row_count == 3)
         for theme in ("textual-dark", "textual-light"):
             app.theme = theme
             await pilot.pause(0.1)
@@ -183,7 +174,7 @@ async def test_process_table_lines_match_datatables_own() -> None:
         app = _app(source)
         async with app.run_test(size=size) as pilot:
             table = app.dashboard.query_one(ProcessTable)
-            await _wait(pilot, lambda t=table: t.row_count == 3)  # type: ignore[misc]
+            await wait_for(pilot, lambda t=table: t.row_count == 3)  # type: ignore[misc]
             await pilot.pause(0.1)
             base = table.rich_style
             for y in range(table.size.height):
@@ -207,7 +198,7 @@ async def test_process_rows_drawn_from_their_texts_match_datatables_own() -> Non
     app = _app(source)
     async with app.run_test(size=(160, 40)) as pilot:
         table = app.dashboard.query_one(ProcessTable)
-        await _wait(pilot, lambda: table.row_count == 3)
+        await wait_for(pilot, lambda: table.row_count == 3)
         await pilot.pause(0.1)
         # New values in every row (as a poll brings): the texts change, the places do not.
         for key in list(table.processes):
@@ -284,7 +275,7 @@ async def test_header_and_details_fields_draw_what_static_draws() -> None:
         app.theme = theme
         async with app.run_test(size=size) as pilot:
             table = app.dashboard.query_one(ProcessTable)
-            await _wait(pilot, lambda t=table: t.row_count == 3)  # type: ignore[misc]
+            await wait_for(pilot, lambda t=table: t.row_count == 3)  # type: ignore[misc]
             await pilot.pause(0.1)
             for selector in ("#info", "#details"):
                 field = app.dashboard.query_one(selector, Field)
@@ -358,7 +349,7 @@ async def test_box_lines_draw_what_styles_cache_draws() -> None:
         app.theme = theme
         async with app.run_test(size=size) as pilot:
             table = app.dashboard.query_one(ProcessTable)
-            await _wait(pilot, lambda t=table: t.row_count == 3)  # type: ignore[misc]
+            await wait_for(pilot, lambda t=table: t.row_count == 3)  # type: ignore[misc]
             await pilot.pause(0.2)
             widgets: list[Widget] = [*app.query(GpuPanel), app.query_one(HostPanel), table]
             for widget in widgets:

@@ -208,9 +208,12 @@ class PrometheusSource:
         code that takes a Source (JSON dumps, fit targets) works on a cluster.
         """
         cluster = self.poll_cluster()
+        down = {h.name for h in cluster.hosts if h.state == "down"}
         devices = []
         for i, gpu in enumerate(cluster.gpus):
             d = gpu.device_snapshot()
+            if gpu.host in down:  # its last numbers are history, not a reading
+                d = replace(d, sample=None, failed="GPU is lost: its host is down")
             devices.append(
                 replace(d, info=replace(d.info, index=i, name=f"{gpu.host}/{d.info.name}"))
             )

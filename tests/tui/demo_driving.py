@@ -1,8 +1,7 @@
-"""Shared by the issue 21 tests: the frozen demo scenarios, driven as a user would."""
+"""The frozen demo scenarios, driven as a user would: shared by the dashboard tests that need them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,20 +12,13 @@ from gputui.tui.app import GpuTuiApp
 from gputui.tui.demo import demo_app
 from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.process_table import ProcessTable
+from tests.waiting import wait_for
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "models.toml"
 
 
 def app_for(scenario: str | None, **kw: Any) -> GpuTuiApp:
     return demo_app(scenarios_dir() / scenario if scenario else None, **kw)
-
-
-async def wait_for(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 40.0) -> None:
-    for _ in range(int(timeout / 0.02)):
-        if cond():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached in time")
 
 
 async def ready(pilot: Pilot[Any], fit: bool = True) -> GpuTuiApp:

@@ -1,4 +1,4 @@
-"""Regression tests for issue 8's models-file findings: crashes, hangs and wrong accepts.
+"""The models file (TOML graph models) is validated: crashes, hangs and wrong accepts found in issue 8.
 
 Each case failed before its fix (a traceback, a hang, or a model reported as fitting).
 """
