@@ -6,9 +6,9 @@ from typing import Any
 
 from textual.pilot import Pilot
 
+from gputui.model.cluster import ClusterGpu, ClusterHost, ClusterSnapshot
 from gputui.model.snapshot import DeviceSample
 from gputui.sources.prometheus.api import PrometheusUnreachable
-from gputui.model.cluster import ClusterGpu, ClusterHost, ClusterSnapshot
 from gputui.tui.cluster_app import ClusterApp
 from gputui.tui.screens.cluster import SortedTable
 from tests.waiting import wait_for
