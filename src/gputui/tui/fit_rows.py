@@ -12,10 +12,10 @@ from rich.table import Table
 from rich.text import Text
 
 from gputui.core.textsafe import visible
+from gputui.fit.check import TransformerCheck
 from gputui.fit.report import gib
-from gputui.fit.transformer.estimate import Ranked
+from gputui.fit.transformer.ranking import Ranked
 from gputui.fit.transformer.report import count, model_line, workload_line
-from gputui.fit.transformer.table_check import TransformerCheck
 
 VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}
 

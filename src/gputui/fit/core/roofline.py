@@ -42,8 +42,8 @@ from gputui.fit.core.waves import gemm_depth, gemm_waves, split_k_bytes
 from gputui.fit.core.waves import wave_efficiency as wave_efficiency  # re-exported
 from gputui.fit.graph.memory import autograd_flags, input_bytes
 from gputui.fit.graph.network import Network, Ref, compose, frozen_copy
+from gputui.fit.graph.spec import ModelSpec
 from gputui.fit.graph.stats import LayerStats
-from gputui.fit.modelsfile import ModelSpec
 
 OpClass = Literal["matmul", "elementwise", "reduction"]
 Pass = Literal["forward", "backward_input", "backward_weight", "optimizer"]
