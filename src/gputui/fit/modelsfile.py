@@ -122,11 +122,12 @@ def _parse_models(text: str, where: str, base: Path | None) -> tuple[AnyModel, .
 
 def _transformer(raw: dict[str, Any], fallback: str, where: str, base: Path) -> TransformerSpec:
     """A `kind = "transformer"` table: the LLM estimator's model and workload (fit/transformer/table.py)."""
+    from gputui.fit.importers.hf import load_path
     from gputui.fit.transformer.table import from_model_table
 
     name = raw.get("name")
     ctx = f"{where}: model {visible(name)!r}" if isinstance(name, str) and name else fallback
-    return from_model_table(raw, ctx, base)
+    return from_model_table(raw, ctx, base, load_path)
 
 
 def parse_model_table(raw: dict[str, Any], where: str) -> ModelSpec:

@@ -18,10 +18,11 @@ from gputui.fit.core.roofline import LayerTime, Profile, has_convolutions, missi
 from gputui.fit.core.target import Target
 from gputui.fit.graph.estimate import ModelCheck, PrecisionEstimate
 from gputui.fit.graph.memory import autograd_flags
+from gputui.fit.graph.network import Network
 from gputui.fit.graph.ranking import Ranked
+from gputui.fit.graph.spec import ModelSpec
 from gputui.fit.graph.speed import EFFICIENCY, Speed
 from gputui.fit.graph.stats import LayerStats
-from gputui.fit.modelsfile import ModelSpec, Network
 
 SCHEMA_VERSION = 1
 
