@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from gputui.catalog import load_catalog
@@ -52,3 +53,14 @@ def test_one_entry_ranks_either_kind() -> None:
     for ranked in (layer_ranked, llm_ranked):
         fits = [r.estimate.fits for r in ranked]
         assert fits == sorted(fits, reverse=True)  # the cards that fit come first
+
+
+def test_both_kinds_read_fits_and_fits_now_alike() -> None:
+    layer, llm = _one_of_each()
+    catalog = load_catalog()
+    card = max(catalog.cards, key=lambda c: c.memory_bytes)
+    busy = replace(card_target(card, dict(catalog.architectures)), memory_free=1 << 20)
+    for result in (check(layer, busy, precision="bf16"), check(llm, busy)):
+        e = result.chosen
+        assert e.fits and not e.fits_now  # fits the card, not the 1 MiB left free now
+        assert e.verdict_free == "does not fit" and e.peak_bytes == e.breakdown.total

@@ -27,7 +27,7 @@ from gputui.fit.core.precision import (
     recommend,
 )
 from gputui.fit.core.target import Target
-from gputui.fit.core.verdict import Verdict, verdict
+from gputui.fit.core.verdict import Answer, Verdict, verdict
 from gputui.fit.graph.memory import LiveTensor, live_at_peak, model_phases
 from gputui.fit.graph.spec import ModelSpec
 from gputui.fit.graph.speed import Speed, speed
@@ -153,7 +153,7 @@ def envelope(phases: list[Phase]) -> list[Phase]:
 
 
 @dataclass(frozen=True, slots=True)
-class PrecisionEstimate:
+class PrecisionEstimate(Answer):
     precision: str
     offered: bool
     reason: str
@@ -167,14 +167,6 @@ class PrecisionEstimate:
     verdict_free: Verdict | None = None
     max_batch_size_free: int | None = None
     speed: Speed | None = None
-
-    @property
-    def peak_bytes(self) -> int:
-        return self.breakdown.total
-
-    @property
-    def fits(self) -> bool:
-        return self.verdict != "does not fit"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from gputui.fit.core.batch import largest_batch
 from gputui.fit.core.breakdown import ITEMS, Breakdown, Overheads
 from gputui.fit.core.overheads import ALLOCATOR_SLACK, cuda_context_bytes, library_workspace_bytes
 from gputui.fit.core.target import Target
-from gputui.fit.core.verdict import Verdict, verdict
+from gputui.fit.core.verdict import Answer, Verdict, verdict
 from gputui.fit.transformer.memory import SeqPhase, StageMemory, stage_memory, stages
 from gputui.fit.transformer.model import TransformerModel
 from gputui.fit.transformer.speed import Speed, speed
@@ -118,7 +118,7 @@ def context_cap(model: TransformerModel) -> tuple[int, bool]:
 
 
 @dataclass(frozen=True, slots=True)
-class Estimate:
+class Estimate(Answer):
     model: TransformerModel
     workload: Workload
     target: Target
@@ -137,19 +137,6 @@ class Estimate:
     warnings: tuple[str, ...] = field(default=())
     # longest_seq is where the search stopped (no maximum context known), not an answer
     longest_at_search_limit: bool = False
-
-    @property
-    def peak_bytes(self) -> int:
-        return self.breakdown.total
-
-    @property
-    def fits(self) -> bool:
-        return self.verdict != "does not fit"
-
-    @property
-    def fits_now(self) -> bool:
-        v = self.verdict_free if self.verdict_free is not None else self.verdict
-        return v != "does not fit"
 
     @property
     def longest_context(self) -> int:
