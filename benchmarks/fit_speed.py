@@ -22,9 +22,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from gputui.catalog import load_catalog
-from gputui.fit.core import estimate, roofline, software
-from gputui.fit.core.estimate import Target, check, rank_cards
+from gputui.fit.core import roofline, software
+from gputui.fit.core.target import Target
+from gputui.fit.graph import estimate
 from gputui.fit.graph import speed as graph_speed
+from gputui.fit.graph.estimate import check
+from gputui.fit.graph.ranking import rank_cards
 from gputui.fit.modelsfile import ModelSpec, layer_models, load_keras_model, load_models
 
 ROOT = Path(__file__).resolve().parent.parent

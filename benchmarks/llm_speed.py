@@ -14,9 +14,11 @@ import time
 from pathlib import Path
 
 from gputui.catalog import load_catalog
-from gputui.fit.transformer.estimate import card_target, estimate, memory, rank_cards
+from gputui.fit.core.target import card_target
+from gputui.fit.transformer.estimate import estimate, memory
 from gputui.fit.transformer.hfkeys import from_hf_dict
 from gputui.fit.transformer.model import from_config
+from gputui.fit.transformer.ranking import rank_cards
 from gputui.fit.transformer.workload import Workload
 
 ROOT = Path(__file__).resolve().parent.parent

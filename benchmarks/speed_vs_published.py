@@ -34,16 +34,16 @@ from typing import Any
 
 from gputui.catalog import load_catalog
 from gputui.catalog.models import Architecture, Card
-from gputui.fit.core.estimate import EFFICIENCY, _speed_at
 from gputui.fit.core.precision import has_tensor
 from gputui.fit.core.software import DEFAULT_SOFTWARE, MemoryFormat, OptimizerImpl, Software
 from gputui.fit.core.throughput import rate
 from gputui.fit.graph import speed as graph_speed
+from gputui.fit.graph.rate import EFFICIENCY, _speed_at
 from gputui.fit.importers.hf import load_path
 from gputui.fit.modelsfile import ModelSpec, load_keras_model, parse_models
 from gputui.fit.transformer import speed as transformer_speed
-from gputui.fit.transformer.estimate import gemm_shapes
 from gputui.fit.transformer.model import TransformerModel
+from gputui.fit.transformer.rate import gemm_shapes
 from gputui.fit.transformer.workload import Workload
 
 ROOT = Path(__file__).resolve().parents[1]

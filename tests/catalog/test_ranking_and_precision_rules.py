@@ -14,9 +14,9 @@ import pytest
 
 from gputui.catalog import Architecture, Card, Catalog, load_catalog
 from gputui.cli import main
-from gputui.fit.core.estimate import Ranked, rank_cards
 from gputui.fit.core.precision import offered, precision_options, recommend
 from gputui.fit.core.throughput import rate
+from gputui.fit.graph.ranking import Ranked, rank_cards
 from gputui.fit.modelsfile import ModelSpec, load_models
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "models.toml"

@@ -9,8 +9,8 @@ from __future__ import annotations
 from gputui.catalog import load_catalog
 from gputui.core.resources import scenarios_dir
 from gputui.exporter.poller import Poller
-from gputui.fit.core.estimate import check
 from gputui.fit.core.precision import recommend
+from gputui.fit.graph.estimate import check
 from gputui.fit.modelsfile import parse_models
 from gputui.fit.targets import targets_from_snapshot
 from gputui.sources.simulated.scenario import load_scenario

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from gputui.core.errors import UserError
+from gputui.fit.core.breakdown import Phase
 from gputui.fit.core.precision import policy
-from gputui.fit.graph.memory import Phase, model_phases
+from gputui.fit.graph.memory import model_phases
 from gputui.fit.modelsfile import ModelSpec, parse_model_table, parse_models
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -153,7 +154,8 @@ def test_attention_eager_keeps_the_score_maps_sdpa_does_not() -> None:
 
 
 def test_peak_report_names_the_tensors_alive() -> None:
-    from gputui.fit.core.estimate import Target, check
+    from gputui.fit.core.target import Target
+    from gputui.fit.graph.estimate import check
 
     m = graph(SKIP)
     c = check(m, Target("x", 2**34), batch_size=64, precision="fp32", with_peak_tensors=True)

@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from gputui.catalog.models import Card
-from gputui.fit.core.estimate import Target, check, memory_model, pow2_floor, verdict
+from gputui.fit.core.batch import pow2_floor
 from gputui.fit.core.precision import policy
+from gputui.fit.core.target import Target
+from gputui.fit.core.verdict import verdict
+from gputui.fit.graph.estimate import check, memory_model
 from gputui.fit.graph.memory import model_phases, peak
 from gputui.fit.modelsfile import ModelSpec, parse_models
 

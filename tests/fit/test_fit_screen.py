@@ -97,7 +97,7 @@ async def test_rows_follow_models_gpus_and_free_memory(tmp_path: Path) -> None:
 
 
 def test_memory_bar_marks_overflow() -> None:
-    from gputui.fit.core.estimate import Target
+    from gputui.fit.core.target import Target
 
     target = Target("X", 10 * GIB, memory_free=2 * GIB)
     fits = memory_bar(target, 1 * GIB, width=10)

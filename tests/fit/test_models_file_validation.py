@@ -64,7 +64,7 @@ def test_ten_thousand_layers_is_refused_quickly_and_a_long_model_is_linear() -> 
     t0 = time.perf_counter()
     assert f"at most {MAX_LAYERS} layers" in err(seq(many))
     assert time.perf_counter() - t0 < 10
-    from gputui.fit.core.estimate import memory_model
+    from gputui.fit.graph.estimate import memory_model
 
     long = parse_models(seq(", ".join(['{ type = "Dense", units = 4 }'] * MAX_LAYERS)))[0]
     t0 = time.perf_counter()

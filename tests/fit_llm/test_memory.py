@@ -6,10 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-from gputui.fit.transformer.estimate import estimate, memory, min_cards
+from gputui.fit.core.target import Target
+from gputui.fit.transformer.estimate import estimate, memory
 from gputui.fit.transformer.formats import ggml_tensor_bytes, weight_format
 from gputui.fit.transformer.layout import Linear
-from gputui.fit.transformer.overheads import Target
+from gputui.fit.transformer.ranking import min_cards
 from gputui.fit.transformer.weights import (
     linear_bytes,
     lora_params,

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from gputui.core.errors import UserError
+from gputui.fit.importers.hf import load_path
 from gputui.fit.transformer import from_model_table
 
 if sys.version_info >= (3, 11):
@@ -36,7 +37,7 @@ config = { model_type = "llama", hidden_size = 4096, num_hidden_layers = 32, num
 
 def test_path_and_inline_configs() -> None:
     tables = tomllib.loads(TOML)["model"]
-    a = from_model_table(tables[0], "models.toml, model 'llama3'", ROOT / "examples")
+    a = from_model_table(tables[0], "models.toml, model 'llama3'", ROOT / "examples", load_path)
     b = from_model_table(tables[1], "models.toml, model 'inline'")
     assert a.model.params == b.model.params == 8_030_261_248
     assert a.workload.mode == "train" and a.workload.method == "lora" and a.workload.seq_len == 4096

@@ -547,7 +547,8 @@ def _culprit(net: Any, shape: tuple[int, ...]) -> str:
 def check_models(text: str, planted: list[str], workdir: Path) -> Outcome:
     """parse_models + the estimate on an 80 GiB target, then `gputui fit --json` on the file."""
     from gputui.cli import main
-    from gputui.fit.core.estimate import Target, check
+    from gputui.fit.core.target import Target
+    from gputui.fit.graph.estimate import check
     from gputui.fit.modelsfile import parse_models
 
     try:

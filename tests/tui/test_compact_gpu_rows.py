@@ -90,7 +90,7 @@ async def test_no_models_configured_is_said_not_judged(
 def test_one_gpu_summary_is_its_own_line_and_says_a_stopped_pass() -> None:
     from rich.text import Text
 
-    from gputui.fit.core.estimate import Target
+    from gputui.fit.core.target import Target
     from gputui.tui.views.fit_pass import FitPass
     from gputui.tui.widgets.fit_summary import summary_line
 

@@ -13,7 +13,7 @@ import pytest
 from textual.widgets import Static
 
 from gputui.fit import paths
-from gputui.fit.core.estimate import check as real_check
+from gputui.fit.graph.estimate import check as real_check
 from gputui.model.snapshot import DeviceSnapshot, Snapshot
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.screens.fit import FitScreen

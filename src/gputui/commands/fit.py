@@ -271,7 +271,7 @@ def run(args: argparse.Namespace) -> int:
     if args.all_cards:
         return _all_cards(args, models, header, path, origin, transformers)
     targets, unavailable = _targets(args)
-    from gputui.fit.core.estimate import check
+    from gputui.fit.check import check
     from gputui.fit.report import check_dict, json_safe, render_check
 
     results = [
@@ -383,7 +383,7 @@ def _targets(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
     """
     from gputui.catalog import load_catalog
     from gputui.core.errors import UserError
-    from gputui.fit.core.estimate import Target
+    from gputui.fit.core.target import Target
 
     catalog = load_catalog()
     if args.gpu:
@@ -433,7 +433,7 @@ def _all_cards(
 
     from gputui.catalog import load_catalog
     from gputui.core.errors import UserError
-    from gputui.fit.core.estimate import rank_cards
+    from gputui.fit.graph.ranking import rank_cards
     from gputui.fit.modelsfile import shown
     from gputui.fit.report import json_safe, ranking_dict, render_ranking
 

@@ -363,7 +363,8 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from gputui.core.errors import UserError
-    from gputui.fit.transformer.estimate import estimate, rank_cards
+    from gputui.fit.transformer.estimate import estimate
+    from gputui.fit.transformer.ranking import rank_cards
     from gputui.fit.transformer.report import (
         SCHEMA_VERSION,
         estimate_dict,

@@ -170,7 +170,7 @@ def rankings(
 ) -> list[tuple[Any, Any, list[Any]]]:
     """--all-cards: every catalog card for each transformer, with the cards it would need."""
     from gputui.catalog import load_catalog
-    from gputui.fit.transformer.estimate import rank_cards
+    from gputui.fit.transformer.ranking import rank_cards
 
     catalog = load_catalog()
     out = []

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 def fit_answers(
     snapshot: Snapshot, models: Sequence[ModelSpec], catalog: Catalog
 ) -> list[FitAnswer]:
-    from gputui.fit.core.estimate import check
+    from gputui.fit.check import check
     from gputui.fit.core.precision import recommend
     from gputui.fit.targets import targets_from_snapshot
 

@@ -26,7 +26,7 @@ from gputui.model.cluster import ClusterHost, ClusterSnapshot, MigReading, MigRe
 @dataclass(frozen=True, slots=True)
 class FleetFit:
     host: ClusterHost
-    target: Any  # gputui.fit.core.estimate.Target
+    target: Any  # gputui.fit.core.target.Target
     precision: str
     batch_size: int
     peak_bytes: int
@@ -121,7 +121,7 @@ def rank_fleet(
     precision: str | None = None,
     targets: list[tuple[ClusterHost, Any]] | None = None,
 ) -> list[FleetFit]:
-    from gputui.fit.core.estimate import check
+    from gputui.fit.check import check
     from gputui.fit.core.precision import recommend
 
     out = []
@@ -154,7 +154,7 @@ def _mig_order(target: Any) -> int:
 @dataclass(frozen=True, slots=True)
 class FleetLlmFit:
     host: ClusterHost
-    target: Any  # gputui.fit.core.estimate.Target
+    target: Any  # gputui.fit.core.target.Target
     estimate: Any  # gputui.fit.transformer.estimate.Estimate
 
 

@@ -12,9 +12,9 @@ Keras importer builds exactly such a dict from a Keras JSON file.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from gputui.core.errors import UserError
 from gputui.core.textsafe import visible
@@ -25,6 +25,7 @@ from gputui.fit.graph.build import GraphBuilder, sequential_network
 from gputui.fit.graph.calls import MAX_LAYERS
 from gputui.fit.graph.layers.attention import ATTENTION_MODES
 from gputui.fit.graph.network import ModelInput, Network
+from gputui.fit.graph.spec import MODES, OPTIMIZER_STATES, OPTIMIZERS, ModelSpec
 from gputui.fit.graph.syntax import check_elements
 
 if TYPE_CHECKING:
@@ -45,14 +46,6 @@ __all__ = [
     "shown",
 ]
 
-Optimizer = Literal["sgd", "momentum", "rmsprop", "adam", "adamw"]
-Mode = Literal["train", "inference", "eval"]
-Kind = Literal["sequential", "functional", "gan"]
-OPTIMIZERS: tuple[Optimizer, ...] = ("sgd", "momentum", "rmsprop", "adam", "adamw")
-MODES: tuple[Mode, ...] = ("train", "inference", "eval")
-# Tensors of optimizer state per trainable parameter (PyTorch's defaults).
-OPTIMIZER_STATES: dict[str, int] = {"sgd": 0, "momentum": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
-
 # how the framework runs it (fit.software): the speed estimate's kernels, not the memory
 _SOFTWARE_KEYS = {"memory_format", "optimizer_impl"}
 _COMMON = {"name", "kind", "batch_size", "optimizer", "mode", "attention"} | _SOFTWARE_KEYS
@@ -61,48 +54,6 @@ _FUNCTIONAL_KEYS = _COMMON | {"inputs", "outputs", "layers", "blocks"}
 _GAN_KEYS = _COMMON | {"generator", "discriminator"}
 _NET_KEYS = {"input_shape", "layers"}
 MAX_BATCH = 1 << 24
-
-
-@dataclass(frozen=True, slots=True)
-class ModelSpec:
-    name: str
-    kind: Kind
-    batch_size: int
-    optimizer: Optimizer
-    mode: Mode
-    network: Network | None = None  # sequential, functional
-    generator: Network | None = None  # gan
-    discriminator: Network | None = None  # gan
-    attention: str = "auto"
-    # the precision the source asks for (a Keras mixed-precision policy), if any
-    precision: str | None = None
-    source_warnings: tuple[str, ...] = ()
-    # how the framework runs it (layout, optimizer kernels): the speed estimate only
-    software: Software = DEFAULT_SOFTWARE
-
-    @property
-    def networks(self) -> tuple[Network, ...]:
-        if self.network is not None:
-            return (self.network,)
-        assert self.generator is not None and self.discriminator is not None
-        return (self.generator, self.discriminator)
-
-    @property
-    def params(self) -> int:
-        return sum(n.params for n in self.networks)
-
-    @property
-    def trainable_params(self) -> int:
-        return sum(n.trainable_params for n in self.networks)
-
-    @property
-    def flops(self) -> int:
-        """Forward FLOPs per sample (for a GAN: generator plus discriminator)."""
-        return sum(n.flops for n in self.networks)
-
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        return self.source_warnings + tuple(w for n in self.networks for w in n.warnings)
 
 
 # What a models file holds: layer models and (kind = "transformer") Hugging Face-style configs.
@@ -172,11 +123,12 @@ def _parse_models(text: str, where: str, base: Path | None) -> tuple[AnyModel, .
 
 def _transformer(raw: dict[str, Any], fallback: str, where: str, base: Path) -> TransformerSpec:
     """A `kind = "transformer"` table: the LLM estimator's model and workload (fit/transformer/table.py)."""
+    from gputui.fit.importers.hf import load_path
     from gputui.fit.transformer.table import from_model_table
 
     name = raw.get("name")
     ctx = f"{where}: model {visible(name)!r}" if isinstance(name, str) and name else fallback
-    return from_model_table(raw, ctx, base)
+    return from_model_table(raw, ctx, base, load_path)
 
 
 def parse_model_table(raw: dict[str, Any], where: str) -> ModelSpec:

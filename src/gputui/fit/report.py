@@ -12,21 +12,18 @@ from typing import Any
 
 from gputui.core.textsafe import visible
 from gputui.fit.core import power
-from gputui.fit.core.estimate import (
-    EFFICIENCY,
-    ModelCheck,
-    PrecisionEstimate,
-    Ranked,
-    Speed,
-    Target,
-    pow2_floor,
-)
+from gputui.fit.core.batch import pow2_floor
 from gputui.fit.core.roofline import EFFICIENCY as ROOFLINE_EFFICIENCY
 from gputui.fit.core.roofline import LayerTime, Profile, missing_figure
+from gputui.fit.core.target import Target
+from gputui.fit.graph.estimate import ModelCheck, PrecisionEstimate
 from gputui.fit.graph.memory import autograd_flags
+from gputui.fit.graph.network import Network
+from gputui.fit.graph.ranking import Ranked
+from gputui.fit.graph.rate import EFFICIENCY, Speed
+from gputui.fit.graph.spec import ModelSpec
 from gputui.fit.graph.speed import has_convolutions
 from gputui.fit.graph.stats import LayerStats
-from gputui.fit.modelsfile import ModelSpec, Network
 
 SCHEMA_VERSION = 1
 

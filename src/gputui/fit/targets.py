@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gputui.catalog import Catalog
-from gputui.fit.core.estimate import Target
 from gputui.fit.core.mig import MigSlot
+from gputui.fit.core.target import Target
 from gputui.model.snapshot import DeviceSnapshot, Snapshot
 
 

@@ -1,10 +1,9 @@
 """Breakdowns of bytes by item that add, scale and total item by item.
 
-The layer-model walk (fit/graph/memory.py: weights, gradients, optimizer state,
-activations, workspace) and the transformer phases (fit/transformer/memory.py: the same
-plus the KV cache) sum their breakdowns the same way; only the items differ. A
-frozen, slotted dataclass of numbers inherits `ItemSums` and gets `+`, `scaled`
-and `total` over its fields, in field order.
+The one breakdown by item (fit/core/breakdown.py's Parts), summed by the layer
+walk and the transformer phases alike, is such a dataclass. A frozen, slotted
+dataclass of numbers inherits `ItemSums` and gets `+`, `scaled` and `total` over
+its fields, in field order.
 """
 
 from __future__ import annotations

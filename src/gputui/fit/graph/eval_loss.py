@@ -11,8 +11,10 @@ largest one sets the moment, with every output still held.
 
 from __future__ import annotations
 
+from gputui.fit.core.breakdown import Parts, Phase
 from gputui.fit.core.precision import Precision
 from gputui.fit.graph.network import Network
+from gputui.fit.graph.tensors import input_bytes, values_of
 
 
 def _elements(net: Network, ref: tuple[int, int]) -> int:
@@ -42,3 +44,12 @@ def loss_bytes_per_sample(net: Network, p: Precision) -> int:
         upcast = 4 * el if _out_bytes(net, ref, p) < 4 else 0
         worst = max(worst, upcast + 4 * el)
     return worst
+
+
+def eval_loss_phase(net: Network, p: Precision) -> Phase:
+    """The loss after the forward: the batch, the outputs (all else is freed) and its temporaries."""
+    v = values_of(net, p)
+    held = sum(v.size[o] for o in {v.owner[r] for r in net.outputs} if o[0] >= 0)
+    batch = sum(inp.elements * input_bytes(inp.integer, p) for inp in net.inputs)
+    per = batch + held + loss_bytes_per_sample(net, p)
+    return Phase("loss (eval)", Parts(weights=net.params * p.weight_bytes), Parts(activations=per))

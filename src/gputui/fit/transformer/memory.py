@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from gputui.fit.core.sums import ItemSums
+from gputui.fit.core.breakdown import Parts
 from gputui.fit.transformer.activations import Acts, LayerActs, dtypes, layer_acts
 from gputui.fit.transformer.formats import WeightFormat, weight_format
 from gputui.fit.transformer.head import head_acts
@@ -39,24 +39,12 @@ from gputui.fit.transformer.model import TransformerModel
 from gputui.fit.transformer.weights import lora_params_block, weight_bytes
 from gputui.fit.transformer.workload import Workload
 
-ITEMS = ("weights", "gradients", "optimizer_state", "activations", "kv_cache", "workspace")
-
 
 @dataclass(frozen=True, slots=True)
-class Parts(ItemSums[float]):
-    """Bytes by item (ITEMS, in order); `+` and `total` item by item (fit/core/sums.py)."""
+class SeqPhase:
+    """A moment of the step as a recipe in the batch and the sequence length.
 
-    weights: float = 0
-    gradients: float = 0
-    optimizer_state: float = 0
-    activations: float = 0
-    kv_cache: float = 0
-    workspace: float = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Phase:
-    """bytes = fixed + batch * (acts(seq) + work(seq)) + KV cache of batch sequences."""
+    bytes = fixed + batch * (acts(seq) + work(seq)) + KV cache of batch sequences."""
 
     name: str
     fixed: Parts
@@ -88,7 +76,7 @@ def _per_seq(acts: Acts, seq: int, chunk: int | None) -> float:
 @dataclass(frozen=True, slots=True)
 class StageMemory:
     stage: Stage
-    phases: tuple[Phase, ...]
+    phases: tuple[SeqPhase, ...]
     model: TransformerModel
     workload: Workload
     tp: int
@@ -125,7 +113,7 @@ class StageMemory:
                 total += one / 2
         return total
 
-    def parts(self, phase: Phase, batch: int, seq: int) -> Parts:
+    def parts(self, phase: SeqPhase, batch: int, seq: int) -> Parts:
         p = phase.fixed + Parts(
             activations=batch * (_per_seq(phase.acts, seq, phase.chunk) + phase.per_seq_const),
             workspace=batch * _per_seq(phase.work, seq, phase.chunk),
@@ -337,7 +325,7 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
     vocab = cfg.vocab_size / tp
     h = cfg.hidden_size
     has_lm = stage.head and not cfg.encoder
-    phases: list[Phase] = []
+    phases: list[SeqPhase] = []
     base = Parts(weights=w + copies, optimizer_state=state if train else 0, workspace=workspace)
     if train:
         grads_prev = grads if wl.grad_accum > 1 else 0.0
@@ -357,7 +345,7 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             head_saved = Acts(d.stream * h)
         prior = kept_fwd.scaled(inflight - 1) if inflight > 1 else Acts()
         phases.append(
-            Phase(
+            SeqPhase(
                 "loss backward" if has_lm else "forward end",
                 base + Parts(gradients=grads_prev),
                 acts=ids + kept_fwd + head_saved + prior,
@@ -376,7 +364,7 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             else:
                 last_grads = lora_params_block(last, wl.lora_targets, wl.lora_rank) / tp * 4
         phases.append(
-            Phase(
+            SeqPhase(
                 "backward, last layer",
                 base + Parts(gradients=max(grads_prev, min(grads, head_grads + last_grads))),
                 acts=ids + kept + prior,
@@ -390,7 +378,7 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             # sums the two into a new tensor while both exist
             tied = 2 * lay.token_embedding / tp * grad_b
         phases.append(
-            Phase(
+            SeqPhase(
                 "backward, embedding" if tied else "backward, first layer",
                 base + Parts(gradients=grads, workspace=tied),
                 acts=ids + first + (ckpt if wl.grad_checkpointing else Acts()) + prior,
@@ -408,7 +396,7 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
                 else 2 * largest_tensor * 4
             )
         phases.append(
-            Phase(
+            SeqPhase(
                 "optimizer step",
                 Parts(
                     weights=w, gradients=grads, optimizer_state=state, workspace=workspace + temp
@@ -420,17 +408,17 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
     worst_fwd = fwd_candidates
     if wl.mode in ("inference", "eval"):
         for c in worst_fwd or [Acts()]:
-            phases.append(Phase("forward", base, acts=ids + c))
+            phases.append(SeqPhase("forward", base, acts=ids + c))
         if has_lm:
             name, head = head_acts(wl.mode, d.stream * h, a, vocab)
-            phases.append(Phase(name, base, acts=ids + head))
+            phases.append(SeqPhase(name, base, acts=ids + head))
         return StageMemory(stage, tuple(phases), model, wl, tp)
     # generate: prefill, then decode until the cache holds prompt + new tokens; generate
     # keeps the last position's logits and an fp32 copy of them per sequence
     logit_bytes = (a + 4) * vocab if has_lm else 0.0
     for c in worst_fwd or [Acts()]:
         phases.append(
-            Phase(
+            SeqPhase(
                 "prefill",
                 base,
                 acts=ids + c,
@@ -440,7 +428,7 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             )
         )
     phases.append(
-        Phase(
+        SeqPhase(
             "decode, cache full",
             base,
             kv="context",

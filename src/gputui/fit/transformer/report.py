@@ -13,8 +13,10 @@ from gputui.core.textsafe import visible
 from gputui.fit.core import power
 from gputui.fit.core.roofline import EFFICIENCY, LAUNCH_S
 from gputui.fit.report import gib, target_dict  # one byte format and GPU JSON for both
-from gputui.fit.transformer.estimate import Estimate, Ranked, Speed
+from gputui.fit.transformer.estimate import Estimate
 from gputui.fit.transformer.model import TransformerModel
+from gputui.fit.transformer.ranking import Ranked
+from gputui.fit.transformer.rate import Speed
 from gputui.fit.transformer.weights import lora_params
 from gputui.fit.transformer.workload import Workload
 

@@ -5,7 +5,7 @@ inline `config = { model_type = "llama", ... }` (HF's own key names), plus its w
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,12 +82,17 @@ def _choice(
 
 
 def from_model_table(
-    raw: Mapping[str, Any], where: str, base_dir: Path | None = None
+    raw: Mapping[str, Any],
+    where: str,
+    base_dir: Path | None = None,
+    load_config: Callable[[Path], TransformerModel] | None = None,
 ) -> TransformerSpec:
     """The transformer and workload a TOML table describes; UserError names `where` and the key.
 
     `where` is how messages point at the table (e.g. "models.toml, model 'llama'");
-    a relative `hf_config` is resolved against `base_dir` (default: the current directory).
+    a relative `hf_config` is resolved against `base_dir` (default: the current directory)
+    and read by `load_config` (the models file passes fit/importers/hf.py's load_path:
+    the engine does not import the importers, which import it).
     """
     unknown = sorted(set(raw) - KEYS)
     if unknown:
@@ -106,10 +111,10 @@ def from_model_table(
         p = Path(path)
         if not p.is_absolute() and base_dir is not None:
             p = base_dir / p
-        from gputui.fit.importers.hf import load_path
-
+        if load_config is None:
+            raise ValueError("from_model_table: an hf_config table needs load_config")
         try:
-            model = load_path(p)
+            model = load_config(p)
         except UserError as exc:  # the file's own problem, pointed at from the table
             raise UserError(f"{where}: hf_config: {exc}", exc.exit_code) from None
         model = TransformerModel(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from gputui.fit.core.overheads import Backend
 from gputui.fit.core.software import OptimizerImpl
 
 Mode = Literal["train", "inference", "eval", "generate"]
@@ -19,7 +20,7 @@ Parallel = Literal["none", "tp", "pp", "ddp", "zero1", "zero2", "zero3", "fsdp"]
 Optimizer = Literal["adamw", "adamw_8bit", "sgd", "sgd_momentum"]
 TrainPrecision = Literal["fp32", "amp_bf16", "amp_fp16", "bf16", "fp16"]
 MlaCache = Literal["latent", "expanded"]
-Backend = Literal["cuda", "cpu"]
+
 
 MODES: tuple[Mode, ...] = ("train", "inference", "eval", "generate")
 ATTENTIONS: tuple[Attention, ...] = ("sdpa", "eager", "flash")

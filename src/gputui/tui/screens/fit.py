@@ -30,10 +30,11 @@ from textual.widgets import DataTable, Footer, Static
 
 from gputui.catalog import Catalog
 from gputui.core.textsafe import visible
-from gputui.fit.core.estimate import ModelCheck, Target
+from gputui.fit.check import TransformerCheck
+from gputui.fit.core.target import Target
+from gputui.fit.graph.estimate import ModelCheck
 from gputui.fit.modelsfile import AnyModel
 from gputui.fit.targets import Unavailable
-from gputui.fit.transformer.table_check import TransformerCheck
 from gputui.model.snapshot import Snapshot
 from gputui.tui.views import fit_pass
 from gputui.tui.views.fit_detail import model_detail

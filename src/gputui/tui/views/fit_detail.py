@@ -12,8 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from gputui.core.textsafe import visible
-from gputui.fit.core.estimate import ModelCheck, PrecisionEstimate, Ranked
 from gputui.fit.core.roofline import Profile
+from gputui.fit.graph.estimate import ModelCheck, PrecisionEstimate
+from gputui.fit.graph.ranking import Ranked
 from gputui.fit.modelsfile import ModelSpec
 from gputui.fit.report import (
     batch_text,

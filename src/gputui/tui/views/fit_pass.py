@@ -20,7 +20,10 @@ from pathlib import Path
 from gputui.catalog import Catalog, load_catalog
 from gputui.core.errors import UserError
 from gputui.core.textsafe import visible
-from gputui.fit.core.estimate import ModelCheck, Ranked, Target, check, rank_cards
+from gputui.fit.check import TransformerCheck, check, check_transformer, rank_transformer
+from gputui.fit.core.target import Target
+from gputui.fit.graph.estimate import ModelCheck
+from gputui.fit.graph.ranking import Ranked, rank_cards
 from gputui.fit.modelsfile import AnyModel, ModelSpec
 from gputui.fit.paths import resolve_models_path
 from gputui.fit.targets import (
@@ -29,13 +32,8 @@ from gputui.fit.targets import (
     unavailable_devices,
     unavailable_reason,
 )
-from gputui.fit.transformer.estimate import Ranked as LlmRanked
+from gputui.fit.transformer.ranking import Ranked as LlmRanked
 from gputui.fit.transformer.table import TransformerSpec
-from gputui.fit.transformer.table_check import (
-    TransformerCheck,
-    check_transformer,
-    rank_transformer,
-)
 from gputui.model.snapshot import DeviceSnapshot, Snapshot
 from gputui.tui.views.fit_targets import mig_inputs
 from gputui.tui.views.model_files import load_any

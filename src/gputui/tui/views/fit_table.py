@@ -10,11 +10,12 @@ from __future__ import annotations
 from rich.text import Text
 
 from gputui.core.textsafe import visible
-from gputui.fit.core.estimate import ModelCheck, Target
+from gputui.fit.check import TransformerCheck
+from gputui.fit.core.target import Target
+from gputui.fit.graph.estimate import ModelCheck
 from gputui.fit.modelsfile import shown
 from gputui.fit.report import batch_text, gib
 from gputui.fit.targets import Unavailable
-from gputui.fit.transformer.table_check import TransformerCheck
 from gputui.tui.views.fit_detail import verdict_text
 from gputui.tui.views.fit_pass import FitPass
 from gputui.tui.views.fit_targets import target_label

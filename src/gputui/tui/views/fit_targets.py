@@ -16,8 +16,9 @@ from gputui.core.textsafe import visible
 from gputui.model.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from gputui.fit.core.estimate import ModelCheck, Target
-    from gputui.fit.transformer.table_check import TransformerCheck
+    from gputui.fit.check import TransformerCheck
+    from gputui.fit.core.target import Target
+    from gputui.fit.graph.estimate import ModelCheck
 
 # (GPU index, GPU instance id); None for the whole GPU. A MIG instance NVML gives no GI id
 # is keyed by its MIG device index past any real id (GI ids are below 64).

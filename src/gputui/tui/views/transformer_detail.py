@@ -1,4 +1,4 @@
-"""The Fit screen's detail view for a transformer row (fit/transformer/table_check.py's TransformerCheck).
+"""The Fit screen's detail view for a transformer row (fit/check.py's TransformerCheck).
 
 The layer models' detail shows precisions and layers; a transformer's shows its
 workload, the breakdown at the peak, the largest batch and the longest context
@@ -12,10 +12,10 @@ from rich.table import Table
 from rich.text import Text
 
 from gputui.core.textsafe import visible
+from gputui.fit.check import TransformerCheck
 from gputui.fit.report import gib
-from gputui.fit.transformer.estimate import Ranked
+from gputui.fit.transformer.ranking import Ranked
 from gputui.fit.transformer.report import count, model_line, workload_line
-from gputui.fit.transformer.table_check import TransformerCheck
 
 VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}
 

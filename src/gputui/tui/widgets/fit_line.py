@@ -34,9 +34,10 @@ from gputui.model.snapshot import Snapshot
 from gputui.tui.views.fit_targets import TargetKey, free_by_key, sort_key, target_key, target_label
 
 if TYPE_CHECKING:
-    from gputui.fit.core.estimate import ModelCheck, Target
+    from gputui.fit.check import TransformerCheck
+    from gputui.fit.core.target import Target
+    from gputui.fit.graph.estimate import ModelCheck
     from gputui.fit.modelsfile import ModelSpec
-    from gputui.fit.transformer.table_check import TransformerCheck
     from gputui.tui.views.fit_pass import FitPass
 
 FREE_THRESHOLD = 0.02  # of the GPU's memory
@@ -209,7 +210,7 @@ def recommended_only(model: ModelSpec, target: Target) -> ModelCheck:
     without one no roofline profile is built, nor kept in the roofline's op cache
     (~0.6 MB for the shipped models on 8 GPUs, held for the dashboard's lifetime).
     """
-    from gputui.fit.core.estimate import check
+    from gputui.fit.check import check
     from gputui.fit.core.precision import recommend
 
     precision, _ = recommend(target.architecture, model.mode, target.card)
@@ -259,7 +260,8 @@ class FreeOnly:
     def _answer(
         self, c: ModelCheck | TransformerCheck, target: Target
     ) -> ModelCheck | TransformerCheck:
-        from gputui.fit.core.estimate import ModelCheck, memory_model, verdict
+        from gputui.fit.core.verdict import verdict
+        from gputui.fit.graph.estimate import ModelCheck, memory_model
         from gputui.fit.transformer import estimate as llm
 
         free = target.memory_free

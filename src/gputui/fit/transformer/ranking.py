@@ -1,0 +1,128 @@
+"""A transformer workload on every catalog card, and the fewest cards that would hold it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from gputui.catalog.models import Architecture, Card
+from gputui.fit.core.roofline import Bound
+from gputui.fit.core.target import Target, card_target
+from gputui.fit.transformer.estimate import (
+    CARD_COUNTS,
+    Estimate,
+    estimate,
+    memory,
+    stage_memories,
+)
+from gputui.fit.transformer.memory import StageMemory
+from gputui.fit.transformer.model import TransformerModel
+from gputui.fit.transformer.workload import Workload
+
+
+def scaled_workload(model: TransformerModel, wl: Workload, n: int) -> Workload | None:
+    """`wl` spread over n GPUs the usual way: tensor parallel within 8, pipeline beyond;
+    full fine-tunes shard with ZeRO-3 (FSDP-like); None when the model cannot split n ways."""
+    cfg = model.config
+    if n == 1:
+        return replace(wl, gpus=1, tp=1, pp=1, parallel="none")
+    if wl.training:
+        return replace(wl, gpus=n, tp=1, pp=1, parallel="zero3")
+    tp = min(n, 8)
+    pp = n // tp
+    if cfg.num_heads % tp or pp > cfg.num_layers:
+        return None
+    return replace(wl, gpus=n, tp=tp, pp=pp, parallel="tp" if pp == 1 else "pp")
+
+
+def min_cards(
+    model: TransformerModel,
+    wl: Workload,
+    card: Card,
+    cache: dict[int, tuple[Workload, tuple[StageMemory, ...]] | None] | None = None,
+) -> tuple[int, str] | None:
+    """The fewest of this card that hold the workload (and how they split it), if 64 do.
+
+    `cache` keeps each card count's phases across cards (they differ only in overheads)."""
+    target = card_target(card)
+    cache = {} if cache is None else cache
+    for n in CARD_COUNTS:
+        if n not in cache:
+            swl0 = scaled_workload(model, wl, n)
+            cache[n] = None if swl0 is None else (swl0, stage_memories(model, swl0))
+        entry = cache[n]
+        if entry is None:
+            continue
+        swl, built = entry
+        mem = memory(model, swl, card.compute_capability, built)
+        if mem.peak(wl.batch_size, wl.seq_len) <= target.memory_total:
+            how = (
+                "1 GPU"
+                if n == 1
+                else (
+                    f"ZeRO-3 over {n}" if swl.parallel == "zero3" else f"TP {swl.tp} x PP {swl.pp}"
+                )
+            )
+            return n, how
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    card: Card
+    estimate: Estimate
+    min_cards: tuple[int, str] | None
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        s = self.estimate.speed
+        if s is None:
+            return None
+        mode = self.estimate.workload.mode
+        return (
+            s.train_tokens_per_s
+            if mode == "train"
+            else (s.decode_tokens_per_s if mode == "generate" else s.prefill_tokens_per_s)
+        )
+
+    @property
+    def bound(self) -> Bound | None:
+        """What limits the phase `tokens_per_s` measures (compute, memory or launch)."""
+        s = self.estimate.speed
+        if s is None:
+            return None
+        mode = self.estimate.workload.mode
+        if mode == "train":
+            return s.train_bound
+        return s.decode_bound if mode == "generate" else s.prefill_bound
+
+
+def rank_cards(
+    model: TransformerModel,
+    wl: Workload,
+    cards: tuple[Card, ...],
+    architectures: dict[str, Architecture],
+    pick: Callable[[Workload, Target], Workload] | None = None,
+) -> list[Ranked]:
+    """Every card: those that fit first, fastest first; then by how few cards would do.
+    `pick`: the strategy for each card (fit.llm.parallel_choice, when --parallel is not given)."""
+    out = []
+    for card in cards:
+        target = card_target(card, architectures)
+        cwl = pick(wl, target) if pick is not None else wl
+        est = estimate(model, cwl, target)
+        out.append(
+            Ranked(
+                card,
+                est,
+                min_cards(model, wl, card)
+                if not est.fits or wl.gpus == 1
+                else (wl.gpus, "as asked" if cwl.parallel == wl.parallel else cwl.parallel),
+            )
+        )
+
+    def key(r: Ranked) -> tuple[int, int, float]:
+        n = r.min_cards[0] if r.min_cards else 1 << 30
+        return (0 if r.estimate.fits else 1, n, -(r.tokens_per_s or 0.0))
+
+    return sorted(out, key=key)
