@@ -83,7 +83,8 @@ async def test_fast_cell_drawing_matches_datatables_own(scripted_source: Any) ->
 
     from textual.widgets import DataTable
 
-    from gputui.tui.widgets.process_table import _BY_KEY, _styled
+    from gputui.tui.views.process_columns import BY_KEY
+    from gputui.tui.widgets.process_table import styled
 
     rnd = random.Random(7)
     printable = [chr(c) for c in range(32, 127)]
@@ -105,7 +106,7 @@ async def test_fast_cell_drawing_matches_datatables_own(scripted_source: Any) ->
             for cursor in (False, True):
                 style = table._get_row_style(1, table.rich_style)
                 for value in values:
-                    table._data[row_key][column_key] = _styled(_BY_KEY[name], value)
+                    table._data[row_key][column_key] = styled(BY_KEY[name], value)
                     table._update_count += 1
                     ours = table._render_cell(1, column_index, style, width, cursor=cursor)
                     table._update_count += 1
