@@ -8,7 +8,7 @@ methods for what it needs of DataTable's internals (setting cells without a refr
 the rows in display order, whether the table has settled).
 
 Overrides and reads DataTable's private methods and caches: hence fastpaint/ (Textual is
-pinned to an exact version for it); tests/tui/test_fastpaint_table.py compares what it
+pinned to an exact version for it); tests/tui/test_fastpaint_table_cells.py compares what it
 draws with DataTable's own.
 """
 

@@ -9,7 +9,7 @@ a theme switch) DataTable's own lookups run as before. A data row whose cells ar
 simple texts is drawn as one strip straight from them (`_data_line`).
 
 Overrides DataTable's private methods and uses `textual._segment_tools`: hence fastpaint/
-(Textual is pinned to an exact version for it); tests/tui/test_fastpaint_table.py compares
+(Textual is pinned to an exact version for it); tests/tui/test_fastpaint_table_lines.py compares
 what it draws with DataTable's own.
 """
 

@@ -33,11 +33,12 @@ from gputui.tui.views.process_columns import matches as matches
 from gputui.tui.views.process_columns import row_key as row_key
 from gputui.tui.views.process_columns import sort_key as sort_key
 from gputui.tui.views.process_columns import visible_columns as visible_columns
-from gputui.tui.views.process_tree import Ancestors, TreeRow, layout
+from gputui.tui.views.process_rows import TAG_MARK as TAG_MARK
+from gputui.tui.views.process_rows import command_width, ordered_rows, row_cells
+from gputui.tui.views.process_tree import Ancestors
 
 # Reads each PID's parent chain (gputui.sources.host.source.read_ancestors); may block.
 ParentsOf = Callable[[Sequence[int]], Mapping[int, Ancestors]]
-TAG_MARK = "● "
 
 
 def styled(column: Column, value: str) -> Text:
@@ -120,9 +121,7 @@ class ProcessTable(FastDataTable):
     def _fit_command_column(self) -> None:
         if not self.columns:
             return
-        fixed = sum(c.room for c in self.shown if c.width)
-        fixed += 2 * self.cell_padding * len(self.shown)
-        width = max(COMMAND_MIN, self.size.width - fixed - 1)
+        width = command_width(self.shown, self.size.width, self.cell_padding)
         column = self.columns[self._column_key("command")]
         if column.width != width:
             column.width = width
@@ -272,37 +271,6 @@ class ProcessTable(FastDataTable):
                 return ck
         raise KeyError(key)
 
-    def _rows(self) -> list[TreeRow]:
-        """Rows to show, in display order: sorted, or as a tree under their parents."""
-        user = self.only_user
-        wanted = [
-            (row_key(p), p)
-            for p in self._all
-            if matches(p, self.filter_text) and (user is None or p.user == user)
-        ]
-        skey = sort_key(self.sort_column, self.sort_reverse)
-        wanted.sort(key=lambda kp: skey(kp[1]), reverse=self.sort_reverse)
-        if self.tree_view:
-            return layout(wanted, self.parents)
-        return [TreeRow(k, p.pid, "", proc=p) for k, p in wanted]
-
-    def _row_cells(self, row: TreeRow, tagged: bool) -> list[str]:
-        mark = TAG_MARK if tagged else ""
-        proc = row.proc
-        if proc is None:  # a parent that holds no GPU context: its PID and name
-            return [
-                str(row.pid)
-                if c.key == "pid"
-                else row.prefix + row.name
-                if c.key == "command"
-                else ""
-                for c in self.shown
-            ]
-        cells = [c.cell(proc) for c in self.shown]
-        if mark or row.prefix:
-            cells[-1] = mark + row.prefix + cells[-1]  # the command is always the last column
-        return cells
-
     def _apply(self, keep: str | None = None) -> None:
         if not self.columns:
             return
@@ -314,7 +282,14 @@ class ProcessTable(FastDataTable):
                     self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
                 )
         shown = self.shown
-        rows = self._rows()
+        rows = ordered_rows(
+            self._all,
+            needle=self.filter_text,
+            user=self.only_user,
+            column=self.sort_column,
+            reverse=self.sort_reverse,
+            parents=self.parents if self.tree_view else None,
+        )
         keys = {r.key for r in rows}
         self.tagged &= keys
 
@@ -330,10 +305,10 @@ class ProcessTable(FastDataTable):
             look = (row.proc, row.prefix, tagged)
             old = self._looks.get(key)
             if old is None:
-                cells = self._cells[key] = self._row_cells(row, tagged)
+                cells = self._cells[key] = row_cells(row, self.shown, tagged)
                 self.add_row(*(styled(c, v) for c, v in zip(shown, cells, strict=True)), key=key)
             elif old != look:
-                cells = self._row_cells(row, tagged)
+                cells = row_cells(row, self.shown, tagged)
                 prev_cells = self._cells[key]
                 for i, (c, new, prev) in enumerate(zip(shown, cells, prev_cells, strict=True)):
                     if new != prev:

@@ -1,4 +1,5 @@
-"""The process table's render caches must follow the data: what is drawn is what was set.
+"""fastpaint.table_cells: the process table's cell caches must follow the data (what is
+drawn is what was set), and a cell drawn from the cache must be DataTable's own cell.
 
 Expected strings come from the values the test hands in, never from earlier output.
 """
