@@ -7,12 +7,13 @@ last whatever the direction.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gputui.model.cluster import ClusterGpu, ClusterHost
 from gputui.render.cluster_text import age_text, host_row
+from gputui.tui.views.table_columns import Column as TableColumn
 
 NA = "N/A"
 _BLOCKS = "▁▂▃▄▅▆▇█"
@@ -20,6 +21,7 @@ SPARK_WIDTH = 12
 GiB = 1 << 30
 
 History = dict[tuple[str, int], list[float]]
+Column = TableColumn[Any]  # a row here is a host's facts (a dict) or a GpuRow
 
 
 def sparkline(values: Sequence[float], width: int = SPARK_WIDTH, top: float = 100.0) -> str:
@@ -56,15 +58,6 @@ def _gib_pair(used: float | None, total: float | None) -> str:
     return f"{u}/{t}"
 
 
-@dataclass(frozen=True)
-class Column:
-    key: str
-    label: str
-    cell: Callable[[Any], str]
-    sort: Callable[[Any], Any]
-    right: bool = False
-
-
 def _host_facts(h: ClusterHost, history: History, since_s: float = 0.0) -> dict[str, Any]:
     row = host_row(h)
     row["history"] = host_history(history, h)
@@ -92,7 +85,12 @@ def _short(text: str, width: int = NAME_MAX) -> str:
 
 HOST_COLUMNS: tuple[Column, ...] = (
     Column("host", "Host", lambda r: r["host"], lambda r: r["host"]),
-    Column("state", "State", lambda r: r["state"] + (" (sim)" if r["simulated"] else ""), lambda r: r["state"]),
+    Column(
+        "state",
+        "State",
+        lambda r: r["state"] + (" (sim)" if r["simulated"] else ""),
+        lambda r: r["state"],
+    ),
     Column(
         "gpus",
         "GPUs",
@@ -100,9 +98,16 @@ HOST_COLUMNS: tuple[Column, ...] = (
         lambda r: r["gpus"],
         True,
     ),
-    Column("util_mean", "Util mean", lambda r: _pct(r["util_mean"]), lambda r: r["util_mean"], True),
+    Column(
+        "util_mean", "Util mean", lambda r: _pct(r["util_mean"]), lambda r: r["util_mean"], True
+    ),
     Column("util_max", "Util max", lambda r: _pct(r["util_max"]), lambda r: r["util_max"], True),
-    Column("history", "Util history", lambda r: sparkline(r["history"]), lambda r: (r["history"] or [None])[-1]),
+    Column(
+        "history",
+        "Util history",
+        lambda r: sparkline(r["history"]),
+        lambda r: (r["history"] or [None])[-1],
+    ),
     Column(
         "memory",
         "Mem GiB",
@@ -117,7 +122,13 @@ HOST_COLUMNS: tuple[Column, ...] = (
         lambda r: r["hottest_c"],
         True,
     ),
-    Column("power", "Power W", lambda r: NA if r["power_w"] is None else f"{r['power_w']:.0f}", lambda r: r["power_w"], True),
+    Column(
+        "power",
+        "Power W",
+        lambda r: NA if r["power_w"] is None else f"{r['power_w']:.0f}",
+        lambda r: r["power_w"],
+        True,
+    ),
     Column("age", "Age", lambda r: age_text(r["age_s"]), lambda r: r["age_s"], True),
 )
 
@@ -149,7 +160,13 @@ GPU_COLUMNS: tuple[Column, ...] = (
     Column("gpu", "GPU", lambda r: str(r.gpu.index), lambda r: r.gpu.index, True),
     Column("name", "Name", lambda r: _short(gpu_name(r.gpu)), lambda r: gpu_name(r.gpu)),
     Column("state", "State", _gpu_state, _gpu_state),
-    Column("util", "Util", lambda r: _pct(_sample(r, "utilization_gpu")), lambda r: _sample(r, "utilization_gpu"), True),
+    Column(
+        "util",
+        "Util",
+        lambda r: _pct(_sample(r, "utilization_gpu")),
+        lambda r: _sample(r, "utilization_gpu"),
+        True,
+    ),
     Column(
         "memory",
         "Mem GiB",
@@ -160,7 +177,9 @@ GPU_COLUMNS: tuple[Column, ...] = (
     Column(
         "free",
         "Free",
-        lambda r: NA if _sample(r, "memory_free") is None else f"{_sample(r, 'memory_free') / GiB:.1f}",
+        lambda r: (
+            NA if _sample(r, "memory_free") is None else f"{_sample(r, 'memory_free') / GiB:.1f}"
+        ),
         lambda r: _sample(r, "memory_free"),
         True,
     ),
@@ -179,7 +198,9 @@ GPU_COLUMNS: tuple[Column, ...] = (
         True,
     ),
     # Last: on a narrow terminal the sparkline is what goes off-screen, not the numbers.
-    Column("history", "History", lambda r: sparkline(r.history), lambda r: (r.history or [None])[-1]),
+    Column(
+        "history", "History", lambda r: sparkline(r.history), lambda r: (r.history or [None])[-1]
+    ),
 )
 
 

@@ -7,34 +7,19 @@ entries and the tests share one definition.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from gputui.model.snapshot import GpuProcess
 from gputui.tui.views import formatting as fmt
+from gputui.tui.views.table_columns import Column as TableColumn
 
 COMMAND_WIDTH = 40  # before the first resize; then whatever the terminal leaves
 COMMAND_MIN = 16  # below this, lower-priority columns give way to the command
 COMMAND_SHARE = 0.35  # of the width: what the command wants before low-priority columns stay
 _CMD_MAX = 400
-SORT_ARROW = 2  # " ▼" after the sorted column's label: every column has room for it
 
 
-@dataclass(frozen=True)
-class Column:
-    key: str
-    label: str
-    cell: Callable[[GpuProcess], str]
-    sort_value: Callable[[GpuProcess], Any]
-    right: bool = False
-    width: int = 0  # 0: the command column, which takes what is left
-    drop: int = 0  # order in which columns give way on a narrow terminal (0: never)
-    hide_empty: bool = False  # hidden while its cell is empty on every row (Container)
-
-    @property
-    def room(self) -> int:
-        """Cells for the values and for the label with its sort arrow."""
-        return max(self.width, len(self.label) + SORT_ARROW)
+Column = TableColumn[GpuProcess]
 
 
 def gpu_cell(p: GpuProcess) -> str:
@@ -94,7 +79,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("command", "Command", _command, lambda p: p.command),
 )
 COLUMN_KEYS = tuple(c.key for c in COLUMNS)
-_BY_KEY = {c.key: c for c in COLUMNS}
+BY_KEY = {c.key: c for c in COLUMNS}
 
 
 def visible_columns(
@@ -142,9 +127,14 @@ def matches(p: GpuProcess, needle: str) -> bool:
     return needle.lower() in hay.lower()
 
 
+def default_reverse(column: str) -> bool:
+    """A newly chosen sort column starts largest-first for numbers, A-Z for names."""
+    return column not in ("gpu", "pid", "container", "user", "type", "command")
+
+
 def sort_key(column: str, reverse: bool) -> Callable[[GpuProcess], tuple[int, Any, int, int]]:
     """Missing values sort last whichever the direction; ties break on (GPU, PID)."""
-    get = _BY_KEY[column].sort_value
+    get = BY_KEY[column].sort
 
     def key(p: GpuProcess) -> tuple[int, Any, int, int]:
         v = get(p)

@@ -3,7 +3,7 @@
 `Static.update` relayouts the whole screen by default; at one update per value
 per GPU per second that relayout was most of the dashboard's CPU time.
 
-Its Rich Text is drawn by `text_lines.draw_text` where the lines fit (the
+Its Rich Text is drawn by fastpaint's `TextPaint` where the lines fit (the
 header and the process details change every second: Textual's Content
 pipeline cost ~0.4 ms a line), else by Static's own path.
 """
@@ -13,10 +13,10 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from gputui.tui.widgets.text_lines import draw_text
+from gputui.tui.fastpaint.text_paint import TextPaint
 
 
-class Field(Static):
+class Field(TextPaint, Static):
     def __init__(
         self, text: str | Text = "", *, id: str | None = None, classes: str | None = None
     ) -> None:
@@ -40,6 +40,5 @@ class Field(Static):
         self._shown = text
         self.update(text, layout=layout or lines != old_lines)
 
-    def _render_content(self) -> None:
-        if not draw_text(self, self.content):
-            super()._render_content()
+    def painted_text(self) -> object:
+        return self.content

@@ -31,7 +31,14 @@ from textual.widget import Widget
 
 from gputui.core.textsafe import visible
 from gputui.model.snapshot import Snapshot
-from gputui.tui.views.fit_targets import TargetKey, free_by_key, sort_key, target_key, target_label
+from gputui.tui.views.fit_targets import free_by_key, sort_key, target_key, target_label
+from gputui.tui.widgets.fit_summary import summary_line
+from gputui.tui.widgets.fit_verdicts import (
+    NO_MODELS_ORIGIN,
+    names_text,
+    no_models_line,
+    verdicts_by_target,
+)
 
 if TYPE_CHECKING:
     from gputui.fit.check import TransformerCheck
@@ -45,8 +52,6 @@ FREE_MIN_BYTES = 256 * 1024**2
 # Free memory that keeps moving (a training job's allocator) starts a pass at most this
 # often; a GPU lost, added or back, or an edited models file, starts one at once.
 MIN_GAP_S = 10.0
-MAX_NAMES = 4  # models named per verdict before "+N more"
-NO_MODELS_ORIGIN = "shipped examples"  # fit.paths' label when the user configured none
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,48 +112,6 @@ def change(old: Sequence[_GpuKey] | None, new: Sequence[_GpuKey]) -> str | None:
 def needs_pass(old: Sequence[_GpuKey] | None, new: Sequence[_GpuKey]) -> bool:
     """True when the estimates would read something new enough to be worth a pass."""
     return change(old, new) is not None
-
-
-def no_models_line() -> Text:
-    """The dashboard judges only the user's own models, never the shipped toy examples."""
-    return Text("Fit: no models configured: f to choose a file", style="dim", end="")
-
-
-def verdicts_by_target(result: FitPass) -> dict[TargetKey, list[tuple[str, str, int | None]]]:
-    """(model name, verdict now, largest batch now) per whole GPU or MIG instance."""
-    by_key: dict[TargetKey, list[tuple[str, str, int | None]]] = {}
-    for c in result.checks:
-        key = target_key(c.target)
-        if key is None:
-            continue
-        e = c.chosen
-        verdict = e.verdict_free if c.target.memory_free is not None else None
-        by_key.setdefault(key, []).append(
-            (visible(c.model.name), verdict or "unknown", e.max_batch_size_free)
-        )
-    return by_key
-
-
-_RANK = {"fits": 0, "tight": 1, "does not fit": 2}
-
-
-def verdicts_by_gpu(result: FitPass) -> dict[int, list[tuple[str, str, int | None]]]:
-    """(model name, verdict now, largest batch now) per GPU index: of a MIG GPU, its best
-    instance for each model (a job runs in one instance, so "fits GPU 0" means in one)."""
-    best: dict[int, dict[str, tuple[str, str, int | None]]] = {}
-    for (index, _), rows in verdicts_by_target(result).items():
-        models = best.setdefault(index, {})
-        for row in rows:
-            old = models.get(row[0])
-            if old is None or _RANK.get(row[1], 3) < _RANK.get(old[1], 3):
-                models[row[0]] = row
-    return {index: list(models.values()) for index, models in best.items()}
-
-
-def names_text(items: list[str]) -> str:
-    shown = items[:MAX_NAMES]
-    more = len(items) - len(shown)
-    return ", ".join(shown) + (f" +{more} more" if more > 0 else "")
 
 
 def fit_lines(result: FitPass) -> list[Text]:
@@ -435,8 +398,6 @@ class FitLine(Widget):
         self.toggle()
 
     def _show(self) -> None:
-        from gputui.tui.widgets.fit_summary import summary_line
-
         result = self.result
         if result is None:
             return

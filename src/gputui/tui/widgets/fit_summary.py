@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from gputui.tui.widgets.fit_line import (
+from gputui.tui.widgets.fit_verdicts import (
     NO_MODELS_ORIGIN,
     names_text,
     no_models_line,

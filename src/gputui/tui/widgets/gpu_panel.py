@@ -246,8 +246,7 @@ class GpuPanel(TextLines, can_focus=True):
         else:
             self._painted = self._version  # the screen already shows this text
 
-    def _render_content(self) -> None:
-        super()._render_content()
+    def content_drawn(self) -> None:
         self._painted = self._version
 
     def notify_style_update(self) -> None:

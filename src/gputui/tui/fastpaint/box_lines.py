@@ -12,9 +12,9 @@ widget's inner background style, then the app's line filters: that is what
 `box_lines` draws, with StylesCache's own cache of clean lines. Lines it cannot vouch
 for (a top or bottom border, here the process table's) are drawn by StylesCache
 itself, with the arguments `StylesCache.render_widget` would pass.
-tests/tui/test_tui_text_lines.py compares both line for line.
+tests/tui/test_fastpaint_box_lines.py compares both line for line.
 
-Reads StylesCache's private cache; Textual is pinned to an exact version for this.
+Reads StylesCache's private cache (hence fastpaint/); Textual is pinned to an exact version for this.
 """
 
 from __future__ import annotations
@@ -95,9 +95,7 @@ def _box_line(widget: Widget, y: int) -> Strip:
         base_background,
         background,
         widget.render_line,
-        None
-        if title is None
-        else (title, *widget._get_title_style_information(base_background)),
+        None if title is None else (title, *widget._get_title_style_information(base_background)),
         None
         if subtitle is None
         else (subtitle, *widget._get_subtitle_style_information(base_background)),
@@ -105,3 +103,11 @@ def _box_line(widget: Widget, y: int) -> Strip:
         app.ansi_theme,
         app.native_ansi_color,
     )
+
+
+class BoxPaint(Widget):
+    """A mixin for a Widget whose lines `box_lines` draws where it can."""
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        strips = box_lines(self, crop)
+        return strips if strips is not None else super().render_lines(crop)

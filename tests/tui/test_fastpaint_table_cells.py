@@ -1,4 +1,5 @@
-"""The process table's render caches must follow the data: what is drawn is what was set.
+"""fastpaint.table_cells: the process table's cell caches must follow the data (what is
+drawn is what was set), and a cell drawn from the cache must be DataTable's own cell.
 
 Expected strings come from the values the test hands in, never from earlier output.
 """
@@ -74,7 +75,8 @@ async def test_fast_cell_drawing_matches_datatables_own(scripted_source: Any) ->
 
     from textual.widgets import DataTable
 
-    from gputui.tui.widgets.process_table import _BY_KEY, _styled
+    from gputui.tui.views.process_columns import BY_KEY
+    from gputui.tui.widgets.process_table import styled
 
     rnd = random.Random(7)
     printable = [chr(c) for c in range(32, 127)]
@@ -96,7 +98,7 @@ async def test_fast_cell_drawing_matches_datatables_own(scripted_source: Any) ->
             for cursor in (False, True):
                 style = table._get_row_style(1, table.rich_style)
                 for value in values:
-                    table._data[row_key][column_key] = _styled(_BY_KEY[name], value)
+                    table._data[row_key][column_key] = styled(BY_KEY[name], value)
                     table._update_count += 1
                     ours = table._render_cell(1, column_index, style, width, cursor=cursor)
                     table._update_count += 1
