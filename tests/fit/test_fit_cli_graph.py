@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gputui.cli import main
-from gputui.commands import fit as fit_command
+from gputui.commands.fit import args as fit_args
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = str(ROOT / "examples" / "models.toml")
@@ -72,7 +72,7 @@ def test_optimizer_mode_and_batch_flags_override(capsys: pytest.CaptureFixture[s
 def test_mode_choices_tolerate_a_later_generate(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(fit_command, "MODE_CHOICES", [*fit_command.MODE_CHOICES, "generate"])
+    monkeypatch.setattr(fit_args, "MODE_CHOICES", [*fit_args.MODE_CHOICES, "generate"])
     code, _, err = run(capsys, EXAMPLES, "--gpu", "RTX 3090", "--mode", "generate")
     assert code == 2 and "--mode generate: applies to language models only" in err
     assert "Traceback" not in err

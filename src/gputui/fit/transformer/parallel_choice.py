@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gputui.fit.report import gib
 from gputui.fit.transformer.estimate import CARD_COUNTS, estimate, memory, stage_memories
 from gputui.fit.transformer.memory import StageMemory
 from gputui.fit.transformer.model import TransformerModel
 from gputui.fit.transformer.overheads import Target, verdict
 from gputui.fit.transformer.workload import Parallel, Workload
+from gputui.fit.units import gib
 
 TRAIN_TIERS: tuple[tuple[Parallel, ...], ...] = (
     ("ddp",),
