@@ -144,7 +144,10 @@ def test_optimizer_impl_does_not_change_inference(
     )
     plain = model_entry(capsys, models_file(tmp_path, mode="inference"), TENSOR_CARD, "bf16")
     assert samples_per_s(fused) == samples_per_s(plain)
-    assert fused["workload"]["software"] == {"memory_format": "channels_first", "optimizer_impl": None}
+    assert fused["workload"]["software"] == {
+        "memory_format": "channels_first",
+        "optimizer_impl": None,
+    }
 
 
 def test_the_flag_overrides_the_file_key(
@@ -152,7 +155,10 @@ def test_the_flag_overrides_the_file_key(
 ) -> None:
     keyed = models_file(tmp_path, 'memory_format = "channels_last"\noptimizer_impl = "fused"')
     from_file = model_entry(capsys, keyed, TENSOR_CARD, "amp_bf16")
-    assert from_file["workload"]["software"] == {"memory_format": "channels_last", "optimizer_impl": "fused"}
+    assert from_file["workload"]["software"] == {
+        "memory_format": "channels_last",
+        "optimizer_impl": "fused",
+    }
     flagged = model_entry(
         capsys,
         keyed,
@@ -163,12 +169,18 @@ def test_the_flag_overrides_the_file_key(
         "--optimizer-impl",
         "foreach",
     )
-    assert flagged["workload"]["software"] == {"memory_format": "channels_first", "optimizer_impl": "foreach"}
+    assert flagged["workload"]["software"] == {
+        "memory_format": "channels_first",
+        "optimizer_impl": "foreach",
+    }
     plain = model_entry(capsys, models_file(tmp_path), TENSOR_CARD, "amp_bf16")
     assert samples_per_s(flagged) == samples_per_s(plain) < samples_per_s(from_file)
     # one flag leaves the other key as the file has it
     half = model_entry(capsys, keyed, TENSOR_CARD, "amp_bf16", "--optimizer-impl", "loop")
-    assert half["workload"]["software"] == {"memory_format": "channels_last", "optimizer_impl": "loop"}
+    assert half["workload"]["software"] == {
+        "memory_format": "channels_last",
+        "optimizer_impl": "loop",
+    }
 
 
 def test_text_says_what_the_speed_assumed(
@@ -203,7 +215,10 @@ def test_all_cards_ranking_carries_the_settings(
     path = models_file(tmp_path, 'optimizer_impl = "fused"')
     data = fit_json(capsys, path, "--all-cards", "--memory-format", "channels_last")
     (ranking,) = data["models"]
-    assert ranking["workload"]["software"] == {"memory_format": "channels_last", "optimizer_impl": "fused"}
+    assert ranking["workload"]["software"] == {
+        "memory_format": "channels_last",
+        "optimizer_impl": "fused",
+    }
     assert main(["fit", path, "--all-cards"]) == 0
     assert "speed assumes: NCHW (channels_first), fused optimizer" in capsys.readouterr().out
 
@@ -234,7 +249,10 @@ def test_keras_sidecar_takes_the_keys_and_checks_them(
     sidecar = f'[[model]]\nname = "k"\nkeras = "{keras}"\nbatch_size = 8\n'
     path.write_text(sidecar + 'memory_format = "channels_last"\noptimizer_impl = "loop"\n')
     entry = model_entry(capsys, str(path), TENSOR_CARD, "amp_bf16")
-    assert entry["workload"]["software"] == {"memory_format": "channels_last", "optimizer_impl": "loop"}
+    assert entry["workload"]["software"] == {
+        "memory_format": "channels_last",
+        "optimizer_impl": "loop",
+    }
     # the Keras file itself, with the flags
     direct = model_entry(
         capsys, str(keras), TENSOR_CARD, "amp_bf16", "--batch-size", "8",
