@@ -154,7 +154,9 @@ def compare(folder: Path, upgrade: bool = False) -> int:
             upgraded += 1
     if upgrade:
         print(f"fields added by the new shape: {', '.join(sorted(added)) or 'none'}")
-        print(f"{same} identical, {upgraded} the same after the upgrade, {changed} changed, {missing} new")
+        print(
+            f"{same} identical, {upgraded} the same after the upgrade, {changed} changed, {missing} new"
+        )
     else:
         print(f"{same} identical, {changed} changed, {missing} new")
     return 1 if changed or missing else 0
