@@ -1,7 +1,7 @@
 """`gputui fit`'s command line: every flag, for layer models and transformers alike.
 
-Kept free of fit imports so `gputui --help` and the parser stay import-light; the
-modules that run the check import from here, never the other way round.
+Import-light (only fit.core.software's choices) so `gputui --help` and the parser pay
+for no estimator; the modules that run the check import from here, never the other way.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ DEVICE_CHOICES = ("cuda", "cpu")
 # asked about could not be read: the question was answered only in part.
 EXIT_PARTIAL = 3
 
-
+# a transformer's choices (transformer_workload.py checks them)
 MODES = ("train", "inference", "eval", "generate")
 METHODS = ("full", "lora", "qlora")
 ATTENTIONS = ("sdpa", "eager", "flash")
