@@ -2,13 +2,17 @@
 
     python scripts/fit_golden.py save DIR       # text and JSON of every case into DIR
     python scripts/fit_golden.py compare DIR    # the same cases now, against DIR
+    python scripts/fit_golden.py compare DIR --upgrade   # DIR saved at schema_version 1
 
 A case is one model file of examples/ or tests/fixtures/ with one set of flags
 (a card, a mode); each writes `DIR/<case>.txt` (stdout, then the exit code and
 stderr) and `DIR/<case>.json`. `compare` lists every case whose output
 changed, with the first differing line, and exits 1 if any did. JSON is
 compared after `json.loads`, with `schema_version` and the `gputui` version
-left out, so a documented change of shape shows as what it is.
+left out, so a documented change of shape shows as what it is. With `--upgrade`
+a saved schema_version 1 document is first moved into the version 2 shape
+(scripts/fit_json_v1.py): every field it had must be in the new document, equal,
+and the fields the new one adds are listed once at the end.
 
 The commands run in this process through `gputui.cli.main`, so the whole set
 takes seconds, not a minute of interpreter starts.
@@ -108,8 +112,24 @@ def save(folder: Path) -> int:
     return 0
 
 
-def compare(folder: Path) -> int:
-    changed = same = missing = 0
+def _upgraded_mismatch(old: str, new: str, added: set[str]) -> str | None:
+    """Where a v1 document, moved to the v2 shape, differs from the v2 one now (or None)."""
+    from fit_json_v1 import added_paths, mismatch, upgrade
+
+    try:
+        before, now = _strip(json.loads(old)), _strip(json.loads(new))
+    except ValueError:  # an error case: its stderr, compared as text
+        return None if old == new else _first_difference(old, new)
+    moved = upgrade(before) if json.loads(old).get("schema_version") == 1 else before
+    found = mismatch(moved, now)
+    if found is None:
+        added |= added_paths(moved, now)
+    return found
+
+
+def compare(folder: Path, upgrade: bool = False) -> int:
+    changed = same = missing = upgraded = 0
+    added: set[str] = set()
     for name, argv in cases():
         text_path, json_path = folder / f"{name}.txt", folder / f"{name}.json"
         if not text_path.is_file():
@@ -122,12 +142,23 @@ def compare(folder: Path) -> int:
         if text != old_text:
             print(f"changed  {name}.txt  {_first_difference(old_text, text)}")
             changed += 1
-        elif not _json_equal(old_json, js):
+        elif _json_equal(old_json, js):
+            same += 1
+        elif not upgrade:
             print(f"changed  {name}.json  {_first_difference(old_json, js)}")
             changed += 1
+        elif (where := _upgraded_mismatch(old_json, js, added)) is not None:
+            print(f"changed  {name}.json  after the upgrade to the new shape: {where}")
+            changed += 1
         else:
-            same += 1
-    print(f"{same} identical, {changed} changed, {missing} new")
+            upgraded += 1
+    if upgrade:
+        print(f"fields added by the new shape: {', '.join(sorted(added)) or 'none'}")
+        print(
+            f"{same} identical, {upgraded} the same after the upgrade, {changed} changed, {missing} new"
+        )
+    else:
+        print(f"{same} identical, {changed} changed, {missing} new")
     return 1 if changed or missing else 0
 
 
@@ -135,9 +166,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=("save", "compare"))
     parser.add_argument("folder", type=Path)
+    parser.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="compare: move a saved schema_version 1 JSON into the new shape first",
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO / "src"))
-    return save(args.folder) if args.action == "save" else compare(args.folder)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # fit_json_v1
+    return save(args.folder) if args.action == "save" else compare(args.folder, args.upgrade)
 
 
 if __name__ == "__main__":

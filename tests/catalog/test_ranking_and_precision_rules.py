@@ -133,7 +133,7 @@ def test_ranking_text_says_unknown_and_launch_price(
 
 def test_ranking_json_adds_basis_and_unknown_reason(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["fit", str(EXAMPLES), "--all-cards", "--model", "vgg16", "--json"]) == 0
-    cards = json.loads(capsys.readouterr().out)["rankings"][0]["cards"]
+    cards = json.loads(capsys.readouterr().out)["models"][0]["ranking"]
     by_name = {c["card"]: c for c in cards}
     assert by_name["TITAN RTX"]["samples_per_s"] is None
     assert by_name["TITAN RTX"]["speed_unknown_reason"]
@@ -198,7 +198,7 @@ def test_no_fp8_training_before_ada(name: str) -> None:
 
 def test_gpu_check_on_p100_recommends_amp_fp16(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["fit", str(EXAMPLES), "--gpu", "P100 SXM2", "--model", "vgg16", "--json"]) == 0
-    entry = json.loads(capsys.readouterr().out)["models"][0]
+    (entry,) = json.loads(capsys.readouterr().out)["models"][0]["estimates"]
     assert entry["recommended_precision"] == "amp_fp16"
-    amp = next(e for e in entry["estimates"] if e["precision"] == "amp_fp16")
-    assert amp["peak_tflops_used"] == 21.2
+    amp = next(e for e in entry["precisions"] if e["precision"] == "amp_fp16")
+    assert amp["speed"]["peak_tflops_used"] == 21.2

@@ -116,7 +116,7 @@ def test_hf_config_is_ranked_across_the_fleet(prom: PrometheusServer) -> None:
     assert entry["kind"] == "transformer" and len(entry["gpus"]) == 5
     local = gputui("fit", LLAMA, "--mode", "inference", "--gpu", "H100 SXM5 80GB", "--json")
     assert local.returncode == 0, local.stderr
-    local_peak = json.loads(local.stdout)["estimates"][0]["peak_bytes"]
+    local_peak = json.loads(local.stdout)["models"][0]["estimates"][0]["peak_bytes"]
     h100 = [g for g in entry["gpus"] if g["host"] == "h100-a"]
     assert {g["peak_bytes"] for g in h100} == {local_peak}  # the local estimate, per GPU
 

@@ -89,7 +89,7 @@ def test_fit_on_an_hf_config_shows_its_model_type_visibly(tmp_path: Path) -> Non
         _clean(err)
         assert "^[[31mred" in out.splitlines()[0]  # the model: line, shown in caret notation
     code, out, _ = _run(["fit", str(path), "--gpu", "RTX 3090", "--json"])
-    assert json.loads(out)["model"]["model_type"].startswith(
+    assert json.loads(out)["models"][0]["model"]["model_type"].startswith(
         "\x1b[31mred"
     )  # JSON: as it is, escaped
     _clean(out)

@@ -33,16 +33,19 @@ def test_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, EXAMPLES, "--gpu", "RTX 3090", "--json")
     assert code == 0
     data = json.loads(out)
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == 2 and data["mode"] == "check"
     assert data["all_fit"] is True
     names = [m["name"] for m in data["models"]]
     assert "vgg16" in names
     vgg = data["models"][names.index("vgg16")]
-    assert vgg["params"] == 138_357_544 and vgg["trainable_params"] == 138_357_544
-    assert vgg["mode"] == "train" and vgg["batch_size"] == 32
-    assert vgg["recommended_precision"] == "amp_bf16"
-    assert len(vgg["layers"]) == 22
-    for e in vgg["estimates"]:
+    assert vgg["kind"] == "graph" and vgg["model"]["type"] == "sequential"
+    assert vgg["model"]["params"] == 138_357_544
+    assert vgg["model"]["trainable_params"] == 138_357_544
+    assert vgg["workload"]["mode"] == "train" and vgg["workload"]["batch_size"] == 32
+    (on_3090,) = vgg["estimates"]  # one per GPU checked
+    assert on_3090["recommended_precision"] == on_3090["precision"] == "amp_bf16"
+    assert len(vgg["model"]["layers"]) == 22
+    for e in on_3090["precisions"]:
         assert set(e["breakdown"]) >= {
             "weights",
             "gradients",
@@ -53,7 +56,7 @@ def test_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
         }
         assert e["peak_bytes"] == sum(e["breakdown"].values())
         assert isinstance(e["fits"], bool) and e["max_batch_size"] >= 0
-    precisions = {e["precision"] for e in vgg["estimates"]}
+    precisions = {e["precision"] for e in on_3090["precisions"]}
     # amp_fp8 (Transformer Engine training) is listed everywhere, offered on Ada and later
     assert precisions == {"fp32", "tf32", "amp_fp16", "amp_bf16", "amp_fp8", "bf16", "fp16"}
 
@@ -69,8 +72,9 @@ def test_does_not_fit_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
 def test_all_cards_ranks_fitting_cards_first(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, EXAMPLES, "--all-cards", "--model", "vgg16", "--json")
     assert code == 0
-    (ranking,) = json.loads(out)["rankings"]
-    cards = ranking["cards"]
+    (entry,) = json.loads(out)["models"]
+    assert entry["estimates"] is None
+    cards = entry["ranking"]
     assert len(cards) > 10
     fits = [c["fits"] for c in cards]
     assert fits == sorted(fits, reverse=True)
@@ -155,9 +159,10 @@ def test_installed_gpu_uses_free_memory(
     rc, out, _ = run(capsys, EXAMPLES, "--model", "vgg16", "--json")
     assert rc == code
     (entry,) = json.loads(out)["models"]
-    assert entry["gpu"]["catalog_card"] == "GeForce RTX 3090"
-    assert entry["gpu"]["memory_free_bytes"] == free_gib * 2**30
-    chosen = next(e for e in entry["estimates"] if e["precision"] == entry["recommended_precision"])
+    (chosen,) = entry["estimates"]  # the recommended precision's answer on the one GPU
+    assert chosen["gpu"]["catalog_card"] == "GeForce RTX 3090"
+    assert chosen["gpu"]["memory_free_bytes"] == free_gib * 2**30
+    assert chosen["precision"] == chosen["recommended_precision"]
     assert chosen["verdict"] == "fits"  # 24 GiB in total
     assert (chosen["verdict_free"] == "does not fit") == (free_gib == 1)
     assert chosen["max_batch_size_free"] < chosen["max_batch_size"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gputui.cli import main
-from gputui.commands import fit as fit_command
+from gputui.commands.fit import args as fit_args
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = str(ROOT / "examples" / "models.toml")
@@ -26,10 +26,12 @@ def test_keras_json_resnet50_on_a_card(capsys: pytest.CaptureFixture[str]) -> No
     assert code == 0
     data = json.loads(out)
     (model,) = data["models"]
-    assert model["kind"] == "functional" and model["params"] == 25_636_712
-    assert data["backend"] == "cuda" and model["backend"] == "cuda"
-    assert model["peak_tensors"] and {"layer", "what", "bytes"} <= set(model["peak_tensors"][0])
-    names = {layer["name"] for layer in model["layers"]}
+    assert model["kind"] == "graph" and model["model"]["type"] == "functional"
+    assert model["model"]["params"] == 25_636_712
+    assert data["backend"] == "cuda" and model["workload"]["backend"] == "cuda"
+    (est,) = model["estimates"]
+    assert est["peak_tensors"] and {"layer", "what", "bytes"} <= set(est["peak_tensors"][0])
+    names = {layer["name"] for layer in model["model"]["layers"]}
     assert "conv1_conv" in names
 
 
@@ -63,16 +65,16 @@ def test_optimizer_mode_and_batch_flags_override(capsys: pytest.CaptureFixture[s
     _, adam, _ = run(capsys, *base, "--optimizer", "adam")
     _, inf, _ = run(capsys, *base, "--mode", "inference", "--batch-size", "8")
     s, a, i = (json.loads(x)["models"][0] for x in (sgd, adam, inf))
-    assert s["optimizer"] == "sgd" and a["optimizer"] == "adam"
+    assert s["workload"]["optimizer"] == "sgd" and a["workload"]["optimizer"] == "adam"
     assert s["estimates"][0]["breakdown"]["optimizer_state"] == 0
     assert a["estimates"][0]["breakdown"]["optimizer_state"] > 0
-    assert i["mode"] == "inference" and i["batch_size"] == 8
+    assert i["workload"]["mode"] == "inference" and i["workload"]["batch_size"] == 8
 
 
 def test_mode_choices_tolerate_a_later_generate(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(fit_command, "MODE_CHOICES", [*fit_command.MODE_CHOICES, "generate"])
+    monkeypatch.setattr(fit_args, "MODE_CHOICES", [*fit_args.MODE_CHOICES, "generate"])
     code, _, err = run(capsys, EXAMPLES, "--gpu", "RTX 3090", "--mode", "generate")
     assert code == 2 and "--mode generate: applies to language models only" in err
     assert "Traceback" not in err
@@ -93,8 +95,9 @@ def test_toml_sidecar_reads_the_keras_file(
     code, out, err = run(capsys, str(side), "--gpu", "RTX 3090", "--json")
     assert code == 0, err
     (model,) = json.loads(out)["models"]
-    assert model["name"] == "s2s" and model["batch_size"] == 16
-    assert model["optimizer"] == "rmsprop" and model["params"] == counts["total"]
+    assert model["name"] == "s2s" and model["workload"]["batch_size"] == 16
+    assert model["workload"]["optimizer"] == "rmsprop"
+    assert model["model"]["params"] == counts["total"]
     side.write_text('[[model]]\nname = "s2s"\nkeras = "nope.json"\n')
     code, _, err = run(capsys, str(side), "--gpu", "RTX 3090")
     assert code == 2 and "no such Keras model file" in err
@@ -106,8 +109,9 @@ def test_mixed_precision_policy_is_honoured(capsys: pytest.CaptureFixture[str]) 
     )
     assert code == 0
     model = json.loads(out)["models"][0]
-    assert model["recommended_precision"] == "amp_fp16"
-    assert [e["precision"] for e in model["estimates"]] == ["amp_fp16"]
+    (est,) = model["estimates"]
+    assert est["recommended_precision"] == "amp_fp16"
+    assert [e["precision"] for e in est["precisions"]] == ["amp_fp16"]
 
 
 def test_bad_input_shape_flag_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -120,5 +124,5 @@ def test_bad_input_shape_flag_is_one_line(capsys: pytest.CaptureFixture[str]) ->
 def test_all_cards_with_the_functional_examples(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, EXAMPLES, "--all-cards", "--json")
     assert code == 0
-    ranked = {r["model"] for r in json.loads(out)["rankings"]}
+    ranked = {r["name"] for r in json.loads(out)["models"] if r["ranking"]}
     assert {"resnet20-cifar", "unet-small", "seq2seq-lstm", "text-transformer"} <= ranked

@@ -96,9 +96,9 @@ def test_graph_eval_runs_the_loss_on_the_output_after_the_forward() -> None:
 
 def test_cli_and_toml_accept_eval(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code = main(["fit", str(GPT2), "--mode", "eval", "--gpu", "T4", "--json"])
-    ev = json.loads(capsys.readouterr().out)
+    (ev,) = json.loads(capsys.readouterr().out)["models"]
     code2 = main(["fit", str(GPT2), "--mode", "inference", "--gpu", "T4", "--json"])
-    inf = json.loads(capsys.readouterr().out)
+    (inf,) = json.loads(capsys.readouterr().out)["models"]
     assert code in (0, 1) and code2 in (0, 1)
     assert ev["workload"]["mode"] == "eval" and inf["workload"]["mode"] == "inference"
     assert ev["estimates"][0]["peak_bytes"] > inf["estimates"][0]["peak_bytes"]
@@ -115,8 +115,11 @@ def test_cli_and_toml_accept_eval(capsys: pytest.CaptureFixture[str], tmp_path: 
     )
     assert main(["fit", str(models), "--gpu", "T4", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert [m["mode"] for m in out["models"]] == ["eval"]
-    assert [t["workload"]["mode"] for t in out["transformers"]] == ["eval"]
+    # one entry per model, layer model or transformer, each with its workload's mode
+    assert [(m["kind"], m["workload"]["mode"]) for m in out["models"]] == [
+        ("graph", "eval"),
+        ("transformer", "eval"),
+    ]
 
 
 def test_a_bad_mode_names_the_choices(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -116,6 +116,6 @@ def test_every_precision_has_a_policy_with_sane_bytes() -> None:
 
 
 def test_cli_precision_choices_match_library() -> None:
-    from gputui.commands.fit import PRECISION_CHOICES
+    from gputui.commands.fit.args import PRECISION_CHOICES
 
     assert PRECISION_CHOICES == PRECISIONS

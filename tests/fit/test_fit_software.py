@@ -66,7 +66,7 @@ def model_entry(
 
 def samples_per_s(entry: dict[str, Any]) -> float:
     (est,) = entry["estimates"]
-    value = est["samples_per_s"]
+    value = est["speed"]["samples_per_s"]
     assert isinstance(value, float) and value > 0
     return value
 
@@ -85,8 +85,8 @@ def test_channels_last_is_faster_for_a_conv_net_in_amp_on_tensor_cores(
     path = models_file(tmp_path)
     nchw = model_entry(capsys, path, TENSOR_CARD, "amp_bf16")
     nhwc = model_entry(capsys, path, TENSOR_CARD, "amp_bf16", "--memory-format", "channels_last")
-    assert nchw["software"]["memory_format"] == "channels_first"  # PyTorch's default
-    assert nhwc["software"]["memory_format"] == "channels_last"
+    assert nchw["workload"]["software"]["memory_format"] == "channels_first"  # PyTorch's default
+    assert nhwc["workload"]["software"]["memory_format"] == "channels_last"
     # the transposes are memory traffic around every conv call: a real share, not noise
     assert samples_per_s(nhwc) > 1.05 * samples_per_s(nchw)
 
@@ -112,7 +112,7 @@ def test_pytorch_contiguous_format_is_channels_first(
 ) -> None:
     path = models_file(tmp_path, 'memory_format = "contiguous_format"')
     entry = model_entry(capsys, path, TENSOR_CARD, "amp_bf16")
-    assert entry["software"]["memory_format"] == "channels_first"
+    assert entry["workload"]["software"]["memory_format"] == "channels_first"
     default = model_entry(capsys, models_file(tmp_path), TENSOR_CARD, "amp_bf16")
     assert samples_per_s(entry) == samples_per_s(default)
 
@@ -131,7 +131,7 @@ def test_fused_optimizer_is_faster_than_foreach_for_a_training_step(
     # a per-tensor loop launches every foreach op once per tensor: slower still
     assert speeds["loop"] < speeds["foreach"]
     default = model_entry(capsys, path, TENSOR_CARD, "amp_bf16")
-    assert default["software"]["optimizer_impl"] == "foreach"
+    assert default["workload"]["software"]["optimizer_impl"] == "foreach"
     assert samples_per_s(default) == speeds["foreach"]
 
 
@@ -144,7 +144,10 @@ def test_optimizer_impl_does_not_change_inference(
     )
     plain = model_entry(capsys, models_file(tmp_path, mode="inference"), TENSOR_CARD, "bf16")
     assert samples_per_s(fused) == samples_per_s(plain)
-    assert fused["software"] == {"memory_format": "channels_first", "optimizer_impl": None}
+    assert fused["workload"]["software"] == {
+        "memory_format": "channels_first",
+        "optimizer_impl": None,
+    }
 
 
 def test_the_flag_overrides_the_file_key(
@@ -152,7 +155,10 @@ def test_the_flag_overrides_the_file_key(
 ) -> None:
     keyed = models_file(tmp_path, 'memory_format = "channels_last"\noptimizer_impl = "fused"')
     from_file = model_entry(capsys, keyed, TENSOR_CARD, "amp_bf16")
-    assert from_file["software"] == {"memory_format": "channels_last", "optimizer_impl": "fused"}
+    assert from_file["workload"]["software"] == {
+        "memory_format": "channels_last",
+        "optimizer_impl": "fused",
+    }
     flagged = model_entry(
         capsys,
         keyed,
@@ -163,12 +169,18 @@ def test_the_flag_overrides_the_file_key(
         "--optimizer-impl",
         "foreach",
     )
-    assert flagged["software"] == {"memory_format": "channels_first", "optimizer_impl": "foreach"}
+    assert flagged["workload"]["software"] == {
+        "memory_format": "channels_first",
+        "optimizer_impl": "foreach",
+    }
     plain = model_entry(capsys, models_file(tmp_path), TENSOR_CARD, "amp_bf16")
     assert samples_per_s(flagged) == samples_per_s(plain) < samples_per_s(from_file)
     # one flag leaves the other key as the file has it
     half = model_entry(capsys, keyed, TENSOR_CARD, "amp_bf16", "--optimizer-impl", "loop")
-    assert half["software"] == {"memory_format": "channels_last", "optimizer_impl": "loop"}
+    assert half["workload"]["software"] == {
+        "memory_format": "channels_last",
+        "optimizer_impl": "loop",
+    }
 
 
 def test_text_says_what_the_speed_assumed(
@@ -202,8 +214,11 @@ def test_all_cards_ranking_carries_the_settings(
 ) -> None:
     path = models_file(tmp_path, 'optimizer_impl = "fused"')
     data = fit_json(capsys, path, "--all-cards", "--memory-format", "channels_last")
-    (ranking,) = data["rankings"]
-    assert ranking["software"] == {"memory_format": "channels_last", "optimizer_impl": "fused"}
+    (ranking,) = data["models"]
+    assert ranking["workload"]["software"] == {
+        "memory_format": "channels_last",
+        "optimizer_impl": "fused",
+    }
     assert main(["fit", path, "--all-cards"]) == 0
     assert "speed assumes: NCHW (channels_first), fused optimizer" in capsys.readouterr().out
 
@@ -234,7 +249,10 @@ def test_keras_sidecar_takes_the_keys_and_checks_them(
     sidecar = f'[[model]]\nname = "k"\nkeras = "{keras}"\nbatch_size = 8\n'
     path.write_text(sidecar + 'memory_format = "channels_last"\noptimizer_impl = "loop"\n')
     entry = model_entry(capsys, str(path), TENSOR_CARD, "amp_bf16")
-    assert entry["software"] == {"memory_format": "channels_last", "optimizer_impl": "loop"}
+    assert entry["workload"]["software"] == {
+        "memory_format": "channels_last",
+        "optimizer_impl": "loop",
+    }
     # the Keras file itself, with the flags
     direct = model_entry(
         capsys, str(keras), TENSOR_CARD, "amp_bf16", "--batch-size", "8",
@@ -285,8 +303,9 @@ def test_transformer_training_takes_the_optimizer_impl(
 ) -> None:
     def train(*flags: str) -> tuple[float, dict[str, Any]]:
         data = fit_json(capsys, GPT2, "--gpu", TENSOR_CARD, "--mode", "train", *flags)
-        (est,) = data["estimates"]
-        return float(est["speed"]["train_tokens_per_s"]), data["workload"]
+        (entry,) = data["models"]
+        (est,) = entry["estimates"]
+        return float(est["speed"]["train_tokens_per_s"]), entry["workload"]
 
     foreach, wl = train()
     assert wl["optimizer_impl"] == "foreach"
@@ -305,10 +324,10 @@ def test_transformer_table_key_and_flag_precedence(
         'optimizer_impl = "fused"\n'
     )
     path.write_text(table)
-    (entry,) = fit_json(capsys, str(path), "--gpu", TENSOR_CARD)["transformers"]
+    (entry,) = fit_json(capsys, str(path), "--gpu", TENSOR_CARD)["models"]
     assert entry["workload"]["optimizer_impl"] == "fused"
     data = fit_json(capsys, str(path), "--gpu", TENSOR_CARD, "--optimizer-impl", "loop")
-    assert data["transformers"][0]["workload"]["optimizer_impl"] == "loop"
+    assert data["models"][0]["workload"]["optimizer_impl"] == "loop"
     path.write_text(table.replace('"train"', '"generate"'))
     line = error_line(capsys, str(path), "--gpu", TENSOR_CARD)
     assert line.endswith('optimizer_impl: only with mode = "train" (mode is "generate")')

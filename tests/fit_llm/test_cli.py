@@ -33,8 +33,8 @@ def test_issue_generate_32k_all_cards_json(capsys: pytest.CaptureFixture[str]) -
         capsys, LLAMA3, "--mode", "generate", "--seq-len", "32768", "--all-cards", "--json",
         "--allow-longer-context",  # Llama-3-8B's context is 8192
     )  # fmt: skip
-    data = json.loads(out)
-    assert rc == 0 and data["kind"] == "transformer"
+    (data,) = json.loads(out)["models"]  # one entry, the shape every kind shares
+    assert rc == 0 and data["kind"] == "transformer" and data["estimates"] is None
     rows = {r["card"]: r for r in data["ranking"]}
     assert rows["H100 SXM5 80GB"]["fits"] and rows["H100 SXM5 80GB"]["min_cards"] == 1
     small = [r for r in data["ranking"] if not r["fits"]]
@@ -44,7 +44,7 @@ def test_issue_generate_32k_all_cards_json(capsys: pytest.CaptureFixture[str]) -
 
 def test_gguf_fixture(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run(capsys, GGUF, "--gpu", "RTX 4090", "--json")
-    data = json.loads(out)
+    (data,) = json.loads(out)["models"]
     assert rc == 0
     assert data["model"]["input_kind"] == "gguf" and data["model"]["params"] == 106_816
     assert data["workload"]["weights"] == "gguf-q8_0"
@@ -119,7 +119,8 @@ def test_multi_gpu_70b(capsys: pytest.CaptureFixture[str]) -> None:
     rc4, out4, _ = run(
         capsys, m, "--gpu", "H100 SXM5 80GB", "--seq-len", "32000", "--gpus", "4", "--json", longer
     )
-    one, four = json.loads(out1)["estimates"][0], json.loads(out4)["estimates"][0]
+    one = json.loads(out1)["models"][0]["estimates"][0]
+    four = json.loads(out4)["models"][0]["estimates"][0]
     assert rc1 == 1 and not one["fits"]
     assert (
         rc4 == 0

@@ -49,7 +49,7 @@ def test_within_the_context_the_longest_answer_stays_within_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     rc, out, _ = run(capsys, LLAMA3, "--seq-len", "7936", "--gpu", "H100 SXM5 80GB", "--json")
-    est = json.loads(out)["estimates"][0]
+    est = json.loads(out)["models"][0]["estimates"][0]
     assert rc == 0 and est["longest_context"] <= 8192 and est["longest_capped_by_model"]
 
 
@@ -65,7 +65,7 @@ def test_asked_for_it_is_estimated_and_said_to_be_beyond(
         capsys, LLAMA3, "--seq-len", "8192", "--allow-longer-context", "--gpu", "RTX 3090",
         "--json",
     )  # fmt: skip
-    est = json.loads(out)["estimates"][0]
+    est = json.loads(out)["models"][0]["estimates"][0]
     assert est["longest_context"] > 8192
     assert any("beyond the trained context" in w for w in est["warnings"])
 
@@ -94,7 +94,7 @@ def test_the_toml_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     path.write_text(table + "allow_longer_context = true\n")
     rc, out, err = run(capsys, str(path), "--gpu", "H100 SXM5 80GB", "--json")
     assert rc in (0, 1), err
-    (entry,) = json.loads(out)["transformers"]
+    (entry,) = json.loads(out)["models"]
     assert entry["workload"]["seq_len"] == 16000
     path.write_text(table.replace("16000", "4000"))
     rc, _, err = run(capsys, str(path), "--seq-len", "9000", "--gpu", "T4")
@@ -159,7 +159,7 @@ def test_no_known_context_says_where_the_search_stopped(
     assert ": at least " in longest
     assert "names no maximum context" in out
     rc, out, _ = run(capsys, str(path), "--gpu", "H100 SXM5 80GB", "--json")
-    estimate = json.loads(out)["estimates"][0]
+    estimate = json.loads(out)["models"][0]["estimates"][0]
     assert estimate["longest_at_search_limit"] is True
     rc, out, _ = run(capsys, LLAMA3, "--gpu", "H100 SXM5 80GB")
     assert ": at least " not in out and "names no maximum context" not in out

@@ -133,8 +133,12 @@ def test_mixed_file_json_matches_the_single_file_estimate(
     rc, out, _ = run(capsys, str(mixed), "--gpu", "RTX 4090", "--json")
     data = json.loads(out)
     assert rc == 0 and data["all_fit"] is True
-    assert [m["name"] for m in data["models"]] == ["mlp"]
-    by_name = {t["name"]: t for t in data["transformers"]}
+    assert [(m["name"], m["kind"]) for m in data["models"]] == [
+        ("mlp", "graph"),
+        ("llama3-lora", "transformer"),
+        ("gpt2", "transformer"),
+    ]
+    by_name = {t["name"]: t for t in data["models"] if t["kind"] == "transformer"}
     assert set(by_name) == {"llama3-lora", "gpt2"}
     llama = by_name["llama3-lora"]
     assert llama["workload"]["method"] == "lora" and llama["workload"]["seq_len"] == 1024
@@ -144,7 +148,8 @@ def test_mixed_file_json_matches_the_single_file_estimate(
         "--lora-rank", "16", "--seq-len", "1024", "--gpu", "RTX 4090", "--json",
     )  # fmt: skip
     assert rc1 == 0
-    assert llama["estimates"][0]["peak_bytes"] == json.loads(single)["estimates"][0]["peak_bytes"]
+    (alone,) = json.loads(single)["models"]
+    assert llama["estimates"][0]["peak_bytes"] == alone["estimates"][0]["peak_bytes"]
 
 
 def test_flags_override_the_table_and_set_the_exit_status(
@@ -155,8 +160,9 @@ def test_flags_override_the_table_and_set_the_exit_status(
         "--gpu", "RTX 4090", "--json", "--allow-longer-context",  # Llama-3-8B: context 8192
     )  # fmt: skip
     data = json.loads(out)
-    assert rc == 1 and data["all_fit"] is False and data["models"] == []
-    (llama,) = data["transformers"]
+    assert rc == 1 and data["all_fit"] is False
+    (llama,) = data["models"]
+    assert llama["kind"] == "transformer"
     assert llama["workload"]["seq_len"] == 16384 and llama["workload"]["batch_size"] == 4
     assert llama["workload"]["method"] == "lora"  # the table's, not overridden
     assert llama["estimates"][0]["verdict"] == "does not fit"
@@ -179,10 +185,10 @@ def test_all_cards_ranks_transformers_too(mixed: Path, capsys: pytest.CaptureFix
     )
     data = json.loads(out)
     assert rc == 0
-    assert [r["model"] for r in data["rankings"]] == ["mlp"]
-    (gpt2,) = data["transformer_rankings"]
-    assert gpt2["model"] == "gpt2" and gpt2["fits_somewhere"]
-    assert gpt2["cards"][0]["fits"] and gpt2["cards"][0]["min_cards"] == 1
+    mlp, gpt2 = data["models"]
+    assert (mlp["name"], mlp["kind"], gpt2["kind"]) == ("mlp", "graph", "transformer")
+    assert gpt2["name"] == "gpt2" and any(r["fits"] for r in gpt2["ranking"])
+    assert gpt2["ranking"][0]["fits"] and gpt2["ranking"][0]["min_cards"] == 1
     rc, text, _ = run(capsys, str(mixed), "--all-cards", "--model", "gpt2")
     assert rc == 0 and "cards needed" in text and "decode tok/s" in text
 
@@ -197,8 +203,8 @@ def test_shared_flags_meant_for_layer_models_leave_transformers_alone(
         "--json",
     )  # fmt: skip
     data = json.loads(out)
-    assert rc == 0 and data["models"][0]["optimizer"] == "rmsprop"
-    llama = next(t for t in data["transformers"] if t["name"] == "llama3-lora")
+    assert rc == 0 and data["models"][0]["workload"]["optimizer"] == "rmsprop"
+    llama = next(t for t in data["models"] if t["name"] == "llama3-lora")
     assert llama["workload"]["optimizer"] == "adamw"
     rc, _, err = run(capsys, str(mixed), "--model", "gpt2", "--optimizer", "adam", "--gpu", "T4")
     assert rc == 2 and "--optimizer: only with --mode train" in err

@@ -27,8 +27,10 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    """The exit status and the one model's entry (`models[0]` of the document)."""
     rc, out = run(capsys, *argv, "--json")
-    return rc, json.loads(out)
+    (entry,) = json.loads(out)["models"]
+    return rc, entry
 
 
 def peak_of(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, int]:

@@ -31,7 +31,7 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:  # type: i
     rc = main(["fit", str(LLAMA3), *argv, "--json"])
     out, _ = capsys.readouterr()
     assert rc in (0, 1)
-    return json.loads(out)  # type: ignore[no-any-return]
+    return json.loads(out)["models"][0]  # type: ignore[no-any-return]
 
 
 def test_cli_speed_is_the_roofline(capsys: pytest.CaptureFixture[str]) -> None:

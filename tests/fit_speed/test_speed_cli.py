@@ -39,7 +39,8 @@ def test_json_gives_shares_by_bound_per_estimate_and_card(
     code, out = run(capsys, EXAMPLES, "--gpu", "RTX 3090", "--model", "vgg16", "--json")
     assert code == 0
     (vgg,) = json.loads(out)["models"]
-    est = next(e for e in vgg["estimates"] if e["precision"] == "amp_bf16")
+    (on_3090,) = vgg["estimates"]
+    est = next(e for e in on_3090["precisions"] if e["precision"] == "amp_bf16")["speed"]
     shares = est["time_share_by_bound"]
     assert set(shares) == {"compute", "memory", "launch"}
     assert sum(shares.values()) == pytest.approx(1.0)
@@ -48,8 +49,8 @@ def test_json_gives_shares_by_bound_per_estimate_and_card(
     assert sum(lb["seconds"] for lb in est["layer_bounds"]) < est["step_time_s"]  # + optimizer
 
     code, out = run(capsys, EXAMPLES, "--all-cards", "--model", "vgg16", "--json")
-    (ranking,) = json.loads(out)["rankings"]
-    known = [c for c in ranking["cards"] if c["samples_per_s"] is not None]
+    (vgg,) = json.loads(out)["models"]
+    known = [c for c in vgg["ranking"] if c["samples_per_s"] is not None]
     figures = {
         c.name: c.memory_bandwidth_gbs is not None and c.fp32_tflops is not None
         for c in load_catalog().cards
@@ -57,6 +58,6 @@ def test_json_gives_shares_by_bound_per_estimate_and_card(
     assert known
     for c in known:  # without a bandwidth or FP32 figure: FLOPs only, no bound
         assert (c["bound"] in ("compute", "memory", "launch")) == figures[c["card"]]
-    by_name = {c["card"]: c for c in ranking["cards"]}
+    by_name = {c["card"]: c for c in vgg["ranking"]}
     assert by_name["GeForce RTX 3090"]["samples_per_s"] > by_name["L4"]["samples_per_s"]
     assert by_name["L4"]["bound"] == "memory"

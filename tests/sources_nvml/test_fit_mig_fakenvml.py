@@ -97,7 +97,8 @@ def test_transformer_is_checked_against_each_mig_instance_not_the_card(
 def test_json_targets_are_the_instances_with_their_ids_and_memory(env: dict[str, str]) -> None:
     r = _fit(env, "examples/models.toml", "--model", "llama-3-8b-lora", "--json")
     data: dict[str, Any] = json.loads(r.stdout)
-    (entry,) = data["transformers"]
+    (entry,) = data["models"]
+    assert entry["kind"] == "transformer"
     gpus = [e["gpu"] for e in entry["estimates"]]
     migs = [g["mig"] for g in gpus if g["mig"]]
     assert [(m["profile"], m["gpu_instance_id"], m["compute_instance_id"]) for m in migs] == [
@@ -117,7 +118,10 @@ def test_layer_model_and_index_pick_the_instances_of_that_gpu(env: dict[str, str
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert [g["mig"]["profile"] for g in data["gpus"]] == ["3g.40gb", "2g.20gb", "1g.10gb"]
-    assert {m["limit_bytes"] for e in data["models"] for m in e["estimates"]} <= {
+    limits = {
+        p["limit_bytes"] for m in data["models"] for e in m["estimates"] for p in e["precisions"]
+    }
+    assert limits <= {
         40192 * MiB,
         19968 * MiB,
         9984 * MiB,
@@ -128,6 +132,7 @@ def test_layer_model_json_says_which_profile_would_hold_it(env: dict[str, str]) 
     r = _fit(env, "examples/models.toml", "--model", "mnist-cnn", "--batch-size", "100000",
              "--index", "0", "--json")  # fmt: skip
     assert r.returncode == 1, r.stderr
-    (line,) = json.loads(r.stdout)["mig_advice"]["mnist-cnn"]
+    (entry,) = json.loads(r.stdout)["models"]
+    (line,) = entry["mig_advice"]
     assert line.startswith("MIG on GPU 0: fits the 3g.40gb (GI 1 / CI 0) once ")
     assert "needs 3g.40gb (about 39.2 GiB) or larger" in line

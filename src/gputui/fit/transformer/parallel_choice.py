@@ -16,11 +16,11 @@ from typing import Any
 
 from gputui.fit.core.target import Target
 from gputui.fit.core.verdict import verdict
-from gputui.fit.report import gib
 from gputui.fit.transformer.estimate import CARD_COUNTS, estimate, memory, stage_memories
 from gputui.fit.transformer.memory import StageMemory
 from gputui.fit.transformer.model import TransformerModel
 from gputui.fit.transformer.workload import Parallel, Workload
+from gputui.fit.units import gib
 
 TRAIN_TIERS: tuple[tuple[Parallel, ...], ...] = (
     ("ddp",),

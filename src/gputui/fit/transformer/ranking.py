@@ -8,13 +8,7 @@ from dataclasses import dataclass, replace
 from gputui.catalog.models import Architecture, Card
 from gputui.fit.core.roofline import Bound
 from gputui.fit.core.target import Target, card_target
-from gputui.fit.transformer.estimate import (
-    CARD_COUNTS,
-    Estimate,
-    estimate,
-    memory,
-    stage_memories,
-)
+from gputui.fit.transformer.estimate import CARD_COUNTS, Estimate, estimate, memory, stage_memories
 from gputui.fit.transformer.memory import StageMemory
 from gputui.fit.transformer.model import TransformerModel
 from gputui.fit.transformer.workload import Workload

@@ -3,7 +3,7 @@
 Each table carries its own workload (mode, method, seq_len, ...); the command
 line's transformer flags override it exactly as they do for a single HF config:
 the table's keys fill the flags left unset, and one validator
-(`fit_llm.workload`) turns the result into a Workload. Layer models and
+(`transformer_workload.workload`) turns the result into a Workload. Layer models and
 transformers of one file are checked side by side and share the exit status.
 """
 
@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import argparse
 from typing import Any
+
+from gputui.commands.fit.args import LLM_ONLY_FLAGS, OPTIMIZERS
+from gputui.commands.fit.gpus import precision_for
+from gputui.commands.fit.transformer_workload import workload as cli_workload
 
 # table key -> the `fit` flag (argparse dest) that overrides it
 _FLAG_OF = {
@@ -47,7 +51,6 @@ def split(models: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
 
 def check_flags(args: argparse.Namespace, transformers: tuple[Any, ...]) -> None:
     """Transformer-only flags need a transformer among the models chosen."""
-    from gputui.commands.fit_llm import LLM_ONLY_FLAGS
     from gputui.core.errors import UserError
 
     if transformers:
@@ -69,9 +72,6 @@ def workload(
     `with_layers`: layer models are checked too, so --optimizer and --precision may be
     meant for them; a value a transformer cannot take then leaves the transformer alone.
     """
-    from gputui.commands.fit_llm import OPTIMIZERS
-    from gputui.commands.fit_llm import workload as cli_workload
-
     ns = argparse.Namespace(**vars(args))
     ns.hf = None
     # the table's `allow_longer_context = true` or the flag: either one asks for it
@@ -117,14 +117,13 @@ def estimates(
     with_layers: bool = False,
 ) -> list[tuple[Any, Any, list[Any]]]:
     """(spec, workload, one estimate per target) for each transformer."""
-    from gputui.commands.fit_llm import _precision_for
     from gputui.fit.transformer.context import mark_longer_context
     from gputui.fit.transformer.estimate import estimate
 
     out = []
     for spec in transformers:
         mode = args.mode or spec.workload.mode
-        default = _precision_for(targets[0], mode) if targets else "amp_bf16"
+        default = precision_for(targets[0], mode) if targets else "amp_bf16"
         wl = workload(spec, args, default, with_layers)
         allow = bool(getattr(args, "allow_longer_context", False)) or spec.allow_longer_context
         out.append(
@@ -139,24 +138,23 @@ def all_fit_now(results: list[tuple[Any, Any, list[Any]]]) -> bool:
 
 def json_entries(results: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, Any]]:
     from gputui.fit.core.mig import advice_lines
-    from gputui.fit.transformer.report import estimate_dict, model_dict, workload_dict
+    from gputui.fit.report.document import transformer_entry
 
     return [
-        {
-            "name": spec.name,
-            "kind": "transformer",
-            "model": model_dict(spec.model),
-            "workload": workload_dict(wl, spec.model),
-            "estimates": [estimate_dict(e) for e in ests],
-            "mig_advice": advice_lines([(e.target, e.peak_bytes) for e in ests], prefix=""),
-        }
+        transformer_entry(
+            spec.name,
+            spec.model,
+            wl,
+            estimates=ests,
+            mig_advice=advice_lines([(e.target, e.peak_bytes) for e in ests], prefix=""),
+        )
         for spec, wl, ests in results
     ]
 
 
 def text_lines(results: list[tuple[Any, Any, list[Any]]], target_lines: list[str]) -> list[str]:
     from gputui.fit.core.mig import advice_lines
-    from gputui.fit.transformer.report import render
+    from gputui.fit.report.transformer_text import render
 
     lines: list[str] = []
     for spec, wl, ests in results:
@@ -183,23 +181,13 @@ def rankings(
 
 
 def ranking_json(ranked: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, Any]]:
-    from gputui.fit.transformer.report import model_dict, ranking_dict, workload_dict
+    from gputui.fit.report.document import transformer_entry
 
-    return [
-        {
-            "model": spec.name,
-            "kind": "transformer",
-            "transformer": model_dict(spec.model),
-            "workload": workload_dict(wl, spec.model),
-            "fits_somewhere": any(r.estimate.fits for r in rs),
-            "cards": ranking_dict(rs),
-        }
-        for spec, wl, rs in ranked
-    ]
+    return [transformer_entry(spec.name, spec.model, wl, ranked=rs) for spec, wl, rs in ranked]
 
 
 def ranking_lines(ranked: list[tuple[Any, Any, list[Any]]]) -> list[str]:
-    from gputui.fit.transformer.report import render_ranking
+    from gputui.fit.report.transformer_text import render_ranking
 
     lines: list[str] = []
     for spec, wl, rs in ranked:
@@ -222,33 +210,13 @@ def fleet_entries(
 
 
 def _workload_for(spec: Any, args: argparse.Namespace, with_layers: bool) -> Any:
-    from gputui.commands.fit_llm import _precision_for
-
     mode = args.mode or spec.workload.mode
     made: dict[str, Any] = {}
 
     def workload_for(target: Any) -> Any:
-        default = _precision_for(target, mode)
+        default = precision_for(target, mode)
         if default not in made:
             made[default] = workload(spec, args, default, with_layers)
         return made[default]
 
     return workload_for
-
-
-def config_fleet_entry(args: argparse.Namespace, model: Any) -> tuple[str, Any, Any]:
-    """--prometheus for one HF config / folder / GGUF: (name, model, workload_for(target)),
-    the workload the local check would use on that GPU; a bad flag is refused here."""
-    from gputui.commands.fit_llm import _precision_for
-    from gputui.commands.fit_llm import workload as cli_workload
-
-    cli_workload(args, model, "amp_bf16")
-    made: dict[str, Any] = {}
-
-    def workload_for(target: Any) -> Any:
-        default = _precision_for(target, args.mode or "")
-        if default not in made:
-            made[default] = cli_workload(args, model, default)
-        return made[default]
-
-    return (model.name, model, workload_for)

@@ -1,4 +1,4 @@
-"""The transformer flags' numbers, each within its documented bound (fit.llm.bounds).
+"""The transformer flags' numbers, each within its documented bound (fit.transformer.bounds).
 
 argparse gives integers of any size; a --seq-len of 10**30 must be one line
 naming the flag and the bound, not a product that runs away later.
@@ -12,7 +12,7 @@ import math
 from gputui.core.errors import UserError
 from gputui.fit.transformer.bounds import bound_of
 
-# argparse dest -> the quantity it is bounded as (fit.llm.bounds.BOUNDS)
+# argparse dest -> the quantity it is bounded as (fit.transformer.bounds.BOUNDS)
 FLAG_QUANTITY = {
     "seq_len": "seq_len",
     "new_tokens": "new_tokens",

@@ -1,0 +1,42 @@
+"""`gputui fit`: will each model fit on a GPU, at what batch size, in which precision.
+
+One command for every model kind. The modules depend one way:
+args (the flags) <- gpus (which GPUs) <- transformer_workload (flags -> a Workload,
+with transformer_bounds)
+<- transformer_tables (a models file's transformers) <- models_file (a models TOML or
+Keras file) and transformer_file (an HF config / folder / GGUF); this package's `run`
+picks one of the last two. Output is gputui.fit.report's, one JSON shape for all.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from gputui.commands.fit.args import add_arguments
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "fit",
+        help="will a model fit on a GPU: peak memory, largest batch, precision",
+        description=(
+            "Estimate the peak GPU memory of each model in MODELS (a models TOML of "
+            'Keras-style layer lists or graphs and kind = "transformer" tables, or a Keras .json / '
+            ".keras file, a Hugging Face config.json or model folder, or a GGUF file), the largest "
+            "batch that fits and the precision to use. Default models file: ./gputui.toml, "
+            "else the user config dir's models.toml, else the shipped examples. Exit 0 when "
+            "every model fits, 1 when one does not, 2 on bad input, 3 when an installed GPU "
+            "asked about could not be read (listed with its reason)."
+        ),
+    )
+    add_arguments(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gputui.commands.fit import models_file, transformer_file
+
+    if transformer_file.handles(args):  # HF config/folder, --hf, GGUF: the transformer estimator
+        return transformer_file.run(args)
+    return models_file.run(args)

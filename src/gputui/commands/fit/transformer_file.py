@@ -1,0 +1,180 @@
+"""`gputui fit` for one transformer: a Hugging Face config.json or model folder, `--hf
+ORG/NAME` from the local cache, or a GGUF file; train (full, LoRA, QLoRA), inference or
+generate. `handles` says whether a parsed command line is for this module; `run` prints
+text or JSON (gputui.fit.report.document, the shape every kind shares).
+Exit 0 when it fits (in the memory free now, for an installed GPU), 1 when not, 2 on bad
+input, 3 when a GPU asked about could not be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from gputui.commands.fit.args import EXIT_PARTIAL, LLM_KINDS
+from gputui.commands.fit.gpus import precision_for, targets
+from gputui.commands.fit.transformer_workload import auto_parallel, workload
+
+
+def detect(path: Path) -> str | None:
+    """What a `fit` input is, by content: hf-config, hf-folder, gguf, or None (anything else)."""
+    from gputui.core.errors import UserError
+    from gputui.fit.importers import detect_kind
+
+    try:
+        kind = detect_kind(path)
+    except UserError:  # unreadable: the models loader reports it in its own words
+        return None
+    return kind if kind in LLM_KINDS else None
+
+
+def handles(args: argparse.Namespace) -> bool:
+    if getattr(args, "hf", None):
+        return True
+    path = getattr(args, "models", None)
+    return path is not None and detect(Path(path)) is not None
+
+
+def load_model(args: argparse.Namespace) -> Any:
+    from gputui.core.errors import UserError
+
+    if args.hf:
+        if args.models is not None:
+            raise UserError("--hf: give either a file or --hf ORG/NAME, not both")
+        from gputui.fit.importers.hf import load_cached
+
+        return load_cached(args.hf)
+    path = Path(args.models)
+    kind = detect(path)
+    if kind == "gguf":
+        from gputui.fit.importers.gguf import load_gguf
+
+        return load_gguf(path)
+    from gputui.fit.importers.hf import load_path
+
+    return load_path(path)
+
+
+def _header(args: argparse.Namespace, mode: str) -> dict[str, Any]:
+    from gputui.fit.modelsfile import shown
+    from gputui.fit.report.document import header
+
+    if args.models is None:  # --hf: the local Hugging Face cache, no file named
+        return header(None, "hf cache", args.device, mode)
+    return header(shown(Path(args.models)), "given", args.device, mode)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gputui.core.errors import UserError
+    from gputui.fit.report import document as doc
+    from gputui.fit.transformer.estimate import estimate
+    from gputui.fit.transformer.ranking import rank_cards
+
+    if getattr(args, "layers", False):
+        raise UserError("--layers: the per-layer table is for layer-list models, not transformers")
+    if getattr(args, "model", None):
+        raise UserError(
+            "--model: picks a model of a models TOML; a transformer file holds one model"
+        )
+    from gputui.fit.transformer.context import mark_longer_context
+
+    model = load_model(args)
+    allow = bool(getattr(args, "allow_longer_context", False))
+    if getattr(args, "prometheus", None) or getattr(args, "match", None):  # the fleet
+        from gputui.commands.fit_fleet import run_fit
+
+        return run_fit(args, (), _header(args, "fleet"), (config_fleet_entry(args, model),))
+    if args.all_cards:
+        from gputui.catalog import load_catalog
+        from gputui.fit.report.transformer_text import render_ranking
+
+        catalog = load_catalog()
+        wl = workload(args, model, "amp_bf16")
+        pick = None
+        if auto_parallel(args):
+            from gputui.fit.transformer.parallel_choice import choose
+
+            built: dict[Any, Any] = {}
+            pick = lambda w, t: choose(model, w, [t], built)[0]  # noqa: E731
+        ranked = rank_cards(model, wl, catalog.cards, dict(catalog.architectures), pick)
+        ok = any(r.estimate.fits for r in ranked)
+        if args.json:
+            entry = doc.transformer_entry(model.name, model, wl, ranked=ranked)
+            print(doc.dumps(doc.document(_header(args, "all-cards"), [entry], all_fit=ok)))
+        else:
+            per_card = any(r.estimate.workload.parallel != wl.parallel for r in ranked)
+            print("\n".join(render_ranking(model, wl, ranked, per_card)))
+        return 0 if ok else 1
+    from gputui.fit.core.mig import advice_lines
+    from gputui.fit.report.targets import target_line
+    from gputui.fit.report.transformer_text import render
+
+    gpus, unavailable = targets(args)
+    lost_lines = [
+        f"GPU {u.index}: {u.name}: unavailable, not checked: {u.reason}" for u in unavailable
+    ]
+    if not gpus:  # every GPU asked about is lost or unreadable
+        if args.json:
+            entry = doc.transformer_entry(model.name, model, None, estimates=[])
+            page = doc.document(
+                _header(args, "check"), [entry], all_fit=False, unavailable=unavailable
+            )
+            print(doc.dumps(page))
+        else:
+            print("\n".join(lost_lines))
+        return EXIT_PARTIAL
+    from gputui.core.textsafe import visible
+    from gputui.fit.transformer.parallel_choice import asked, choose, hint_lines
+
+    wl = workload(args, model, precision_for(gpus[0], args.mode or ""))
+    wl, choice = choose(model, wl, gpus) if auto_parallel(args) else (wl, asked(wl))
+    results = [mark_longer_context(estimate(model, wl, t), allow) for t in gpus]
+    ok = all(e.fits_now for e in results)
+    advice = [(e.target, e.peak_bytes) for e in results]
+    if args.json:
+        entry = doc.transformer_entry(
+            model.name,
+            model,
+            wl,
+            estimates=results,
+            parallel_choice=choice.as_dict(),
+            mig_advice=advice_lines(advice, prefix=""),
+        )
+        page = doc.document(
+            _header(args, "check"),
+            [entry],
+            all_fit=ok and not unavailable,
+            targets=gpus,
+            unavailable=unavailable,
+        )
+        print(doc.dumps(page))
+    else:
+        lines = render(model, wl, results, [target_line(t) for t in gpus])
+        why = choice.line()
+        print("\n".join(lines[:2] + ([visible(why)] if why else []) + lines[2:]))
+        for line in advice_lines(advice):
+            print(line)
+        if lost_lines:
+            print("\n" + "\n".join(lost_lines))
+        for line in hint_lines(model, wl, results[0]):
+            print(visible(line))
+    return 1 if not ok else (EXIT_PARTIAL if unavailable else 0)
+
+
+def config_fleet_entry(args: argparse.Namespace, model: Any) -> tuple[str, Any, Any]:
+    """--prometheus for one HF config / folder / GGUF: (name, model, workload_for(target)),
+    the workload the local check would use on that GPU; a bad flag is refused here."""
+    from gputui.commands.fit.gpus import precision_for
+    from gputui.commands.fit.transformer_workload import workload as cli_workload
+
+    cli_workload(args, model, "amp_bf16")
+    made: dict[str, Any] = {}
+
+    def workload_for(target: Any) -> Any:
+        default = precision_for(target, args.mode or "")
+        if default not in made:
+            made[default] = cli_workload(args, model, default)
+        return made[default]
+
+    return (model.name, model, workload_for)

@@ -1,0 +1,163 @@
+"""A transformer's workload from `gputui fit`'s flags, every value checked: one validator
+for an HF config, a GGUF file and a models file's `kind = "transformer"` tables."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from gputui.commands.fit.args import OPTIMIZERS
+
+
+def workload(args: argparse.Namespace, model: Any, precision_default: str) -> Any:
+    """The workload the flags describe, every value checked (UserError names the flag)."""
+    from dataclasses import replace
+
+    from gputui.commands.fit.transformer_bounds import check_flag_numbers
+    from gputui.core.errors import UserError
+    from gputui.fit.transformer.context import check_context, default_seq
+    from gputui.fit.transformer.formats import weight_format
+    from gputui.fit.transformer.weights import normalize_targets
+    from gputui.fit.transformer.workload import DEFAULT_LORA_TARGETS, Workload
+
+    cfg = model.config
+    check_flag_numbers(args)
+    if getattr(args, "memory_format", None):
+        raise UserError(
+            f"--memory-format {args.memory_format}: applies to layer models with convolutions "
+            f"(a models TOML or Keras file); {model.name} is a transformer and has none"
+        )
+    mode = args.mode or ("inference" if cfg.encoder else "generate")
+    if cfg.encoder and mode == "generate":
+        raise UserError(
+            f"--mode generate: {model.name} is an encoder ({cfg.model_type}); it does not generate"
+        )
+    if model.kind == "gguf" and mode == "train":
+        raise UserError(
+            "--mode train: GGUF files are llama.cpp inference checkpoints; train from the HF model"
+        )
+    train_only = {"--method": args.method, "--lora-rank": args.lora_rank, "--lora-alpha": args.lora_alpha,
+                  "--lora-targets": args.lora_targets, "--optimizer": args.optimizer,
+                  "--grad-accum": args.grad_accum,
+                  "--optimizer-impl": getattr(args, "optimizer_impl", None)}  # fmt: skip
+    if args.grad_checkpointing:
+        train_only["--grad-checkpointing"] = True
+    if mode != "train":
+        for flag, value in train_only.items():
+            if value is not None:
+                raise UserError(f"{flag}: only with --mode train (mode is {mode})")
+    gen_only = {"--new-tokens": args.new_tokens, "--kv-dtype": args.kv_dtype, "--paged": args.paged,
+                "--mla-cache": args.mla_cache, "--prefill-chunk": args.prefill_chunk}  # fmt: skip
+    if mode != "generate":
+        for flag, value in gen_only.items():
+            if value is not None:
+                raise UserError(f"{flag}: only with --mode generate (mode is {mode})")
+    new_tokens = args.new_tokens or 256
+    seq = args.seq_len or default_seq(cfg, mode, new_tokens)
+    allow = bool(getattr(args, "allow_longer_context", False))
+    check_context(cfg, seq, new_tokens, mode, allow, new_given=args.new_tokens is not None)
+    method = args.method or ("lora" if args.lora_rank or args.lora_targets else "full")
+    weights_name = args.weights
+    if (
+        weights_name is None
+        and args.precision in ("bf16", "fp16", "fp32", "int8", "fp8")
+        and mode != "train"
+    ):
+        weights_name = args.precision
+    if weights_name is None:
+        weights_name = "nf4-dq" if method == "qlora" else model.default_weights
+        if mode == "train" and method == "lora" and weights_name not in ("bf16", "fp16", "fp32"):
+            weights_name = "bf16"
+    try:
+        fmt = weight_format(weights_name)
+    except ValueError as exc:
+        raise UserError(f"--weights: {exc}") from None
+    if method == "lora" and fmt.name in ("nf4", "nf4-dq", "fp4", "fp4-dq"):
+        method = "qlora"
+    if method == "qlora" and fmt.name not in ("nf4", "nf4-dq", "fp4", "fp4-dq"):
+        raise UserError(
+            f"--weights {weights_name}: QLoRA trains on a 4-bit bitsandbytes base (nf4, nf4-dq, fp4)"
+        )
+    if mode == "train" and method == "full" and args.weights is not None:
+        raise UserError(
+            "--weights: a full fine-tune keeps its weights in --precision (fp32, amp_bf16, bf16, ...)"
+        )
+    if mode == "train" and method == "full" and fmt.quantized:
+        fmt = weight_format("bf16")
+    precision = precision_default
+    if mode == "train" and method == "full" and args.precision is not None:
+        if args.precision not in ("fp32", "amp_bf16", "amp_fp16", "bf16", "fp16"):
+            raise UserError(
+                f"--precision {args.precision}: training uses fp32, amp_bf16, amp_fp16, bf16 or fp16"
+            )
+        precision = args.precision
+    targets: tuple[str, ...] = DEFAULT_LORA_TARGETS
+    if args.lora_targets is not None:
+        try:
+            targets = normalize_targets(args.lora_targets.split(","))
+        except ValueError as exc:
+            raise UserError(f"--lora-targets: {exc}") from None
+    rank = args.lora_rank or 16
+    if args.optimizer is not None and args.optimizer not in OPTIMIZERS:
+        raise UserError(
+            f"--optimizer {args.optimizer}: transformer training takes " + ", ".join(OPTIMIZERS)
+        )
+    optimizer = args.optimizer or ("adamw_8bit" if method == "qlora" else "adamw")
+    gpus = args.gpus or 1
+    parallel = args.parallel or ("none" if gpus == 1 else ("ddp" if mode == "train" else "tp"))
+    if auto_parallel(args) and parallel == "tp" and cfg.num_heads % gpus and gpus <= cfg.num_layers:
+        parallel = "pp"  # the heads do not split that way; run() picks from every strategy
+    if parallel in ("ddp", "zero1", "zero2", "zero3", "fsdp") and mode != "train":
+        raise UserError(
+            f"--parallel {parallel}: data parallelism and sharding are for --mode train"
+        )
+    tp = args.tp or (gpus if parallel == "tp" else 1)
+    pp = args.pp or (gpus if parallel == "pp" else 1)
+    if gpus % (tp * pp):
+        raise UserError(f"--gpus {gpus}: must be a multiple of tp x pp = {tp * pp}")
+    if gpus == 1 and parallel != "none":
+        raise UserError(f"--parallel {parallel}: needs --gpus 2 or more")
+    if cfg.num_heads % tp:
+        raise UserError(
+            f"--tp {tp}: must divide the {cfg.num_heads} attention heads of {model.name}"
+        )
+    if pp > cfg.num_layers:
+        raise UserError(f"--pp {pp}: more stages than the model's {cfg.num_layers} layers")
+    attention = args.attention or "sdpa"
+    if cfg.mla is None and args.mla_cache is not None:
+        raise UserError(f"--mla-cache: {model.name} has no multi-head latent attention")
+    wl = Workload(
+        mode=mode,  # type: ignore[arg-type]
+        batch_size=args.batch_size or 1,
+        seq_len=seq,
+        new_tokens=new_tokens,
+        method=method,  # type: ignore[arg-type]
+        precision=precision,  # type: ignore[arg-type]
+        weights=fmt.name,
+        optimizer=optimizer,  # type: ignore[arg-type]
+        optimizer_impl=getattr(args, "optimizer_impl", None) or "foreach",
+        lora_rank=rank,
+        lora_alpha=args.lora_alpha or 2.0 * rank,
+        lora_targets=targets,
+        grad_checkpointing=bool(args.grad_checkpointing),
+        grad_accum=args.grad_accum or 1,
+        attention=attention,  # type: ignore[arg-type]
+        kv_dtype=args.kv_dtype or "fp16",
+        paged_block=args.paged,
+        mla_cache=args.mla_cache or "latent",
+        gpus=gpus,
+        parallel=parallel,  # type: ignore[arg-type]
+        tp=tp,
+        pp=pp,
+        prefill_chunk=args.prefill_chunk
+        or (512 if model.kind == "gguf" and mode == "generate" else None),
+        backend=args.device or "cuda",
+    )
+    return replace(wl)
+
+
+def auto_parallel(args: argparse.Namespace) -> bool:
+    """No --parallel, --tp or --pp with --gpus 2 or more: run() picks the cheapest strategy
+    that fits (fit.transformer.parallel_choice)."""
+    given = (getattr(args, f, None) is not None for f in ("parallel", "tp", "pp"))
+    return (getattr(args, "gpus", None) or 1) > 1 and not any(given)

@@ -1,0 +1,141 @@
+"""A layer model's JSON parts: its facts, its workload, one estimate per GPU (the
+recommended precision's answer, every precision beside it) and its ranking rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gputui.fit.core import power
+from gputui.fit.core.batch import pow2_floor
+from gputui.fit.core.roofline import EFFICIENCY as ROOFLINE_EFFICIENCY
+from gputui.fit.graph.estimate import ModelCheck, PrecisionEstimate
+from gputui.fit.graph.ranking import Ranked
+from gputui.fit.graph.rate import EFFICIENCY, Speed
+from gputui.fit.modelsfile import ModelSpec
+from gputui.fit.report.graph_facts import model_layers, model_software_dict, peak_tensor_rows
+from gputui.fit.report.targets import target_dict
+
+
+def model_facts(model: ModelSpec, include_layers: bool = True) -> dict[str, Any]:
+    return {
+        "type": model.kind,
+        "params": model.params,
+        "trainable_params": model.trainable_params,
+        "non_trainable_params": model.params - model.trainable_params,
+        "flops_per_sample": model.flops,
+        "warnings": list(model.warnings),
+        **(model_layers(model) if include_layers else {}),
+    }
+
+
+def workload(model: ModelSpec, batch_size: int, backend: str) -> dict[str, Any]:
+    return {
+        "mode": model.mode,
+        "batch_size": batch_size,
+        "optimizer": model.optimizer,
+        "backend": backend,
+        "software": model_software_dict(model),
+    }
+
+
+def speed_assumed() -> dict[str, Any]:
+    """The efficiencies every layer model's speed assumes (fit.core.estimate, fit.core.roofline)."""
+    return {"efficiency_assumed": EFFICIENCY, "roofline_efficiency": dict(ROOFLINE_EFFICIENCY)}
+
+
+def speed(s: Speed | None) -> dict[str, Any] | None:
+    """The rough step time, and where it goes (fit.roofline) per model and per layer."""
+    if s is None:
+        return None
+    prof = s.profile
+    return {
+        "step_time_s": s.step_time_s,
+        "samples_per_s": s.samples_per_s,
+        "peak_tflops_used": s.peak_tflops,
+        "bound": prof.bound if prof else None,
+        "time_share_by_bound": prof.shares if prof else None,
+        "layer_bounds": None
+        if prof is None
+        else [
+            {
+                "network": lt.network,
+                "index": lt.layer,
+                "layer": lt.label,
+                "bound": lt.bound,
+                "seconds": lt.seconds,
+            }
+            for lt in prof.layers
+        ],
+    }
+
+
+def precision_row(e: PrecisionEstimate) -> dict[str, Any]:
+    """One precision's answer on one GPU."""
+    return {
+        "precision": e.precision,
+        "offered": e.offered,
+        "reason": e.reason,
+        "batch_size": e.batch_size,
+        "peak_bytes": e.peak_bytes,
+        "tensor_bytes": e.breakdown.tensor_bytes,
+        "peak_phase": e.peak_phase,
+        "limit_bytes": e.limit_bytes,
+        "fits": e.fits,
+        "verdict": e.verdict,
+        "max_batch_size": e.max_batch_size,
+        "max_batch_size_pow2": pow2_floor(e.max_batch_size),
+        "free_bytes": e.free_bytes,
+        "verdict_free": e.verdict_free,
+        "max_batch_size_free": e.max_batch_size_free,
+        "max_batch_size_free_pow2": (
+            pow2_floor(e.max_batch_size_free) if e.max_batch_size_free is not None else None
+        ),
+        "breakdown": e.breakdown.as_dict(),
+        "speed": speed(e.speed),
+    }
+
+
+def estimate(c: ModelCheck) -> dict[str, Any]:
+    """The model on one GPU: the chosen precision's row (the recommended one, or the one
+    asked for) with the recommendation, the tensors alive at its peak, and every row."""
+    return {
+        "gpu": target_dict(c.target),
+        **precision_row(c.chosen),
+        "warnings": [],
+        "recommended_precision": c.recommended,
+        "recommendation_reason": c.recommended_reason,
+        "peak_tensors": peak_tensor_rows(c),
+        "precisions": [precision_row(e) for e in c.estimates],
+    }
+
+
+def ranking(ranked: list[Ranked]) -> list[dict[str, Any]]:
+    return [
+        {
+            "rank": i + 1,
+            "card": r.card.name,
+            "precision": r.precision,
+            "peak_bytes": r.estimate.peak_bytes,
+            "memory_bytes": r.card.memory_bytes,
+            "verdict": r.estimate.verdict,
+            "fits": r.estimate.fits,
+            "max_batch_size": r.estimate.max_batch_size,
+            "samples_per_s": r.samples_per_s,
+            "bound": r.estimate.speed.profile.bound
+            if r.estimate.speed and r.estimate.speed.profile
+            else None,
+            "time_share_by_bound": r.estimate.speed.profile.shares
+            if r.estimate.speed and r.estimate.speed.profile
+            else None,
+            "speed_basis": r.estimate.speed.basis if r.estimate.speed else None,
+            "speed_figure_derived": r.estimate.speed.derived if r.estimate.speed else None,
+            "speed_unknown_reason": r.unknown_reason,
+            "samples_per_s_floor": r.lower_bound.samples_per_s if r.lower_bound else None,
+            "launch_price_usd": r.card.launch_price_usd,
+            "samples_per_s_per_1000_usd": (
+                r.samples_per_s_per_dollar * 1000 if r.samples_per_s_per_dollar else None
+            ),
+            **power.json_fields(r.samples_per_s, r.card, power.SAMPLES),
+        }
+        for i, r in enumerate(ranked)
+    ]

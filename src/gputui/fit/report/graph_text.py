@@ -1,0 +1,202 @@
+"""A layer model's text: the check on one GPU (a row per precision, the breakdown, the
+tensors alive at the peak, the layer table) and its ranking over the catalog.
+
+Lines are made visible (textsafe) as rendered: layer, model and card names come from files.
+"""
+
+from __future__ import annotations
+
+from gputui.core.textsafe import visible
+from gputui.fit.core import power
+from gputui.fit.core.roofline import LayerTime, Profile, missing_figure
+from gputui.fit.graph.estimate import ModelCheck
+from gputui.fit.graph.ranking import Ranked
+from gputui.fit.graph.rate import EFFICIENCY, Speed
+from gputui.fit.modelsfile import ModelSpec
+from gputui.fit.report.graph_facts import network_layers, peak_tensor_rows, speed_assumes
+from gputui.fit.units import batch_text, flops_text, gib
+
+
+def bound_text(s: Speed | None) -> str:
+    """'memory 68%': the bound taking most of the step, and its share."""
+    if s is None or s.profile is None:
+        return "-"
+    prof = s.profile
+    return f"{prof.bound} {prof.shares[prof.bound]:.0%}"
+
+
+def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
+    m = c.model
+    lines = [
+        # an optimizer only runs in training: "inference, adam" would say it does
+        f"{m.name}: {m.kind}, {c.mode}{f', {m.optimizer}' if c.mode == 'train' else ''}, "
+        f"batch {c.batch_size}; "
+        f"{m.params:,} params ({m.trainable_params:,} trainable), "
+        f"{flops_text(m.flops)}/sample forward",
+        f"  recommended: {c.recommended} - {c.recommended_reason}",
+        f"  {speed_assumes(m)}",
+    ]
+    free = c.target.memory_free is not None
+    head = f"  {'precision':<9} {'peak':>10}  {'verdict':<12} {'max batch (pow2)':>18}"
+    if free:
+        head += f"  {'now: verdict':<12} {'max batch now':>16}"
+    head += f"  {'samples/s (est.)':>16}"
+    lines.append(head)
+    for e in c.estimates:
+        mark = "*" if e.precision == c.recommended else (" " if e.offered else "-")
+        row = (
+            f" {mark}{e.precision:<9} {gib(e.peak_bytes):>10}  {e.verdict:<12} "
+            f"{batch_text(e.max_batch_size):>18}"
+        )
+        if free:
+            row += f"  {e.verdict_free or '-':<12} {batch_text(e.max_batch_size_free):>16}"
+        sps = f"{e.speed.samples_per_s:,.0f}" if e.speed else "-"
+        row += f"  {sps:>16}"
+        lines.append(row)
+    lines.append("  (* recommended, - not offered on this GPU: " + _not_offered(c) + ")")
+    e = c.chosen
+    b = e.breakdown
+    lines.append(
+        f"  {e.precision} at batch {e.batch_size}: peak {gib(b.total)} during {e.peak_phase}"
+    )
+    lines.append(
+        f"    weights {gib(b.weights)} | gradients {gib(b.gradients)} | optimizer state "
+        f"{gib(b.optimizer_state)} | activations {gib(b.activations)} | workspace "
+        f"{gib(b.workspace)} | CUDA context {gib(b.cuda_context)} | allocator {gib(b.allocator)}"
+    )
+    if e.speed and e.speed.profile:
+        shares = e.speed.profile.shares
+        lines.append(
+            f"    step time ~{e.speed.step_time_s * 1000:.2f} ms (rough roofline estimate: "
+            + " | ".join(f"{b}-bound {shares[b]:.0%}" for b in shares)
+            + f" of the time; {e.speed.profile.ceilings.basis})"
+        )
+    elif e.speed:
+        why = (missing_figure(c.target.card) if c.target.card is not None else None) or (
+            "no card figures"
+        )
+        lines.append(
+            f"    step time ~{e.speed.step_time_s * 1000:.2f} ms (rough estimate: FLOPs at "
+            f"{EFFICIENCY:.0%} of the card's {e.speed.peak_tflops:g} TFLOPS {e.precision} peak "
+            f"plus launch overhead; {why} for a roofline)"
+        )
+    rows = peak_tensor_rows(c, top=8)
+    if rows:
+        lines.append(f"    alive at that moment (largest, batch {c.batch_size}):")
+        for tensor in rows:
+            lines.append(f"      {gib(tensor['bytes']):>10}  {tensor['layer']}: {tensor['what']}")
+    lines += [f"  warning: {warning}" for warning in m.warnings]
+    if show_layers:
+        lines.extend(render_layers(m, e.speed.profile if e.speed else None))
+    return [visible(line) for line in lines]
+
+
+def _not_offered(c: ModelCheck) -> str:
+    names = [e.precision for e in c.estimates if not e.offered]
+    return ", ".join(names) if names else "none"
+
+
+def render_layers(m: ModelSpec, prof: Profile | None = None) -> list[str]:
+    """The layer table; with a roofline profile, each layer's bound and share of the step."""
+    lines = []
+    bounds = {(lt.network, lt.layer): lt for lt in prof.layers} if prof is not None else {}
+    for label, net in (
+        (("", m.network),)
+        if m.network is not None
+        else (("generator ", m.generator), ("discriminator ", m.discriminator))
+    ):
+        assert net is not None
+        graph = m.kind == "functional"
+        first = "name" if graph else "layer"
+        lines.append(
+            f"    {label}{'#':>3} {first:<22} {'output shape':<18} {'params':>12} "
+            f"{'FLOPs':>12} {'kept/sample':>12}"
+            + (f" {'bound (time)':>16}" if prof is not None else "")
+            + ("  type <- inputs" if graph else "")
+        )
+        net_key = label.strip()
+        for pos, (node, d) in enumerate(zip(net.nodes, network_layers(net), strict=True)):
+            layer = node.stats
+            shown_name = node.name if graph else layer.type
+            tail = f"  {layer.type} <- {', '.join(d['inputs'])}" if graph else ""
+            lines.append(
+                f"    {' ' * len(label)}{layer.index:>3} {shown_name:<22} "
+                f"{str(tuple(layer.output_shape)):<18} {layer.params:>12,} "
+                f"{flops_text(layer.flops):>12} {gib(d['saved_bytes_per_sample_fp32']):>12}"
+                + (_layer_bound_cell(bounds, net_key, pos, prof) if prof else "")
+                + tail
+            )
+    return lines
+
+
+def _layer_bound_cell(
+    bounds: dict[tuple[str, int], LayerTime], net: str, index: int, prof: Profile
+) -> str:
+    lt = bounds.get((net, index))
+    if lt is None:
+        return f" {'-':>16}"
+    share = lt.seconds / prof.step_time_s if prof.step_time_s > 0 else 0.0
+    return f" {f'{lt.bound} {share:.1%}':>16}"
+
+
+def _speed_cell(r: Ranked) -> str:
+    if r.samples_per_s is None:
+        return "unknown"
+    mark = "~" if r.estimate.speed is not None and r.estimate.speed.derived else ""
+    return f"{mark}{r.samples_per_s:,.0f}"
+
+
+def render_ranking(
+    model: ModelSpec, ranked: list[Ranked], batch: int, top_value: int = 10
+) -> list[str]:
+    name_w = max([34, *(len(r.card.name) for r in ranked)])
+    lines = [
+        f"{model.name} on every catalog card (recommended precision per card, batch {batch}; "
+        "speed is a rough roofline estimate; bound: what most of the step waits on):",
+        f"  {speed_assumes(model)}",
+        f"  {'#':>2} {'card':<{name_w}} {'precision':<9} {'memory':>10} {'peak':>10} "
+        f"{'verdict':<12} {'max batch':>10} {'samples/s':>11} {'bound':>12} "
+        f"{'per $1k launch':>14}",
+    ]
+    for i, r in enumerate(ranked):
+        per = r.samples_per_s_per_dollar
+        lines.append(
+            f"  {i + 1:>2} {r.card.name:<{name_w}} {r.precision:<9} {gib(r.card.memory_bytes):>10} "
+            f"{gib(r.estimate.peak_bytes):>10} {r.estimate.verdict:<12} "
+            f"{r.estimate.max_batch_size:>10,} {_speed_cell(r):>11} "
+            f"{bound_text(r.estimate.speed):>12} "
+            f"{(f'{per * 1000:,.1f}' if per is not None else '-'):>14}"
+        )
+    if any(r.estimate.speed is not None and r.estimate.speed.derived for r in ranked):
+        lines.append(
+            "  ~ the card's figure for that precision is derived from an architecture rule "
+            "(see `gputui catalog show CARD`)"
+        )
+    for r in ranked:
+        if r.unknown_reason is not None:
+            placed = (
+                f"placed by {r.lower_bound.basis}, a rate it is sure to reach"
+                if r.lower_bound
+                else "placed last"
+            )
+            lines.append(f"  unknown: {r.card.name}: {r.unknown_reason} ({placed})")
+    for r in ranked:
+        s = r.estimate.speed
+        if s is not None and s.basis.startswith("fp32 rate"):
+            lines.append(f"  note: {r.card.name} runs {r.precision} at its {s.basis}")
+    priced = [r for r in ranked if r.samples_per_s_per_dollar is not None and r.estimate.fits]
+    priced.sort(key=lambda r: -(r.samples_per_s_per_dollar or 0.0))
+    if priced:
+        lines.append(
+            f"  per launch dollar (USD launch price where NVIDIA published one; "
+            f"{len(ranked) - len(priced)} cards without one, or not fitting, left out):"
+        )
+        for i, r in enumerate(priced[:top_value]):
+            per = (r.samples_per_s_per_dollar or 0.0) * 1000
+            lines.append(
+                f"    {i + 1:>2} {r.card.name:<{name_w}} {per:>8,.1f} samples/s per $1k "
+                f"(launch price ${r.card.launch_price_usd:,.0f})"
+            )
+    scored = [(r.card, r.samples_per_s, r.estimate.fits) for r in ranked]
+    lines += power.ranking_lines(scored, power.SAMPLES, name_w, top_value)
+    return [visible(line) for line in lines]

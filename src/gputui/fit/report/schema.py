@@ -1,0 +1,366 @@
+"""Pydantic mirror of the `gputui fit --json` document (schema_version 2), for validation
+and the JSON Schema shipped as docs/fit-schema.json.
+
+Only the tests and `python -m gputui.fit.report.schema` import it (pydantic costs an
+import the CLI does not pay). Every model forbids extra keys, and the tests validate
+real outputs of every model kind against it, so the documented schema cannot drift.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Verdict = Literal["fits", "tight", "does not fit"]
+Bound = Literal["compute", "memory", "launch"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Mig(_Strict):
+    profile: str | None = Field(description='e.g. "3g.40gb"')
+    gpu_instance_id: int | None
+    compute_instance_id: int | None
+    mig_index: int | None
+    uuid: str | None
+
+
+class Gpu(_Strict):
+    """A GPU checked against: a catalog card (index null) or an installed GPU / MIG instance."""
+
+    name: str
+    index: int | None = Field(description="NVML index; null for a catalog card")
+    catalog_card: str | None
+    architecture: str | None
+    compute_capability: str | None
+    memory_total_bytes: int
+    memory_free_bytes: int | None = Field(description="installed GPUs only")
+    mig: Mig | None
+
+
+class Unavailable(_Strict):
+    index: int
+    name: str
+    reason: str
+
+
+class Breakdown(_Strict):
+    """Bytes at the peak, by what holds them; they sum to peak_bytes."""
+
+    weights: int
+    gradients: int
+    optimizer_state: int
+    activations: int
+    kv_cache: int | None = Field(None, description="transformers only")
+    workspace: int
+    cuda_context: int
+    allocator: int
+
+
+class LayerBound(_Strict):
+    network: str
+    index: int
+    layer: str
+    bound: Bound
+    seconds: float
+
+
+class GraphSpeed(_Strict):
+    """A layer model's rough step time (fit.core.roofline); bound null without a roofline."""
+
+    step_time_s: float
+    samples_per_s: float | None
+    peak_tflops_used: float | None
+    bound: Bound | None
+    time_share_by_bound: dict[str, float] | None
+    layer_bounds: list[LayerBound] | None
+
+
+class TransformerSpeed(_Strict):
+    rough: Literal[True]
+    model: Literal["roofline"]
+    decode_tokens_per_s: float | None
+    prefill_tokens_per_s: float | None
+    train_tokens_per_s: float | None
+    decode_bound: Bound | None
+    prefill_bound: Bound | None
+    train_bound: Bound | None
+    decode_compute_bound_batch: int | None
+    compute_precision: str
+    basis: str
+    tflops_used: float | None
+    bandwidth_gbs: float | None
+    efficiency_assumed: dict[str, float]
+    launch_overhead_s: float
+
+
+class _Answer(_Strict):
+    """What every estimate says, whatever the model's kind."""
+
+    peak_bytes: int
+    tensor_bytes: int
+    peak_phase: str
+    limit_bytes: int
+    fits: bool
+    verdict: Verdict
+    max_batch_size: int
+    free_bytes: int | None
+    verdict_free: Verdict | None
+    max_batch_size_free: int | None
+    breakdown: Breakdown
+
+
+class PrecisionRow(_Answer):
+    """A layer model in one precision on one GPU."""
+
+    precision: str
+    offered: bool
+    reason: str
+    batch_size: int
+    max_batch_size_pow2: int
+    max_batch_size_free_pow2: int | None
+    speed: GraphSpeed | None
+
+
+class PeakTensor(_Strict):
+    layer: str
+    what: str
+    bytes: int
+
+
+class GraphEstimate(PrecisionRow):
+    """A layer model on one GPU: the chosen precision's row, and every row."""
+
+    gpu: Gpu
+    warnings: list[str]
+    recommended_precision: str
+    recommendation_reason: str
+    peak_tensors: list[PeakTensor]
+    precisions: list[PrecisionRow]
+
+
+class TransformerEstimate(_Answer):
+    gpu: Gpu
+    longest_seq_len: int
+    longest_context: int
+    longest_capped_by_model: bool
+    longest_at_search_limit: bool
+    longest_seq_len_free: int | None
+    speed: TransformerSpeed | None
+    warnings: list[str]
+
+
+class LayerRow(_Strict):
+    name: str | None = None
+    inputs: list[str] | None = None
+    index: int
+    type: str
+    output_shape: list[int | None]
+    params: int
+    trainable_params: int
+    non_trainable_params: int
+    flops: int | float
+    saved_elements_per_sample: int
+    saved_bytes_per_sample_fp32: int
+
+
+class GraphModel(_Strict):
+    type: str = Field(description="sequential, functional, gan, ... (the models file's kind)")
+    params: int
+    trainable_params: int
+    non_trainable_params: int
+    flops_per_sample: int | float
+    warnings: list[str]
+    layers: list[LayerRow] | None = Field(None, description="not with --all-cards")
+    generator_layers: list[LayerRow] | None = None
+    discriminator_layers: list[LayerRow] | None = None
+
+
+class Software(_Strict):
+    memory_format: str
+    optimizer_impl: str | None
+
+
+class GraphWorkload(_Strict):
+    mode: Literal["train", "inference", "eval"]
+    batch_size: int
+    optimizer: str
+    backend: Literal["cuda", "cpu"]
+    software: Software
+
+
+class TransformerModel(_Strict):
+    name: str
+    source: str
+    input_kind: str
+    model_type: str
+    params: int
+    params_from: Literal["checkpoint", "config"]
+    stored_bytes: int | None
+    stored_format: str | None
+    stored_dtypes: dict[str, Any] | list[str] | None
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    vocab_size: int
+    max_position_embeddings: int | None
+    sliding_window: int | None
+    sliding_layers: int
+    experts: int | None
+    experts_per_token: int | None
+    mla_kv_lora_rank: int | None
+    encoder: bool
+    quantization: str | None
+
+
+class TransformerWorkload(_Strict):
+    """generate adds the decode fields, train the method's; each is absent otherwise."""
+
+    mode: Literal["train", "inference", "eval", "generate"]
+    batch_size: int
+    seq_len: int
+    weights: str
+    attention: str
+    backend: Literal["cuda", "cpu"]
+    gpus: int
+    parallel: str
+    tensor_parallel: int
+    pipeline_parallel: int
+    new_tokens: int | None = None
+    context: int | None = None
+    kv_dtype: str | None = None
+    paged_block: int | None = None
+    mla_cache: str | None = None
+    prefill_chunk: int | None = None
+    method: str | None = None
+    precision: str | None = None
+    optimizer: str | None = None
+    optimizer_impl: str | None = None
+    grad_checkpointing: bool | None = None
+    grad_accum: int | None = None
+    lora_rank: int | None = None
+    lora_alpha: float | None = None
+    lora_targets: list[str] | None = None
+    trainable_params: int | None = None
+
+
+class Tried(_Strict):
+    parallel: str
+    peak_bytes: int
+
+
+class ParallelChoice(_Strict):
+    parallel: str
+    chosen_by: str
+    fits: bool
+    reason: str
+    tried: list[Tried]
+
+
+class _RankRow(_Strict):
+    """What every ranking row says: one catalog card, the model at its best there."""
+
+    rank: int
+    card: str
+    memory_bytes: int
+    peak_bytes: int
+    verdict: Verdict
+    fits: bool
+    max_batch_size: int
+    bound: Bound | str | None
+    launch_price_usd: float | None
+    power_limit_w: float | None
+
+
+class GraphRankRow(_RankRow):
+    precision: str
+    samples_per_s: float | None
+    time_share_by_bound: dict[str, float] | None
+    speed_basis: str | None
+    speed_figure_derived: bool | None
+    speed_unknown_reason: str | None
+    samples_per_s_floor: float | None
+    samples_per_s_per_1000_usd: float | None
+    samples_per_s_per_watt: float | None
+    joules_per_1000_samples: float | None
+
+
+class TransformerRankRow(_RankRow):
+    longest_seq_len: int
+    longest_context: int
+    tokens_per_s: float | None
+    decode_compute_bound_batch: int | None
+    min_cards: int | None
+    min_cards_split: str | None
+    parallel: str
+    tokens_per_s_per_watt: float | None
+    wh_per_1m_tokens: float | None
+
+
+class GraphSpeedAssumed(_Strict):
+    efficiency_assumed: float
+    roofline_efficiency: dict[str, float]
+
+
+class TransformerSpeedAssumed(_Strict):
+    efficiency_assumed: dict[str, float]
+    launch_overhead_s: float
+
+
+class _Entry(_Strict):
+    name: str
+    mig_advice: list[str] = Field(description="MIG GPUs where it fits no instance now")
+
+
+class GraphEntry(_Entry):
+    """A layer model (a layer list, a graph, a GAN, a Keras file)."""
+
+    kind: Literal["graph"]
+    model: GraphModel
+    workload: GraphWorkload
+    parallel_choice: None
+    speed_assumed: GraphSpeedAssumed
+    estimates: list[GraphEstimate] | None = Field(description="one per GPU; null with --all-cards")
+    ranking: list[GraphRankRow] | None = Field(description="--all-cards only")
+
+
+class TransformerEntry(_Entry):
+    """A transformer (an HF config or folder, a GGUF file, a kind = "transformer" table)."""
+
+    kind: Literal["transformer"]
+    model: TransformerModel
+    workload: TransformerWorkload | None = Field(description="null when no GPU could be checked")
+    parallel_choice: ParallelChoice | None
+    speed_assumed: TransformerSpeedAssumed
+    estimates: list[TransformerEstimate] | None = Field(
+        description="one per GPU; null with --all-cards"
+    )
+    ranking: list[TransformerRankRow] | None = Field(description="--all-cards only")
+
+
+class FitDocument(_Strict):
+    schema_version: Literal[2]
+    mode: Literal["check", "all-cards"]
+    models_file: str | None = Field(description="as given; null for --hf ORG/NAME")
+    models_file_origin: str | None
+    backend: Literal["cuda", "cpu"]
+    gpus: list[Gpu] = Field(description="the GPUs checked; [] with --all-cards")
+    unavailable_gpus: list[Unavailable]
+    all_fit: bool
+    models: list[Annotated[GraphEntry | TransformerEntry, Field(discriminator="kind")]]
+
+
+def json_schema() -> dict[str, Any]:
+    schema = FitDocument.model_json_schema()
+    schema["title"] = "gputui fit --json"
+    return schema
+
+
+if __name__ == "__main__":  # python -m gputui.fit.report.schema > docs/fit-schema.json
+    print(json.dumps(json_schema(), indent=2))

@@ -1,0 +1,85 @@
+"""A transformer's JSON rows: one estimate per GPU, one ranking row per catalog card."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gputui.fit.core import power
+from gputui.fit.core.roofline import EFFICIENCY, LAUNCH_S
+from gputui.fit.report.targets import target_dict
+from gputui.fit.transformer.estimate import Estimate
+from gputui.fit.transformer.ranking import Ranked
+from gputui.fit.transformer.rate import Speed
+
+
+def speed_dict(s: Speed | None) -> dict[str, Any] | None:
+    if s is None:
+        return None
+    return {
+        "rough": True,
+        "model": "roofline",
+        "decode_tokens_per_s": s.decode_tokens_per_s,
+        "prefill_tokens_per_s": s.prefill_tokens_per_s,
+        "train_tokens_per_s": s.train_tokens_per_s,
+        "decode_bound": s.decode_bound,
+        "prefill_bound": s.prefill_bound,
+        "train_bound": s.train_bound,
+        "decode_compute_bound_batch": s.decode_compute_bound_batch,
+        "compute_precision": s.compute_precision,
+        "basis": s.basis,
+        "tflops_used": s.tflops_used,
+        "bandwidth_gbs": s.bandwidth_gbs,
+        "efficiency_assumed": dict(EFFICIENCY),
+        "launch_overhead_s": LAUNCH_S,
+    }
+
+
+def estimate_dict(e: Estimate) -> dict[str, Any]:
+    return {
+        "gpu": target_dict(e.target),
+        "peak_bytes": e.peak_bytes,
+        "tensor_bytes": e.breakdown.tensor_bytes,
+        "peak_phase": e.peak_phase,
+        "limit_bytes": e.limit_bytes,
+        "fits": e.fits,
+        "verdict": e.verdict,
+        "max_batch_size": e.max_batch_size,
+        "longest_seq_len": e.longest_seq,
+        "longest_context": e.longest_context,
+        "longest_capped_by_model": e.longest_capped,
+        "longest_at_search_limit": e.longest_at_search_limit,
+        "free_bytes": e.free_bytes,
+        "verdict_free": e.verdict_free,
+        "max_batch_size_free": e.max_batch_size_free,
+        "longest_seq_len_free": e.longest_seq_free,
+        "breakdown": e.breakdown.as_dict(),
+        "speed": speed_dict(e.speed),
+        "warnings": list(e.warnings),
+    }
+
+
+def ranking_dict(ranked: list[Ranked]) -> list[dict[str, Any]]:
+    return [
+        {
+            "rank": i + 1,
+            "card": r.card.name,
+            "memory_bytes": r.card.memory_bytes,
+            "peak_bytes": r.estimate.peak_bytes,
+            "verdict": r.estimate.verdict,
+            "fits": r.estimate.fits,
+            "max_batch_size": r.estimate.max_batch_size,
+            "longest_seq_len": r.estimate.longest_seq,
+            "longest_context": r.estimate.longest_context,
+            "tokens_per_s": r.tokens_per_s,
+            "bound": r.bound,
+            "decode_compute_bound_batch": (
+                r.estimate.speed.decode_compute_bound_batch if r.estimate.speed else None
+            ),
+            "min_cards": r.min_cards[0] if r.min_cards else None,
+            "min_cards_split": r.min_cards[1] if r.min_cards else None,
+            "parallel": r.estimate.workload.parallel,
+            "launch_price_usd": r.card.launch_price_usd,
+            **power.json_fields(r.tokens_per_s, r.card, power.TOKENS),
+        }
+        for i, r in enumerate(ranked)
+    ]
