@@ -61,6 +61,8 @@ class Layout:
     # and its tied decoder's bias (16/32-bit extras, never quantized)
     final_norm: int
     blocks: tuple[Block, ...]
+    # the block each layer is (an index into blocks); empty: dense blocks first, then MoE
+    layer_blocks: tuple[int, ...] = ()
 
     @property
     def params(self) -> int:
@@ -130,7 +132,7 @@ def _attention(cfg: TransformerConfig) -> tuple[list[Linear], int]:
     q, kv = cfg.q_dim, cfg.kv_dim
     if cfg.family in ("gpt2", "gpt_neox"):
         lins = [Linear("qkv", h, 3 * h, cfg.qkv_bias)]
-    elif cfg.family == "phi3":
+    elif cfg.family == "phi3" or cfg.fused_qkv:
         lins = [Linear("qkv", h, q + 2 * kv, cfg.qkv_bias)]
     else:
         lins = [
@@ -144,6 +146,8 @@ def _attention(cfg: TransformerConfig) -> tuple[list[Linear], int]:
         other += 2 * cfg.head_dim
     elif cfg.qk_norm == "full":
         other += q + kv
+    elif cfg.qk_norm == "head_ln":
+        other += 4 * cfg.head_dim  # Phi's q/k LayerNorms over head_dim, with biases
     if cfg.family == "gpt_oss":
         other += cfg.num_heads  # attention sinks
     return lins, other
@@ -192,11 +196,15 @@ def _moe_mlp(cfg: TransformerConfig) -> tuple[list[Linear], int]:
 
 
 def layout(cfg: TransformerConfig) -> Layout:
+    if cfg.mamba is not None or cfg.encdec is not None:
+        from gputui.fit.transformer.layout_hybrid import family_layout  # it builds on this module
+
+        return family_layout(cfg)
     h = cfg.hidden_size
     emb_dim = cfg.embed_dim or h
     token = cfg.vocab_size * emb_dim
     embedding = token + cfg.learned_positions * h + cfg.token_types * h
-    if cfg.family in ("bert", "distilbert"):
+    if cfg.family in ("bert", "distilbert") or cfg.embedding_norm:
         embedding += _norm(cfg, h)
     attn, attn_other = _attention(cfg)
     norms = cfg.norms_per_layer * _norm(cfg, h)
@@ -223,7 +231,9 @@ def layout(cfg: TransformerConfig) -> Layout:
         head += [Linear("project_in", emb_dim, h), Linear("project_out", h, emb_dim)]
     lm_head = 0
     if not cfg.encoder and not cfg.tie_word_embeddings:
-        lm_head = cfg.vocab_size * emb_dim + (cfg.vocab_size if cfg.family == "gptj" else 0)
+        lm_head = cfg.vocab_size * emb_dim + (
+            cfg.vocab_size if cfg.family == "gptj" or cfg.lm_head_bias else 0
+        )
     final = 0
     if not cfg.encoder and cfg.final_norm:
         final = _norm(cfg, h)
