@@ -26,8 +26,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gputui.fit.transformer.activations_mamba import mamba_backward, mamba_forward, mamba_saved
 from gputui.fit.transformer.config import TransformerConfig
-from gputui.fit.transformer.layout import Linear
+from gputui.fit.transformer.layout import PACKED_QKV, Linear
 from gputui.fit.transformer.weights import targeted
 from gputui.fit.transformer.workload import Workload
 
@@ -109,10 +110,10 @@ def layer_acts(
         return any(
             targeted(lin, wl.lora_targets)
             for lin in linears
-            if lin.role == role or lin.role.endswith("_" + role)
+            if _canon(lin.role) == role or lin.role.endswith("_" + role)
         )
 
-    roles = {lin.role for lin in linears}
+    roles = {_canon(lin.role) for lin in linears}
     q, kv, vd = cfg.q_dim / tp, (cfg.kv_dim if cfg.mla is None else cfg.q_dim) / tp, cfg.v_dim / tp
     heads = cfg.num_heads / tp
     # PyTorch's CPU sdpa has no fused kernel with dropout: training with attention dropout
@@ -159,6 +160,13 @@ def layer_acts(
         saved += a * vd  # the transposed, contiguous output kept by o_proj
     if dropout_hidden:
         saved += d.mask * h
+    if "cross_q" in roles:
+        saved, sq = 2 * saved, 2 * sq  # T5's decoder: cross-attention as large as self-attention
+    mamba = "mamba_in" in roles
+    if mamba:  # Jamba: a Mamba mixer instead of attention (activations_mamba.py)
+        saved = _norm_saved(cfg, h, d, full) + mamba_saved(cfg, wl, a, d.stream, active, tp)
+        saved += d.mask * h if dropout_hidden else 0
+        sq = 0.0
     # --- MLP sub-block
     if cfg.norms_per_layer >= 2 and cfg.family not in ("gptj",):
         saved += _norm_saved(cfg, h, d, full)
@@ -175,15 +183,22 @@ def layer_acts(
         # the probabilities' gradient and the softmax backward's output (fp32 in Llama's path)
         attn_bwd = attn_bwd + Acts(0, heads * ((a + 8) if fp32_softmax else 2 * a))
     stream = d.stream * h
-    rope = a * (q + kv) if not cfg.learned_positions else 0.0  # q and k after RoPE
+    rope = a * (q + kv) if cfg.rotary else 0.0  # q and k after RoPE
     attn_fwd = Acts(stream * 2 + a * (q + 2 * kv) + rope + a * vd)
     if eager:
         probs = ((a + 8) if a < 4 else 8) if fp32_softmax else 2 * a  # scores, (fp32 copy,) softmax
         attn_fwd = attn_fwd + Acts(a * (2 * q if repeat else 0), heads * probs)
         if cfg.decoder:
             attn_fwd = attn_fwd + Acts(0, a)  # the causal mask, one (seq x seq) per sequence
+    if mamba:
+        attn_bwd = Acts(mamba_backward(cfg, wl, a, tp))
+        attn_fwd = Acts(mamba_forward(cfg, wl, a, d.stream, tp))
     mlp_fwd = Acts(stream * 2 + _mlp_forward(cfg, a, moe, tp, inter))
     return LayerActs(Acts(saved, sq), (attn_bwd, Acts(mlp_bwd)), (attn_fwd, mlp_fwd))
+
+
+def _canon(role: str) -> str:
+    return "qkv" if role == PACKED_QKV else role
 
 
 def _act_saved(cfg: TransformerConfig, a: int, width: float) -> float:
@@ -257,7 +272,7 @@ def _mlp_forward(cfg: TransformerConfig, a: int, moe: bool, tp: int, inter: floa
         return (
             a * h
             + 2 * a * inter
-            + (2 * a * inter if cfg.activation in ("gelu_new", "gelu_fast") else 0)
+            + (2 * a * inter if cfg.activation in ("gelu_new", "gelu_fast", "gelu_bloom") else 0)
         )
     if moe and cfg.moe is not None:
         m = cfg.moe

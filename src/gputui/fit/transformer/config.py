@@ -213,5 +213,10 @@ class TransformerConfig:
         return self.moe is not None and layer not in self.moe.dense_layers
 
     @property
+    def rotary(self) -> bool:
+        """Rotary positions: not a learned table, ALiBi or T5's relative bias."""
+        return not self.learned_positions and not self.alibi and self.encdec is None
+
+    @property
     def decoder(self) -> bool:
         return not self.encoder

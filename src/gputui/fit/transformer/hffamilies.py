@@ -182,7 +182,12 @@ def _jamba(k: Keys) -> TransformerConfig:
         moe = Moe(experts, top, cfg.intermediate_size, dense_layers=dense)
     from dataclasses import replace
 
-    return replace(cfg, mamba=mamba, moe=moe)
+    note = (
+        f"Jamba: {len(mamba.layers)} of {layers} layers are Mamba mixers, which cache no K/V; "
+        "their fixed state per sequence (conv + SSM) is counted in kv_cache; their activations "
+        "follow the mamba-ssm CUDA kernels on CUDA and transformers' slow path elsewhere"
+    )
+    return replace(cfg, mamba=mamba, moe=moe, warnings=cfg.warnings + (note,))
 
 
 def _t5(k: Keys) -> TransformerConfig:
@@ -199,10 +204,14 @@ def _t5(k: Keys) -> TransformerConfig:
     act = "gelu_new" if proj == "gated-gelu" else parts[-1]
     drop = k.number("dropout_rate", 0.1)
     vocab = k.integer("vocab_size")
-    notes: tuple[str, ...] = ()
+    notes: tuple[str, ...] = (
+        f"T5 encoder-decoder: {enc} encoder and {dec} decoder layers; the target is taken as "
+        "long as the input (seq); generation encodes the prompt and decodes the new tokens, "
+        "kv_cache holding the decoder's self-attention and cross-attention K/V",
+    )
     if not k.flag("tie_word_embeddings", True):
         # T5 v1.1 / Flan-T5 ship their own lm_head; transformers 5 ties it to `shared` anyway
-        notes = (
+        notes += (
             f"tie_word_embeddings is false: transformers 5 ties T5's lm_head to the shared "
             f"embedding anyway (counted once, as here); runtimes that keep the checkpoint's "
             f"own lm_head hold {vocab * h:,} parameters more",

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from gputui.fit.transformer.config import TransformerConfig
 from gputui.fit.transformer.encoder_heads import head_modules, module_shape
 
+PACKED_QKV = "qkv_packed"  # a fused q/k/v linear whose cache is not a view of its output
+
 
 @dataclass(frozen=True, slots=True)
 class Linear:
@@ -132,8 +134,11 @@ def _attention(cfg: TransformerConfig) -> tuple[list[Linear], int]:
     q, kv = cfg.q_dim, cfg.kv_dim
     if cfg.family in ("gpt2", "gpt_neox"):
         lins = [Linear("qkv", h, 3 * h, cfg.qkv_bias)]
-    elif cfg.family == "phi3" or cfg.fused_qkv:
+    elif cfg.family == "phi3":
         lins = [Linear("qkv", h, q + 2 * kv, cfg.qkv_bias)]
+    elif cfg.fused_qkv:
+        # Falcon's and BLOOM's query_key_value: K and V are copied out of it before caching
+        lins = [Linear(PACKED_QKV, h, q + 2 * kv, cfg.qkv_bias)]
     else:
         lins = [
             Linear("q", h, q, cfg.qkv_bias),

@@ -208,6 +208,8 @@ def _block_of(model: TransformerModel, layer: int) -> int:
     """Index into layout.blocks for a layer (dense blocks first, as the layout lists them)."""
     cfg = model.config
     blocks = model.layout.blocks
+    if model.layout.layer_blocks:  # Jamba, T5: layers of several kinds (layout_hybrid.py)
+        return model.layout.layer_blocks[layer]
     if cfg.moe is None or len(blocks) == 1:
         return 0
     return 1 if cfg.is_moe_layer(layer) else 0
