@@ -9,7 +9,8 @@ and its `num_parameters()` recorded; the family defaults table
     python3 -m venv /tmp/torchvenv && /tmp/torchvenv/bin/pip install torch==2.13.0 transformers
     /tmp/torchvenv/bin/python scripts/gen_hf_family_fixtures.py
 
-Writes tests/fixtures/hf/family_counts.json.
+Writes tests/fixtures/hf/family_counts.json: each config with its class and count, and
+(under _kv_probes) the bytes transformers' cache owns after a real forward of tiny ones.
 """
 
 from __future__ import annotations
@@ -132,6 +133,79 @@ FAMILIES: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
+# tiny configs whose cache is measured after a real bf16 forward on the CPU (kv_probe)
+KV_PROBES: dict[str, dict[str, Any]] = {
+    "falcon-grouped": dict(
+        model_type="falcon", architectures=["FalconForCausalLM"], hidden_size=64,
+        num_hidden_layers=2, num_attention_heads=8, num_kv_heads=2,
+        new_decoder_architecture=True, vocab_size=128,
+    ),
+    "falcon-multi-query": dict(
+        model_type="falcon", architectures=["FalconForCausalLM"], hidden_size=64,
+        num_hidden_layers=2, num_attention_heads=8, vocab_size=128,
+    ),
+    "bloom-tiny": dict(
+        model_type="bloom", architectures=["BloomForCausalLM"], hidden_size=64, n_head=4,
+        n_layer=2, vocab_size=128,
+    ),
+    "jamba-tiny": dict(
+        model_type="jamba", architectures=["JambaForCausalLM"], hidden_size=64,
+        intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, attn_layer_period=2, attn_layer_offset=1, num_experts=2,
+        vocab_size=128,
+    ),
+    "t5-tiny": dict(
+        model_type="t5", architectures=["T5ForConditionalGeneration"], d_model=64, d_ff=128,
+        d_kv=16, num_heads=4, num_layers=2, num_decoder_layers=3, vocab_size=128,
+    ),
+}  # fmt: skip
+PROBE_BATCH, PROBE_PROMPT, PROBE_DECODER = 2, 10, 3
+
+
+def _tensors(obj: Any, seen: set[int], depth: int = 0) -> list[Any]:
+    """Every tensor a cache object holds (its layers' keys/values, conv and SSM states)."""
+    import torch
+
+    if depth > 5:
+        return []
+    if isinstance(obj, torch.Tensor):
+        if obj.numel() and id(obj) not in seen:
+            seen.add(id(obj))
+            return [obj]
+        return []
+    items = (
+        obj.values()
+        if isinstance(obj, dict)
+        else obj
+        if isinstance(obj, (list, tuple))
+        else vars(obj).values()
+        if hasattr(obj, "__dict__")
+        else ()
+    )
+    return [t for x in items for t in _tensors(x, seen, depth + 1)]
+
+
+def kv_probe(cfg_dict: dict[str, Any]) -> int:
+    """Bytes of storage transformers' cache owns after a bf16 forward of PROBE_PROMPT tokens
+    (T5: the encoder on the prompt, the decoder on PROBE_DECODER tokens)."""
+    import torch
+    import transformers
+    from transformers import AutoConfig
+
+    kwargs = {k: v for k, v in cfg_dict.items() if k != "model_type"}
+    cfg = AutoConfig.for_model(cfg_dict["model_type"], **kwargs)
+    torch.manual_seed(0)
+    model = getattr(transformers, cfg_dict["architectures"][0])(cfg).to(torch.bfloat16).eval()
+    ids = torch.randint(0, 100, (PROBE_BATCH, PROBE_PROMPT))
+    extra = {}
+    if cfg_dict["model_type"] == "t5":
+        extra["decoder_input_ids"] = torch.zeros(PROBE_BATCH, PROBE_DECODER, dtype=torch.long)
+    with torch.no_grad():
+        out = model(input_ids=ids, use_cache=True, **extra)
+    cache = out["cache"] if "cache" in out else out["past_key_values"]
+    return sum(int(t.untyped_storage().nbytes()) for t in _tensors(cache, set()))
+
+
 def check_defaults() -> None:
     """fit.transformer.hffamily_defaults equals each config class's own defaults."""
     from transformers import CONFIG_MAPPING
@@ -175,6 +249,18 @@ def main() -> int:
         n, cls = count(cfg)
         out[name] = {"class": cls, "num_parameters": n, "config": cfg}
         print(f"{name:<22} {cls:<30} {n:>16,}", flush=True)
+    probes: dict[str, Any] = {}
+    for name, cfg in KV_PROBES.items():
+        n = kv_probe(cfg)
+        probes[name] = {"config": cfg, "cache_bytes": n}
+        print(f"{name:<22} cache after the forward {n:>10,} bytes", flush=True)
+    out["_kv_probes"] = {
+        "batch": PROBE_BATCH,
+        "prompt": PROBE_PROMPT,
+        "decoder_tokens": PROBE_DECODER,
+        "dtype": "bf16",
+        "probes": probes,
+    }
     path = ROOT / "tests" / "fixtures" / "hf" / "family_counts.json"
     path.write_text(json.dumps(out, indent=2) + "\n")
     return 0

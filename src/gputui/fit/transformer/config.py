@@ -89,9 +89,10 @@ class Mamba:
     conv_bias: bool = True
     proj_bias: bool = False
 
-    def state_values(self) -> int:
-        """Values one sequence keeps per Mamba layer: the conv window and the SSM state."""
-        return self.inner * (self.d_conv + self.d_state)
+    def state_bytes(self, conv_bytes: int) -> int:
+        """Bytes one sequence keeps per Mamba layer: the conv window in the model's dtype
+        (`conv_bytes` per value) and the SSM state, which transformers keeps in fp32."""
+        return self.inner * (self.d_conv * conv_bytes + self.d_state * 4)
 
 
 @dataclass(frozen=True, slots=True)

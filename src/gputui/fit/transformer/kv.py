@@ -12,9 +12,9 @@
 * multi-query attention (Falcon-7B) caches its one K/V head; Falcon's new decoder
   architecture groups K/V, but transformers' own code broadcasts them to every query
   head before caching (`kv_expanded`): a paged engine (vLLM) keeps only the groups;
-* Jamba's Mamba layers cache no K/V: each keeps a fixed state per sequence (its conv
-  window and SSM state, inner x (d_conv + d_state) values, in 16-bit or wider), counted
-  here with the cache it replaces;
+* Jamba's Mamba layers cache no K/V: each keeps a fixed state per sequence, its conv
+  window (inner x d_conv, in the model's dtype) and its SSM state (inner x d_state,
+  fp32 in transformers), counted here with the cache it replaces;
 * T5: encoder layers cache nothing; each decoder layer caches its self-attention K/V
   for the generated tokens and its cross-attention K/V for the encoder's tokens, which
   together are the prompt + new tokens of `context` (the prompt is the encoder input).
@@ -65,8 +65,8 @@ def state_bytes(
         return 0
     span = layers if layers is not None else range(cfg.num_layers)
     n = sum(cfg.is_mamba_layer(i) for i in span)
-    bits = max(16, kv_bits(dtype))  # transformers keeps it in the model's dtype, never quantized
-    return math.ceil(n * m.state_values() / tp * bits / 8) * batch
+    conv = max(16, kv_bits(dtype)) // 8  # the model's dtype (never a quantized cache's)
+    return math.ceil(n * m.state_bytes(conv) / tp) * batch
 
 
 def cached_tokens(cfg: TransformerConfig, layer: int, context: int, paged_block: int | None) -> int:
