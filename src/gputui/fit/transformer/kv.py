@@ -65,7 +65,7 @@ def state_bytes(
         return 0
     span = layers if layers is not None else range(cfg.num_layers)
     n = sum(cfg.is_mamba_layer(i) for i in span)
-    conv = max(16, kv_bits(dtype)) // 8  # the model's dtype (never a quantized cache's)
+    conv = int(max(16, kv_bits(dtype))) // 8  # the model's dtype (never a quantized cache's)
     return math.ceil(n * m.state_bytes(conv) / tp) * batch
 
 
