@@ -179,3 +179,53 @@ def test_cli_estimates_every_family(
         assert code in (0, 1), out
         data = json.loads(out)
         assert json.dumps(data).count(f"{FAMILIES[name]['num_parameters']}") >= 1
+
+
+def _peak(raw: dict[str, Any], mode: str, attention: str = "sdpa", seq: int = 512) -> int:
+    from gputui.fit.transformer.estimate import memory
+    from gputui.fit.transformer.model import from_config
+    from gputui.fit.transformer.workload import Workload
+
+    model = from_config(from_hf_dict(raw), "m", "test")
+    wl = Workload(
+        mode=mode,  # type: ignore[arg-type]
+        batch_size=2,
+        seq_len=seq,
+        precision="fp32",
+        weights="fp32",
+        backend="cpu",
+        attention=attention,  # type: ignore[arg-type]
+    )
+    return int(memory(model, wl).breakdown(2, seq)[1].total)
+
+
+SMALL = dict(hidden_size=512, num_hidden_layers=4, num_attention_heads=8, vocab_size=8000)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"model_type": "bloom", "n_layer": 4, "n_head": 8, "hidden_size": 512, "vocab_size": 8000},
+        {"model_type": "falcon", **SMALL},  # multi-query: one K/V head broadcast to all
+        {"model_type": "falcon", "alibi": True, **SMALL},
+        {"model_type": "t5", "d_model": 512, "num_layers": 4, "vocab_size": 8000},
+    ],
+)
+def test_attention_that_materializes_probabilities_even_under_sdpa(raw: dict[str, Any]) -> None:
+    """Measured on CPU (docs/fit.md): BLOOM, ALiBi and multi-query Falcon and T5 build the
+    (seq x seq) scores whatever attn_implementation says; a fused-kernel figure under-counts."""
+    assert _peak(raw, "inference", "sdpa") == _peak(raw, "inference", "eager")
+    assert _peak(raw, "inference", "sdpa", 1024) - _peak(raw, "inference", "sdpa", 512) > (
+        2 * 8 * (1024**2 - 512**2) * 4
+    )
+
+
+def test_grouped_falcon_uses_the_fused_kernel() -> None:
+    raw = {"model_type": "falcon", "new_decoder_architecture": True, "num_kv_heads": 2, **SMALL}
+    assert _peak(raw, "inference", "sdpa") < _peak(raw, "inference", "eager")
+
+
+def test_cohere_inference_holds_the_scaled_logits_beside_the_logits() -> None:
+    raw = {"model_type": "cohere", "intermediate_size": 1536, "num_key_value_heads": 2, **SMALL}
+    unscaled = {**raw, "logit_scale": 1.0}
+    assert _peak(raw, "inference") - _peak(unscaled, "inference") == 2 * 512 * 8000 * 4

@@ -118,8 +118,10 @@ def layer_acts(
     heads = cfg.num_heads / tp
     # PyTorch's CPU sdpa has no fused kernel with dropout: training with attention dropout
     # falls back to the math path, which materializes the probabilities like eager attention
-    eager = wl.attention == "eager" or (
-        wl.backend == "cpu" and wl.training and cfg.attention_dropout > 0
+    eager = (
+        wl.attention == "eager"
+        or not cfg.fused_attention
+        or (wl.backend == "cpu" and wl.training and cfg.attention_dropout > 0)
     )
     repeat = eager and cfg.mla is None and cfg.num_kv_heads < cfg.num_heads
     dropout_attn = wl.training and cfg.attention_dropout > 0
@@ -187,9 +189,19 @@ def layer_acts(
     attn_fwd = Acts(stream * 2 + a * (q + 2 * kv) + rope + a * vd)
     if eager:
         probs = ((a + 8) if a < 4 else 8) if fp32_softmax else 2 * a  # scores, (fp32 copy,) softmax
+        if cfg.family == "bloom":
+            # BLOOM keeps its raw ALiBi scores beside the masked ones and the softmax's
+            # input copy; its float causal mask is built in several (seq x seq) steps
+            # (measured on transformers 5.24, CPU fp32: benchmarks figures in docs/fit.md)
+            probs += 2 * a
+            attn_fwd = attn_fwd + Acts(0, 4 * a)
         attn_fwd = attn_fwd + Acts(a * (2 * q if repeat else 0), heads * probs)
         if cfg.decoder:
             attn_fwd = attn_fwd + Acts(0, a)  # the causal mask, one (seq x seq) per sequence
+    if cfg.encdec is not None:
+        # T5 computes its position bias (+ mask) once per stack and hands it to every layer;
+        # in the decoder, the self-attention's and the cross-attention's are both alive
+        attn_fwd = attn_fwd + Acts(0, 2 * heads * a)
     if mamba:
         attn_bwd = Acts(mamba_backward(cfg, wl, a, tp))
         attn_fwd = Acts(mamba_forward(cfg, wl, a, d.stream, tp))
@@ -272,7 +284,9 @@ def _mlp_forward(cfg: TransformerConfig, a: int, moe: bool, tp: int, inter: floa
         return (
             a * h
             + 2 * a * inter
-            + (2 * a * inter if cfg.activation in ("gelu_new", "gelu_fast", "gelu_bloom") else 0)
+            + (2 * a * inter if cfg.activation in ("gelu_new", "gelu_fast") else 0)
+            # BLOOM's no-grad GELU is Python's tanh formula written out: more temporaries
+            + (4 * a * inter if cfg.activation == "gelu_bloom" else 0)
         )
     if moe and cfg.moe is not None:
         m = cfg.moe

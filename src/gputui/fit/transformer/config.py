@@ -174,6 +174,11 @@ class TransformerConfig:
     embedding_norm: bool = False  # BLOOM's word_embeddings_layernorm
     # transformers' own cache expands K/V to every query head (Falcon's new architecture)
     kv_expanded: bool = False
+    # False where transformers' attention materializes the probabilities even under sdpa:
+    # BLOOM and ALiBi Falcons (their own eager code), multi-query Falcon (one K/V head
+    # broadcast to all: no fused kernel takes it)
+    fused_attention: bool = True
+    logit_scale: bool = False  # Cohere multiplies the logits into a second tensor
     mamba: Mamba | None = None
     encdec: EncDec | None = None
     # the lower..upper parameter counts of an unknown model_type (None: the count is known)

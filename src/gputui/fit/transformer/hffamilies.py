@@ -70,7 +70,7 @@ def _falcon(k: Keys) -> TransformerConfig:
         tie_word_embeddings=k.flag("tie_word_embeddings", True),
         norm="layer", mlp="plain", qkv_bias=bias, o_bias=bias, mlp_bias=bias,
         norms_per_layer=norms, parallel_attn=parallel, alibi=alibi, fused_qkv=True,
-        kv_expanded=new and kv < heads,
+        kv_expanded=new and kv < heads, fused_attention=not alibi and (new or kv == heads),
         attention_dropout=k.number("attention_dropout", 0.0),
         hidden_dropout=k.number("hidden_dropout", 0.0),
         torch_dtype=_dtype(k), activation=k.text("activation") or "gelu", key_prefix=k.prefix,
@@ -86,7 +86,7 @@ def _bloom(k: Keys) -> TransformerConfig:
         hd, 4 * h, k.integer("vocab_size"), None,
         tie_word_embeddings=k.flag("tie_word_embeddings", True),
         norm="layer", mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True, alibi=True,
-        fused_qkv=True, embedding_norm=True,
+        fused_qkv=True, embedding_norm=True, fused_attention=False,
         attention_dropout=k.number("attention_dropout", 0.0),
         hidden_dropout=k.number("hidden_dropout", 0.0),
         torch_dtype=_dtype(k), activation="gelu_bloom", key_prefix=k.prefix,
@@ -135,6 +135,7 @@ def _cohere(k: Keys) -> TransformerConfig:
         k, "cohere", family="cohere", tie_word_embeddings=k.flag("tie_word_embeddings", True),
         norm="layer_nobias", qkv_bias=bias, o_bias=bias, norms_per_layer=1, parallel_attn=True,
         qk_norm="full" if k.flag("use_qk_norm", False) else "none",
+        logit_scale=k.number("logit_scale", 0.0625) != 1.0,
     )  # fmt: skip
 
 
@@ -221,6 +222,7 @@ def _t5(k: Keys) -> TransformerConfig:
         vocab, None, tie_word_embeddings=True, mlp="gated" if parts[0] == "gated" else "plain",
         attention_dropout=drop, hidden_dropout=drop, torch_dtype=_dtype(k), activation=act,
         encdec=EncDec(enc, dec, k.integer("relative_attention_num_buckets", 32)),
+        fused_attention=False,  # T5's attention adds its position bias to explicit scores
         key_prefix=k.prefix, warnings=notes,
     )  # fmt: skip
 

@@ -17,7 +17,7 @@ FAMILY_READ_KEYS = frozenset(
         "activation", "alibi", "attention_bias", "attention_dropout", "attn_layer_offset",
         "attn_layer_period", "bias", "d_ff", "d_kv", "d_model", "dropout_rate",
         "expert_layer_offset", "expert_layer_period", "feed_forward_proj", "ffn_hidden_size",
-        "hidden_act", "hidden_dropout", "hidden_size", "intermediate_size", "mamba_conv_bias",
+        "hidden_act", "hidden_dropout", "hidden_size", "intermediate_size", "logit_scale", "mamba_conv_bias",
         "mamba_d_conv", "mamba_d_state", "mamba_dt_rank", "mamba_expand", "mamba_proj_bias",
         "max_position_embeddings", "multi_query", "n_head", "n_layer", "new_decoder_architecture",
         "num_attention_heads", "num_decoder_layers", "num_experts", "num_experts_per_tok",
@@ -57,7 +57,7 @@ FAMILY_DEFAULTS: dict[str, Mapping[str, Any]] = {
         "vocab_size": 256000, "hidden_size": 8192, "intermediate_size": 22528,
         "num_hidden_layers": 40, "num_attention_heads": 64, "hidden_act": "silu",
         "max_position_embeddings": 8192, "tie_word_embeddings": True, "attention_bias": False,
-        "attention_dropout": 0.0, "use_qk_norm": False,
+        "attention_dropout": 0.0, "use_qk_norm": False, "logit_scale": 0.0625,
     },
     "jamba": {
         "vocab_size": 65536, "tie_word_embeddings": False, "hidden_size": 4096,

@@ -425,6 +425,8 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             phases.append(Phase("forward", base, acts=ids + c))
         if has_lm:
             name, head = head_acts(wl.mode, d.stream * h, a, vocab)
+            if cfg.logit_scale and wl.mode == "inference":
+                head = head + Acts(a * vocab)  # Cohere's scaled copy of the logits
             phases.append(Phase(name, base, acts=ids + head))
         return StageMemory(stage, tuple(phases), model, wl, tp)
     # generate: prefill, then decode until the cache holds prompt + new tokens; generate
