@@ -236,8 +236,10 @@ def _mlp_saved(
     h = cfg.hidden_size
     full = wl.training and wl.method == "full"
     inter = cfg.intermediate_size / tp
+    # T5's DenseReluDense drops out its intermediate: the mask and the output wo reads
+    t5_drop = (d.mask + a) * inter if cfg.encdec and wl.training and cfg.hidden_dropout else 0
     if cfg.mlp == "plain":
-        saved = _consumers_saved(h, [active("fc_in")], d)
+        saved = _consumers_saved(h, [active("fc_in")], d) + t5_drop
         saved += (
             a * inter + _act_saved(cfg, a, inter) - (a * inter if cfg.activation == "relu" else 0)
         )
@@ -248,7 +250,7 @@ def _mlp_saved(
         return saved, 3 * a * inter
     if not moe or cfg.moe is None:
         gated_in = ["gate_up"] if "gate_up" in roles else ["gate", "up"]
-        saved = _consumers_saved(h, [active(r) for r in gated_in], d)
+        saved = _consumers_saved(h, [active(r) for r in gated_in], d) + t5_drop
         saved += 3 * a * inter + (a * inter if active("down") else 0)
         return saved, 3 * a * inter
     m = cfg.moe
