@@ -244,3 +244,29 @@ def test_t5_training_keeps_the_dropout_of_its_mlp_intermediate() -> None:
         from_hf_dict({**raw, "dropout_rate": 0.0}), wl, lins, False
     ).saved.per_token
     assert with_drop - without >= (4 + 4) * 2048
+
+
+def test_a_gguf_of_an_unmapped_architecture_named_like_a_family_keeps_its_kv_heads(
+    tmp_path: Path,
+) -> None:
+    """A GGUF `falcon` is read into Llama-named keys (num_key_value_heads), not Falcon's own
+    (num_kv_heads, multi_query): it must not go through the Falcon reader's defaults."""
+    import importlib.util
+
+    from gputui.fit.importers.gguf import load_gguf
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location(
+        "mk", root / "tests/fixtures/gguf/make_tiny_gguf.py"
+    )
+    assert spec and spec.loader
+    mk: Any = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mk)
+    meta, tensors = mk.tiny_llama(kv=2)
+    meta = {k.replace("llama.", "falcon."): v for k, v in meta.items()}
+    meta["general.architecture"] = "falcon"
+    path = tmp_path / "f.gguf"
+    mk.write_gguf(path, meta, tensors)
+    model = load_gguf(path)
+    assert model.config.num_kv_heads == 2
+    assert any("not known" in w for w in model.warnings)

@@ -17,7 +17,7 @@ table of each (transformers' `modeling_jamba.py`, `modeling_t5.py`):
 from __future__ import annotations
 
 from gputui.fit.transformer.config import TransformerConfig
-from gputui.fit.transformer.layout import (
+from gputui.fit.transformer.layout_parts import (
     Block,
     Layout,
     Linear,
