@@ -54,11 +54,16 @@ def test_sliding_and_full_layers() -> None:
     assert qwen.sliding_window is None  # use_sliding_window is false
 
 
-def test_unknown_model_type_is_llama_style_with_a_warning() -> None:
+def test_unknown_model_type_is_a_range_with_a_warning() -> None:
+    """An unknown type's count is not one confident number (issue 23 item 5): the real
+    Llama count lies in the range, and the estimate is built on its upper end."""
     raw = {**load("llama-2-7b"), "model_type": "my-llama"}
     cfg = from_hf_dict(raw)
-    assert layout(cfg).params == COUNTS["llama-2-7b"]["num_parameters"]
-    assert any("Llama-style" in w for w in cfg.warnings)
+    assert cfg.params_range is not None
+    lo, hi = cfg.params_range
+    assert lo < COUNTS["llama-2-7b"]["num_parameters"] < hi
+    assert layout(cfg).params == hi
+    assert any("parameters unknown" in w and f"{lo:,}" in w for w in cfg.warnings)
 
 
 @pytest.mark.parametrize(

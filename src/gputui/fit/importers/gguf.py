@@ -30,6 +30,7 @@ from gputui.fit.importers.gguf_rules import GGUFError, LongString, Skipped
 from gputui.fit.transformer.config import ConfigError
 from gputui.fit.transformer.formats import GGML_TYPES, ggml_tensor_bytes
 from gputui.fit.transformer.ggufnames import gguf_message
+from gputui.fit.transformer.hffamilies import READERS
 from gputui.fit.transformer.hfkeys import from_hf_dict
 from gputui.fit.transformer.model import TransformerModel, from_config
 
@@ -303,7 +304,9 @@ def _hf_dict(g: GGUFFile) -> tuple[dict[str, Any], list[str]]:
     warnings = []
     model_type = ARCHITECTURES.get(arch)
     if model_type is None:
-        model_type = arch
+        # its metadata becomes Llama-named keys: never one of hffamilies' readers, which
+        # read their family's own names (a GGUF "falcon" has no num_kv_heads/multi_query)
+        model_type = f"gguf-{arch}" if arch in READERS else arch
         warnings.append(
             f"GGUF architecture {arch!r} is not known: estimated as a Llama-style decoder"
         )

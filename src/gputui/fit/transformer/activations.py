@@ -26,8 +26,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gputui.fit.transformer.activations_mamba import mamba_backward, mamba_forward, mamba_saved
 from gputui.fit.transformer.config import TransformerConfig
-from gputui.fit.transformer.layout import Linear
+from gputui.fit.transformer.layout import PACKED_QKV, Linear
 from gputui.fit.transformer.weights import targeted
 from gputui.fit.transformer.workload import Workload
 
@@ -109,16 +110,18 @@ def layer_acts(
         return any(
             targeted(lin, wl.lora_targets)
             for lin in linears
-            if lin.role == role or lin.role.endswith("_" + role)
+            if _canon(lin.role) == role or lin.role.endswith("_" + role)
         )
 
-    roles = {lin.role for lin in linears}
+    roles = {_canon(lin.role) for lin in linears}
     q, kv, vd = cfg.q_dim / tp, (cfg.kv_dim if cfg.mla is None else cfg.q_dim) / tp, cfg.v_dim / tp
     heads = cfg.num_heads / tp
     # PyTorch's CPU sdpa has no fused kernel with dropout: training with attention dropout
     # falls back to the math path, which materializes the probabilities like eager attention
-    eager = wl.attention == "eager" or (
-        wl.backend == "cpu" and wl.training and cfg.attention_dropout > 0
+    eager = (
+        wl.attention == "eager"
+        or not cfg.fused_attention
+        or (wl.backend == "cpu" and wl.training and cfg.attention_dropout > 0)
     )
     repeat = eager and cfg.mla is None and cfg.num_kv_heads < cfg.num_heads
     dropout_attn = wl.training and cfg.attention_dropout > 0
@@ -159,6 +162,13 @@ def layer_acts(
         saved += a * vd  # the transposed, contiguous output kept by o_proj
     if dropout_hidden:
         saved += d.mask * h
+    if "cross_q" in roles:
+        saved, sq = 2 * saved, 2 * sq  # T5's decoder: cross-attention as large as self-attention
+    mamba = "mamba_in" in roles
+    if mamba:  # Jamba: a Mamba mixer instead of attention (activations_mamba.py)
+        saved = _norm_saved(cfg, h, d, full) + mamba_saved(cfg, wl, a, d.stream, active, tp)
+        saved += d.mask * h if dropout_hidden else 0
+        sq = 0.0
     # --- MLP sub-block
     if cfg.norms_per_layer >= 2 and cfg.family not in ("gptj",):
         saved += _norm_saved(cfg, h, d, full)
@@ -175,15 +185,32 @@ def layer_acts(
         # the probabilities' gradient and the softmax backward's output (fp32 in Llama's path)
         attn_bwd = attn_bwd + Acts(0, heads * ((a + 8) if fp32_softmax else 2 * a))
     stream = d.stream * h
-    rope = a * (q + kv) if not cfg.learned_positions else 0.0  # q and k after RoPE
+    rope = a * (q + kv) if cfg.rotary else 0.0  # q and k after RoPE
     attn_fwd = Acts(stream * 2 + a * (q + 2 * kv) + rope + a * vd)
     if eager:
         probs = ((a + 8) if a < 4 else 8) if fp32_softmax else 2 * a  # scores, (fp32 copy,) softmax
+        if cfg.family == "bloom":
+            # BLOOM keeps its raw ALiBi scores beside the masked ones and the softmax's
+            # input copy; its float causal mask is built in several (seq x seq) steps
+            # (measured on transformers 5.24, CPU fp32: benchmarks figures in docs/fit.md)
+            probs += 2 * a
+            attn_fwd = attn_fwd + Acts(0, 4 * a)
         attn_fwd = attn_fwd + Acts(a * (2 * q if repeat else 0), heads * probs)
         if cfg.decoder:
             attn_fwd = attn_fwd + Acts(0, a)  # the causal mask, one (seq x seq) per sequence
+    if cfg.encdec is not None:
+        # T5 computes its position bias (+ mask) once per stack and hands it to every layer;
+        # in the decoder, the self-attention's and the cross-attention's are both alive
+        attn_fwd = attn_fwd + Acts(0, 2 * heads * a)
+    if mamba:
+        attn_bwd = Acts(mamba_backward(cfg, wl, a, tp))
+        attn_fwd = Acts(mamba_forward(cfg, wl, a, d.stream, tp))
     mlp_fwd = Acts(stream * 2 + _mlp_forward(cfg, a, moe, tp, inter))
     return LayerActs(Acts(saved, sq), (attn_bwd, Acts(mlp_bwd)), (attn_fwd, mlp_fwd))
+
+
+def _canon(role: str) -> str:
+    return "qkv" if role == PACKED_QKV else role
 
 
 def _act_saved(cfg: TransformerConfig, a: int, width: float) -> float:
@@ -209,8 +236,10 @@ def _mlp_saved(
     h = cfg.hidden_size
     full = wl.training and wl.method == "full"
     inter = cfg.intermediate_size / tp
+    # T5's DenseReluDense drops out its intermediate: the mask and the output wo reads
+    t5_drop = (d.mask + a) * inter if cfg.encdec and wl.training and cfg.hidden_dropout else 0
     if cfg.mlp == "plain":
-        saved = _consumers_saved(h, [active("fc_in")], d)
+        saved = _consumers_saved(h, [active("fc_in")], d) + t5_drop
         saved += (
             a * inter + _act_saved(cfg, a, inter) - (a * inter if cfg.activation == "relu" else 0)
         )
@@ -221,7 +250,7 @@ def _mlp_saved(
         return saved, 3 * a * inter
     if not moe or cfg.moe is None:
         gated_in = ["gate_up"] if "gate_up" in roles else ["gate", "up"]
-        saved = _consumers_saved(h, [active(r) for r in gated_in], d)
+        saved = _consumers_saved(h, [active(r) for r in gated_in], d) + t5_drop
         saved += 3 * a * inter + (a * inter if active("down") else 0)
         return saved, 3 * a * inter
     m = cfg.moe
@@ -258,6 +287,8 @@ def _mlp_forward(cfg: TransformerConfig, a: int, moe: bool, tp: int, inter: floa
             a * h
             + 2 * a * inter
             + (2 * a * inter if cfg.activation in ("gelu_new", "gelu_fast") else 0)
+            # BLOOM's no-grad GELU is Python's tanh formula written out: more temporaries
+            + (4 * a * inter if cfg.activation == "gelu_bloom" else 0)
         )
     if moe and cfg.moe is not None:
         m = cfg.moe

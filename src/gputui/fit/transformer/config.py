@@ -14,7 +14,16 @@ from typing import Literal
 
 from gputui.fit.transformer.bounds import ConfigError, check_config
 
-__all__ = ["ConfigError", "EncoderHead", "TransformerConfig", "Moe", "Mla", "Quantization"]
+__all__ = [
+    "ConfigError",
+    "EncDec",
+    "EncoderHead",
+    "Mamba",
+    "TransformerConfig",
+    "Moe",
+    "Mla",
+    "Quantization",
+]
 
 Norm = Literal["rms", "layer", "layer_nobias", "none"]
 Mlp = Literal["gated", "plain"]
@@ -33,6 +42,13 @@ Family = Literal[
     "gpt_oss",
     "bert",
     "distilbert",
+    "falcon",
+    "bloom",
+    "starcoder2",
+    "phi",
+    "cohere",
+    "jamba",
+    "t5",
 ]
 
 
@@ -58,6 +74,38 @@ class Mla:
     qk_nope_head_dim: int
     qk_rope_head_dim: int
     v_head_dim: int
+
+
+@dataclass(frozen=True, slots=True)
+class Mamba:
+    """Jamba's Mamba mixers: the layers in `layers` hold one instead of attention, and keep a
+    fixed-size state per sequence (conv + SSM) instead of a K/V cache that grows."""
+
+    layers: tuple[int, ...]
+    inner: int  # mamba_expand x hidden_size
+    d_state: int
+    d_conv: int
+    dt_rank: int
+    conv_bias: bool = True
+    proj_bias: bool = False
+
+    def state_bytes(self, conv_bytes: int) -> int:
+        """Bytes one sequence keeps per Mamba layer: the conv window in the model's dtype
+        (`conv_bytes` per value) and the SSM state, which transformers keeps in fp32."""
+        return self.inner * (self.d_conv * conv_bytes + self.d_state * 4)
+
+
+@dataclass(frozen=True, slots=True)
+class EncDec:
+    """An encoder-decoder (T5): layers 0..encoder_layers-1 are the encoder, the rest the
+    decoder, whose layers add cross-attention over the encoder's output."""
+
+    encoder_layers: int
+    decoder_layers: int
+    relative_buckets: int = 32  # T5's relative position bias rows (layer 0 of each stack)
+
+    def is_decoder_layer(self, layer: int) -> bool:
+        return layer >= self.encoder_layers
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +145,7 @@ class TransformerConfig:
     qkv_bias: bool = False
     o_bias: bool = False
     mlp_bias: bool = False
-    qk_norm: Literal["none", "head", "full"] = "none"
+    qk_norm: Literal["none", "head", "full", "head_ln"] = "none"
     norms_per_layer: int = 2
     learned_positions: int = 0  # rows of a learned position table (0: rotary or none)
     token_types: int = 0  # BERT's token_type embeddings
@@ -118,6 +166,23 @@ class TransformerConfig:
     embed_dim: int | None = None
     # prepended to the key in messages: "text_config." for a multimodal config's text model
     key_prefix: str = ""
+    # the families of hffamilies.py
+    parallel_attn: bool = False  # attention and MLP read the same normed input (GPT-J, Phi, Falcon)
+    alibi: bool = False  # ALiBi position biases (BLOOM, some Falcons): no rotary
+    lm_head_bias: bool = False  # Phi's and GPT-J's lm_head carries a bias
+    fused_qkv: bool = False  # one query_key_value linear of q + 2 kv outputs
+    embedding_norm: bool = False  # BLOOM's word_embeddings_layernorm
+    # transformers' own cache expands K/V to every query head (Falcon's new architecture)
+    kv_expanded: bool = False
+    # False where transformers' attention materializes the probabilities even under sdpa:
+    # BLOOM and ALiBi Falcons (their own eager code), multi-query Falcon (one K/V head
+    # broadcast to all: no fused kernel takes it)
+    fused_attention: bool = True
+    logit_scale: bool = False  # Cohere multiplies the logits into a second tensor
+    mamba: Mamba | None = None
+    encdec: EncDec | None = None
+    # the lower..upper parameter counts of an unknown model_type (None: the count is known)
+    params_range: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         """Every construction (and every `replace`) is checked: no unbounded config exists."""
@@ -147,8 +212,16 @@ class TransformerConfig:
             return True
         return self.layer_types[layer] == "sliding"
 
+    def is_mamba_layer(self, layer: int) -> bool:
+        return self.mamba is not None and layer in self.mamba.layers
+
     def is_moe_layer(self, layer: int) -> bool:
         return self.moe is not None and layer not in self.moe.dense_layers
+
+    @property
+    def rotary(self) -> bool:
+        """Rotary positions: not a learned table, ALiBi or T5's relative bias."""
+        return not self.learned_positions and not self.alibi and self.encdec is None
 
     @property
     def decoder(self) -> bool:

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gputui.fit.transformer.hffamily_defaults import FAMILY_DEFAULTS
+
 __all__ = ["DEFAULTS", "TEXT_MODEL_TYPE", "READ_KEYS", "with_defaults"]
 
 # the keys gputui reads from some model type's config (what the check compares)
@@ -451,4 +453,5 @@ TEXT_MODEL_TYPE = {"gemma3": "gemma3_text"}
 def with_defaults(raw: Mapping[str, Any], model_type: str) -> dict[str, Any]:
     """`raw` over its class's defaults: a key present in `raw` wins, even as null, as in
     transformers (an explicit null `sliding_window` is no window, not the default)."""
-    return {**DEFAULTS.get(TEXT_MODEL_TYPE.get(model_type, model_type), {}), **raw}
+    mt = TEXT_MODEL_TYPE.get(model_type, model_type)
+    return {**DEFAULTS.get(mt, FAMILY_DEFAULTS.get(mt, {})), **raw}

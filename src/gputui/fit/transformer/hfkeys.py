@@ -16,8 +16,10 @@ from gputui.fit.transformer.bounds import bound_of
 from gputui.fit.transformer.config import ConfigError, Family, Mla, Moe, TransformerConfig
 from gputui.fit.transformer.encoder_heads import decoder_head_note, encoder_head
 from gputui.fit.transformer.hfdefaults import TEXT_MODEL_TYPE, with_defaults
+from gputui.fit.transformer.hffamilies import READERS
 from gputui.fit.transformer.hfquant import quantization
 from gputui.fit.transformer.hfread import Keys, show
+from gputui.fit.transformer.hfunknown import bounded
 
 LLAMA_LIKE = {
     "llama": "llama",
@@ -442,6 +444,8 @@ def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
         cfg = _classic(k, _DISTILBERT, "distilbert", "distilbert", encoder=True)
     elif mt in LLAMA_LIKE or mt == "gemma3":
         cfg = _llama_like(k, mt, LLAMA_LIKE.get(mt, "gemma3"))
+    elif mt in READERS:
+        cfg = READERS[mt](k)
     else:
         needed = (
             "hidden_size",
@@ -457,11 +461,7 @@ def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
                 f"unknown model_type {show(model_type)} and no standard key {missing[0]} to estimate "
                 "it as a Llama-style decoder",
             )
-        cfg = _llama_like(k, mt, "llama")
-        warnings.append(
-            f"unknown model_type {show(model_type)}: estimated as a Llama-style decoder from its "
-            "standard keys (parameter count may differ)"
-        )
+        cfg = bounded(k, model_type, _llama_like(k, mt, "llama"))
     if cfg.num_heads % cfg.num_kv_heads:
         raise ConfigError(k._field("num_key_value_heads"), "must divide the number of heads")
     cfg = encoder_head(k, cfg) if cfg.encoder else decoder_head_note(k, cfg)

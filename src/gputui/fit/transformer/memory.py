@@ -196,6 +196,8 @@ def _block_of(model: TransformerModel, layer: int) -> int:
     """Index into layout.blocks for a layer (dense blocks first, as the layout lists them)."""
     cfg = model.config
     blocks = model.layout.blocks
+    if model.layout.layer_blocks:  # Jamba, T5: layers of several kinds (layout_hybrid.py)
+        return model.layout.layer_blocks[layer]
     if cfg.moe is None or len(blocks) == 1:
         return 0
     return 1 if cfg.is_moe_layer(layer) else 0
@@ -411,6 +413,8 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             phases.append(SeqPhase("forward", base, acts=ids + c))
         if has_lm:
             name, head = head_acts(wl.mode, d.stream * h, a, vocab)
+            if cfg.logit_scale and wl.mode == "inference":
+                head = head + Acts(a * vocab)  # Cohere's scaled copy of the logits
             phases.append(SeqPhase(name, base, acts=ids + head))
         return StageMemory(stage, tuple(phases), model, wl, tp)
     # generate: prefill, then decode until the cache holds prompt + new tokens; generate

@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable
 
 from gputui.fit.transformer.formats import WeightFormat
-from gputui.fit.transformer.layout import Block, Layout, Linear
+from gputui.fit.transformer.layout import PACKED_QKV, Block, Layout, Linear
 
 UNQUANTIZED_ROLES = frozenset({"router", "shared_expert_gate"})
 
@@ -68,7 +68,7 @@ def normalize_targets(names: Iterable[str]) -> tuple[str, ...]:
 
 
 def _base_role(role: str) -> str:
-    for prefix in ("expert_", "shared_"):
+    for prefix in ("expert_", "shared_", "cross_"):
         if role.startswith(prefix):
             return role[len(prefix) :]
     return role
@@ -80,6 +80,8 @@ def targeted(lin: Linear, targets: tuple[str, ...]) -> bool:
     if targets == ("all-linear",):
         return True
     role = _base_role(lin.role)
+    if role == PACKED_QKV:
+        role = "qkv"
     if role in targets:
         return True
     if role == "qkv":
