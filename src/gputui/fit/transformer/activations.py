@@ -190,9 +190,11 @@ def layer_acts(
     if eager:
         probs = ((a + 8) if a < 4 else 8) if fp32_softmax else 2 * a  # scores, (fp32 copy,) softmax
         if cfg.family == "bloom":
-            # BLOOM keeps its raw ALiBi scores beside the masked ones and the softmax's
-            # input copy; its float causal mask is built in several (seq x seq) steps
-            # (measured on transformers 5.24, CPU fp32: benchmarks figures in docs/fit.md)
+            # BloomAttention keeps baddbmm's raw ALiBi scores beside masked_fill's copy
+            # (+2 per head); its float causal mask goes through four (seq x seq) tensors
+            # (the bool mask, its expansion, the inversion, the filled float). The four is
+            # read off transformers 5.24's code and agrees with a CPU fp32 measurement
+            # (docs/fit.md); it is a count of tensors, not a fitted factor.
             probs += 2 * a
             attn_fwd = attn_fwd + Acts(0, 4 * a)
         attn_fwd = attn_fwd + Acts(a * (2 * q if repeat else 0), heads * probs)
