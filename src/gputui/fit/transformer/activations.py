@@ -190,11 +190,11 @@ def layer_acts(
     if eager:
         probs = ((a + 8) if a < 4 else 8) if fp32_softmax else 2 * a  # scores, (fp32 copy,) softmax
         if cfg.family == "bloom":
-            # BloomAttention keeps baddbmm's raw ALiBi scores beside masked_fill's copy
-            # (+2 per head); its float causal mask goes through four (seq x seq) tensors
-            # (the bool mask, its expansion, the inversion, the filled float). The four is
-            # read off transformers 5.24's code and agrees with a CPU fp32 measurement
-            # (docs/fit.md); it is a count of tensors, not a fitted factor.
+            # BloomAttention keeps baddbmm's raw ALiBi scores and their sum with the mask
+            # (`attn_weights + attention_mask` is a new tensor): +2 per head, from the code.
+            # The eager causal mask's construction (masking_utils) holds four (seq x seq)
+            # tensors at its peak: a count taken from a CPU fp32 measurement (docs/fit.md),
+            # not yet traced tensor by tensor in transformers' code.
             probs += 2 * a
             attn_fwd = attn_fwd + Acts(0, 4 * a)
         attn_fwd = attn_fwd + Acts(a * (2 * q if repeat else 0), heads * probs)
