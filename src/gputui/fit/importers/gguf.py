@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import struct
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -27,8 +26,9 @@ from gputui.core.errors import UserError
 from gputui.core.textsafe import visible
 from gputui.fit.importers import gguf_rules
 from gputui.fit.importers.gguf_rules import GGUFError, LongString, Skipped
+from gputui.fit.importers.gguf_types import GGUFFile, GGUFTensor
 from gputui.fit.transformer.config import ConfigError
-from gputui.fit.transformer.formats import GGML_TYPES, ggml_tensor_bytes
+from gputui.fit.transformer.formats import GGML_TYPES
 from gputui.fit.transformer.ggufnames import gguf_message
 from gputui.fit.transformer.hffamilies import READERS
 from gputui.fit.transformer.hfkeys import from_hf_dict
@@ -85,31 +85,6 @@ ARCHITECTURES = {
     "gptj": "gptj", "olmo": "olmo", "olmo2": "olmo2", "deepseek2": "deepseek_v2",
     "gpt-oss": "gpt_oss",
 }  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class GGUFTensor:
-    name: str
-    dims: tuple[int, ...]
-    type_id: int
-
-    @property
-    def elements(self) -> int:
-        n = 1
-        for d in self.dims:
-            n *= d
-        return n
-
-    @property
-    def nbytes(self) -> int:
-        return ggml_tensor_bytes(self.type_id, self.elements)
-
-
-@dataclass(frozen=True, slots=True)
-class GGUFFile:
-    version: int
-    metadata: dict[str, Any]
-    tensors: tuple[GGUFTensor, ...]
 
 
 class _Reader:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from gputui.fit.transformer.formats import ggml_tensor_bytes
 
 if TYPE_CHECKING:
-    from gputui.fit.importers.gguf import GGUFFile, GGUFTensor
+    from gputui.fit.importers.gguf_types import GGUFFile, GGUFTensor
 
 _BLOCK = re.compile(r"blk\.(0|[1-9][0-9]{0,8})\.(.+)")
 # architectures whose blocks are all attention + feed-forward (gguf.ARCHITECTURES' keys)
