@@ -132,3 +132,45 @@ class Poller(Generic[T]):
         self.interval = interval
         if self._timer is not None:
             self.arm(interval)
+
+
+class PolledApp:
+    """The pace keys and poll state both apps share; an app mixes it in before App.
+
+    The app sets `poller` and `INTERVALS` (the paces + and - step through) and
+    says in `_pace_changed` what it redraws when the pace or pause changes.
+    """
+
+    poller: Poller[Any]
+    INTERVALS: tuple[float, ...]
+
+    @property
+    def interval(self) -> float:
+        return self.poller.interval
+
+    @property
+    def paused(self) -> bool:
+        return self.poller.paused
+
+    @property
+    def poll_in_flight(self) -> bool:
+        return self.poller.in_flight
+
+    def _pace_changed(self) -> None:
+        raise NotImplementedError
+
+    def action_toggle_pause(self) -> None:
+        self.poller.toggle_pause()
+        self._pace_changed()
+
+    def _set_interval(self, interval: float) -> None:
+        self.poller.set_interval(interval)  # waiting for the next poll: re-armed at the new pace
+        self._pace_changed()
+
+    def action_faster(self) -> None:
+        smaller = [i for i in self.INTERVALS if i < self.interval]
+        self._set_interval(smaller[-1] if smaller else self.interval)
+
+    def action_slower(self) -> None:
+        larger = [i for i in self.INTERVALS if i > self.interval]
+        self._set_interval(larger[0] if larger else self.interval)
