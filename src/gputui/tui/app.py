@@ -27,9 +27,9 @@ from gputui.history.processes import ProcessHistory
 from gputui.model.snapshot import Snapshot
 from gputui.sources.base import Source
 from gputui.sources.host.source import read_ancestors, read_extras
-from gputui.tui.dashboard_actions import DashboardActions
+from gputui.tui.dashboard_actions import INTERVALS, DashboardActions
 from gputui.tui.messages import CardsMatched, DashboardReady
-from gputui.tui.poller import Polled, Poller, PollFailed
+from gputui.tui.poller import Polled, PolledApp, Poller, PollFailed
 from gputui.tui.screens.dashboard import CSS_PATHS, DashboardScreen
 from gputui.tui.screens.process import ExtrasOf
 from gputui.tui.settings import Settings
@@ -49,10 +49,11 @@ def _poll_error(exc: Exception) -> str:
     return f"{type(exc).__name__}: {visible(str(exc))}" if str(exc) else type(exc).__name__
 
 
-class GpuTuiApp(DashboardActions, App[int]):
+class GpuTuiApp(PolledApp, DashboardActions, App[int]):
     TITLE = "gputui"
     CSS_PATH = CSS_PATHS
     ENABLE_COMMAND_PALETTE = True
+    INTERVALS = INTERVALS
 
     # Keys that mean the same on every screen. The dashboard's own keys (sort, filter,
     # kill, pause...) are DashboardScreen.BINDINGS: on the Catalog and Fit screens they
@@ -123,17 +124,8 @@ class GpuTuiApp(DashboardActions, App[int]):
         self._seen_notices: set[str] = set()
         self.dashboard = DashboardScreen(getattr(source, "name", "nvml"), fallback_reason)
 
-    @property
-    def interval(self) -> float:
-        return self.poller.interval
-
-    @property
-    def paused(self) -> bool:
-        return self.poller.paused
-
-    @property
-    def poll_in_flight(self) -> bool:
-        return self.poller.in_flight
+    def _pace_changed(self) -> None:
+        self._show_header()
 
     def _read_source(self) -> Snapshot:
         """On the poll's worker thread."""

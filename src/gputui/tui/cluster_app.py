@@ -21,7 +21,7 @@ from textual.binding import Binding
 from gputui.model.cluster import ClusterSnapshot
 from gputui.sources.prometheus.api import PrometheusError
 from gputui.sources.prometheus.source import Backoff, PrometheusSource
-from gputui.tui.poller import Polled, Poller, PollFailed
+from gputui.tui.poller import Polled, PolledApp, Poller, PollFailed
 from gputui.tui.screens.cluster import CSS_PATH, ClusterScreen, HostScreen
 from gputui.tui.views.cluster_rows import SPARK_WIDTH, History
 
@@ -44,7 +44,7 @@ def _wall_clock() -> str:
     return time.strftime("%H:%M:%S")
 
 
-class ClusterApp(App[int]):
+class ClusterApp(PolledApp, App[int]):
     TITLE = "gputui cluster"
     CSS_PATH = CSS_PATH
     BINDINGS = [
@@ -92,18 +92,6 @@ class ClusterApp(App[int]):
         self.last_error: str | None = None
         self.last_ok: str | None = None
         self.refreshes = 0
-
-    @property
-    def interval(self) -> float:
-        return self.poller.interval
-
-    @property
-    def paused(self) -> bool:
-        return self.poller.paused
-
-    @property
-    def poll_in_flight(self) -> bool:
-        return self.poller.in_flight
 
     def get_default_screen(self) -> ClusterScreen:
         return self.main
@@ -186,28 +174,18 @@ class ClusterApp(App[int]):
     async def action_quit(self) -> None:
         self.exit(0)
 
-    def action_toggle_pause(self) -> None:
-        self.poller.toggle_pause()
+    def _pace_changed(self) -> None:
         self._show_info()
 
-    def _set_interval(self, value: float) -> None:
-        self.backoff = Backoff(value, RETRY_CAP_S)
-        self.poller.set_interval(value)
-        self._show_info()
+    def _set_interval(self, interval: float) -> None:
+        self.backoff = Backoff(interval, RETRY_CAP_S)
+        super()._set_interval(interval)
 
     def action_help(self) -> None:
         from gputui.tui.screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.HELP_KEYS))
-
-    def action_faster(self) -> None:
-        smaller = [i for i in self.INTERVALS if i < self.interval]
-        self._set_interval(smaller[-1] if smaller else self.interval)
-
-    def action_slower(self) -> None:
-        larger = [i for i in self.INTERVALS if i > self.interval]
-        self._set_interval(larger[0] if larger else self.interval)
 
 
 def run_cluster(args: Any, interval: float) -> int:

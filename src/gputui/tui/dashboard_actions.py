@@ -87,24 +87,6 @@ class DashboardActions(_AppBase):
 
         def _show_header(self) -> None: ...  # the app's (app.py)
 
-    # -- the polling pace -------------------------------------------------------------------
-
-    def action_toggle_pause(self) -> None:
-        self.poller.toggle_pause()
-        self._show_header()
-
-    def _set_interval(self, interval: float) -> None:
-        self.poller.set_interval(interval)  # waiting for the next poll: re-armed at the new pace
-        self._show_header()
-
-    def action_faster(self) -> None:
-        smaller = [i for i in INTERVALS if i < self.poller.interval]
-        self._set_interval(smaller[-1] if smaller else self.poller.interval)
-
-    def action_slower(self) -> None:
-        larger = [i for i in INTERVALS if i > self.poller.interval]
-        self._set_interval(larger[0] if larger else self.poller.interval)
-
     # -- the process table ------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

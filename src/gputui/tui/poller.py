@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Generic, TypeVar
 
 from textual.app import App
@@ -47,6 +48,7 @@ class PollFailed(Message):
         self.elapsed_s = elapsed_s
 
 
+@dataclass(eq=False)
 class Poller(Generic[T]):
     """Calls `fetch` off the UI thread, one call at a time, and posts the outcome to `app`.
 
@@ -55,25 +57,16 @@ class Poller(Generic[T]):
     a poll (the dashboard exits instead when its terminal hung up).
     """
 
-    def __init__(
-        self,
-        app: App[Any],
-        fetch: Callable[[], T],
-        *,
-        interval: float,
-        name: str,
-        describe: Callable[[Exception], str] = describe_error,
-        before_poll: Callable[[], bool] | None = None,
-    ) -> None:
-        self.app = app
-        self.fetch = fetch
-        self.interval = interval
-        self.name = name
-        self.describe = describe
-        self.before_poll = before_poll
-        self.paused = False
-        self.in_flight = False
-        self._timer: Timer | None = None
+    app: App[Any] = field(repr=False)
+    fetch: Callable[[], T] = field(repr=False)
+    _: KW_ONLY
+    interval: float
+    name: str
+    describe: Callable[[Exception], str] = field(default=describe_error, repr=False)
+    before_poll: Callable[[], bool] | None = field(default=None, repr=False)
+    paused: bool = field(default=False, init=False)
+    in_flight: bool = field(default=False, init=False)
+    _timer: Timer | None = field(default=None, init=False, repr=False)
 
     @property
     def waiting(self) -> bool:
@@ -132,3 +125,45 @@ class Poller(Generic[T]):
         self.interval = interval
         if self._timer is not None:
             self.arm(interval)
+
+
+class PolledApp:
+    """The pace keys and poll state both apps share; an app mixes it in before App.
+
+    The app sets `poller` and `INTERVALS` (the paces + and - step through) and
+    says in `_pace_changed` what it redraws when the pace or pause changes.
+    """
+
+    poller: Poller[Any]
+    INTERVALS: tuple[float, ...]
+
+    @property
+    def interval(self) -> float:
+        return self.poller.interval
+
+    @property
+    def paused(self) -> bool:
+        return self.poller.paused
+
+    @property
+    def poll_in_flight(self) -> bool:
+        return self.poller.in_flight
+
+    def _pace_changed(self) -> None:
+        raise NotImplementedError
+
+    def action_toggle_pause(self) -> None:
+        self.poller.toggle_pause()
+        self._pace_changed()
+
+    def _set_interval(self, interval: float) -> None:
+        self.poller.set_interval(interval)  # waiting for the next poll: re-armed at the new pace
+        self._pace_changed()
+
+    def action_faster(self) -> None:
+        smaller = [i for i in self.INTERVALS if i < self.interval]
+        self._set_interval(smaller[-1] if smaller else self.interval)
+
+    def action_slower(self) -> None:
+        larger = [i for i in self.INTERVALS if i > self.interval]
+        self._set_interval(larger[0] if larger else self.interval)

@@ -97,7 +97,31 @@ class SortedTable(DataTable[Any]):
         return None
 
 
-class ClusterScreen(Screen[None]):
+class _SortingScreen(Screen[None]):
+    """The `s`/`r` keys of both cluster screens: they sort the focused table, else the main one."""
+
+    MAIN_TABLE: str  # the id of the table sorted while none has focus
+
+    def _redraw(self) -> None:
+        raise NotImplementedError
+
+    def _focused_table(self) -> SortedTable:
+        focused = self.focused
+        if isinstance(focused, SortedTable):
+            return focused
+        return self.query_one(f"#{self.MAIN_TABLE}", SortedTable)
+
+    def action_cycle_sort(self) -> None:
+        self._focused_table().cycle_sort()
+        self._redraw()
+
+    def action_reverse_sort(self) -> None:
+        table = self._focused_table()
+        table.sort_reverse = not table.sort_reverse
+        self._redraw()
+
+
+class ClusterScreen(_SortingScreen):
     """Hosts on top, every GPU of the fleet below; `/` filters, `s`/`r` sort the focused table."""
 
     BINDINGS = [
@@ -106,6 +130,7 @@ class ClusterScreen(Screen[None]):
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
+    MAIN_TABLE = "cluster-hosts"
 
     def __init__(self, url: str) -> None:
         super().__init__()
@@ -182,21 +207,6 @@ class ClusterScreen(Screen[None]):
             table.set_class(text is not None, "outdated")
 
     # --- actions ------------------------------------------------------------------
-    def _focused_table(self) -> SortedTable:
-        focused = self.focused
-        if isinstance(focused, SortedTable):
-            return focused
-        return self.query_one("#cluster-hosts", SortedTable)
-
-    def action_cycle_sort(self) -> None:
-        self._focused_table().cycle_sort()
-        self._redraw()
-
-    def action_reverse_sort(self) -> None:
-        table = self._focused_table()
-        table.sort_reverse = not table.sort_reverse
-        self._redraw()
-
     def action_filter(self) -> None:
         box = self.query_one("#cluster-filter", Input)
         box.add_class("shown")
@@ -248,7 +258,7 @@ PROCESS_COLUMNS: tuple[Column, ...] = (
 )
 
 
-class HostScreen(Screen[None]):
+class HostScreen(_SortingScreen):
     """One host: its GPUs and, where a gputui exporter runs there, its processes."""
 
     BINDINGS = [
@@ -256,6 +266,7 @@ class HostScreen(Screen[None]):
         Binding("s", "cycle_sort", "Sort"),
         Binding("r", "reverse_sort", "Reverse", show=False),
     ]
+    MAIN_TABLE = "host-gpus"
 
     def __init__(self, host: ClusterHost, history: History) -> None:
         super().__init__()
@@ -302,19 +313,6 @@ class HostScreen(Screen[None]):
         elif not h.processes:
             note = "no GPU processes"
         self.query_one("#host-note", Static).update(note)
-
-    def _focused_table(self) -> SortedTable:
-        focused = self.focused
-        return focused if isinstance(focused, SortedTable) else self.query_one("#host-gpus", SortedTable)
-
-    def action_cycle_sort(self) -> None:
-        self._focused_table().cycle_sort()
-        self._redraw()
-
-    def action_reverse_sort(self) -> None:
-        t = self._focused_table()
-        t.sort_reverse = not t.sort_reverse
-        self._redraw()
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -7,8 +7,9 @@ last whatever the direction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from gputui.model.cluster import ClusterGpu, ClusterHost
@@ -46,8 +47,20 @@ def host_history(history: History, host: ClusterHost) -> list[float]:
     return [sum(s[len(s) - n + i] for s in series) / len(series) for i in range(n)]
 
 
-def _pct(v: float | None) -> str:
-    return NA if v is None else f"{v:.0f}%"
+def _figure(
+    key: str, label: str, value: Callable[[Any], Any], show: Callable[[Any], str]
+) -> Column:
+    """A right-aligned figure: `show` of the row's value, N/A where it is missing; sorts by it."""
+
+    def cell(row: Any) -> str:
+        v = value(row)
+        return NA if v is None else show(v)
+
+    return Column(key, label, cell, value, True)
+
+
+_PCT = "{:.0f}%".format
+_WATTS = "{:.0f}".format
 
 
 def _gib_pair(used: float | None, total: float | None) -> str:
@@ -98,10 +111,8 @@ HOST_COLUMNS: tuple[Column, ...] = (
         lambda r: r["gpus"],
         True,
     ),
-    Column(
-        "util_mean", "Util mean", lambda r: _pct(r["util_mean"]), lambda r: r["util_mean"], True
-    ),
-    Column("util_max", "Util max", lambda r: _pct(r["util_max"]), lambda r: r["util_max"], True),
+    _figure("util_mean", "Util mean", itemgetter("util_mean"), _PCT),
+    _figure("util_max", "Util max", itemgetter("util_max"), _PCT),
     Column(
         "history",
         "Util history",
@@ -122,13 +133,7 @@ HOST_COLUMNS: tuple[Column, ...] = (
         lambda r: r["hottest_c"],
         True,
     ),
-    Column(
-        "power",
-        "Power W",
-        lambda r: NA if r["power_w"] is None else f"{r['power_w']:.0f}",
-        lambda r: r["power_w"],
-        True,
-    ),
+    _figure("power", "Power W", itemgetter("power_w"), _WATTS),
     Column("age", "Age", lambda r: age_text(r["age_s"]), lambda r: r["age_s"], True),
 )
 
@@ -149,6 +154,11 @@ def _sample(r: GpuRow, attr: str) -> Any:
     return None if s is None else getattr(s, attr)
 
 
+def _sampled(attr: str) -> Callable[[GpuRow], Any]:
+    """The GPU's last sample of `attr`, None while it has none."""
+    return lambda r: _sample(r, attr)
+
+
 def _gpu_state(r: GpuRow) -> str:
     if not r.gpu.up:
         return "lost"
@@ -160,13 +170,7 @@ GPU_COLUMNS: tuple[Column, ...] = (
     Column("gpu", "GPU", lambda r: str(r.gpu.index), lambda r: r.gpu.index, True),
     Column("name", "Name", lambda r: _short(gpu_name(r.gpu)), lambda r: gpu_name(r.gpu)),
     Column("state", "State", _gpu_state, _gpu_state),
-    Column(
-        "util",
-        "Util",
-        lambda r: _pct(_sample(r, "utilization_gpu")),
-        lambda r: _sample(r, "utilization_gpu"),
-        True,
-    ),
+    _figure("util", "Util", _sampled("utilization_gpu"), _PCT),
     Column(
         "memory",
         "Mem GiB",
@@ -174,29 +178,9 @@ GPU_COLUMNS: tuple[Column, ...] = (
         lambda r: _sample(r, "memory_used"),
         True,
     ),
-    Column(
-        "free",
-        "Free",
-        lambda r: (
-            NA if _sample(r, "memory_free") is None else f"{_sample(r, 'memory_free') / GiB:.1f}"
-        ),
-        lambda r: _sample(r, "memory_free"),
-        True,
-    ),
-    Column(
-        "temp",
-        "Temp",
-        lambda r: NA if _sample(r, "temperature_c") is None else f"{_sample(r, 'temperature_c')}C",
-        lambda r: _sample(r, "temperature_c"),
-        True,
-    ),
-    Column(
-        "power",
-        "Power W",
-        lambda r: NA if _sample(r, "power_w") is None else f"{_sample(r, 'power_w'):.0f}",
-        lambda r: _sample(r, "power_w"),
-        True,
-    ),
+    _figure("free", "Free", _sampled("memory_free"), lambda v: f"{v / GiB:.1f}"),
+    _figure("temp", "Temp", _sampled("temperature_c"), "{}C".format),
+    _figure("power", "Power W", _sampled("power_w"), _WATTS),
     # Last: on a narrow terminal the sparkline is what goes off-screen, not the numbers.
     Column(
         "history", "History", lambda r: sparkline(r.history), lambda r: (r.history or [None])[-1]

@@ -14,6 +14,12 @@ from gputui.tui.views import formatting as fmt
 
 NA = fmt.NA
 _KWH = 3.6e6  # joules
+# Largest unit first; a driver loaded for months reads GJ, and there the kWh are what people read.
+_ENERGY_UNITS = (
+    (1e9, "{:.2f} GJ ({kwh:,.0f} kWh)"),
+    (1e6, "{:.2f} MJ ({kwh:.2f} kWh)"),
+    (1e3, "{:.1f} kJ"),
+)
 
 
 def on_off(value: bool | None, on: str = "on", off: str = "off") -> str:
@@ -28,12 +34,9 @@ def energy(joules: float | None) -> str:
     """1234567 J as "1.23 MJ (0.34 kWh)": joules for the unit, kWh for the electricity bill."""
     if joules is None:
         return NA
-    if joules >= 1e9:  # a driver loaded for months: the kWh are what people read
-        return f"{joules / 1e9:.2f} GJ ({joules / _KWH:,.0f} kWh)"
-    if joules >= 1e6:
-        return f"{joules / 1e6:.2f} MJ ({joules / _KWH:.2f} kWh)"
-    if joules >= 1e3:
-        return f"{joules / 1e3:.1f} kJ"
+    for unit, form in _ENERGY_UNITS:
+        if joules >= unit:
+            return form.format(joules / unit, kwh=joules / _KWH)
     return f"{joules:.0f} J"
 
 

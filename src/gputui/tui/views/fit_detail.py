@@ -13,7 +13,7 @@ from rich.text import Text
 
 from gputui.core.textsafe import visible
 from gputui.fit.core.roofline import Profile
-from gputui.fit.graph.estimate import ModelCheck, PrecisionEstimate
+from gputui.fit.graph.estimate import ModelCheck
 from gputui.fit.graph.ranking import Ranked
 from gputui.fit.modelsfile import ModelSpec
 from gputui.fit.report import (
@@ -24,6 +24,7 @@ from gputui.fit.report import (
     network_layers,
     speed_assumes,
 )
+from gputui.tui.views.detail_tables import breakdown_table, titled_table
 
 RANK_TOP = 10
 VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}
@@ -35,28 +36,21 @@ def verdict_text(verdict: str | None) -> Text:
     return Text(verdict, style=VERDICT_STYLE.get(verdict, ""))
 
 
-def breakdown_table(e: PrecisionEstimate) -> Table:
-    t = Table(title="Memory at the peak", title_justify="left", expand=False)
-    parts = e.breakdown.as_dict()
-    for key in parts:
-        t.add_column(key.replace("_", " "), justify="right")
-    t.add_row(*(gib(v) for v in parts.values()))
-    return t
-
-
 def precision_table(c: ModelCheck) -> Table:
-    t = Table(title="Precisions", title_justify="left")
-    for label in (
-        "precision",
-        "offered",
-        "peak",
-        "total",
-        "max batch",
-        "now",
-        "max batch now",
-        "samples/s (rough)",
-    ):
-        t.add_column(label, justify="right" if label != "precision" else "left")
+    t = titled_table(
+        "Precisions",
+        (
+            "precision",
+            "offered",
+            "peak",
+            "total",
+            "max batch",
+            "now",
+            "max batch now",
+            "samples/s (rough)",
+        ),
+        left={"precision"},
+    )
     for e in c.estimates:
         t.add_row(
             ("* " if e.precision == c.recommended else "") + e.precision,
@@ -72,12 +66,10 @@ def precision_table(c: ModelCheck) -> Table:
 
 
 def layers_table(m: ModelSpec, prof: Profile | None = None) -> Table:
-    t = Table(title="Layers", title_justify="left")
     labels = ["net", "#", "layer", "output shape", "params", "FLOPs", "kept/sample (fp32)"]
     if prof is not None:  # the roofline of the chosen precision: what each layer waits on
         labels.append("bound (share of step)")
-    for label in labels:
-        t.add_column(label, justify="right" if label not in ("net", "layer") else "left")
+    t = titled_table("Layers", labels, left={"net", "layer"})
     bounds = {(lt.network, lt.layer): lt for lt in prof.layers} if prof is not None else {}
     nets = (
         [("", m.network)] if m.network is not None else [("G", m.generator), ("D", m.discriminator)]
@@ -109,18 +101,20 @@ def layers_table(m: ModelSpec, prof: Profile | None = None) -> Table:
 
 def ranking_table(m: ModelSpec, rankings: dict[str, list[Ranked]], top: int = RANK_TOP) -> Table:
     """From the worker's pass: ranking every card is not done on the UI thread."""
-    t = Table(title=f"Other cards (top {top}, recommended precision each)", title_justify="left")
-    for label in (
-        "#",
-        "card",
-        "precision",
-        "memory",
-        "verdict",
-        "max batch",
-        "samples/s (rough)",
-        "bound",
-    ):
-        t.add_column(label, justify="left" if label in ("card", "precision") else "right")
+    t = titled_table(
+        f"Other cards (top {top}, recommended precision each)",
+        (
+            "#",
+            "card",
+            "precision",
+            "memory",
+            "verdict",
+            "max batch",
+            "samples/s (rough)",
+            "bound",
+        ),
+        left={"card", "precision"},
+    )
     ranked = rankings.get(m.name)
     if ranked is None:
         t.caption = "ranking the catalog's cards… (shown on a later pass)"
@@ -155,7 +149,7 @@ def model_detail(c: ModelCheck, rankings: dict[str, list[Ranked]]) -> Group:
     head.append(speed_assumes(m) + "\n", style="dim")
     return Group(
         head,
-        breakdown_table(e),
+        breakdown_table(e.breakdown.as_dict()),
         precision_table(c),
         layers_table(m, e.speed.profile if e.speed else None),
         ranking_table(m, rankings),

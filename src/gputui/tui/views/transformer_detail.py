@@ -16,6 +16,7 @@ from gputui.fit.check import TransformerCheck
 from gputui.fit.report import gib
 from gputui.fit.transformer.ranking import Ranked
 from gputui.fit.transformer.report import count, model_line, workload_line
+from gputui.tui.views.detail_tables import breakdown_table, titled_table
 
 VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}
 
@@ -36,33 +37,27 @@ def transformer_detail(c: TransformerCheck, ranked: list[Ranked] | None, top: in
     head.append(f"Peak {gib(e.peak_bytes)} during {e.peak_phase}\n", style="bold")
     return Group(
         head,
-        _breakdown(e.breakdown.as_dict()),
+        breakdown_table(e.breakdown.as_dict()),
         _answers(c, seq_word),
         *(Text(f"note: {visible(w)}", style="yellow") for w in e.warnings),
         _ranking(ranked, wl.mode, top),
     )
 
 
-def _breakdown(parts: dict[str, int]) -> Table:
-    t = Table(title="Memory at the peak", title_justify="left", expand=False)
-    for key in parts:
-        t.add_column(key.replace("_", " "), justify="right")
-    t.add_row(*(gib(v) for v in parts.values()))
-    return t
-
-
 def _answers(c: TransformerCheck, seq_word: str) -> Table:
     e = c.estimate
     wl = e.workload
-    t = Table(title="Answers", title_justify="left")
-    for label in (
-        "",
-        "verdict",
-        f"max batch at {wl.seq_len:,}",
-        f"longest {seq_word}",
-        "longest context",
-    ):
-        t.add_column(label, justify="left" if not label else "right")
+    t = titled_table(
+        "Answers",
+        (
+            "",
+            "verdict",
+            f"max batch at {wl.seq_len:,}",
+            f"longest {seq_word}",
+            "longest context",
+        ),
+        left={""},
+    )
     cap = " (model max)" if e.longest_capped else ""
     t.add_row(
         f"total {gib(e.limit_bytes)}",
@@ -86,18 +81,20 @@ def _answers(c: TransformerCheck, seq_word: str) -> Table:
 
 def _ranking(ranked: list[Ranked] | None, mode: str, top: int) -> Table:
     word = {"train": "train tok/s", "generate": "decode tok/s"}.get(mode, "prefill tok/s")
-    t = Table(title=f"Other cards (top {top})", title_justify="left")
-    for label in (
-        "#",
-        "card",
-        "memory",
-        "verdict",
-        "max batch",
-        "longest",
-        f"{word} (rough)",
-        "cards needed",
-    ):
-        t.add_column(label, justify="left" if label == "card" else "right")
+    t = titled_table(
+        f"Other cards (top {top})",
+        (
+            "#",
+            "card",
+            "memory",
+            "verdict",
+            "max batch",
+            "longest",
+            f"{word} (rough)",
+            "cards needed",
+        ),
+        left={"card"},
+    )
     if ranked is None:
         t.caption = "ranking the catalog's cards… (shown on a later pass)"
     for i, r in enumerate((ranked or [])[:top]):
