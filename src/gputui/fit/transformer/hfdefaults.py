@@ -81,8 +81,40 @@ READ_KEYS = frozenset(
     ]
 )
 
+
+def _without(row: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+    """A shared row less the keys a config class does not have."""
+    return {k: v for k, v in row.items() if k not in keys}
+
+
 # Rows more than one model type shares: transformers gives these configs the same
 # `__init__` defaults (apart from the keys a row names over them).
+_LLAMA: Mapping[str, Any] = {
+    "vocab_size": 32000,
+    "hidden_size": 4096,
+    "intermediate_size": 11008,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "hidden_act": "silu",
+    "max_position_embeddings": 2048,
+    "tie_word_embeddings": False,
+    "attention_bias": False,
+    "attention_dropout": 0.0,
+    "mlp_bias": False,
+}
+_MISTRAL: Mapping[str, Any] = {
+    "vocab_size": 32000,
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "hidden_act": "silu",
+    "max_position_embeddings": 131072,
+    "tie_word_embeddings": False,
+    "sliding_window": 4096,
+    "attention_dropout": 0.0,
+}
 _BERT: Mapping[str, Any] = {
     "vocab_size": 30522,
     "hidden_size": 768,
@@ -96,18 +128,8 @@ _BERT: Mapping[str, Any] = {
     "type_vocab_size": 2,
     "tie_word_embeddings": True,
 }
-_OLMO: Mapping[str, Any] = {
-    "vocab_size": 50304,
-    "hidden_size": 4096,
-    "intermediate_size": 11008,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "hidden_act": "silu",
-    "max_position_embeddings": 2048,
-    "tie_word_embeddings": False,
-    "attention_bias": False,
-    "attention_dropout": 0.0,
-}
+# OLMo's config is Llama's without mlp_bias
+_OLMO: Mapping[str, Any] = {**_without(_LLAMA, "mlp_bias"), "vocab_size": 50304}
 _QWEN2: Mapping[str, Any] = {
     "vocab_size": 151936,
     "hidden_size": 4096,
@@ -202,60 +224,21 @@ DEFAULTS: dict[str, Mapping[str, Any]] = {
         "attention_dropout": 0.1,
         "tie_word_embeddings": True,
     },
-    "llama": {
-        "vocab_size": 32000,
-        "hidden_size": 4096,
-        "intermediate_size": 11008,
-        "num_hidden_layers": 32,
-        "num_attention_heads": 32,
-        "hidden_act": "silu",
-        "max_position_embeddings": 2048,
-        "tie_word_embeddings": False,
-        "attention_bias": False,
-        "attention_dropout": 0.0,
-        "mlp_bias": False,
-    },
-    "mistral": {
-        "vocab_size": 32000,
-        "hidden_size": 4096,
-        "intermediate_size": 14336,
-        "num_hidden_layers": 32,
-        "num_attention_heads": 32,
-        "num_key_value_heads": 8,
-        "hidden_act": "silu",
-        "max_position_embeddings": 131072,
-        "tie_word_embeddings": False,
-        "sliding_window": 4096,
-        "attention_dropout": 0.0,
-    },
+    "llama": _LLAMA,
+    "mistral": _MISTRAL,
     "mixtral": {
-        "vocab_size": 32000,
-        "hidden_size": 4096,
-        "intermediate_size": 14336,
-        "num_hidden_layers": 32,
-        "num_attention_heads": 32,
-        "num_key_value_heads": 8,
-        "hidden_act": "silu",
-        "max_position_embeddings": 131072,
-        "tie_word_embeddings": False,
-        "attention_dropout": 0.0,
+        **_without(_MISTRAL, "sliding_window"),
         "num_experts_per_tok": 2,
         "num_local_experts": 8,
     },
     "qwen2": _QWEN2,
     "qwen2_moe": {
-        "vocab_size": 151936,
+        **_QWEN2,
         "hidden_size": 2048,
         "intermediate_size": 5632,
         "num_hidden_layers": 24,
         "num_attention_heads": 16,
         "num_key_value_heads": 16,
-        "hidden_act": "silu",
-        "max_position_embeddings": 32768,
-        "tie_word_embeddings": False,
-        "use_sliding_window": False,
-        "sliding_window": 4096,
-        "attention_dropout": 0.0,
         "decoder_sparse_step": 1,
         "moe_intermediate_size": 1408,
         "shared_expert_intermediate_size": 5632,
@@ -265,19 +248,13 @@ DEFAULTS: dict[str, Mapping[str, Any]] = {
     },
     "qwen3": {**_QWEN2, "head_dim": 128, "attention_bias": False},
     "qwen3_moe": {
-        "vocab_size": 151936,
+        **_QWEN2,
         "hidden_size": 2048,
         "intermediate_size": 6144,
         "num_hidden_layers": 24,
         "num_attention_heads": 32,
         "num_key_value_heads": 4,
-        "hidden_act": "silu",
-        "max_position_embeddings": 32768,
-        "tie_word_embeddings": False,
         "attention_bias": False,
-        "use_sliding_window": False,
-        "sliding_window": 4096,
-        "attention_dropout": 0.0,
         "decoder_sparse_step": 1,
         "moe_intermediate_size": 768,
         "num_experts_per_tok": 8,
@@ -314,17 +291,8 @@ DEFAULTS: dict[str, Mapping[str, Any]] = {
     "olmo": _OLMO,
     "olmo2": _OLMO,
     "deepseek_v2": {
+        **_LLAMA,
         "vocab_size": 102400,
-        "hidden_size": 4096,
-        "intermediate_size": 11008,
-        "num_hidden_layers": 32,
-        "num_attention_heads": 32,
-        "hidden_act": "silu",
-        "max_position_embeddings": 2048,
-        "tie_word_embeddings": False,
-        "attention_bias": False,
-        "attention_dropout": 0.0,
-        "mlp_bias": False,
         "first_k_dense_replace": 0,
         "kv_lora_rank": 512,
         "q_lora_rank": 1536,
