@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gputui.catalog.models import Architecture
-from gputui.fit.core.precision import PRECISIONS, offered, policy, precision_options, recommend
+from gputui.fit.core.precision import offered, policy, precision_options, recommend
+from gputui.fit.core.precision_names import PRECISIONS
 
 
 def arch(key: str, precisions: list[str]) -> Architecture:

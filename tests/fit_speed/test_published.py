@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from gputui.catalog import load_catalog
-from gputui.fit.core.precision import PRECISIONS
+from gputui.fit.core.precision_names import PRECISIONS
 
 PUBLISHED = Path(__file__).resolve().parents[2] / "benchmarks" / "published"
 FIELDS = [

@@ -10,7 +10,7 @@ Both answer under the same names (`chosen`, `estimates`, `recommended`,
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, TypedDict, overload
 
 from gputui.fit.core.overheads import Backend
 from gputui.fit.core.target import Target
@@ -25,9 +25,12 @@ from gputui.fit.transformer.ranking import rank_cards as rank_transformer_cards
 from gputui.fit.transformer.table import TransformerSpec
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from gputui.catalog import Catalog
 
 __all__ = [
+    "CheckOptions",
     "ModelCheck",
     "Ranked",
     "Target",
@@ -75,41 +78,29 @@ class TransformerCheck:
         return self.estimate.workload.batch_size
 
 
+class CheckOptions(TypedDict, total=False):
+    """check()'s keyword options, as fit.graph.estimate.check takes them (and defaults
+    them there): named once, for both overloads and the forwarding call."""
+
+    batch_size: int | None
+    precision: str | None
+    backend: Backend
+    with_peak_tensors: bool
+    with_speed: bool
+
+
 @overload
-def check(
-    spec: ModelSpec,
-    target: Target,
-    *,
-    batch_size: int | None = None,
-    precision: str | None = None,
-    backend: Backend = "cuda",
-    with_peak_tensors: bool = False,
-    with_speed: bool = True,
-) -> ModelCheck: ...
+def check(spec: ModelSpec, target: Target, **options: Unpack[CheckOptions]) -> ModelCheck: ...
 
 
 @overload
 def check(
-    spec: TransformerSpec,
-    target: Target,
-    *,
-    batch_size: int | None = None,
-    precision: str | None = None,
-    backend: Backend = "cuda",
-    with_peak_tensors: bool = False,
-    with_speed: bool = True,
+    spec: TransformerSpec, target: Target, **options: Unpack[CheckOptions]
 ) -> TransformerCheck: ...
 
 
 def check(
-    spec: ModelSpec | TransformerSpec,
-    target: Target,
-    *,
-    batch_size: int | None = None,
-    precision: str | None = None,
-    backend: Backend = "cuda",
-    with_peak_tensors: bool = False,
-    with_speed: bool = True,
+    spec: ModelSpec | TransformerSpec, target: Target, **options: Unpack[CheckOptions]
 ) -> ModelCheck | TransformerCheck:
     """`spec` on `target`: every precision that applies for a layer model (or just
     `precision`); a transformer's table workload (its own batch and precision).
@@ -119,16 +110,8 @@ def check(
     model's: a transformer's workload names its own.
     """
     if isinstance(spec, TransformerSpec):
-        return check_transformer(spec, target, backend)
-    return check_graph(
-        spec,
-        target,
-        batch_size=batch_size,
-        precision=precision,
-        backend=backend,
-        with_peak_tensors=with_peak_tensors,
-        with_speed=with_speed,
-    )
+        return check_transformer(spec, target, options.get("backend", "cuda"))
+    return check_graph(spec, target, **options)
 
 
 def check_transformer(

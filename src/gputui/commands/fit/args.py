@@ -1,6 +1,6 @@
 """`gputui fit`'s command line: every flag, for layer models and transformers alike.
 
-Import-light (only fit.core.software's choices) so `gputui --help` and the parser pay
+Import-light (only fit.core.software's choices and the precision names) so `gputui --help` and the parser pay
 for no estimator; the modules that run the check import from here, never the other way.
 """
 
@@ -9,21 +9,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from gputui.fit.core.precision_names import PRECISIONS
 from gputui.fit.core.software import MEMORY_FORMAT_CHOICES, OPTIMIZER_IMPLS
 
-# Kept here (not imported) so the parser stays import-light; a test checks it
-# matches gputui.fit.core.precision.PRECISIONS.
-PRECISION_CHOICES = (
-    "fp32",
-    "tf32",
-    "amp_fp16",
-    "amp_bf16",
-    "amp_fp8",
-    "bf16",
-    "fp16",
-    "int8",
-    "fp8",
-)
+PRECISION_CHOICES = PRECISIONS
 
 
 # One --mode/--optimizer for both estimators: "generate", adamw_8bit and sgd_momentum are for

@@ -18,24 +18,9 @@ path. The card's `chip` field (or its compute capability for GP100) says which.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from gputui.catalog.models import Architecture, Card
-
-PrecisionName = Literal[
-    "fp32", "tf32", "amp_fp16", "amp_bf16", "amp_fp8", "bf16", "fp16", "int8", "fp8"
-]
-PRECISIONS: tuple[PrecisionName, ...] = (
-    "fp32",
-    "tf32",
-    "amp_fp16",
-    "amp_bf16",
-    "amp_fp8",
-    "bf16",
-    "fp16",
-    "int8",
-    "fp8",
-)
+from gputui.fit.core.precision_names import PRECISIONS, PrecisionName
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,12 @@
-"""What one entry of a layers list adds to the graph: a layer call (a node), a reuse of a
-layer (a second node on the same weights), or a block call (its sub-graph, expanded
-with its names prefixed; a reuse of a block call expands the block again on the
-first call's weights).
+"""The walk over one graph and what each entry of its layers list adds: a layer call (a
+node), a reuse of a layer (a second node on the same weights), or a block call (its
+sub-graph, walked again with its names prefixed; a reuse of a block call expands the
+block again on the first call's weights).
 
-Why apart from the walk in build.py: shared weights and nested blocks are where a
-model's node count, its trainable parameters and the limits below are decided.
+The walk and the block calls are together because they recurse into each other; what
+is apart (build.py) is reading a model's inputs, blocks and outputs. Shared weights
+and nested blocks are where a model's node count, its trainable parameters and the
+limits below are decided.
 """
 
 from __future__ import annotations
@@ -15,8 +17,17 @@ from typing import Any
 
 from gputui.core.errors import UserError
 from gputui.fit.graph.args import LayerArgError
-from gputui.fit.graph.names import Scope, Site, phase_label
+from gputui.fit.graph.names import (
+    Scope,
+    Site,
+    input_specs,
+    layer_label,
+    layer_names,
+    output_specs,
+    phase_label,
+)
 from gputui.fit.graph.network import Node, Ref, Shape
+from gputui.fit.graph.order import graph_order
 from gputui.fit.graph.registry import analyse_layer, freeze
 from gputui.fit.graph.stats import LayerStats
 from gputui.fit.graph.syntax import listed, only_keys, parse_shape
@@ -26,11 +37,24 @@ MAX_BLOCK_DEPTH = 16
 _CALL_KEYS = {"name", "inputs", "block", "trainable", "loss"}
 _REUSE_KEYS = {"name", "inputs", "reuse", "loss"}
 _BLOCK_KEYS = {"inputs", "layers", "outputs"}
+LOSSES = (
+    "categorical_crossentropy",
+    "sparse_categorical_crossentropy",
+    "binary_crossentropy",
+    "mse",
+    "mean_squared_error",
+    "mae",
+    "mean_absolute_error",
+    "huber",
+    "kl_divergence",
+    "cosine_similarity",
+)
 
 
 class LayerCalls:
-    """The nodes built so far and how each entry adds to them; build.py's GraphBuilder
-    walks the graphs (`graph`) and calls these for every entry."""
+    """The nodes built so far, the walk over one graph (`graph`, which a block call
+    re-enters for its sub-graph) and how each entry adds to the nodes; build.py's
+    GraphBuilder reads a model's inputs, blocks and outputs around it."""
 
     def __init__(self, ctx: str, attention: str = "auto", *, named: bool = True) -> None:
         self.ctx = ctx
@@ -57,8 +81,84 @@ class LayerCalls:
         reuse: str | None,
         err_where: str | None = None,
     ) -> tuple[list[Ref], list[str]]:
-        """Add the nodes of one graph; the refs and losses of its outputs (GraphBuilder)."""
-        raise NotImplementedError
+        """Add the nodes of one graph; the refs and losses of its outputs."""
+        err_where = err_where or where
+        if not isinstance(layers, list) or not layers:
+            raise UserError(f"{self.ctx}: {err_where}: required, a non-empty list of layer tables")
+        for i, layer in enumerate(layers):
+            if not isinstance(layer, dict):
+                raise UserError(
+                    f'{self.ctx}: {err_where}[{i}]: must be a table like {{ type = "Dense", ... }}'
+                )
+        if len(self.nodes) + len(layers) > MAX_LAYERS:
+            raise UserError(
+                f"{self.ctx}: {err_where}: more than {MAX_LAYERS} layers; at most {MAX_LAYERS} "
+                "layers are checked"
+            )
+        names = layer_names(layers, scope, self.ctx, err_where)
+        labels = [
+            layer_label(layers[i], names[i], prefix, err_where, i, self.ctx, self.named)
+            for i in range(len(layers))
+        ]
+        local = {n: i for i, n in enumerate(names)}
+        specs = [
+            input_specs(layers, i, names, scope, labels[i], self.named) for i in range(len(layers))
+        ]
+        order = graph_order(layers, specs, local, labels)
+        used: set[str] = set()
+        for i in order:
+            layer = layers[i]
+            refs, shapes = [], []
+            for name, idx in specs[i]:
+                used.add(name)
+                found = scope.refs.get(name)
+                if found is None:
+                    raise UserError(f"{labels[i]}: inputs: {name!r} is not available here")
+                if idx >= len(found):
+                    raise UserError(
+                        f"{labels[i]}: inputs: {name!r} has {len(found)} output(s), no output {idx}"
+                    )
+                refs.append(found[idx])
+                shapes.append(self._shape_of(found[idx]))
+            site = Site(layer, i, prefix + names[i], refs, shapes, labels[i])
+            if "block" in layer:
+                scope.refs[names[i]] = self._block_call(site, frozen, reuse)
+            elif "reuse" in layer:
+                scope.refs[names[i]] = self._reuse(site, prefix)
+            else:
+                scope.refs[names[i]] = self._call(site, frozen, reuse, where)
+        out_names = output_specs(outputs_spec, names, scope, self.ctx, err_where)
+        out_refs, losses = [], []
+        for name, idx in out_names:
+            used.add(name)
+            found = scope.refs[name]
+            if idx >= len(found):
+                raise UserError(f"{self.ctx}: outputs: {name!r} has no output {idx}")
+            out_refs.append(found[idx])
+            layer = layers[local[name]] if name in local else {}
+            losses.append(self._loss(layer, labels[local[name]] if name in local else self.ctx))
+        for i, name in enumerate(names):
+            if name not in used:
+                self.warnings.append(
+                    f"{labels[i]}: its output is never used and it is not a model output"
+                )
+        return out_refs, losses
+
+    def _shape_of(self, ref: Ref) -> Shape:
+        src, k = ref
+        if src < 0:
+            return self.input_shapes[-1 - src]
+        stats = self.nodes[src].stats
+        return stats.output_shape if k == 0 else stats.extra_outputs[k - 1]
+
+    def _loss(self, layer: Mapping[str, Any], label: str) -> str:
+        loss = layer.get("loss")
+        if loss is None:
+            act = layer.get("activation")
+            return "categorical_crossentropy" if act == "softmax" else "mse"
+        if loss not in LOSSES:
+            raise UserError(f"{label}: loss: must be one of {', '.join(LOSSES)}, got {loss!r}")
+        return str(loss)
 
     def _call(self, site: Site, frozen: bool, reuse: str | None, where: str) -> list[Ref]:
         layer, i, full, label = site.layer, site.i, site.full, site.label

@@ -19,13 +19,13 @@ from gputui.fit.core.overheads import (
     library_workspace_bytes,
 )
 from gputui.fit.core.precision import (
-    PRECISIONS,
     Precision,
     PrecisionOption,
     policy,
     precision_options,
     recommend,
 )
+from gputui.fit.core.precision_names import PRECISIONS
 from gputui.fit.core.target import Target
 from gputui.fit.core.verdict import Answer, Verdict, verdict
 from gputui.fit.graph.memory import LiveTensor, live_at_peak, model_phases

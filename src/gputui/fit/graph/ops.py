@@ -138,16 +138,21 @@ def layer_ops(
             in_ch = max(io.in_channels, 1)
             gemm_fwd = (n_out // out_ch, out_ch)
             gemm_bwd = (n_in // in_ch, in_ch)
-        add(
-            "forward",
-            "matmul",
-            "forward",
-            flops,
-            x_bytes + w_read + y_bytes,
-            tensor=tensor,
-            gemm=gemm_fwd,
-            split_k=kind == "Dense",
-        )
+
+        def gemm_call(what: str, pas: Pass, nbytes: int, gemm: tuple[int, int]) -> None:
+            """The forward GEMM or the input-gradient one: same FLOPs, split-K for Dense."""
+            add(
+                what,
+                "matmul",
+                pas,
+                flops,
+                nbytes,
+                tensor=tensor,
+                gemm=gemm,
+                split_k=kind == "Dense",
+            )
+
+        gemm_call("forward", "forward", x_bytes + w_read + y_bytes, gemm_fwd)
         # NCHW: cuDNN transposes each call's activation operands to NHWC and its result back
         # (only on cards whose tensor cores run this precision: `tensor_only`)
         nchw = (
@@ -156,41 +161,22 @@ def layer_ops(
             and kind in CONV_TYPES
             and sw.memory_format == "channels_first"
         )
-        if nchw:
-            add(
-                "NCHW<->NHWC transposes",
-                "elementwise",
-                "forward",
-                0,
-                2 * (x_bytes + y_bytes),
-                2,
-                tensor_only=True,
-            )
+
+        def transposes(what: str, pas: Pass, operand_bytes: int) -> None:
+            """The two layout transposes around one call (each reads and writes)."""
+            if nchw:
+                add(what, "elementwise", pas, 0, 2 * operand_bytes, 2, tensor_only=True)
+
+        transposes("NCHW<->NHWC transposes", "forward", x_bytes + y_bytes)
         if layer.fused_activation != "none":
             add("activation", "elementwise", "forward", n_out, 2 * y_bytes)
         if layer.fused_activation != "none" and (back_in or trains):
             add("activation backward", "elementwise", "backward_input", n_out, 3 * y_bytes)
         if back_in:
-            add(
-                "backward input",
-                "matmul",
-                "backward_input",
-                flops,
-                y_bytes + w_read + dx_bytes,
-                tensor=tensor,
-                gemm=gemm_bwd,
-                split_k=kind == "Dense",
+            gemm_call("backward input", "backward_input", y_bytes + w_read + dx_bytes, gemm_bwd)
+            transposes(
+                "backward input NCHW<->NHWC transposes", "backward_input", y_bytes + dx_bytes
             )
-            if nchw:
-                add(
-                    "backward input NCHW<->NHWC transposes",
-                    "elementwise",
-                    "backward_input",
-                    0,
-                    2 * (y_bytes + dx_bytes),
-                    2,
-                    tensor_only=True,
-                )
         if trains:
             grads = max(layer.trainable_params, layer.matmul_params) * p.grad_bytes
             add(
@@ -201,16 +187,9 @@ def layer_ops(
                 y_bytes + x_bytes + grads,
                 tensor=tensor,
             )
-            if nchw:
-                add(
-                    "backward weight NCHW->NHWC transposes",
-                    "elementwise",
-                    "backward_weight",
-                    0,
-                    2 * (y_bytes + x_bytes),
-                    2,
-                    tensor_only=True,
-                )
+            transposes(
+                "backward weight NCHW->NHWC transposes", "backward_weight", y_bytes + x_bytes
+            )
         return ops
     if kind in _NORM_TYPES:
         add("statistics", "reduction", "forward", 2 * n_in, x_bytes)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from gputui.fit.graph.args import MAX_DIM, MAX_ELEMENTS, MAX_PARAMS, LayerArgError
@@ -33,6 +34,14 @@ from gputui.fit.graph.layers.common import MultiFn, Shape, SingleFn
 from gputui.fit.graph.layers.wrappers import time_distributed
 from gputui.fit.graph.stats import LayerStats
 
+# Keras' pooling layers: name prefix, the function, max or average; each in 1-3 dims.
+_POOLING = (
+    ("Max", pooling.pool, "max"),
+    ("Average", pooling.pool, "avg"),
+    ("GlobalAverage", pooling.global_pool, "avg"),
+    ("GlobalMax", pooling.global_pool, "max"),
+)
+
 # Layers of one input, by family.
 SINGLE_INPUT: dict[str, SingleFn] = {
     "InputLayer": inputs.input_layer,
@@ -50,18 +59,11 @@ SINGLE_INPUT: dict[str, SingleFn] = {
     "DepthwiseConv2D": conv.depthwise_conv2d,
     "SeparableConv2D": conv.separable_conv2d,
     # pooling
-    "MaxPooling1D": lambda r, s: pooling.pool(r, s, 1, "max"),
-    "MaxPooling2D": lambda r, s: pooling.pool(r, s, 2, "max"),
-    "MaxPooling3D": lambda r, s: pooling.pool(r, s, 3, "max"),
-    "AveragePooling1D": lambda r, s: pooling.pool(r, s, 1, "avg"),
-    "AveragePooling2D": lambda r, s: pooling.pool(r, s, 2, "avg"),
-    "AveragePooling3D": lambda r, s: pooling.pool(r, s, 3, "avg"),
-    "GlobalAveragePooling1D": lambda r, s: pooling.global_pool(r, s, 1, "avg"),
-    "GlobalAveragePooling2D": lambda r, s: pooling.global_pool(r, s, 2, "avg"),
-    "GlobalAveragePooling3D": lambda r, s: pooling.global_pool(r, s, 3, "avg"),
-    "GlobalMaxPooling1D": lambda r, s: pooling.global_pool(r, s, 1, "max"),
-    "GlobalMaxPooling2D": lambda r, s: pooling.global_pool(r, s, 2, "max"),
-    "GlobalMaxPooling3D": lambda r, s: pooling.global_pool(r, s, 3, "max"),
+    **{
+        f"{name}Pooling{rank}D": partial(fn, rank=rank, kind=kind)
+        for name, fn, kind in _POOLING
+        for rank in (1, 2, 3)
+    },
     # normalization
     "BatchNormalization": normalization.batch_normalization,
     "LayerNormalization": normalization.layer_normalization,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import struct
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -389,12 +390,11 @@ def load_gguf(path: Path) -> TransformerModel:
     ftype = g.metadata.get("general.file_type")
     if isinstance(ftype, int) and ftype in FILE_TYPES:
         warnings.append(f"GGUF file type {FILE_TYPES[ftype]}")
-    return TransformerModel(
-        model.name,
-        model.config,
-        model.layout,
-        str(path),
-        "gguf",
+    # the config's model, now with what the checkpoint itself says
+    return replace(
+        model,
+        source=str(path),
+        kind="gguf",
         exact_params=params,
         stored_bytes=stored,
         stored_format=fmt,

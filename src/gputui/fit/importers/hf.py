@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from gputui.core import inputfile
@@ -76,12 +77,11 @@ def load_folder(folder: Path, name: str | None = None) -> TransformerModel:
             f"the safetensors hold {exact:,} parameters, the config describes {model.layout.params:,}: "
             "the checkpoint's own count is used for the weights",
         )
-    return TransformerModel(
-        model.name,
-        model.config,
-        model.layout,
-        str(folder),
-        "hf-folder",
+    # the config's model, now with what the checkpoint itself says
+    return replace(
+        model,
+        source=str(folder),
+        kind="hf-folder",
         exact_params=exact,
         stored_bytes=stored,
         stored_format=fmt,

@@ -13,6 +13,7 @@ from gputui.fit.graph.ranking import Ranked
 from gputui.fit.graph.rate import EFFICIENCY, Speed
 from gputui.fit.modelsfile import ModelSpec
 from gputui.fit.report.graph_facts import model_layers, model_software_dict, peak_tensor_rows
+from gputui.fit.report.memory_fields import memory_fields
 from gputui.fit.report.targets import target_dict
 
 
@@ -76,13 +77,7 @@ def precision_row(e: PrecisionEstimate) -> dict[str, Any]:
         "offered": e.offered,
         "reason": e.reason,
         "batch_size": e.batch_size,
-        "peak_bytes": e.peak_bytes,
-        "tensor_bytes": e.breakdown.tensor_bytes,
-        "peak_phase": e.peak_phase,
-        "limit_bytes": e.limit_bytes,
-        "fits": e.fits,
-        "verdict": e.verdict,
-        "max_batch_size": e.max_batch_size,
+        **memory_fields(e),
         "max_batch_size_pow2": pow2_floor(e.max_batch_size),
         "free_bytes": e.free_bytes,
         "verdict_free": e.verdict_free,

@@ -6,6 +6,7 @@ from typing import Any
 
 from gputui.fit.core import power
 from gputui.fit.core.roofline import EFFICIENCY, LAUNCH_S
+from gputui.fit.report.memory_fields import memory_fields
 from gputui.fit.report.targets import target_dict
 from gputui.fit.transformer.estimate import Estimate
 from gputui.fit.transformer.ranking import Ranked
@@ -37,13 +38,7 @@ def speed_dict(s: Speed | None) -> dict[str, Any] | None:
 def estimate_dict(e: Estimate) -> dict[str, Any]:
     return {
         "gpu": target_dict(e.target),
-        "peak_bytes": e.peak_bytes,
-        "tensor_bytes": e.breakdown.tensor_bytes,
-        "peak_phase": e.peak_phase,
-        "limit_bytes": e.limit_bytes,
-        "fits": e.fits,
-        "verdict": e.verdict,
-        "max_batch_size": e.max_batch_size,
+        **memory_fields(e),
         "longest_seq_len": e.longest_seq,
         "longest_context": e.longest_context,
         "longest_capped_by_model": e.longest_capped,
