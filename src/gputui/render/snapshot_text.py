@@ -55,7 +55,10 @@ def size(value: int | None) -> str:
     return f"{value / _GIB:.1f}GiB"
 
 
-def duration(seconds: float | None) -> str:
+def duration(seconds: float | None, *, bare_seconds: bool = False) -> str:
+    """Running time: 0:59 (or 59s with `bare_seconds`), 12:05, 3:04:05, 2d03h.
+
+    One rule for the text report and the TUI; the TUI's narrow columns want 59s."""
     if seconds is None:
         return NA
     s = int(max(0.0, seconds))
@@ -66,6 +69,8 @@ def duration(seconds: float | None) -> str:
         return f"{days}d{hours:02d}h"
     if hours:
         return f"{hours}:{minutes:02d}:{s:02d}"
+    if bare_seconds and not minutes:
+        return f"{s}s"
     return f"{minutes}:{s:02d}"
 
 

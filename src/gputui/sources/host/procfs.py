@@ -103,6 +103,19 @@ def percent(old: Any, new: Any) -> float:
     return round(min(100.0, max(0.0, 100.0 * (b1 - b0) / dt)), 1)
 
 
+def cpu_percents(
+    previous: tuple[Any, Sequence[Any]] | None, now: tuple[Any, Sequence[Any]] | None
+) -> tuple[float | None, tuple[float, ...]]:
+    """Whole-host and per-CPU busy percent between two (total, per-CPU) readings: unknown
+    when either is missing, no per-CPU figures when the CPU count changed between them."""
+    if previous is None or now is None:
+        return None, ()
+    cpu = percent(previous[0], now[0])
+    if len(now[1]) != len(previous[1]):
+        return cpu, ()
+    return cpu, tuple(percent(a, b) for a, b in zip(previous[1], now[1], strict=True))
+
+
 _READ_SIZE = 1 << 16
 
 
@@ -243,10 +256,7 @@ class ProcfsHost:
         if mono - self._primed_at >= MIN_INTERVAL_S:  # else too short to mean anything
             previous, now = self._primed, self._cpu_times()
             self._primed, self._primed_at = now, mono
-            if previous is not None and now is not None:
-                cpu = percent(previous[0], now[0])
-                if len(now[1]) == len(previous[1]):
-                    per_cpu = tuple(percent(a, b) for a, b in zip(previous[1], now[1], strict=True))
+            cpu, per_cpu = cpu_percents(previous, now)
         try:
             load: tuple[float, float, float] | None = os.getloadavg()
         except OSError:
@@ -292,9 +302,7 @@ class ProcfsHost:
             del self._known[pid]  # left the GPU (or exited): a later PID is someone else
         if found and CONTAINER_NOTICE not in self._notices and not any(found.values()):
             self._check_container(found)
-        return tuple(
-            replace(p, **(found[p.pid] or INVISIBLE)) for p in processes
-        )
+        return tuple(replace(p, **(found[p.pid] or INVISIBLE)) for p in processes)
 
     def notices(self) -> tuple[str, ...]:
         """Every remark so far, each once; the same tuple on later calls (views de-duplicate)."""
@@ -334,7 +342,9 @@ class ProcfsHost:
             self._known.pop(pid, None)
             return None
         created = (
-            None if start is None or self._boot_time is None else start / _CLOCK_TICKS + self._boot_time
+            None
+            if start is None or self._boot_time is None
+            else start / _CLOCK_TICKS + self._boot_time
         )
         known = self._known.get(pid)
         cpu: float | None = None

@@ -30,7 +30,7 @@ from gputui.model.record import replace
 from gputui.model.snapshot import GpuProcess, HostSnapshot
 from gputui.sources.host import containers
 from gputui.sources.host.procfs import CONTAINER_NOTICE as CONTAINER_NOTICE
-from gputui.sources.host.procfs import INVISIBLE, MIN_INTERVAL_S, percent
+from gputui.sources.host.procfs import INVISIBLE, MIN_INTERVAL_S, cpu_percents
 
 if TYPE_CHECKING:
     import psutil
@@ -110,13 +110,7 @@ class HostSampler:
         if now - self._last_at >= MIN_INTERVAL_S:
             previous = self._last_times
             self._prime()
-            if previous is not None and self._last_times is not None:
-                cpu = percent(previous[0], self._last_times[0])
-                if len(previous[1]) == len(self._last_times[1]):
-                    per_cpu = tuple(
-                        percent(a, b)
-                        for a, b in zip(previous[1], self._last_times[1], strict=True)
-                    )
+            cpu, per_cpu = cpu_percents(previous, self._last_times)
         load: tuple[float, float, float] | None
         try:
             load = psutil.getloadavg()

@@ -176,6 +176,7 @@ POWER_MANAGEMENT_LIMIT: tuple[Call, ...] = (_power_management_limit,)
 MAX_CLOCK: tuple[Call, ...] = (_max_clock,)
 MIG: tuple[Call, ...] = (_mig,)
 MEMORY: tuple[Call, ...] = (_memory_v2, _memory_v1)
+MEMORY_V1: tuple[Call, ...] = (_memory_v1,)  # what a MIG device is asked
 UTILIZATION: tuple[Call, ...] = (_utilization,)
 TEMPERATURE: tuple[Call, ...] = (_temperature_v, _temperature)
 FAN: tuple[Call, ...] = (_fan,)

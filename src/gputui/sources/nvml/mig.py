@@ -23,6 +23,8 @@ import pynvml
 
 from gputui.core.textsafe import visible
 from gputui.model.snapshot import MigDevice
+from gputui.sources.nvml.calls import BAR1, NAME, UTILIZATION, UUID
+from gputui.sources.nvml.calls import MEMORY_V1 as MEMORY
 from gputui.sources.nvml.query import HARD_ERRORS, DeviceFailed, DeviceQuery, human_reason
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
@@ -41,14 +43,6 @@ def _max_count(h: Any) -> Any:
     return pynvml.nvmlDeviceGetMaxMigDeviceCount(h)
 
 
-def _name(h: Any) -> Any:
-    return pynvml.nvmlDeviceGetName(h)
-
-
-def _uuid(h: Any) -> Any:
-    return pynvml.nvmlDeviceGetUUID(h)
-
-
 def _gi(h: Any) -> Any:
     return pynvml.nvmlDeviceGetGpuInstanceId(h)
 
@@ -57,26 +51,11 @@ def _ci(h: Any) -> Any:
     return pynvml.nvmlDeviceGetComputeInstanceId(h)
 
 
-def _memory(h: Any) -> Any:
-    return pynvml.nvmlDeviceGetMemoryInfo(h)
-
-
-def _bar1(h: Any) -> Any:
-    return pynvml.nvmlDeviceGetBAR1MemoryInfo(h)
-
-
-def _utilization(h: Any) -> Any:
-    return pynvml.nvmlDeviceGetUtilizationRates(h)
-
-
+# NAME, UUID, BAR1 and UTILIZATION: a MIG handle answers the same calls as a GPU's (from
+# calls.py); its memory is asked at v1 only.
 MAX_COUNT: tuple[Call, ...] = (_max_count,)
-NAME: tuple[Call, ...] = (_name,)
-UUID: tuple[Call, ...] = (_uuid,)
 GPU_INSTANCE: tuple[Call, ...] = (_gi,)
 COMPUTE_INSTANCE: tuple[Call, ...] = (_ci,)
-MEMORY: tuple[Call, ...] = (_memory,)
-BAR1: tuple[Call, ...] = (_bar1,)
-UTILIZATION: tuple[Call, ...] = (_utilization,)
 
 
 def _text(value: Any) -> str:
@@ -85,7 +64,7 @@ def _text(value: Any) -> str:
 
 
 def profile_of(name: str | None) -> str | None:
-    """"NVIDIA A100-SXM4-80GB MIG 3g.40gb" -> "3g.40gb": the profile is the name's last part."""
+    """ "NVIDIA A100-SXM4-80GB MIG 3g.40gb" -> "3g.40gb": the profile is the name's last part."""
     if not name:
         return None
     found = _PROFILE_RE.findall(name)
@@ -180,4 +159,3 @@ class MigReader:
                 )
             )
         return tuple(out)
-

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable, Iterable
+from functools import partial
 
 import pynvml
 
@@ -114,48 +115,15 @@ def _list(symbol: str, record: type[ctypes.Structure], handle: Any) -> list[Any]
     return _records(record, lambda count, array: int(fn(handle, count, array)))
 
 
-def _list_v1(symbol: str, handle: Any) -> list[Any]:
-    return _list(symbol, ProcessInfoV1, handle)
-
-
-def _list_v2(symbol: str, handle: Any) -> list[Any]:
-    return _list(symbol, ProcessInfoV2, handle)
-
-
-def _compute_v3(h: Any) -> Any:
-    return _list_v2("nvmlDeviceGetComputeRunningProcesses_v3", h)
-
-
-def _compute_v2(h: Any) -> Any:
-    return _list_v2("nvmlDeviceGetComputeRunningProcesses_v2", h)
-
-
-def _compute_v1(h: Any) -> Any:
-    return _list_v1("nvmlDeviceGetComputeRunningProcesses", h)
-
-
-def _graphics_v3(h: Any) -> Any:
-    return _list_v2("nvmlDeviceGetGraphicsRunningProcesses_v3", h)
-
-
-def _graphics_v2(h: Any) -> Any:
-    return _list_v2("nvmlDeviceGetGraphicsRunningProcesses_v2", h)
-
-
-def _graphics_v1(h: Any) -> Any:
-    return _list_v1("nvmlDeviceGetGraphicsRunningProcesses", h)
-
-
-def _mps_v3(h: Any) -> Any:
-    return _list_v2("nvmlDeviceGetMPSComputeRunningProcesses_v3", h)
-
-
-def _mps_v2(h: Any) -> Any:
-    return _list_v2("nvmlDeviceGetMPSComputeRunningProcesses_v2", h)
-
-
-def _mps_v1(h: Any) -> Any:
-    return _list_v1("nvmlDeviceGetMPSComputeRunningProcesses", h)
+def _variants(family: str) -> tuple[Call, Call, Call]:
+    """The `_v3`, `_v2` and unversioned entry points of one process list, newest first:
+    the two versioned ones fill the v2 record, the unversioned one our v1 record."""
+    symbol = f"nvmlDeviceGet{family}RunningProcesses"
+    return (
+        partial(_list, f"{symbol}_v3", ProcessInfoV2),
+        partial(_list, f"{symbol}_v2", ProcessInfoV2),
+        partial(_list, symbol, ProcessInfoV1),
+    )
 
 
 def _process_utilization(h: Any, last_seen: int) -> Any:
@@ -167,9 +135,9 @@ def _process_utilization(h: Any, last_seen: int) -> Any:
 
 # (query key, type name, variants newest first)
 PROCESS_LISTS: tuple[tuple[str, str, tuple[Call, ...]], ...] = (
-    (PROCESS_LIST, "compute", (_compute_v3, _compute_v2, _compute_v1)),
-    ("graphics_processes", "graphics", (_graphics_v3, _graphics_v2, _graphics_v1)),
-    ("mps_processes", "mps", (_mps_v3, _mps_v2, _mps_v1)),
+    (PROCESS_LIST, "compute", _variants("Compute")),
+    ("graphics_processes", "graphics", _variants("Graphics")),
+    ("mps_processes", "mps", _variants("MPSCompute")),
 )
 _UTILIZATION_CALLS: tuple[Call, ...] = (_process_utilization,)
 _TYPE_ORDER = ("compute", "graphics", "mps")

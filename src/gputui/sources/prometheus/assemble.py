@@ -30,6 +30,7 @@ from gputui.sources.prometheus.series import (
     SAMPLE_METRICS,
     THROTTLE,
     gpu_index,
+    gputui_first,
     host_of,
     instance_host,
     uuid_of,
@@ -118,9 +119,7 @@ def assemble(
     poll_interval: dict[str, float] = {}
 
     def order(s: Sample) -> tuple[bool, str]:
-        """A GPU seen through gputui and dcgm-exporter takes gputui's values first."""
-        instance = s.labels.get("instance", "")
-        return (instance not in gputui_instances, instance)
+        return gputui_first(s.labels, gputui_instances)
 
     for s in sorted(fresh, key=order):
         index = gpu_index(s.labels)

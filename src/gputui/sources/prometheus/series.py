@@ -85,3 +85,11 @@ def gpu_index(labels: dict[str, str]) -> int | None:
 def instance_host(labels: dict[str, str]) -> str:
     """Exporter-level series (no gpu label) join hosts by Hostname when given, else instance."""
     return labels.get("Hostname") or labels.get("hostname") or labels.get("instance", "")
+
+
+def gputui_first(labels: dict[str, str], gputui_instances: set[str]) -> tuple[bool, str]:
+    """Sort key: a GPU seen through gputui and dcgm-exporter (a mixed host) takes gputui's
+    series first, the rest by instance, so the first series kept per GPU is the same one in
+    every query."""
+    instance = labels.get("instance", "")
+    return (instance not in gputui_instances, instance)

@@ -41,7 +41,6 @@ from gputui.sources.prometheus.api import (
     PrometheusBadResponse,
     PrometheusClient,
     PrometheusRequestError,
-    RangeSeries,
     Sample,
 )
 from gputui.sources.prometheus.assemble import assemble, gputui_instances_of
@@ -53,6 +52,7 @@ from gputui.sources.prometheus.series import (
     LABELLED_METRICS,
     SAMPLE_METRICS,
     gpu_index,
+    gputui_first,
     host_of,
 )
 
@@ -232,12 +232,7 @@ class PrometheusSource:
         series = self.client.query_range(self.metric_query(metric), end - seconds, end, step)
         out: dict[tuple[str, int], list[float]] = {}
         gputui = self._gputui_instances  # as in poll_cluster: a mixed host's gputui series first
-
-        def order(s: RangeSeries) -> tuple[bool, str]:
-            instance = s.labels.get("instance", "")
-            return (instance not in gputui, instance)
-
-        for s in sorted(series, key=order):
+        for s in sorted(series, key=lambda s: gputui_first(s.labels, gputui)):
             index = gpu_index(s.labels)
             if index is None:
                 continue

@@ -85,6 +85,7 @@ INFO_FIELDS = frozenset(
 # Memory totals are part of the device's identity; a card that cannot report them is not simulated.
 _NEVER_UNSUPPORTED = frozenset({"memory_total", "memory_used", "memory_free"})
 
+
 def load_scenario(path: Path) -> Scenario:
     """Read and validate a scenario file; every failure is a one-line UserError."""
     label = str(path)
@@ -140,6 +141,34 @@ def parse_scenario(data: Mapping[str, Any], *, label: str, name: str) -> Scenari
     )
 
 
+# (field, the field of the same table it must not pass, whether the two may be equal,
+# how the error says it), checked in this order so the first problem named stays the same.
+_Order = tuple[str, str, bool, str]
+_HOST_ORDER: tuple[_Order, ...] = (
+    ("swap_used", "swap_total", True, "is larger than"),
+    ("base_memory_used", "memory_total", True, "is larger than"),
+)
+_GPU_ORDER: tuple[_Order, ...] = (
+    ("power_min_limit_w", "power_max_limit_w", True, "is above"),
+    ("pcie_idle_gen", "pcie_max_gen", True, "is above"),
+    ("idle_power_w", "power_limit_w", False, "must be below"),
+    ("memory_reserved", "memory_total", False, "must be below"),
+    ("idle_sm_clock_mhz", "max_sm_clock_mhz", True, "is above"),
+    ("idle_mem_clock_mhz", "max_mem_clock_mhz", True, "is above"),
+)
+
+
+def _check_order(t: Table, spec: object, rules: tuple[_Order, ...]) -> None:
+    """One loop for every "this field must stay under that one" rule; an unset (None) side
+    has nothing to compare."""
+    for field, bound, equal_ok, says in rules:
+        value, limit = getattr(spec, field), getattr(spec, bound)
+        if value is None or limit is None:
+            continue
+        if value > limit or (value == limit and not equal_ok):
+            t.fail(field, f"{says} {bound}")
+
+
 def _parse_host(t: Table) -> HostSpec:
     d = HostSpec()
     spec = HostSpec(
@@ -150,10 +179,7 @@ def _parse_host(t: Table) -> HostSpec:
         base_memory_used=t.size("base_memory_used", default=d.base_memory_used),
         base_cpu_percent=t.number("base_cpu_percent", default=d.base_cpu_percent, lo=0, hi=100),
     )
-    if spec.swap_used > spec.swap_total:
-        t.fail("swap_used", "is larger than swap_total")
-    if spec.base_memory_used > spec.memory_total:
-        t.fail("base_memory_used", "is larger than memory_total")
+    _check_order(t, spec, _HOST_ORDER)
     t.reject_unknown()
     return spec
 
@@ -167,9 +193,7 @@ def _parse_gpu(t: Table, index: int, rng: Random) -> GpuSpec:
     max_sm = t.integer("max_sm_clock_mhz", minimum=1, maximum=MAX_CLOCK_MHZ)
     max_mem = t.integer("max_mem_clock_mhz", minimum=1, maximum=MAX_CLOCK_MHZ)
     hex_id = f"{uuid_bits:032x}"
-    default_uuid = (
-        f"GPU-{hex_id[:8]}-{hex_id[8:12]}-{hex_id[12:16]}-{hex_id[16:20]}-{hex_id[20:]}"
-    )
+    default_uuid = f"GPU-{hex_id[:8]}-{hex_id[8:12]}-{hex_id[12:16]}-{hex_id[16:20]}-{hex_id[20:]}"
     default_reserved = (memory_total // 100) >> 20 << 20  # NVML reserves about 1%
     unsupported: set[str] = set()
     for j, item in enumerate(t.text_list("unsupported", default=[], max_len=MAX_TEXT)):
@@ -226,20 +250,7 @@ def _parse_gpu(t: Table, index: int, rng: Random) -> GpuSpec:
     )
     if spec.mig and spec.mig_mode is not True:
         t.fail("mig", "MIG devices need mig_mode = true")
-    lo = spec.power_min_limit_w
-    hi = spec.power_max_limit_w
-    if lo is not None and hi is not None and lo > hi:
-        t.fail("power_min_limit_w", "is above power_max_limit_w")
-    if spec.pcie_idle_gen > spec.pcie_max_gen:
-        t.fail("pcie_idle_gen", "is above pcie_max_gen")
-    if spec.idle_power_w >= spec.power_limit_w:
-        t.fail("idle_power_w", "must be below power_limit_w")
-    if spec.memory_reserved >= spec.memory_total:
-        t.fail("memory_reserved", "must be below memory_total")
-    if spec.idle_sm_clock_mhz > spec.max_sm_clock_mhz:
-        t.fail("idle_sm_clock_mhz", "is above max_sm_clock_mhz")
-    if spec.idle_mem_clock_mhz > spec.max_mem_clock_mhz:
-        t.fail("idle_mem_clock_mhz", "is above max_mem_clock_mhz")
+    _check_order(t, spec, _GPU_ORDER)
     t.reject_unknown()
     return spec
 
@@ -253,7 +264,7 @@ def _parse_migs(t: Table, rng: Random, parent_memory: int) -> tuple[MigSpec, ...
         hex_id = f"{bits:032x}"
         profile = m.text("profile")
         if not re.fullmatch(r"[1-8]g\.[0-9]{1,4}gb(\+[a-z]{1,8})?", profile):
-            m.fail("profile", f"{brief(profile)} is not a MIG profile like \"3g.40gb\"")
+            m.fail("profile", f'{brief(profile)} is not a MIG profile like "3g.40gb"')
         memory = m.size("memory_total", positive=True)
         total += memory
         if total > parent_memory:
@@ -341,5 +352,3 @@ def _short_container(label: str | None) -> str | None:
     if label and re.fullmatch(r"[0-9a-f]{13,64}", label):
         return label[:12]
     return label
-
-

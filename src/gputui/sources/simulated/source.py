@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from gputui.model.snapshot import (
@@ -53,8 +54,8 @@ class SimulatedSource:
         else:
             self._clock = clock
             default_epoch = FIXED_EPOCH
-        self._epoch = scenario.start_timestamp if scenario.start_timestamp is not None else (
-            default_epoch
+        self._epoch = (
+            scenario.start_timestamp if scenario.start_timestamp is not None else (default_epoch)
         )
         seed = scenario.seed
         self._procs = [SimProcess(p, seed, i) for i, p in enumerate(scenario.processes)]
@@ -124,27 +125,22 @@ class SimulatedSource:
             if s.mig is not None:
                 gi = gpu.spec.mig[s.mig].gpu_instance_id
                 ci = gpu.spec.mig[s.mig].compute_instance_id
-        if not s.host_visible:
-            return GpuProcess(
-                gpu_index=s.gpu,
-                pid=s.pid,
-                type=s.type,
-                gpu_memory=gpu_mem,
-                sm_util=sm_util,
-                mem_util=mem_util,
-                host_visible=False,
-                gpu_instance_id=gi,
-                compute_instance_id=ci,
-            )
-        return GpuProcess(
+        seen_on_gpu = GpuProcess(
             gpu_index=s.gpu,
             pid=s.pid,
             type=s.type,
             gpu_memory=gpu_mem,
             sm_util=sm_util,
             mem_util=mem_util,
+            host_visible=False,
             gpu_instance_id=gi,
             compute_instance_id=ci,
+        )
+        if not s.host_visible:
+            return seen_on_gpu
+        return replace(
+            seen_on_gpu,
+            host_visible=True,
             user=s.user,
             name=p.name,
             cmdline=s.cmdline,

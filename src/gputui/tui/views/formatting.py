@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gputui.render.snapshot_text import duration as text_duration
+
 NA = "N/A"
 GIB = 1024**3
 MIB = 1024**2
@@ -53,19 +55,7 @@ def percent_of(used: int | None, total: int | None) -> float | None:
 
 def duration(seconds: float | None) -> str:
     """Process running time: 59s, 12:05, 3:04:05, 2d03h."""
-    if seconds is None:
-        return NA
-    s = int(max(0.0, seconds))
-    days, rem = divmod(s, 86400)
-    hours, rem = divmod(rem, 3600)
-    minutes, secs = divmod(rem, 60)
-    if days:
-        return f"{days}d{hours:02d}h"
-    if hours:
-        return f"{hours}:{minutes:02d}:{secs:02d}"
-    if minutes:
-        return f"{minutes}:{secs:02d}"
-    return f"{secs}s"
+    return text_duration(seconds, bare_seconds=True)
 
 
 def spark(values: Sequence[float | None], width: int, lo: float = 0.0, hi: float = 100.0) -> str:
