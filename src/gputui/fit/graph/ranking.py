@@ -1,10 +1,14 @@
-"""A layer model on every catalog card: fitting cards first, fastest first."""
+"""A layer model on every catalog card: fitting cards first, fastest first.
+
+The order is fit/core/ranking.py's (shared with the transformer front-end); this module
+builds the graph's rows and says which of their figures the order reads."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
 from gputui.catalog.models import Architecture, Card
+from gputui.fit.core.ranking import order
 from gputui.fit.core.roofline import missing_figure
 from gputui.fit.core.target import card_target
 from gputui.fit.graph.estimate import PrecisionEstimate, check
@@ -14,11 +18,35 @@ from gputui.fit.graph.spec import ModelSpec
 
 @dataclass(frozen=True, slots=True)
 class Ranked:
+    """One card's row (a fit.core.ranking.RankRow): the graph's estimate in one precision."""
+
     card: Card
     precision: str
     estimate: PrecisionEstimate
     unknown_reason: str | None = None  # why the speed is unknown (the figure it would need)
     lower_bound: Speed | None = None  # a known floor used to place an unknown card
+
+    @property
+    def fits(self) -> bool:
+        return self.estimate.fits
+
+    @property
+    def cards_needed(self) -> int | None:
+        """Not counted: the graph ranks one card at a time."""
+        return None
+
+    @property
+    def rate(self) -> float | None:
+        return self.samples_per_s
+
+    @property
+    def rate_floor(self) -> float | None:
+        return self.lower_bound.samples_per_s if self.lower_bound else None
+
+    @property
+    def tie_break(self) -> float:
+        """Between equally fast cards, the one with room for the larger batch first."""
+        return -self.estimate.max_batch_size
 
     @property
     def samples_per_s(self) -> float | None:
@@ -78,15 +106,4 @@ def rank_cards(
             )
         out.append(Ranked(card, name, est, reason, floor))
 
-    def key(r: Ranked) -> tuple[int, int, float, int]:
-        known = r.samples_per_s
-        floor = r.lower_bound.samples_per_s if r.lower_bound else None
-        placed = known if known is not None else floor
-        return (
-            0 if r.estimate.fits else 1,
-            0 if placed is not None else 1,
-            -(placed or 0.0),
-            -r.estimate.max_batch_size,
-        )
-
-    return sorted(out, key=key)
+    return order(out)

@@ -1,4 +1,7 @@
-"""A transformer workload on every catalog card, and the fewest cards that would hold it."""
+"""A transformer workload on every catalog card, and the fewest cards that would hold it.
+
+The order is fit/core/ranking.py's (shared with the graph front-end); this module builds
+the transformer's rows and says which of their figures the order reads."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from gputui.catalog.models import Architecture, Card
+from gputui.fit.core.ranking import order
 from gputui.fit.core.roofline import Bound
 from gputui.fit.core.target import Target, card_target
 from gputui.fit.transformer.estimate import CARD_COUNTS, Estimate, estimate, memory, stage_memories
@@ -63,9 +67,34 @@ def min_cards(
 
 @dataclass(frozen=True, slots=True)
 class Ranked:
+    """One card's row (a fit.core.ranking.RankRow): the estimate, and how few would do."""
+
     card: Card
     estimate: Estimate
     min_cards: tuple[int, str] | None
+
+    @property
+    def fits(self) -> bool:
+        return self.estimate.fits
+
+    @property
+    def cards_needed(self) -> int | None:
+        return self.min_cards[0] if self.min_cards else None
+
+    @property
+    def rate(self) -> float | None:
+        """tokens/s of the workload's phase; a zero rate places like an unknown one."""
+        return self.tokens_per_s or None
+
+    @property
+    def rate_floor(self) -> float | None:
+        """None: the transformer knows no floor for an unknown rate."""
+        return None
+
+    @property
+    def tie_break(self) -> float:
+        """Nothing further: equal rows keep the catalog's order."""
+        return 0.0
 
     @property
     def tokens_per_s(self) -> float | None:
@@ -98,7 +127,7 @@ def rank_cards(
     architectures: dict[str, Architecture],
     pick: Callable[[Workload, Target], Workload] | None = None,
 ) -> list[Ranked]:
-    """Every card: those that fit first, fastest first; then by how few cards would do.
+    """Every card: those that fit first, then by how few cards would do, fastest first.
     `pick`: the strategy for each card (fit.llm.parallel_choice, when --parallel is not given)."""
     out = []
     for card in cards:
@@ -115,8 +144,4 @@ def rank_cards(
             )
         )
 
-    def key(r: Ranked) -> tuple[int, int, float]:
-        n = r.min_cards[0] if r.min_cards else 1 << 30
-        return (0 if r.estimate.fits else 1, n, -(r.tokens_per_s or 0.0))
-
-    return sorted(out, key=key)
+    return order(out)
