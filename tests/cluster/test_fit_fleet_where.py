@@ -148,7 +148,7 @@ def test_every_model_of_the_shipped_examples_is_ranked(prom: PrometheusServer) -
     fleet = json.loads(r.stdout)["fleet"]
     kinds = {e["model"]: e["kind"] for e in fleet}
     assert kinds["llama-3-8b-lora"] == kinds["gpt2-serve"] == "transformer"
-    assert kinds["mnist-cnn"] == "layers"
+    assert kinds["mnist-cnn"] == "graph"
     assert all(len(e["gpus"]) == 5 for e in fleet)
     text = gputui("fit", EXAMPLES, "--prometheus", prom.url)
     assert "gpt2-serve (transformer): fits now on 5 of 5 GPUs" in text.stdout

@@ -283,7 +283,7 @@ def run_fit(
             "fleet": [
                 {
                     "model": m.name,
-                    "kind": "layers",
+                    "kind": "graph",  # the fit document's kinds (docs/fit.md)
                     "gpus": [
                         {
                             **_gpu_json(f),
