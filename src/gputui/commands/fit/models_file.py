@@ -164,8 +164,8 @@ def _check(
     transformers: tuple[Any, ...],
 ) -> int:
     """Each model on each GPU asked about (a catalog card, or the installed GPUs)."""
+    from gputui.fit.check import check
     from gputui.fit.core.mig import advice_lines
-    from gputui.fit.graph.estimate import check
     from gputui.fit.modelsfile import shown
     from gputui.fit.report import document as doc
     from gputui.fit.report.graph_text import render_check
