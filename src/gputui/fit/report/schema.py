@@ -18,7 +18,9 @@ Bound = Literal["compute", "memory", "launch"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # protected_namespaces=(): the document has a `model_type` field (pydantic 2.0 refuses
+    # a field named model_*, later versions warn)
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
 
 class Mig(_Strict):
