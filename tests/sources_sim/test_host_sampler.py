@@ -12,27 +12,13 @@ import pytest
 
 from gputui.model.snapshot import GpuProcess
 from gputui.sources.host.source import HostSampler
+from tests.children import busy_child
 
 
 @pytest.fixture
 def child() -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "import time\nwhile True: sum(range(10000))", "gputui-test-marker"]
-    )
-    # A GPU process has long since exec'd; a child this fresh may not have yet.
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            if psutil.Process(proc.pid).cmdline()[-1:] == ["gputui-test-marker"]:
-                break
-        except (psutil.Error, IndexError):
-            pass
-        time.sleep(0.01)
-    try:
+    with busy_child("gputui-test-marker") as proc:
         yield proc
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_real_child_process_is_enriched(child: subprocess.Popen[bytes]) -> None:

@@ -21,6 +21,7 @@ import pytest
 from gputui.model.snapshot import GpuProcess
 from gputui.sources.host.procfs import ProcfsHost
 from gputui.sources.host.source import HostSampler
+from tests.children import busy_child
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="Linux /proc only")
 
@@ -221,22 +222,8 @@ def test_a_fake_proc_tree(tmp_path: Path) -> None:
 
 @pytest.fixture
 def spinner() -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "import time\nwhile True: sum(range(10000))", "spin-marker"]
-    )
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            if psutil.Process(proc.pid).cmdline()[-1:] == ["spin-marker"]:
-                break
-        except (psutil.Error, IndexError):
-            pass
-        time.sleep(0.01)
-    try:
+    with busy_child("spin-marker") as proc:
         yield proc
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_cpu_percent_from_the_second_poll_on(spinner: subprocess.Popen[bytes]) -> None:
