@@ -7,8 +7,9 @@ private tmux server; the pane is read through one tmux control-mode client
 (`tmux -C`, no process spawned per read) every few milliseconds until the screen
 shows every GPU of the scenario and one of its processes: the first full frame.
 Measured from the moment the pane is asked for (the launcher script then execs the
-command) to the first read showing that frame; resident memory (VmRSS) is read from
-/proc right then. The variants alternate within each round (the order rotating), so
+command) to the first read showing that frame; resident memory (VmRSS) and the CPU
+time so far (utime+stime of all its threads, less noisy than wall time on a loaded
+box) are read from /proc right then. The variants alternate within each round (the order rotating), so
 that all of them see the same load on a shared box; one round first is a warm-up
 (file cache, the catalog cache), not counted. Then all variants run at once and
 their VmRSS is read again after --settle seconds (past the fit line's first pass
@@ -56,6 +57,7 @@ class Variant:
     env: dict[str, str] = field(default_factory=dict)
     frames_ms: list[float] = field(default_factory=list)
     rss_mib: list[float] = field(default_factory=list)
+    cpu_ms: list[float] = field(default_factory=list)
     settled_mib: float | None = None
 
 
@@ -152,6 +154,15 @@ def _rss_mib(pid: int) -> float | None:
     return None
 
 
+def _cpu_ms(pid: int) -> float:
+    """utime + stime of the process (all its threads) so far, from /proc (clock ticks)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def _wait_gone(pid: int, timeout_s: float = 5.0) -> None:
     deadline = time.monotonic() + timeout_s
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
@@ -170,8 +181,8 @@ def start(tmux: Tmux, v: Variant, name: str, size: tuple[int, int], env: dict[st
 
 def first_frame(
     tmux: Tmux, v: Variant, name: str, size: tuple[int, int], env: dict[str, str], sc: Scenario
-) -> tuple[float, float, list[str]]:
-    """(ms from asking for the pane to the full frame, VmRSS MiB then, the screen)."""
+) -> tuple[float, float, float, list[str]]:
+    """(ms from asking for the pane to the full frame, VmRSS MiB and CPU ms then, the screen)."""
     t0 = time.perf_counter()
     pid = start(tmux, v, name, size, env)
     try:
@@ -179,7 +190,7 @@ def first_frame(
             screen = tmux.command(f"capture-pane -p -t {name}")
             if sc.full_frame(screen):
                 ms = (time.perf_counter() - t0) * 1000
-                return ms, _rss_mib(pid) or float("nan"), screen
+                return ms, _rss_mib(pid) or float("nan"), _cpu_ms(pid), screen
             time.sleep(POLL_S)
         raise RuntimeError(
             f"{v.label}: no full frame in {FRAME_TIMEOUT_S:g} s:\n" + "\n".join(screen)
@@ -213,23 +224,28 @@ def report(variants: list[Variant], floor: Variant, reps: int, size: str, settle
     f_ms = statistics.median(floor.frames_ms)
     f_rss = statistics.median(floor.rss_mib)
     f_set = floor.settled_mib
+    f_cpu = statistics.median(floor.cpu_ms)
     print(
         f"\nexec -> first frame showing every GPU and a process (tmux {size}, median of {reps}"
         f" [min-max]); VmRSS at that frame and {settle:g} s after start (all at once)"
     )
     print(
-        f"{'':32} {'first frame ms':>20} {'x floor':>8} {'RSS@frame MiB':>14} {'x floor':>8}"
+        f"{'':32} {'first frame ms':>20} {'x floor':>8} {'CPU ms':>7} {'x floor':>8}"
+        f" {'RSS@frame MiB':>14} {'x floor':>8}"
         f" {f'RSS@{settle:g}s MiB':>14} {'x floor':>8}"
     )
     for v in variants:
         ms, rss = statistics.median(v.frames_ms), statistics.median(v.rss_mib)
+        cpu = statistics.median(v.cpu_ms)
         s = v.settled_mib
         s_txt = f"{s:14.1f} {s / f_set:8.2f}" if s is not None and f_set else f"{'gone':>14} {'':8}"
         print(
-            f"{v.label:32} {_fmt(v.frames_ms):>20} {ms / f_ms:8.2f} {rss:14.1f} {rss / f_rss:8.2f}"
+            f"{v.label:32} {_fmt(v.frames_ms):>20} {ms / f_ms:8.2f} {cpu:7.0f} {cpu / f_cpu:8.2f}"
+            f" {rss:14.1f} {rss / f_rss:8.2f}"
             f" {s_txt}"
         )
     print(f"aims (issue 22): first frame and resident memory within {AIM:g}x the static floor")
+    print("CPU ms: utime+stime of the process (all threads) when the frame was seen (10 ms ticks)")
 
 
 def main() -> int:
@@ -286,13 +302,16 @@ def main() -> int:
                 order = variants[rnd % len(variants) :] + variants[: rnd % len(variants)]
                 for v in order:
                     runs += 1
-                    ms, rss, screen = first_frame(tmux, v, f"r{runs}", size, {**keep, **v.env}, sc)
+                    ms, rss, cpu, screen = first_frame(
+                        tmux, v, f"r{runs}", size, {**keep, **v.env}, sc
+                    )
                     if rnd == 0:
                         if args.show:
                             print(f"--- {v.label}: first full frame\n" + "\n".join(screen))
                         continue
                     v.frames_ms.append(ms)
                     v.rss_mib.append(rss)
+                    v.cpu_ms.append(cpu)
                 print(f"round {rnd}{' (warm-up)' if rnd == 0 else ''} done", file=sys.stderr)
             settled(tmux, variants, size, [{**keep, **v.env} for v in variants], args.settle)
         finally:
