@@ -150,3 +150,32 @@ def test_held_fit_line_starts_no_pass(scripted_source: Any) -> None:
     line.update_snapshot(scripted_source.next_snapshot)
     assert started == []
     assert line.held
+
+
+async def test_process_table_is_focused_from_the_start_never_a_panel_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The panels are composed with the screen: the first GPU panel must not take the
+    focus first (a focus change and a restyle more before the first frame)."""
+    from textual.screen import Screen
+
+    from gputui.tui.widgets.process_table import ProcessTable
+
+    focused: list[str] = []
+    original = Screen.set_focus
+
+    def set_focus(self: Screen[Any], widget: Any, *args: Any, **kw: Any) -> Any:
+        if widget is not None:
+            focused.append(type(widget).__name__)
+        return original(self, widget, *args, **kw)
+
+    monkeypatch.setattr(Screen, "set_focus", set_focus)
+    source = SimulatedSource.from_scenario(scenarios_dir() / "demo-8gpu.toml", clock=lambda: 600.0)
+    first = FirstPoll(source)
+    assert first.wait(30)
+    app = make_app(source, first_poll=first)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await wait_for(pilot, lambda: app.latest_snapshot is not None)
+        await pilot.pause(0.1)
+        assert isinstance(app.focused, ProcessTable)
+    assert focused and set(focused) == {"ProcessTable"}, focused

@@ -98,6 +98,11 @@ CSS_PATHS: list[str | PurePath] = [
 
 
 class DashboardScreen(Screen[None]):
+    # The process table has the focus from the start (the first GPU panel would get it
+    # otherwise, now that the panels are composed with the screen: a focus change and a
+    # restyle more before the first frame).
+    AUTO_FOCUS = "#procs"
+
     # Screen's own tab binding is hidden; this one puts it in the footer. The actions
     # live on the App (they touch polling and dialogs); the keys only work here.
     BINDINGS = [
