@@ -175,7 +175,10 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
             "for a one-shot listing use `gputui snapshot`"
         )
 
-    from gputui.catalog.loader import validate_in_child
+    # The first poll runs while Textual and the dashboard are imported (tui/first_poll.py).
+    from gputui.tui.first_poll import FirstPoll
+
+    first_poll = FirstPoll(source)
     from gputui.tui.run import run_dashboard
     from gputui.tui.settings import load, settings_path
 
@@ -188,10 +191,6 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
         if settings.interval is not None and interval == FAST_DEFAULTS["interval"]:
             interval = settings.interval  # a saved interval, unless --interval said another
 
-    # The dashboard only reads the catalog: a cache miss is validated by a child
-    # process, so pydantic never loads into this long-lived one (catalog/loader.py).
-    validate_in_child()
-
     return run_dashboard(
         source,
         fallback_reason=fallback_reason,
@@ -200,4 +199,5 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
         models_path=models,
         settings=settings,
         settings_path=saved_at,
+        first_poll=first_poll,
     )

@@ -4,6 +4,11 @@ Polling is the shared Poller's (poller.py): one thread worker per poll, the
 next one armed only when this app has handled the last. The worker posts the
 immutable Snapshot to the UI thread, which only renders it. What the keys do
 is the DashboardActions mixin's (dashboard_actions.py).
+
+Start-up: a first poll begun before Textual was imported (first_poll.py) is drawn
+in the first frame; what that frame does not need (the catalog's card labels, the
+fit line's first pass) starts once it is painted, so that neither their imports
+nor their threads slow it down.
 """
 
 from __future__ import annotations
@@ -28,16 +33,21 @@ from gputui.model.snapshot import Snapshot
 from gputui.sources.base import Source
 from gputui.sources.host.source import read_ancestors, read_extras
 from gputui.tui.dashboard_actions import INTERVALS, DashboardActions
+from gputui.tui.first_poll import FirstPoll
 from gputui.tui.messages import CardsMatched, DashboardReady
 from gputui.tui.poller import Polled, PolledApp, Poller, PollFailed
 from gputui.tui.screens.dashboard import CSS_PATHS, DashboardScreen
-from gputui.tui.screens.process import ExtrasOf
 from gputui.tui.settings import Settings
 from gputui.tui.terminal import exit_watchdog, terminal_gone
 from gputui.tui.views.cards import CardLookup, catalog_labels
 from gputui.tui.views.kill import KillPolicy
+from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.info_bar import HeaderFacts
 from gputui.tui.widgets.process_table import ParentsOf, ProcessTable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING; the screen itself is imported when opened
+if TYPE_CHECKING:
+    from gputui.tui.screens.process import ExtrasOf
 
 
 def _wall_clock() -> str:
@@ -47,6 +57,16 @@ def _wall_clock() -> str:
 def _poll_error(exc: Exception) -> str:
     # An exception text may quote NVML strings or file contents: shown, not obeyed.
     return f"{type(exc).__name__}: {visible(str(exc))}" if str(exc) else type(exc).__name__
+
+
+def _first_outcome(first: FirstPoll, *, wait: bool = False) -> Polled[Snapshot] | PollFailed:
+    """The first poll as the poller's own messages (`wait`: on a worker thread, until it ends)."""
+    if wait:
+        first.wait()
+    if first.result is not None:
+        return Polled(first.result, first.elapsed_s)
+    error = first.error or RuntimeError("the first poll gave nothing")
+    return PollFailed(_poll_error(error), first.elapsed_s)
 
 
 class GpuTuiApp(PolledApp, DashboardActions, App[int]):
@@ -82,7 +102,11 @@ class GpuTuiApp(PolledApp, DashboardActions, App[int]):
         process_extras: ExtrasOf = read_extras,
         parents_of: ParentsOf = read_ancestors,
         settings: Settings | None = None,
+        first_poll: FirstPoll | None = None,
+        catalog_in_child: bool = False,
     ) -> None:
+        """`first_poll`: the first poll, already running (run.py); `catalog_in_child`: a
+        catalog cache miss is validated by a child process (catalog/loader.py)."""
         super().__init__()
         if interval <= 0:
             raise ValueError("interval must be positive")
@@ -121,8 +145,13 @@ class GpuTuiApp(PolledApp, DashboardActions, App[int]):
         self._header_drawn_at = -1.0
         self._cards_requested = False
         self.cards_matched = card_lookup is None
+        self.first_poll = first_poll
+        self.catalog_in_child = catalog_in_child
+        self._after_first_frame_due = True  # _after_first_frame not scheduled yet
         self._seen_notices: set[str] = set()
-        self.dashboard = DashboardScreen(getattr(source, "name", "nvml"), fallback_reason)
+        self.dashboard = DashboardScreen(
+            getattr(source, "name", "nvml"), fallback_reason, first_poll=first_poll
+        )
 
     def _pace_changed(self) -> None:
         self._show_header()
@@ -136,7 +165,7 @@ class GpuTuiApp(PolledApp, DashboardActions, App[int]):
     def get_default_screen(self) -> Screen[Any]:
         return self.dashboard
 
-    def on_dashboard_ready(self, message: DashboardReady) -> None:
+    async def on_dashboard_ready(self, message: DashboardReady) -> None:
         if self.settings is not None:
             from gputui.tui.settings_apply import apply_settings
 
@@ -146,7 +175,30 @@ class GpuTuiApp(PolledApp, DashboardActions, App[int]):
         self.dashboard.query_one(ProcessTable).focus()
         # The header clock ticks on its own: at a 30 s interval it must not stand still.
         self.set_interval(1.0, self._tick_clock, name="clock")
-        self.poller.poll_now()
+        await self._start_polling()
+
+    async def _start_polling(self) -> None:
+        """The first poll's outcome now when it has ended (drawn in the first frame), else
+        when it ends; without one, a poll now. Either way one poll at a time."""
+        first, self.first_poll = self.first_poll, None
+        if first is None:
+            self.poller.poll_now()
+            return
+        self.poller.in_flight = True
+        if first.done:
+            outcome = _first_outcome(first)
+            if isinstance(outcome, Polled):
+                await self.on_polled(outcome)
+            else:
+                self.on_poll_failed(outcome)
+        else:
+            self.run_worker(
+                lambda: self.post_message(_first_outcome(first, wait=True)),
+                thread=True,
+                exit_on_error=False,
+                group="poll",
+                description="first poll",
+            )
 
     def _tick_clock(self) -> None:
         # At 1 s or faster each poll redraws the header, clock included: a tick of its own
@@ -262,9 +314,24 @@ class GpuTuiApp(PolledApp, DashboardActions, App[int]):
             if notice not in self._seen_notices:
                 self._seen_notices.add(notice)
                 self.notify(notice, timeout=8, markup=False)
-        if not self._cards_requested and self.card_lookup is not None and snap.devices:
-            self._cards_requested = True
+        if self._after_first_frame_due:
+            self._after_first_frame_due = False
+            self.call_after_refresh(self._after_first_frame)
+        elif self.cards_wanted(snap):
             self._match_cards(snap)
+
+    def cards_wanted(self, snap: Snapshot) -> bool:
+        """Card labels are asked for once, for the first snapshot that has GPUs."""
+        if self._cards_requested or self.card_lookup is None or not snap.devices:
+            return False
+        self._cards_requested = True
+        return True
+
+    def _after_first_frame(self) -> None:
+        """What the first frame did not need: the card labels, then the fit line's first pass
+        (released on CardsMatched, after the catalog flag below is set)."""
+        snap = self.latest_snapshot
+        self._match_cards(snap if snap is not None and self.cards_wanted(snap) else None)
 
     def _dashboard_visible(self) -> bool:
         """True when the dashboard is on top, or only modal dialogs lie over it."""
@@ -290,20 +357,31 @@ class GpuTuiApp(PolledApp, DashboardActions, App[int]):
             self._render_dashboard(self.latest_snapshot)
 
     @work(thread=True, exit_on_error=False, group="cards", description="card labels")
-    def _match_cards(self, snap: Snapshot) -> None:
+    def _match_cards(self, snap: Snapshot | None) -> None:
+        """`snap`: the GPUs to label (None: none, only the catalog flag)."""
+        if self.catalog_in_child:
+            # Before this process loads the catalog (here or in the fit line's pass): a
+            # cache miss is validated by a child, so pydantic never loads here.
+            from gputui.catalog.loader import validate_in_child
+
+            validate_in_child()
         lookup = self.card_lookup
-        if lookup is None:
-            return
-        try:
-            labels = lookup([d.info for d in snap.devices])
-        except Exception:  # no catalog labels is a cosmetic loss, not an error
-            labels = {}
+        labels: dict[int, str] | None = None
+        if lookup is not None and snap is not None:
+            try:
+                labels = lookup([d.info for d in snap.devices])
+            except Exception:  # no catalog labels is a cosmetic loss, not an error
+                labels = {}
         self.post_message(CardsMatched(labels))
 
     def on_cards_matched(self, message: CardsMatched) -> None:
-        self.cards_matched = True
         if self._shutting_down():
             return
+        with contextlib.suppress(NoMatches):
+            self.dashboard.query_one(FitLine).release()
+        if message.labels is None:
+            return
+        self.cards_matched = True
         self.dashboard.set_card_labels(message.labels)
         if self.latest_snapshot is not None:
             self.dashboard.update_snapshot(self.latest_snapshot, self._recent)

@@ -21,16 +21,14 @@ from gputui.sources.host.source import CONTAINER_NOTICE
 from gputui.sources.host.source import why_not_visible as host_why_not_visible
 from gputui.tui.poller import Poller
 from gputui.tui.screens.dashboard import DashboardScreen
-from gputui.tui.screens.device import DeviceScreen
-from gputui.tui.screens.help import HelpScreen
-from gputui.tui.screens.kill import KillScreen
-from gputui.tui.screens.process import NOT_VISIBLE, ExtrasOf, ProcessScreen
 from gputui.tui.views.kill import KillPolicy
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.process_table import ProcessTable
 
 if TYPE_CHECKING:
     from textual.app import App
+
+    from gputui.tui.screens.process import ExtrasOf
 
     _AppBase = App[int]
 else:
@@ -105,7 +103,11 @@ class DashboardActions(_AppBase):
 
     # -- the screens the keys open ----------------------------------------------------------
 
+    # Each screen is imported when first opened: the first frame needs none of them.
+
     def action_help(self) -> None:
+        from gputui.tui.screens.help import HelpScreen
+
         if not isinstance(self.screen, HelpScreen):
             keys = [k for k in self.HELP_KEYS if not (self.readonly and k[0] in ("k", "space"))]
             self.push_screen(HelpScreen(keys))
@@ -137,6 +139,7 @@ class DashboardActions(_AppBase):
             )
             return
         idents = [ident for _, ident in allowed]
+        from gputui.tui.screens.kill import KillScreen
 
         def done(sig: int | None) -> None:
             if sig is None:
@@ -168,6 +171,8 @@ class DashboardActions(_AppBase):
 
     def _open_details(self, proc: GpuProcess | None) -> None:
         if proc is not None:
+            from gputui.tui.screens.process import ProcessScreen
+
             snap = self.latest_snapshot
             real = snap is not None and not snap.simulated
             self.push_screen(
@@ -186,10 +191,14 @@ class DashboardActions(_AppBase):
         snap = self.latest_snapshot
         dev = next((d for d in snap.devices if d.index == event.index), None) if snap else None
         if snap is not None and dev is not None and self.screen is self.dashboard:
+            from gputui.tui.screens.device import DeviceScreen
+
             self.push_screen(DeviceScreen(dev, snap.processes))
 
     def why_not_visible(self, proc: GpuProcess) -> str:
         """Why a listed process has no host details: exited, another namespace, no permission."""
+        from gputui.tui.screens.process import NOT_VISIBLE
+
         snap = self.latest_snapshot
         if snap is None or snap.simulated:
             return NOT_VISIBLE  # demo data says so itself; its PIDs are made up

@@ -6,7 +6,9 @@ from textual.message import Message
 
 
 class CardsMatched(Message):
-    def __init__(self, labels: dict[int, str]) -> None:
+    """Card labels by GPU index; None when none were asked for (the catalog flag only)."""
+
+    def __init__(self, labels: dict[int, str] | None) -> None:
         super().__init__()
         self.labels = labels
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from gputui.sources.base import Source
+from gputui.tui.first_poll import FirstPoll
 from gputui.tui.settings import Settings
 
 T = TypeVar("T")
@@ -166,8 +167,14 @@ def run_dashboard(
     models_path: Path | None = None,
     settings: Settings | None = None,
     settings_path: Path | None = None,
+    first_poll: FirstPoll | None = None,
 ) -> int:
-    """`settings_path`: where the dashboard's settings are written at exit (None: not)."""
+    """`settings_path`: where the dashboard's settings are written at exit (None: not);
+    `first_poll`: the first poll, started before Textual was imported.
+
+    The dashboard only reads the catalog: a cache miss is validated by a child
+    process, so pydantic never loads into this long-lived one (catalog/loader.py).
+    """
     from gputui.tui.app import GpuTuiApp
 
     app = GpuTuiApp(
@@ -179,6 +186,8 @@ def run_dashboard(
         settings=settings,
         watch_terminal=True,
         exit_watchdog_s=EXIT_WATCHDOG_S,
+        first_poll=first_poll,
+        catalog_in_child=True,
     )
     loop = asyncio.new_event_loop()
     loop.set_default_executor(DaemonThreadExecutor())

@@ -99,11 +99,11 @@ def parse(data: dict[str, Any], where: str) -> Settings:
 def load(path: Path) -> tuple[Settings, str | None]:
     """(the settings, None), or (the defaults, one warning line) when the file is unusable;
     a missing file is the defaults without a warning."""
-    from gputui.core.errors import UserError
-    from gputui.core.tomlsafe import read_toml
-
     if not path.exists():
         return Settings(), None
+    from gputui.core.errors import UserError
+    from gputui.core.tomlsafe import read_toml  # tomllib: only for a file that is there
+
     try:
         _, data = read_toml(path, what="settings file", max_bytes=MAX_BYTES, max_depth=4)
         return parse(data, visible(str(path))), None

@@ -48,6 +48,7 @@ class CellCacheTable(DataTable[Any]):
         # new entry each poll, so a bigger cache only holds old values longer).
         self._content_cell_cache: LRUCache[tuple[Any, ...], Any] = LRUCache(2000)
         self._cell_styles: LRUCache[tuple[Any, ...], Style] = LRUCache(4000)
+        self._sibling_styles: LRUCache[tuple[Any, ...], Style] = LRUCache(400)
         # _data_line's: each row place's cell styles, and each cell text's padded body.
         self._row_styles: dict[tuple[Any, ...], tuple[tuple[_CellPlace, ...], Style]] = {}
         self._bodies: dict[tuple[str, int, str | None, str | None], str] = {}
@@ -147,6 +148,7 @@ class CellCacheTable(DataTable[Any]):
         for cache in (
             getattr(self, "_content_cell_cache", None),
             getattr(self, "_cell_styles", None),
+            getattr(self, "_sibling_styles", None),
             getattr(self, "_row_styles", None),
         ):
             if cache is not None:
@@ -171,10 +173,26 @@ class CellCacheTable(DataTable[Any]):
             return None
         return fitted(value.plain, inner, value.justify)
 
+    def _sibling_key(self, key: tuple[Any, ...]) -> tuple[Any, ...]:
+        """A cell's style key without its row: rows of one parity (the row style is in the
+        key) differ only by the row number in the style's meta (DataTable's `from_meta`)."""
+        return (key[0] < self.fixed_rows, *self._style_key(key)[1:])
+
+    def _sibling_style(self, key: tuple[Any, ...]) -> Style | None:
+        """The style learnt in another row of the same place, with this row's meta: on the
+        first frame every row is new, and Rich's path for each of its cells was most of
+        the frame (~0.4 ms a cell, ~400 cells for 40 processes)."""
+        learnt = self._sibling_styles.get(self._sibling_key(key))
+        if learnt is None:
+            return None
+        style = learnt + Style.from_meta({"row": key[0], "column": key[1]})
+        self._cell_styles[self._style_key(key)] = style
+        return style
+
     def _render_new_cell(self, key: tuple[Any, ...], value: Any, width: int) -> Any:
         if key[0] < 0:
             return None
-        style = self._cell_styles.get(self._style_key(key))
+        style = self._cell_styles.get(self._style_key(key)) or self._sibling_style(key)
         if style is None:
             return None
         body = self._simple_body(value, width)
@@ -202,6 +220,8 @@ class CellCacheTable(DataTable[Any]):
             return
         if lines[0] == shape:
             self._cell_styles[self._style_key(key)] = style
+            if style.meta == {"row": key[0], "column": key[1]}:  # nothing else row-bound
+                self._sibling_styles[self._sibling_key(key)] = style
 
     # -- what the widget above needs of DataTable's internals -------------------------------
 

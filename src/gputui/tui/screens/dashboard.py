@@ -1,7 +1,10 @@
 """The main screen: header, banner, GPU panels, host, process table, details, footer.
 
 `update_snapshot` only pushes new values into existing widgets; the screen is
-composed once and GPU panels are mounted once, when the device count is known.
+composed once and GPU panels are mounted once, when the device count is known:
+with the screen itself when the first poll has ended by then (first_poll.py), so
+that the first frame is painted once, with them and their layout classes already
+set (a class set on a mounted widget restyles all of its subtree).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input
 
 from gputui.model.snapshot import DeviceSnapshot, GpuProcess, Snapshot
+from gputui.tui.first_poll import COMPOSE_WAIT_S, FirstPoll
 from gputui.tui.messages import DashboardReady
 from gputui.tui.views import formatting as fmt
 from gputui.tui.views.device_facts import instance_label
@@ -94,6 +98,11 @@ CSS_PATHS: list[str | PurePath] = [
 
 
 class DashboardScreen(Screen[None]):
+    # The process table has the focus from the start (the first GPU panel would get it
+    # otherwise, now that the panels are composed with the screen: a focus change and a
+    # restyle more before the first frame).
+    AUTO_FOCUS = "#procs"
+
     # Screen's own tab binding is hidden; this one puts it in the footer. The actions
     # live on the App (they touch polling and dialogs); the keys only work here.
     BINDINGS = [
@@ -112,8 +121,11 @@ class DashboardScreen(Screen[None]):
         Binding("tab", "app.focus_next", "Panel"),
     ]
 
-    def __init__(self, initial_source: str, fallback_reason: str | None) -> None:
+    def __init__(
+        self, initial_source: str, fallback_reason: str | None, first_poll: FirstPoll | None = None
+    ) -> None:
         super().__init__(id="dashboard")
+        self._first_poll = first_poll
         self._source_name = initial_source
         self._fallback_reason = fallback_reason
         self._panels: dict[int, GpuPanel] = {}
@@ -126,9 +138,9 @@ class DashboardScreen(Screen[None]):
         banner = banner_text(self._source_name, self._fallback_reason)
         yield Banner(banner or "", id="banner", classes="" if banner else "hidden")
         # Not focusable itself: tab goes to the first GPU panel (each panel takes focus).
-        yield VerticalScroll(id="gpus", can_focus=False)
+        yield self._gpus_container()
         yield HostPanel()
-        yield FitLine()
+        yield FitLine(held=True)  # its first pass waits for the first frame (app.py)
         yield Input(placeholder="filter processes (enter: keep, escape: clear)", id="filter")
         yield Field("", id="proc-note", classes="hidden")
         yield ProcessTable(id="procs")
@@ -162,6 +174,28 @@ class DashboardScreen(Screen[None]):
         status.set_class(text is None, "hidden")
         status.show(text or "")
 
+    def _gpus_container(self) -> VerticalScroll:
+        """The GPU panels' box, with the panels when the first poll has ended by now."""
+        first = self._first_poll
+        snap = first.result if first is not None and first.wait(COMPOSE_WAIT_S) else None
+        if snap is None:
+            return VerticalScroll(id="gpus", can_focus=False)
+        panels, compact = self._new_panels(snap, self.app.size.height)
+        return VerticalScroll(
+            *panels, id="gpus", can_focus=False, classes="compact" if compact else ""
+        )
+
+    def _new_panels(self, snap: Snapshot, height: int) -> tuple[list[GpuPanel], bool]:
+        """One panel per device, its layout classes set before it is mounted; compact?"""
+        self._panels = {d.index: GpuPanel(d.index) for d in snap.devices}
+        self._mig_counts = [len(d.mig_devices) for d in snap.devices]
+        compact, row = self._layout(height)
+        for index, panel in self._panels.items():
+            panel.card_label = self.card_labels.get(index)
+            panel.set_class(compact, "compact", update=False)
+            panel.set_class(row, "row", update=False)
+        return list(self._panels.values()), compact
+
     async def ensure_panels(self, snap: Snapshot) -> None:
         """Mount one panel per device, once (again only if the device list changes)."""
         indices = [d.index for d in snap.devices]
@@ -169,11 +203,9 @@ class DashboardScreen(Screen[None]):
             return
         container = self.query_one("#gpus", VerticalScroll)
         await container.remove_children()
-        self._panels = {i: GpuPanel(i) for i in indices}
-        self._mig_counts = [len(d.mig_devices) for d in snap.devices]
-        for index, panel in self._panels.items():
-            panel.card_label = self.card_labels.get(index)
-        await container.mount_all(self._panels.values())
+        panels, compact = self._new_panels(snap, self.size.height)
+        container.set_class(compact, "compact")  # only the (now empty) box restyles
+        await container.mount_all(panels)
         self._apply_compact()
 
     def update_snapshot(self, snap: Snapshot, series: SeriesFn | None = None) -> None:
@@ -201,10 +233,14 @@ class DashboardScreen(Screen[None]):
         for index, panel in self._panels.items():
             panel.card_label = labels.get(index)
 
+    def _layout(self, height: int) -> tuple[bool, bool]:
+        """(compact: two lines per GPU, no border; row: one line per GPU) at this height."""
+        compact = len(self._panels) >= COMPACT_MIN_GPUS or height < COMPACT_BELOW_ROWS
+        return compact, compact and one_line_rows(self._mig_counts, height)
+
     def _apply_compact(self) -> None:
-        compact = len(self._panels) >= COMPACT_MIN_GPUS or self.size.height < COMPACT_BELOW_ROWS
-        row = compact and one_line_rows(self._mig_counts, self.size.height)
-        self.set_class(compact, "compact")
+        compact, row = self._layout(self.size.height)
+        self.query_one("#gpus", VerticalScroll).set_class(compact, "compact")
         for panel in self._panels.values():
             panel.set_compact(compact, row)
 

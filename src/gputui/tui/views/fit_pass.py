@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
-from gputui.catalog import Catalog, load_catalog
+from gputui.catalog import load_catalog
 from gputui.core.errors import UserError
 from gputui.core.textsafe import visible
 from gputui.fit.check import TransformerCheck, check, check_transformer, rank_transformer
@@ -35,8 +35,11 @@ from gputui.fit.targets import (
 from gputui.fit.transformer.ranking import Ranked as LlmRanked
 from gputui.fit.transformer.table import TransformerSpec
 from gputui.model.snapshot import DeviceSnapshot, Snapshot
+from gputui.tui.views.fit_result import FitPass
 from gputui.tui.views.fit_targets import mig_inputs
 from gputui.tui.views.model_files import load_any
+
+__all__ = ["FitPass", "estimate_inputs", "estimate_pass", "mtime_of", "split_devices"]
 
 ESTIMATE_BUDGET_S = 5.0  # one pass over every model and GPU; the rest is skipped after it
 
@@ -66,26 +69,6 @@ def estimate_inputs(snapshot: Snapshot) -> tuple[object, ...]:
         for d in snapshot.devices
     )
     return (*whole, mig_inputs(snapshot))
-
-
-@dataclass(frozen=True)
-class FitPass:
-    """What one worker pass found; applied to the screen on the UI thread."""
-
-    path: Path | None = None
-    origin: str = ""
-    mtime: float | None = None
-    models: tuple[AnyModel, ...] = ()
-    error: str | None = None
-    warnings: tuple[str, ...] = ()
-    catalog: Catalog | None = None
-    targets: tuple[Target, ...] = ()
-    unavailable: tuple[Unavailable, ...] = ()
-    checks: tuple[ModelCheck | TransformerCheck, ...] = ()
-    rankings: dict[str, list[Ranked]] = field(default_factory=dict)
-    llm_rankings: dict[str, list[LlmRanked]] = field(default_factory=dict)  # kind = "transformer"
-    stopped: str | None = None  # why the pass did not finish
-    elapsed_s: float = 0.0
 
 
 def mtime_of(path: Path | None) -> float | None:

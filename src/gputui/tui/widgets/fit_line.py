@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from gputui.fit.core.target import Target
     from gputui.fit.graph.estimate import ModelCheck
     from gputui.fit.modelsfile import ModelSpec
-    from gputui.tui.views.fit_pass import FitPass
+    from gputui.tui.views.fit_result import FitPass
 
 FREE_THRESHOLD = 0.02  # of the GPU's memory
 FREE_MIN_BYTES = 256 * 1024**2
@@ -116,12 +116,12 @@ def needs_pass(old: Sequence[_GpuKey] | None, new: Sequence[_GpuKey]) -> bool:
 
 def fit_lines(result: FitPass) -> list[Text]:
     """One line per installed GPU, in index order, an unavailable one with its reason."""
-    from gputui.fit.report import batch_text
-
     if result.error:
         return [Text(f"Fit: models file problem: {result.error}", style="bold red")]
     if result.origin == NO_MODELS_ORIGIN:
         return [no_models_line()]
+    from gputui.fit.report import batch_text  # the fit engine: only with models to judge
+
     lines: list[tuple[tuple[int, int], Text]] = []
     for u in result.unavailable:
         line = Text(no_wrap=True, overflow="ellipsis", end="")
@@ -275,7 +275,7 @@ def _unconfigured() -> FitPass | None:
     creating one starts a pass (`_models_mtime`)."""
     from gputui.core.errors import UserError
     from gputui.fit.paths import resolve_models_path, user_models_file
-    from gputui.tui.views.fit_pass import FitPass
+    from gputui.tui.views.fit_result import FitPass
 
     try:
         _, origin = resolve_models_path(None, warn=lambda _: None)
@@ -305,8 +305,11 @@ class FitLine(Widget):
         *,
         min_gap_s: float = MIN_GAP_S,
         id: str | None = "fit-line",
+        held: bool = False,
     ) -> None:
+        """`held`: no pass until `release()` (the dashboard's first frame comes first)."""
         super().__init__(id=id)
+        self.held = held
         self.models_path = models_path
         self.min_gap_s = min_gap_s
         self._started_at = -math.inf
@@ -323,7 +326,19 @@ class FitLine(Widget):
         self.per_gpu: list[Text] = []  # every GPU's line; shown only when expanded
         self.expanded = False
 
+    def release(self) -> None:
+        """Passes may start; one starts now for the newest snapshot seen while held."""
+        if not self.held:
+            return
+        self.held = False
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self.update_snapshot(pending)
+
     def update_snapshot(self, snapshot: Snapshot) -> None:
+        if self.held:
+            self._pending = snapshot  # the newest one waits for release()
+            return
         inputs = pass_inputs(snapshot)
         mtime = self._models_mtime()
         what = change(self._inputs, inputs)
@@ -360,7 +375,7 @@ class FitLine(Widget):
         *,
         free_only: bool = False,
     ) -> None:
-        from gputui.tui.views.fit_pass import FitPass, estimate_pass
+        from gputui.tui.views.fit_result import FitPass
 
         try:
             result = _unconfigured() if requested is None else None
@@ -369,6 +384,9 @@ class FitLine(Widget):
                 if result is not None:
                     self.free_refreshes += 1
             if result is None:
+                # The fit engine and the catalog: only for a models file of the user's.
+                from gputui.tui.views.fit_pass import estimate_pass
+
                 self._free.forget()
                 result = estimate_pass(
                     requested, snapshot, previous, rank=False, estimate=recommended_only
