@@ -49,6 +49,15 @@ if LEGACY:
 # --- keras.applications, weights=None (nothing downloaded) ---------------------------------
 
 
+def convnext_base_builder(**kwargs: Any) -> keras.Model:
+    """keras.applications' ConvNeXt builder, which the public ConvNeXt* call with rate 0."""
+    if LEGACY:
+        from tf_keras.src.applications.convnext import ConvNeXt
+    else:
+        from keras.src.applications.convnext import ConvNeXt
+    return ConvNeXt(**kwargs)
+
+
 def _app(builder: Callable[..., keras.Model], **kwargs: Any) -> Callable[[], keras.Model]:
     return lambda: builder(weights=None, **kwargs)
 
@@ -65,9 +74,18 @@ APPLICATIONS: dict[str, Callable[[], keras.Model]] = {
     "inceptionv3": _app(keras.applications.InceptionV3),
     "xception": _app(keras.applications.Xception),
     "vgg16": _app(keras.applications.VGG16),
-    # Its LayerScale is an applications-internal class, not in keras.layers: the second
-    # unknown-layer fixture (identity-shaped, so --skip-unknown keeps the graph intact).
+    # keras.applications' own layers, defined outside keras.layers: ConvNeXt's LayerScale,
+    # its StochasticDepth (only with a drop_path_rate, which ConvNeXtTiny leaves at 0) and
+    # InceptionResNetV2's CustomScaleLayer.
     "convnext_tiny": _app(keras.applications.ConvNeXtTiny),
+    "convnext_tiny_drop_path": lambda: convnext_base_builder(
+        depths=[3, 3, 9, 3],
+        projection_dims=[96, 192, 384, 768],
+        drop_path_rate=0.1,
+        name="convnext_tiny_drop_path",
+        weights=None,
+    ),
+    "inception_resnet_v2": _app(keras.applications.InceptionResNetV2),
 }
 
 
@@ -359,7 +377,7 @@ INPUT_SHAPES: dict[str, dict[str, list[int]]] = {
 }
 # The one fixture also written as a .keras archive (weights included, so keep it small).
 ARCHIVES = ("mnist_convnet",)
-CUSTOM_CLASSES = ("TransformerBlock", "TokenAndPositionEmbedding", "LayerScale")
+CUSTOM_CLASSES = ("TransformerBlock", "TokenAndPositionEmbedding")
 # The tf.keras 2 set: one of each way its older format records a graph.
 TF_KERAS_FIXTURES = (
     "resnet50",

@@ -23,17 +23,18 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "models.toml"
 # Cards whose rate for their recommended precision NVIDIA does not publish and no
 # documented ratio gives (see their consistency_notes).
 KNOWN_UNKNOWN = {
-    "TITAN RTX",
     "RTX PRO 6000 Blackwell Workstation Edition",
     "RTX PRO 6000 Blackwell Server Edition",
 }
 # Cards NVIDIA documents only by name and memory (no FP32 or tensor figure at all): the
 # ranking can say whether a model fits, not place them by any rate, so they go last.
-NOTHING_KNOWN = {"H20 96 GB", "H20 141 GB", "H800 80 GB", "B300"}
+# (TITAN RTX's FP32-accumulate rate and the B300's rates are third-party figures now.)
+NOTHING_KNOWN = {"H20 141 GB", "H800 80 GB"}
 # Tensor rates published, FP32 not: the roofline needs FP32 for the ops tensor cores do
 # not run, and an estimate by FLOPs alone must not be ranked among roofline estimates
-# (it put the B100 above the B200), so it is unknown and goes last too.
-NO_ROOFLINE = {"B100"}
+# (it put the B100 above the B200), so it is unknown and goes last too. The H20's tensor
+# rates are third-party figures; its FP32 is known to no source found.
+NO_ROOFLINE = {"B100", "H20 96 GB"}
 
 
 @pytest.fixture(scope="module")
@@ -117,9 +118,13 @@ def test_ranking_text_says_unknown_and_launch_price(
 ) -> None:
     assert main(["fit", str(EXAMPLES), "--all-cards", "--model", "vgg16"]) == 0
     out = capsys.readouterr().out
+    pro = next(line for line in out.splitlines() if " RTX PRO 6000 Blackwell Server " in line)
+    assert "unknown" in pro
+    assert "unknown: RTX PRO 6000 Blackwell Server Edition:" in out
+    # a speed from a third party's figure is marked, and the note names the source
     titan = next(line for line in out.splitlines() if " TITAN RTX " in line)
-    assert "unknown" in titan
-    assert "unknown: TITAN RTX:" in out
+    assert "unknown" not in titan and "^ " in titan
+    assert "^ third-party figure: TITAN RTX: fp16_tensor_tflops (not NVIDIA's; from Tom's" in out
     assert "per launch dollar" in out and "launch price $" in out
     per_dollar = out.split("per launch dollar")[1].split("  per watt")[0]
     for name in ("Tesla T4", "A100 SXM4 80 GB", "H100 PCIe"):  # no published MSRP
@@ -135,9 +140,12 @@ def test_ranking_json_adds_basis_and_unknown_reason(capsys: pytest.CaptureFixtur
     assert main(["fit", str(EXAMPLES), "--all-cards", "--model", "vgg16", "--json"]) == 0
     cards = json.loads(capsys.readouterr().out)["models"][0]["ranking"]
     by_name = {c["card"]: c for c in cards}
-    assert by_name["TITAN RTX"]["samples_per_s"] is None
-    assert by_name["TITAN RTX"]["speed_unknown_reason"]
-    assert by_name["TITAN RTX"]["samples_per_s_floor"] > 0
+    pro = by_name["RTX PRO 6000 Blackwell Server Edition"]
+    assert pro["samples_per_s"] is None and pro["speed_unknown_reason"]
+    assert pro["samples_per_s_floor"] > 0 and pro["third_party_figures"] == []
+    assert by_name["TITAN RTX"]["samples_per_s"] > 0
+    assert by_name["TITAN RTX"]["third_party_figures"] == ["fp16_tensor_tflops"]
+    assert "tdp_w" in by_name["H20 96 GB"]["third_party_figures"]
     assert by_name["GeForce RTX 3070"]["speed_figure_derived"] is True
     assert by_name["RTX A6000"]["speed_figure_derived"] is False
     assert by_name["RTX A6000"]["speed_basis"] == "bf16 tensor"

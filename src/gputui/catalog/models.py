@@ -65,6 +65,9 @@ DerivableField = Literal[
     "fp8_tensor_tflops",
 ]
 
+# Fields a card may take from a named third party: the figures, and the power limit.
+ThirdPartyField = Literal[DerivableField, "tdp_w"]
+
 _Record = TypeVar("_Record", bound="_Fields")
 
 
@@ -147,6 +150,10 @@ class Card(_Fields):
     consistency_notes: str | None = None  # why a figure legitimately disagrees with the checks
     derived: list[DerivableField] = dataclasses.field(default_factory=list)  # computed by a rule
     derived_rule: str | None = None  # the rule(s), in one line
+    # figures no vendor document gives, taken from a named third party (a review, a
+    # reference site), and who published them, in one line
+    third_party: list[ThirdPartyField] = dataclasses.field(default_factory=list)
+    third_party_source: str | None = None
 
     def derived_problem(self) -> str | None:
         """What is wrong with `derived`/`derived_rule` together ("field: why"), or None.
@@ -164,6 +171,21 @@ class Card(_Fields):
                 return f"derived: {field} is listed as derived but has no value"
         if len(set(self.derived)) != len(self.derived):
             return "derived: a field is listed twice"
+        # `third_party` figures need their source named, a value, and no derivation
+        source = (self.third_party_source or "").strip()
+        if self.third_party and not source:
+            return "third_party_source: name who published the third-party figures"
+        if source and not self.third_party:
+            return "third_party: list the fields third_party_source gives"
+        if "\n" in source:
+            return "third_party_source: keep the source to one line"
+        for name in self.third_party:
+            if getattr(self, name) is None:
+                return f"third_party: {name} is listed as third-party but has no value"
+            if name in self.derived:
+                return f"third_party: {name} is also listed as derived"
+        if len(set(self.third_party)) != len(self.third_party):
+            return "third_party: a field is listed twice"
         return None
 
     def tensor_tflops(self, precision: str) -> float | None:
@@ -178,6 +200,9 @@ class Card(_Fields):
 
     def is_derived(self, field: str) -> bool:
         return field in self.derived
+
+    def is_third_party(self, field: str) -> bool:
+        return field in self.third_party
 
     @property
     def memory_bytes(self) -> int:

@@ -173,6 +173,8 @@ def _terminal_width() -> int:
 
 DERIVED_MARK = "*"
 DERIVED_NOTE = "* derived by an architecture rule, not printed by NVIDIA (gputui catalog show)"
+THIRD_PARTY_MARK = "^"
+THIRD_PARTY_NOTE = "^ a third-party figure, not NVIDIA's (gputui catalog show names the source)"
 
 
 def _cell(card: Card, field: str) -> str:
@@ -180,7 +182,11 @@ def _cell(card: Card, field: str) -> str:
     from gputui.catalog.present import fmt
 
     text = fmt(getattr(card, field))
-    return text + DERIVED_MARK if card.is_derived(field) and text != "-" else text
+    if text == "-":
+        return text
+    if card.is_third_party(field):
+        return text + THIRD_PARTY_MARK
+    return text + DERIVED_MARK if card.is_derived(field) else text
 
 
 def _list(catalog: Catalog, arch: str | None, sort: str | None, as_json: bool) -> int:
@@ -215,7 +221,7 @@ def _list(catalog: Catalog, arch: str | None, sort: str | None, as_json: bool) -
             _cell(c, "fp16_tensor_tflops"),
             _cell(c, "bf16_tensor_tflops"),
             _cell(c, "fp8_tensor_tflops"),
-            fmt(c.tdp_w),
+            _cell(c, "tdp_w"),
             fmt(c.launch_year),
             fmt(c.launch_price_usd),
         ]
@@ -227,6 +233,8 @@ def _list(catalog: Catalog, arch: str | None, sort: str | None, as_json: bool) -
     )
     if any(c.derived for c in cards):
         print(DERIVED_NOTE)
+    if any(c.third_party for c in cards):
+        print(THIRD_PARTY_NOTE)
     return 0
 
 
@@ -275,11 +283,21 @@ def _show(catalog: Catalog, name: str, as_json: bool) -> int:
     print("=" * len(card.name))
     width = max(len(_label(f)) for f in type(card).model_fields)
     for field in type(card).model_fields:
-        if field in {"name", "source", "consistency_notes", "derived", "derived_rule"}:
+        if field in {
+            "name",
+            "source",
+            "consistency_notes",
+            "derived",
+            "derived_rule",
+            "third_party",
+            "third_party_source",
+        }:
             continue
         value = fmt(getattr(card, field))
         if card.is_derived(field):
             value += "  (derived)"
+        if card.is_third_party(field):
+            value += "  (third-party)"
         print(f"{_label(field).ljust(width)}  {value}")
     print()
     print(textwrap.fill(f"Source: {card.source}", 100, subsequent_indent="  "))
@@ -287,6 +305,10 @@ def _show(catalog: Catalog, name: str, as_json: bool) -> int:
         fields = ", ".join(_label(f) for f in card.derived)
         print(textwrap.fill(f"Derived: {fields}", 100, subsequent_indent="  "))
         print(textwrap.fill(f"  by the rule: {card.derived_rule}", 100, subsequent_indent="    "))
+    if card.third_party:
+        fields = ", ".join(_label(f) for f in card.third_party)
+        print(textwrap.fill(f"Third-party: {fields}", 100, subsequent_indent="  "))
+        print(textwrap.fill(f"  from: {card.third_party_source}", 100, subsequent_indent="    "))
     if card.consistency_notes:
         print(textwrap.fill(f"Notes: {card.consistency_notes}", 100, subsequent_indent="  "))
     print()

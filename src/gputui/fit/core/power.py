@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gputui.catalog.models import Card
+from gputui.fit.core.third_party import MARK
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +55,13 @@ def tflops_per_watt(card: Card) -> float | None:
     return round(card.bf16_tensor_tflops / card.tdp_w, 2)
 
 
-def json_fields(throughput: float | None, card: Card, unit: Unit) -> dict[str, float | None]:
-    """The JSON fields a ranked card gains (each null where a figure is unknown)."""
+def json_fields(
+    throughput: float | None, card: Card, unit: Unit
+) -> dict[str, float | list[str] | None]:
+    """The JSON fields a ranked card gains (each null where a figure is unknown), with the
+    card's figures that come from a third party (catalog `third_party`)."""
     return {
+        "third_party_figures": list(card.third_party),
         "power_limit_w": card.tdp_w,
         f"{unit.word}_per_s_per_watt": per_watt(throughput, card),
         unit.energy_key: energy(throughput, card, unit),
@@ -84,8 +89,9 @@ def ranking_lines(
     ]
     for i, (w, card, rate) in enumerate(rated[:top]):
         e = energy(rate, card, unit) or 0.0
+        mark = MARK if card.is_third_party("tdp_w") else ""
         lines.append(
             f"    {i + 1:>2} {card.name:<{name_w}} {w:>8,.1f} {unit.word}/s per W "
-            f"({card.tdp_w or 0:,.0f} W; {e:,.2f} {unit.energy_word} per {unit.amount_text})"
+            f"({card.tdp_w or 0:,.0f} W{mark}; {e:,.2f} {unit.energy_word} per {unit.amount_text})"
         )
     return lines

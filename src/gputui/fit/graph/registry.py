@@ -16,6 +16,7 @@ from typing import Any
 from gputui.fit.graph.args import MAX_DIM, MAX_ELEMENTS, MAX_PARAMS, LayerArgError
 from gputui.fit.graph.layers import (
     activations,
+    applications,
     conv,
     dense,
     embedding,
@@ -103,6 +104,9 @@ SINGLE_INPUT: dict[str, SingleFn] = {
     "Rescaling": preprocessing.rescaling,
     "Normalization": preprocessing.normalization,
     "CenterCrop": preprocessing.center_crop,
+    # keras.applications' own layers
+    "LayerScale": applications.layer_scale,
+    "StochasticDepth": applications.stochastic_depth,
 }
 # Layers whose extra inputs are initial states.
 RECURRENT: dict[str, MultiFn] = {
@@ -124,6 +128,7 @@ MULTI_INPUT: dict[str, MultiFn] = {
     "Dot": merge.dot,
     "Attention": lambda r, s: attention_layer(r, s, additive=False),
     "AdditiveAttention": lambda r, s: attention_layer(r, s, additive=True),
+    "CustomScaleLayer": applications.custom_scale,
 }
 WRAPPERS = ("TimeDistributed",)
 KNOWN: tuple[str, ...] = tuple(

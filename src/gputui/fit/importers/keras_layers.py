@@ -17,6 +17,18 @@ from gputui.fit.importers.keras_schema import MODEL_CLASSES
 # keras_hub (formerly keras_nlp) layers the fit checker knows (learned positions).
 KERAS_HUB_LAYERS = frozenset({"PositionEmbedding", "TokenAndPositionEmbedding"})
 _HUB_PACKAGES = frozenset({"keras_hub", "keras_nlp"})
+# Layers keras.applications defines in its own modules, not in keras.layers, by the
+# application module that defines each (Keras 3, tf.keras 2 and tf_keras name it so).
+APPLICATION_LAYERS = {
+    "LayerScale": "convnext",
+    "StochasticDepth": "convnext",
+    "CustomScaleLayer": "inception_resnet_v2",
+}
+_APPLICATION_PACKAGES = (
+    "keras.src.applications.",
+    "keras.applications.",
+    "tf_keras.src.applications.",
+)
 # Built-in Keras classes whose behaviour is user code: unknown like a custom layer.
 USER_CODE_CLASSES = frozenset({"Lambda", "TFOpLambda", "SlicingOpLambda", "TorchModuleWrapper"})
 # Keys of a layer config that change numerics, not shapes, parameter counts or memory.
@@ -195,6 +207,14 @@ def _mirrors(forward: Any, backward: Any) -> bool:
     }
 
 
+def is_application_layer(layer: Layer) -> bool:
+    """A keras.applications layer class, from the application module that defines it."""
+    home = APPLICATION_LAYERS.get(layer.class_name)
+    if home is None or layer.module is None:
+        return False
+    return any(layer.module == prefix + home for prefix in _APPLICATION_PACKAGES)
+
+
 def unknown_reason(layer: Layer, call: Call) -> str | None:
     """Why this layer cannot be described, or None when it can."""
     if layer.class_name in MODEL_CLASSES or layer.class_name == "InputLayer":
@@ -209,6 +229,8 @@ def unknown_reason(layer: Layer, call: Call) -> str | None:
         if layer.class_name in KERAS_HUB_LAYERS:
             return None
         return f"{package} layer class {layer.class_name!r} is not supported"
+    if is_application_layer(layer):
+        return None
     if layer.registered is not None and ">" in layer.registered:
         return f"custom layer class {layer.class_name!r} (registered as {layer.registered!r})"
     if layer.module is not None and not layer.module.startswith("keras"):

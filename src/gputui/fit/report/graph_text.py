@@ -7,7 +7,7 @@ Lines are made visible (textsafe) as rendered: layer, model and card names come 
 from __future__ import annotations
 
 from gputui.core.textsafe import visible
-from gputui.fit.core import power
+from gputui.fit.core import power, third_party
 from gputui.fit.core.roofline import LayerTime, Profile, missing_figure
 from gputui.fit.graph.estimate import ModelCheck
 from gputui.fit.graph.ranking import Ranked
@@ -143,7 +143,8 @@ def _speed_cell(r: Ranked) -> str:
     if r.samples_per_s is None:
         return "unknown"
     mark = "~" if r.estimate.speed is not None and r.estimate.speed.derived else ""
-    return f"{mark}{r.samples_per_s:,.0f}"
+    after = third_party.MARK if third_party.speed_figures(r.card) else ""
+    return f"{mark}{r.samples_per_s:,.0f}{after}"
 
 
 def render_ranking(
@@ -172,6 +173,7 @@ def render_ranking(
             "  ~ the card's figure for that precision is derived from an architecture rule "
             "(see `gputui catalog show CARD`)"
         )
+    lines += third_party.note_lines(r.card for r in ranked)
     for r in ranked:
         if r.unknown_reason is not None:
             placed = (

@@ -278,6 +278,9 @@ class _RankRow(_Strict):
     bound: Bound | str | None
     launch_price_usd: float | None
     power_limit_w: float | None
+    third_party_figures: list[str] = Field(
+        description="the card's catalog figures taken from a named third party, not NVIDIA"
+    )
 
 
 class GraphRankRow(_RankRow):

@@ -4,7 +4,7 @@ longest sequence, the rough speed) and its ranking over the catalog."""
 from __future__ import annotations
 
 from gputui.core.textsafe import visible
-from gputui.fit.core import power
+from gputui.fit.core import power, third_party
 from gputui.fit.core.roofline import EFFICIENCY, LAUNCH_S
 from gputui.fit.transformer.estimate import Estimate
 from gputui.fit.transformer.model import TransformerModel
@@ -103,6 +103,8 @@ def render_ranking(
     for i, r in enumerate(ranked):
         e = r.estimate
         tps = f"{r.tokens_per_s:,.0f}" if r.tokens_per_s else "-"
+        if r.tokens_per_s and third_party.speed_figures(r.card):
+            tps += third_party.MARK
         need = f"{r.min_cards[0]} ({r.min_cards[1]})" if r.min_cards else "> 64"
         lines.append(
             f"  {i + 1:>2} {r.card.name[:30]:<30} {gib(r.card.memory_bytes):>10} {gib(e.peak_bytes):>10} "
@@ -116,6 +118,7 @@ def render_ranking(
         "bound: what limits the phase ranked; cards needed: tensor parallel up to 8, then pipeline; "
         "training shards with ZeRO-3; * the model's maximum context, not memory)"
     )
+    lines += third_party.note_lines(r.card for r in ranked)
     scored = [(r.card, r.tokens_per_s, r.estimate.fits) for r in ranked]
     lines += power.ranking_lines(scored, power.TOKENS, 30, 10)
     return [visible(line) for line in lines]

@@ -30,6 +30,7 @@ from gputui.model.snapshot import DeviceInfo, DeviceSnapshot, Snapshot
 from gputui.tui.views.catalog_compare import (
     COLUMNS,
     DERIVED_MARK,
+    THIRD_PARTY_MARK,
     card_cells,
     card_matches_filter,
     compared,
@@ -269,6 +270,12 @@ class CatalogScreen(Screen[None]):
             lines.append(
                 f"{DERIVED_MARK} derived by an architecture rule, not printed by NVIDIA "
                 f"({'; '.join(derived)}: rule in `gputui catalog show`)"
+            )
+        third = list(dict.fromkeys(c.name for c in self._compared(card) if c.third_party))
+        if third:
+            lines.append(
+                f"{THIRD_PARTY_MARK} a third-party figure, not NVIDIA's "
+                f"({'; '.join(third)}: source in `gputui catalog show`)"
             )
         footer = Text("\n".join(lines), style="dim")
         detail.update(Group(self.comparison(card, inner), footer))

@@ -21,6 +21,7 @@ from gputui.model.snapshot import DeviceInfo, DeviceSnapshot
 
 INSTALLED_MARK = "●"
 DERIVED_MARK = "*"  # a figure computed by an architecture rule, not printed by NVIDIA
+THIRD_PARTY_MARK = "^"  # a figure from a named third party (catalog `third_party`)
 LABEL_MIN = 12  # the comparison's label column may wrap down to this
 NAME_MIN = 11  # card names in the comparison wrap to at least this width ("(GPU 12)")
 NAME_MAX = 20  # and at most this
@@ -45,16 +46,24 @@ def _padding(columns: int) -> int:
 
 
 def figure(card: Card, field: str) -> str:
-    """A figure as shown on this screen: marked when it is derived."""
+    """A figure as shown on this screen: marked when it is derived or from a third party."""
     text = fmt(getattr(card, field))
-    return text + DERIVED_MARK if card.is_derived(field) and text != "-" else text
+    if text == "-":
+        return text
+    if card.is_third_party(field):
+        return text + THIRD_PARTY_MARK
+    return text + DERIVED_MARK if card.is_derived(field) else text
 
 
 def per_watt(card: Card) -> str:
-    """bf16 tensor TFLOPS per watt, marked like the figure it comes from."""
+    """bf16 tensor TFLOPS per watt, marked like the figures it comes from."""
     text = fmt(tflops_per_watt(card))
-    derived = card.is_derived("bf16_tensor_tflops") or card.is_derived("tdp_w")
-    return text + DERIVED_MARK if derived and text != "-" else text
+    if text == "-":
+        return text
+    fields = ("bf16_tensor_tflops", "tdp_w")
+    if any(card.is_third_party(f) for f in fields):
+        return text + THIRD_PARTY_MARK
+    return text + DERIVED_MARK if any(card.is_derived(f) for f in fields) else text
 
 
 def comparison_unavailable(dev: DeviceSnapshot) -> str | None:

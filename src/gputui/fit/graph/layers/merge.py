@@ -16,7 +16,7 @@ def _at_least(shapes: tuple[Shape, ...], n: int, what: str) -> None:
         raise LayerArgError("inputs", f"{what} needs at least {n} inputs, got {len(shapes)}")
 
 
-def _same_shapes(shapes: tuple[Shape, ...], kind: str) -> Shape:
+def same_shapes(shapes: tuple[Shape, ...], kind: str) -> Shape:
     """The merged shape: equal shapes, or sizes of 1 broadcast (a squeeze-excite's (1, 1, C))."""
     _at_least(shapes, 2, kind)
     first = shapes[0]
@@ -35,7 +35,7 @@ def _same_shapes(shapes: tuple[Shape, ...], kind: str) -> Shape:
 def elementwise(kind: str) -> MultiFn:
     def analyse(raw: Mapping[str, Any], shapes: tuple[Shape, ...]) -> LayerStats:
         Args(raw, set(), frozenset())
-        shape = _same_shapes(shapes, kind)
+        shape = same_shapes(shapes, kind)
         if kind == "Subtract" and len(shapes) != 2:
             raise LayerArgError("inputs", f"Subtract takes exactly 2 inputs, got {len(shapes)}")
         el = prod(shape)
