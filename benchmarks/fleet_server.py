@@ -32,7 +32,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
@@ -69,12 +69,15 @@ def is_mig(i: int, g: int) -> bool:
     return i % 10 == 9 and g == GPUS_PER_HOST - 1
 
 
-def page(i: int, gpus: int = GPUS_PER_HOST) -> str:
+Used = Callable[[int, int], float]  # (host, gpu) -> used MiB
+
+
+def page(i: int, gpus: int = GPUS_PER_HOST, used: Used = used_mib) -> str:
     """Host `i`'s dcgm-exporter page; a MIG GPU has one series per instance, as
     dcgm-exporter exports it, each instance with its own used and free memory."""
     model, total = host_card(i)
     text = dcgm_text(
-        host_name(i), gpus, model=model, total_mib=total, used_mib=lambda g: used_mib(i, g)
+        host_name(i), gpus, model=model, total_mib=total, used_mib=lambda g: used(i, g)
     )
     if not any(is_mig(i, g) for g in range(gpus)):
         return text
@@ -101,8 +104,8 @@ def page(i: int, gpus: int = GPUS_PER_HOST) -> str:
 class PageServer:
     """Every host's page from one threaded loopback server, at /host/<i>/metrics."""
 
-    def __init__(self, hosts: int, gpus: int = GPUS_PER_HOST) -> None:
-        self.pages = [page(i, gpus).encode() for i in range(hosts)]
+    def __init__(self, hosts: int, gpus: int = GPUS_PER_HOST, used: Used = used_mib) -> None:
+        self.pages = [page(i, gpus, used).encode() for i in range(hosts)]
         self.scrapes = 0
         owner = self
 
@@ -163,6 +166,7 @@ class FleetPrometheus(PrometheusServer):
 @dataclass
 class Fleet:
     hosts: int
+    gpus_per_host: int
     pages: PageServer
     prom: FleetPrometheus
 
@@ -173,7 +177,7 @@ class Fleet:
     @property
     def gpus(self) -> int:
         """GPU series (a MIG GPU counted once, as the cluster reader joins it)."""
-        return self.hosts * GPUS_PER_HOST
+        return self.hosts * self.gpus_per_host
 
     def stop(self) -> None:
         self.prom.stop()
@@ -182,19 +186,24 @@ class Fleet:
 
 @contextmanager
 def start_fleet(
-    folder: Path, hosts: int, *, interval: str = "1s", timeout: float = 120.0
+    folder: Path,
+    hosts: int,
+    *,
+    gpus: int = GPUS_PER_HOST,
+    used: Used = used_mib,
+    interval: str = "1s",
+    timeout: float = 120.0,
 ) -> Iterator[Fleet]:
-    """A fleet of `hosts` pages and a Prometheus that has scraped every one of them."""
-    pages = PageServer(hosts)
+    """A fleet of `hosts` pages of `gpus` GPUs (`used(host, gpu)` MiB in use) and a
+    Prometheus that has scraped every one of them."""
+    pages = PageServer(hosts, gpus, used)
     prom = FleetPrometheus(folder, pages.address, hosts, interval)
     try:
         prom.start()
         prom.wait_targets_up(timeout)
-        series = hosts * GPUS_PER_HOST + sum(
-            is_mig(i, g) for i in range(hosts) for g in range(GPUS_PER_HOST)
-        )
+        series = hosts * gpus + sum(is_mig(i, g) for i in range(hosts) for g in range(gpus))
         prom.wait_for("DCGM_FI_DEV_FB_FREE", series, timeout)
-        yield Fleet(hosts, pages, prom)
+        yield Fleet(hosts, gpus, pages, prom)
     finally:
         prom.stop()
         pages.stop()
