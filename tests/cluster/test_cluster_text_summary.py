@@ -60,3 +60,16 @@ def test_all_lists_every_gpu_and_a_small_fleet_has_its_gpu_table() -> None:
 
 def test_the_help_names_the_renderer_bound() -> None:
     assert snapshot.GPU_TABLE_MAX == cluster_text.GPU_TABLE_MAX
+
+
+def test_the_json_of_a_large_fleet_is_one_host_to_a_line() -> None:
+    import json
+
+    from gputui.render.cluster_text import cluster_json_text, cluster_to_dict
+
+    big, small = fleet(9), fleet(8)
+    text = cluster_json_text(big)
+    assert json.loads(text) == cluster_to_dict(big)
+    assert len(text.splitlines()) == 9 + 2
+    assert json.loads(cluster_json_text(small)) == cluster_to_dict(small)
+    assert cluster_json_text(small) == json.dumps(cluster_to_dict(small), indent=2)

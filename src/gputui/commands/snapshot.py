@@ -153,10 +153,9 @@ def _run_cluster(args: Args) -> int:
     """`gputui snapshot --prometheus URL [--match SELECTOR] [--json] [--all]`:
     render/cluster_text.py. The text shows a few fields of each GPU, so only their series
     are queried; --json is the full record."""
-    import json
     import sys
 
-    from gputui.render.cluster_text import TEXT_METRICS, cluster_to_dict, render_cluster
+    from gputui.render.cluster_text import TEXT_METRICS, cluster_json_text, render_cluster
     from gputui.sources.prometheus.connect import (
         check_cluster_args,
         open_cluster_source,
@@ -169,7 +168,7 @@ def _run_cluster(args: Args) -> int:
     source = open_cluster_source(args.prometheus, getattr(args, "match", None), metrics)
     cluster = poll_or_fail(source)
     if as_json:
-        print(json.dumps(cluster_to_dict(cluster), indent=2))
+        print(cluster_json_text(cluster))
     else:
         sys.stdout.write(render_cluster(cluster, every=bool(getattr(args, "all", False))))
     return 0
