@@ -2,17 +2,18 @@
 
 Free memory is what the fleet's exporters report (DCGM_FI_DEV_FB_FREE), so
 "right now" means as of the last scrape; the estimate itself is gputui.fit's
-`check` per GPU, in the precision asked for or the one gputui recommends for
+`check` (a transformer's: gputui.fit.transformer.estimate.estimate, the one the
+local `fit` uses), in the precision asked for or the one gputui recommends for
 that GPU's architecture. Ranked: GPUs where the model fits at its batch size
 first, then by the largest batch that fits in the free memory, then by free
 memory. Down hosts and lost GPUs are not candidates. A GPU in MIG mode
 (dcgm-exporter's `GPU_I_ID` / `GPU_I_PROFILE` series) is one candidate per MIG
 instance, with the instance's memory (sources/prometheus/mig.py).
 
-Transformers (HF config, GGUF, `kind = "transformer"` tables) are ranked with
-the estimate the local `fit` uses (gputui.fit.transformer.estimate.estimate), once per
-distinct GPU and free memory: the answer depends on nothing else, and a fleet
-repeats the same card with the same free memory many times.
+The answer depends only on what estimate_key holds (card, architecture, memory,
+free memory, MIG profile), and a fleet repeats the same card with the same free
+memory many times: the engine runs once per key and the ranking is built from the
+keys' answers (fleet_rank.py); the output groups them (fleet_report.py).
 """
 
 from __future__ import annotations
