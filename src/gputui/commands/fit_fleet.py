@@ -8,6 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
+# What a fit target reads of a GPU: its memory (the total is used + free + reserved where
+# no gputui exporter says it). The other GPU fields (utilisation, clocks, temperature...)
+# would be one query and one answer of every GPU each for nothing.
+FIT_METRICS = (
+    "DCGM_FI_DEV_FB_USED",
+    "DCGM_FI_DEV_FB_FREE",
+    "DCGM_FI_DEV_FB_RESERVED",
+    "gputui_gpu_memory_total_bytes",
+)
+
 
 def run_fit(
     args: Any,
@@ -26,7 +36,7 @@ def run_fit(
     )
 
     check_cluster_args(args, {})
-    source = open_cluster_source(args.prometheus, getattr(args, "match", None))
+    source = open_cluster_source(args.prometheus, getattr(args, "match", None), FIT_METRICS)
     cluster = poll_or_fail(source)
     mig = read_mig_or_fail(source, cluster.timestamp)
     return fleet.run_fit(args, models, header, transformers, cluster=cluster, mig=mig)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from gputui.commands import path_arg
 from gputui.commands.tui import FAST_DEFAULTS
 
+GPU_TABLE_MAX = 64  # render/cluster_text.py's: the text GPU table without --all
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
     import argparse
@@ -36,10 +38,19 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--demo", action="store_true", help="use the simulated GPUs instead of NVML")
     p.add_argument(
-        "--scenario", type=path_arg, metavar="FILE", help="simulated-GPU scenario TOML (implies --demo)"
+        "--scenario",
+        type=path_arg,
+        metavar="FILE",
+        help="simulated-GPU scenario TOML (implies --demo)",
     )
     p.add_argument("--prometheus", metavar="URL", help="the whole cluster, read from Prometheus")
-    p.add_argument("--match", metavar="SELECTOR", help='with --prometheus: e.g. \'{cluster="a"}\'')
+    p.add_argument("--match", metavar="SELECTOR", help="with --prometheus: e.g. '{cluster=\"a\"}'")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="with --prometheus: the GPU table lists every GPU "
+        f"(by default only for fleets of up to {GPU_TABLE_MAX} GPUs; larger ones get a per-card summary)",
+    )
     p.set_defaults(run=run)
 
 
@@ -54,6 +65,7 @@ _FAST_DEFAULTS: dict[str, object] = {
     "json": False,
     "json_schema": False,
     "demo": False,
+    "all": False,
 }
 
 
@@ -90,6 +102,10 @@ def run(args: Args) -> int:
 
     if getattr(args, "prometheus", None) or getattr(args, "match", None):
         return _run_cluster(args)
+    if getattr(args, "all", False):
+        from gputui.core.errors import UserError
+
+        raise UserError("--all: only with --prometheus URL (it lists every GPU of the fleet)")
     from gputui.sources.base import Source, open_source
     from gputui.sources.errors import SourceUnavailable
 
@@ -134,11 +150,12 @@ def run(args: Args) -> int:
 
 
 def _run_cluster(args: Args) -> int:
-    """`gputui snapshot --prometheus URL [--match SELECTOR] [--json]`: render/cluster_text.py."""
-    import json
+    """`gputui snapshot --prometheus URL [--match SELECTOR] [--json] [--all]`:
+    render/cluster_text.py. The text shows a few fields of each GPU, so only their series
+    are queried; --json is the full record."""
     import sys
 
-    from gputui.render.cluster_text import cluster_to_dict, render_cluster
+    from gputui.render.cluster_text import TEXT_METRICS, cluster_json_text, render_cluster
     from gputui.sources.prometheus.connect import (
         check_cluster_args,
         open_cluster_source,
@@ -146,10 +163,12 @@ def _run_cluster(args: Args) -> int:
     )
 
     check_cluster_args(args, {"demo": "--demo", "scenario": "--scenario"})
-    source = open_cluster_source(args.prometheus, getattr(args, "match", None))
+    as_json = bool(getattr(args, "json", False))
+    metrics = None if as_json else TEXT_METRICS
+    source = open_cluster_source(args.prometheus, getattr(args, "match", None), metrics)
     cluster = poll_or_fail(source)
-    if getattr(args, "json", False):
-        print(json.dumps(cluster_to_dict(cluster), indent=2))
+    if as_json:
+        print(cluster_json_text(cluster))
     else:
-        sys.stdout.write(render_cluster(cluster))
+        sys.stdout.write(render_cluster(cluster, every=bool(getattr(args, "all", False))))
     return 0

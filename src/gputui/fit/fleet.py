@@ -2,17 +2,18 @@
 
 Free memory is what the fleet's exporters report (DCGM_FI_DEV_FB_FREE), so
 "right now" means as of the last scrape; the estimate itself is gputui.fit's
-`check` per GPU, in the precision asked for or the one gputui recommends for
+`check` (a transformer's: gputui.fit.transformer.estimate.estimate, the one the
+local `fit` uses), in the precision asked for or the one gputui recommends for
 that GPU's architecture. Ranked: GPUs where the model fits at its batch size
 first, then by the largest batch that fits in the free memory, then by free
 memory. Down hosts and lost GPUs are not candidates. A GPU in MIG mode
 (dcgm-exporter's `GPU_I_ID` / `GPU_I_PROFILE` series) is one candidate per MIG
 instance, with the instance's memory (sources/prometheus/mig.py).
 
-Transformers (HF config, GGUF, `kind = "transformer"` tables) are ranked with
-the estimate the local `fit` uses (gputui.fit.transformer.estimate.estimate), once per
-distinct GPU and free memory: the answer depends on nothing else, and a fleet
-repeats the same card with the same free memory many times.
+The answer depends only on what estimate_key holds (card, architecture, memory,
+free memory, MIG profile), and a fleet repeats the same card with the same free
+memory many times: the engine runs once per key and the ranking is built from the
+keys' answers (fleet_rank.py); the output groups them (fleet_report.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gputui.fit.fleet_rank import KeyAnswer, KeyTargets, Ranking, key_targets
 from gputui.model.cluster import ClusterHost, ClusterSnapshot, MigReading, MigReadings
 
 
@@ -35,18 +37,32 @@ class FleetFit:
 
 
 def fleet_targets(cluster: ClusterSnapshot, catalog: Any) -> list[tuple[ClusterHost, Any]]:
-    """(host, fit Target) for every GPU that is up and reports its free memory."""
+    """(host, fit Target) for every GPU that is up and reports its free memory.
+
+    What targets_from_snapshot makes of each host's snapshot, built from the cluster's GPUs
+    directly: a fleet repeats a few card models thousands of times, so the catalog match
+    is made once per (name, memory) rather than once per GPU."""
     from gputui.catalog import Catalog
-    from gputui.fit.targets import targets_from_snapshot
+    from gputui.fit.core.target import Target
 
     assert isinstance(catalog, Catalog)
+    matches: dict[tuple[str, int], Any] = {}
     out: list[tuple[ClusterHost, Any]] = []
     for host in cluster.hosts:
         if host.state == "down":
             continue
-        for target in targets_from_snapshot(host.snapshot(cluster.timestamp), catalog):
-            if target.memory_free is not None:
-                out.append((host, target))
+        for g in host.gpus:
+            total = g.memory_total
+            if not g.up or g.sample is None or total is None or g.sample.memory_free is None:
+                continue
+            key = (g.name, total // 2**20)
+            match = matches.get(key)
+            if match is None:
+                match = matches[key] = catalog.match(g.name, key[1], None)
+            target = Target(
+                g.name, total, match.architecture, match.card, None, g.sample.memory_free, g.index
+            )
+            out.append((host, target))
     return out
 
 
@@ -120,118 +136,79 @@ def rank_fleet(
     batch_size: int | None = None,
     precision: str | None = None,
     targets: list[tuple[ClusterHost, Any]] | None = None,
-) -> list[FleetFit]:
+    keyed: list[KeyTargets] | None = None,
+) -> Ranking[FleetFit]:
+    """Every fleet GPU for one layer model, ranked: GPUs where it fits at its batch size
+    first, then by the largest batch that fits now, then by free memory. The check of a
+    (card, free memory) key (estimate_key) is made once, its answer shared by every GPU
+    with that key."""
     from gputui.fit.check import check
     from gputui.fit.core.precision import recommend
 
-    out = []
-    for host, target in targets if targets is not None else mig_fleet_targets(cluster, catalog):
-        name = precision or recommend(target.architecture, model.mode)[0]
-        result = check(model, target, batch_size=batch_size, precision=name)
-        est = result.chosen
-        free_batch = est.max_batch_size_free or 0
-        fits = est.verdict_free is not None and est.verdict_free != "does not fit"
-        out.append(
-            FleetFit(host, target, est.precision, est.batch_size, est.peak_bytes, fits, free_batch)
-        )
-    out.sort(
-        key=lambda f: (
-            not f.fits,
-            -f.max_batch_free,
-            -(f.target.memory_free or 0),
-            f.host.name,
-            f.target.index,
-            _mig_order(f.target),
-        )
+    keyed = (
+        keyed
+        if keyed is not None
+        else fleet_keys(targets if targets is not None else mig_fleet_targets(cluster, catalog))
     )
-    return out
+    answers = []
+    for k in keyed:
+        target = k.target
+        name = precision or recommend(target.architecture, model.mode)[0]
+        est = check(model, target, batch_size=batch_size, precision=name).chosen
+        fits = est.verdict_free is not None and est.verdict_free != "does not fit"
+        free_batch = est.max_batch_size_free or 0
+        answer = (est.precision, est.batch_size, est.peak_bytes, fits, free_batch)
+        order = (not fits, -free_batch, -(target.memory_free or 0))
+        answers.append(KeyAnswer(order, k, answer))
+    return Ranking(answers, lambda h, t, a: FleetFit(h, t, *a))
 
 
-def _mig_order(target: Any) -> int:
-    return -1 if target.mig is None else int(target.mig.mig_index)
+def fleet_keys(targets: list[tuple[ClusterHost, Any]]) -> list[KeyTargets]:
+    """The targets grouped by estimate_key: made once, shared by every model's ranking."""
+    return key_targets(targets, estimate_key)
+
+
+def estimate_key(target: Any) -> tuple[Any, ...]:
+    """Everything of a target an estimate reads (not its name or its place in the fleet):
+    GPUs with the same key get the same answer, so it is computed once per key."""
+    mig = target.mig
+    return (
+        target.memory_total,
+        target.memory_free,
+        target.compute_capability,
+        target.card.name if target.card else None,
+        target.architecture.name if target.architecture else None,
+        None if mig is None else (mig.profile, mig.parent_memory_total),
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class FleetLlmFit:
     host: ClusterHost
     target: Any  # gputui.fit.core.target.Target
-    estimate: Any  # gputui.fit.transformer.estimate.Estimate
+    estimate: Any  # gputui.fit.transformer.estimate.Estimate (of the first GPU of its key)
 
 
 def rank_fleet_transformer(
-    targets: list[tuple[ClusterHost, Any]], model: Any, workload_for: Any
-) -> list[FleetLlmFit]:
-    """Every fleet GPU for one transformer; `workload_for(target)` gives its workload.
-
-    The estimate of a (GPU, free memory) pair is computed once and reused for every GPU
-    that has the same card, architecture, memory and free memory."""
-    from dataclasses import replace
-
+    targets: list[tuple[ClusterHost, Any]],
+    model: Any,
+    workload_for: Any,
+    *,
+    keyed: list[KeyTargets] | None = None,
+) -> Ranking[FleetLlmFit]:
+    """Every fleet GPU for one transformer, ranked as rank_fleet; `workload_for(target)`
+    gives its workload. The estimate of a key (estimate_key) is computed once and shared
+    by every GPU with that key: its `target` is the first of them, its figures every one's."""
     from gputui.fit.transformer.estimate import estimate
 
-    seen: dict[tuple[Any, ...], Any] = {}
-    out = []
-    for host, target in targets:
-        key = (  # everything of a target the estimate reads (not its name or place)
-            target.memory_total,
-            target.memory_free,
-            target.compute_capability,
-            target.card.name if target.card else None,
-            target.architecture.name if target.architecture else None,
-        )
-        est = seen.get(key)
-        if est is None:
-            est = seen[key] = estimate(model, workload_for(target), target)
-        out.append(FleetLlmFit(host, target, replace(est, target=target)))
-    out.sort(
-        key=lambda f: (
-            not f.estimate.fits_now,
-            -(f.estimate.max_batch_size_free or 0),
-            -(f.target.memory_free or 0),
-            f.host.name,
-            f.target.index,
-            _mig_order(f.target),
-        )
-    )
-    return out
-
-
-def _gib(value: int | None) -> str:
-    return "N/A" if value is None else f"{value / 2**30:.1f} GiB"
-
-
-def _where(f: Any) -> str:
-    where = f"{f.host.name} GPU {f.target.index}"
-    return where if f.target.mig is None else f"{where} MIG {f.target.mig.label}"
-
-
-def _mig_json(t: Any) -> dict[str, Any] | None:
-    if t.mig is None:
-        return None
-    return {"profile": t.mig.profile, "gpu_instance_id": t.mig.gpu_instance_id}
-
-
-def _gpu_json(f: Any) -> dict[str, Any]:
-    return {
-        "host": f.host.name,
-        "gpu": f.target.index,
-        "name": f.target.name,
-        "card": f.target.card.name if f.target.card else None,
-        "mig": _mig_json(f.target),
-        "memory_total": f.target.memory_total,
-        "memory_free": f.target.memory_free,
-    }
-
-
-def _advice(pairs: list[tuple[Any, int]], hosts: list[str], prefix: str) -> list[str]:
-    """The MIG advice per host, for the GPUs where nothing fits now."""
-    from gputui.fit.core.mig import advice_lines
-
-    lines: list[str] = []
-    for host in dict.fromkeys(hosts):
-        mine = [p for p, h in zip(pairs, hosts, strict=True) if h == host]
-        lines += advice_lines(mine, prefix=prefix, host=host)
-    return lines
+    keyed = keyed if keyed is not None else fleet_keys(targets)
+    answers = []
+    for k in keyed:
+        target = k.target
+        est = estimate(model, workload_for(target), target)
+        order = (not est.fits_now, -(est.max_batch_size_free or 0), -(target.memory_free or 0))
+        answers.append(KeyAnswer(order, k, est))
+    return Ranking(answers, FleetLlmFit)
 
 
 def run_fit(
@@ -246,14 +223,13 @@ def run_fit(
     """Exit 0 when every model fits on some GPU now, 1 when one fits nowhere.
 
     `transformers`: (name, TransformerModel, workload_for(target)) for each transformer;
-    `cluster` and `mig`: the fleet as read by the command (commands/fit_fleet.py)."""
-    import json
-
+    `cluster` and `mig`: the fleet as read by the command (commands/fit_fleet.py). The
+    answers are grouped and printed by fleet_report.py."""
     from gputui.catalog import load_catalog
-    from gputui.fit.transformer.report import model_dict, workload_dict
+    from gputui.fit import fleet_report
 
     catalog = load_catalog()
-    targets = mig_fleet_targets(cluster, catalog, mig)
+    keyed = fleet_keys(mig_fleet_targets(cluster, catalog, mig))
     ranked = [
         (
             m,
@@ -263,114 +239,20 @@ def run_fit(
                 catalog,
                 batch_size=args.batch_size,
                 precision=args.precision,
-                targets=targets,
+                keyed=keyed,
             ),
         )
         for m in models
     ]
     llm = [
-        (name, model, rank_fleet_transformer(targets, model, wl))
+        (name, model, rank_fleet_transformer([], model, wl, keyed=keyed))
         for name, model, wl in transformers
     ]
-    ok = all(any(f.fits for f in fits) for _, fits in ranked)
-    ok = ok and all(any(f.estimate.fits_now for f in fits) for _, _, fits in llm)
+    ok = all(any(a.answer[3] for a in fits.answers) for _, fits in ranked)
+    ok = ok and all(any(a.answer.fits_now for a in fits.answers) for _, _, fits in llm)
+    every = bool(getattr(args, "all", False))
     if args.json:
-        payload = {
-            **header,
-            "prometheus": cluster.url,
-            "timestamp": cluster.timestamp,
-            "all_fit": ok,
-            "fleet": [
-                {
-                    "model": m.name,
-                    "kind": "graph",  # the fit document's kinds (docs/fit.md)
-                    "gpus": [
-                        {
-                            **_gpu_json(f),
-                            "precision": f.precision,
-                            "batch_size": f.batch_size,
-                            "peak_bytes": f.peak_bytes,
-                            "fits": f.fits,
-                            "max_batch_size_free": f.max_batch_free,
-                        }
-                        for f in fits
-                    ],
-                }
-                for m, fits in ranked
-            ]
-            + [
-                {
-                    "model": name,
-                    "kind": "transformer",
-                    "transformer": model_dict(model),
-                    "workload": workload_dict(fits[0].estimate.workload, model) if fits else None,
-                    "gpus": [
-                        {
-                            **_gpu_json(f),
-                            "peak_bytes": f.estimate.peak_bytes,
-                            "fits": f.estimate.fits_now,
-                            "verdict_free": f.estimate.verdict_free,
-                            "max_batch_size_free": f.estimate.max_batch_size_free,
-                            "longest_seq_len_free": f.estimate.longest_seq_free,
-                        }
-                        for f in fits
-                    ],
-                    "mig_advice": _advice(
-                        [(f.target, f.estimate.peak_bytes) for f in fits],
-                        [f.host.name for f in fits],
-                        "",
-                    ),
-                }
-                for name, model, fits in llm
-            ],
-        }
-        print(json.dumps(payload, indent=2))
-        return 0 if ok else 1
-    print(f"cluster: {cluster.url} ({len(cluster.hosts)} hosts, {len(cluster.gpus)} GPUs)")
-    for m, fits in ranked:
-        print()
-        can = [f for f in fits if f.fits]
-        batch = fits[0].batch_size if fits else (args.batch_size or m.batch_size)
-        print(f"{m.name} ({m.mode}, batch {batch}): fits now on {len(can)} of {len(fits)} GPUs")
-        if not fits:
-            print("  no GPU reports its free memory (DCGM_FI_DEV_FB_FREE)")
-            continue
-        width = max(len(_where(f)) for f in fits)
-        for rank, f in enumerate(fits, 1):
-            verdict = "fits" if f.fits else "no"
-            print(
-                f"  {rank:>3}. {_where(f).ljust(width)}  {f.target.name}  "
-                f"free {_gib(f.target.memory_free)}  {f.precision}  peak {_gib(f.peak_bytes)}  "
-                f"{verdict}  max batch now {f.max_batch_free}"
-            )
-        pairs = [(f.target, f.peak_bytes) for f in fits]
-        for line in _advice(pairs, [f.host.name for f in fits], "  "):
-            print(line)
-    for name, model, llm_fits in llm:
-        print()
-        print(_llm_lines(name, model, llm_fits))
+        fleet_report.print_json(header, cluster, ranked, llm, ok=ok, every=every)
+    else:
+        fleet_report.print_text(args, cluster, ranked, llm, every=every)
     return 0 if ok else 1
-
-
-def _llm_lines(name: str, model: Any, fits: list[FleetLlmFit]) -> str:
-    from gputui.fit.transformer.report import workload_line
-
-    can = [f for f in fits if f.estimate.fits_now]
-    lines = [f"{name} (transformer): fits now on {len(can)} of {len(fits)} GPUs"]
-    if not fits:
-        lines.append("  no GPU reports its free memory (DCGM_FI_DEV_FB_FREE)")
-        return "\n".join(lines)
-    lines.append("  " + workload_line(fits[0].estimate.workload, model))
-    width = max(len(_where(f)) for f in fits)
-    for rank, f in enumerate(fits, 1):
-        e = f.estimate
-        verdict = "fits" if e.fits_now else "no"
-        lines.append(
-            f"  {rank:>3}. {_where(f).ljust(width)}  {f.target.name}  "
-            f"free {_gib(f.target.memory_free)}  peak {_gib(e.peak_bytes)}  {verdict}  "
-            f"max batch now {e.max_batch_size_free or 0}  longest seq now {e.longest_seq_free or 0:,}"
-        )
-    lines += _advice(
-        [(f.target, f.estimate.peak_bytes) for f in fits], [f.host.name for f in fits], "  "
-    )
-    return "\n".join(lines)

@@ -16,6 +16,18 @@ from gputui.model.cluster import ClusterGpu, ClusterHost, ClusterSnapshot
 NA = "N/A"
 SCHEMA_VERSION = 1
 _GIB = 1 << 30
+GPU_TABLE_MAX = 64  # more GPUs than this: a per-card summary instead, unless --all
+# The GPU fields the text shows (gpu_cells, host_row): `snapshot --prometheus` queries
+# only these; the memory total is used + free + reserved where no gputui exporter says it.
+TEXT_METRICS = (
+    "DCGM_FI_DEV_GPU_UTIL",
+    "DCGM_FI_DEV_FB_USED",
+    "DCGM_FI_DEV_FB_FREE",
+    "DCGM_FI_DEV_FB_RESERVED",
+    "DCGM_FI_DEV_GPU_TEMP",
+    "DCGM_FI_DEV_POWER_USAGE",
+    "gputui_gpu_memory_total_bytes",
+)
 
 
 def _gib(value: float | None) -> str:
@@ -78,18 +90,32 @@ def host_row(h: ClusterHost) -> dict[str, Any]:
     }
 
 
-def render_cluster(cluster: ClusterSnapshot) -> str:
+def render_cluster(cluster: ClusterSnapshot, *, every: bool = False) -> str:
+    """The host table, then the GPU table, or for a fleet of more than GPU_TABLE_MAX GPUs
+    (unless `every`) one line per card model: thousands of GPU rows are not read."""
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(cluster.timestamp))
     gpus = cluster.gpus
     lines = [f"{cluster.url}  {when}  {len(cluster.hosts)} hosts  {len(gpus)} GPUs"]
     if not cluster.hosts:
         lines.append("no GPU series found (is dcgm-exporter or `gputui exporter` scraped?)")
         return "\n".join(lines) + "\n"
-    header = ["HOST", "STATE", "GPUS", "UTIL MEAN", "UTIL MAX", "MEM GiB", "HOTTEST", "POWER W", "AGE"]
+    header = [
+        "HOST",
+        "STATE",
+        "GPUS",
+        "UTIL MEAN",
+        "UTIL MAX",
+        "MEM GiB",
+        "HOTTEST",
+        "POWER W",
+        "AGE",
+    ]
     rows = []
     for h in cluster.hosts:
         r = host_row(h)
-        hottest = f"{r['hottest_c']}C (GPU {r['hottest_gpu']})" if r["hottest_c"] is not None else NA
+        hottest = (
+            f"{r['hottest_c']}C (GPU {r['hottest_gpu']})" if r["hottest_c"] is not None else NA
+        )
         state = r["state"] + (" SIMULATED" if r["simulated"] else "")
         lost = f" ({r['gpus_lost']} lost)" if r["gpus_lost"] else ""
         rows.append(
@@ -107,12 +133,44 @@ def render_cluster(cluster: ClusterSnapshot) -> str:
         )
     lines += _table(header, rows, right={2, 3, 4, 5, 7, 8})
     lines.append("")
-    gheader = ["HOST", "GPU", "NAME", "UTIL", "MEM GiB", "FREE GiB", "TEMP", "POWER W"]
-    grows = [[h.name, str(g.index), *gpu_cells(g)] for h in cluster.hosts for g in h.gpus]
-    lines += _table(gheader, grows, right={1, 3, 4, 5, 6, 7})
+    if every or len(gpus) <= GPU_TABLE_MAX:
+        gheader = ["HOST", "GPU", "NAME", "UTIL", "MEM GiB", "FREE GiB", "TEMP", "POWER W"]
+        grows = [[h.name, str(g.index), *gpu_cells(g)] for h in cluster.hosts for g in h.gpus]
+        lines += _table(gheader, grows, right={1, 3, 4, 5, 6, 7})
+    else:
+        lines += card_lines(cluster)
+        lines.append(f"{len(gpus):,} GPUs: `--all` lists every one")
     for notice in cluster.notices:
         lines.append(f"note: {notice}")
     return "\n".join(lines) + "\n"
+
+
+def card_lines(cluster: ClusterSnapshot) -> list[str]:
+    """One row per GPU model: how many, on how many hosts, lost, mean utilisation, memory."""
+    cards: dict[str, list[tuple[str, ClusterGpu]]] = {}
+    for h in cluster.hosts:
+        for g in h.gpus:
+            cards.setdefault(g.name, []).append((h.name, g))
+    header = ["CARD", "GPUS", "HOSTS", "LOST", "UTIL MEAN", "MEM GiB"]
+    rows = []
+    for name, members in sorted(cards.items(), key=lambda c: (-len(c[1]), c[0])):
+        samples = [g.sample for _, g in members if g.sample is not None]
+        mean, _ = summarise(
+            float(s.utilization_gpu) for s in samples if s.utilization_gpu is not None
+        )
+        used = [s.memory_used for s in samples if s.memory_used is not None]
+        totals = [t for _, g in members if (t := g.memory_total) is not None]
+        rows.append(
+            [
+                name,
+                f"{len(members):,}",
+                f"{len({h for h, _ in members}):,}",
+                f"{sum(1 for _, g in members if not g.up):,}",
+                _num(mean, unit="%"),
+                f"{_gib(sum(used) if used else None)}/{_gib(sum(totals) if totals else None)}",
+            ]
+        )
+    return _table(header, rows, right={1, 2, 3, 4, 5})
 
 
 def gpu_cells(g: ClusterGpu) -> list[str]:
@@ -165,3 +223,18 @@ def cluster_to_dict(cluster: ClusterSnapshot) -> dict[str, Any]:
         "timestamp": cluster.timestamp,
         "hosts": hosts,
     }
+
+
+def cluster_json_text(cluster: ClusterSnapshot) -> str:
+    """`snapshot --prometheus --json`: indented up to GPU_TABLE_MAX GPUs; a larger fleet
+    one host to a line. The same JSON either way; json indents in pure Python, several
+    times the cost of the compact C encoder, and 8,000 GPUs indented are 450,000 lines."""
+    import json
+
+    data = cluster_to_dict(cluster)
+    if sum(len(h.gpus) for h in cluster.hosts) <= GPU_TABLE_MAX:
+        return json.dumps(data, indent=2)
+    hosts = data.pop("hosts")
+    head = json.dumps(data)[:-1]  # the fields, without the closing brace
+    body = ",\n".join(json.dumps(h) for h in hosts)
+    return f'{head}, "hosts": [\n{body}\n]}}' if hosts else f'{head}, "hosts": []}}'

@@ -36,7 +36,10 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gputui.commands.fit import models_file, transformer_file
+    from gputui.core.errors import UserError
 
+    if getattr(args, "all", False) and not getattr(args, "prometheus", None):
+        raise UserError("--all: only with --prometheus URL (it lists every GPU of the fleet)")
     if transformer_file.handles(args):  # HF config/folder, --hf, GGUF: the transformer estimator
         return transformer_file.run(args)
     return models_file.run(args)

@@ -78,6 +78,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--prometheus", metavar="URL", help="rank the cluster's GPUs (free memory from Prometheus)"
     )
     p.add_argument("--match", metavar="SELECTOR", help="with --prometheus: only these series")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="with --prometheus: list every GPU (default: the groups and the best 10)",
+    )
     p.add_argument("--batch-size", type=int, metavar="N", help="override each model's batch_size")
     p.add_argument("--precision", choices=PRECISION_CHOICES, help="only this precision")
     p.add_argument("--optimizer", choices=OPTIMIZER_CHOICES, help="override each model's optimizer")
