@@ -60,13 +60,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
 
 
 def gputui_model(name: str) -> TransformerModel:
-    raw = dict(CONFIGS[name])
-    if raw["model_type"] == "gpt2":
-        raw.pop("activation_function")
-    m = from_config(from_hf_dict(raw), name, "benchmark")
-    if CONFIGS[name].get("activation_function"):
-        m = replace(m, config=replace(m.config, activation=CONFIGS[name]["activation_function"]))
-    return m
+    # GPT-2's activation_function (gelu_new) is read from the config like every other key
+    return from_config(from_hf_dict(dict(CONFIGS[name])), name, "benchmark")
 
 
 # ------------------------------------------------------------------ the models in PyTorch

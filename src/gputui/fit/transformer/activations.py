@@ -15,8 +15,10 @@ forward's largest moment. The walk follows Hugging Face's implementations:
     mask) is kept by the second matmul; causal masks are a (seq x seq) tensor;
   * sdpa / flash: q, k, v, the output and an fp32 logsumexp per head and token;
     sdpa uses GQA natively (no expansion);
-  * the gated MLP keeps gate, act(gate), up and their product; GELU-tanh written
-    in Python (GPT-2's gelu_new) keeps four tensors of the MLP width, exact GELU one;
+  * the activation keeps what its implementation's autograd nodes save
+    (activations_fn.py): PyTorch's fused GELU or SiLU its input, GELU-tanh written in
+    Python (GPT-2's, GPT-J's and Phi's gelu_new) four tensors of the MLP width; the
+    gated MLP keeps those, act(gate), up and their product;
   * dropout keeps a bool mask on CUDA and the scaled noise on CPU;
   * a routed MoE token visits experts_per_token experts: the gathered input, the
     expert MLP and the weighted output each time.
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gputui.fit.transformer.activations_fn import act_saved
 from gputui.fit.transformer.activations_mamba import mamba_backward, mamba_forward, mamba_saved
 from gputui.fit.transformer.config import TransformerConfig
 from gputui.fit.transformer.layout import PACKED_QKV, Linear
@@ -159,7 +162,10 @@ def layer_acts(
     else:
         saved += a * vd + 4 * heads  # kernel output and fp32 logsumexp
     if active("o"):
-        saved += a * vd  # the transposed, contiguous output kept by o_proj
+        # the transposed, contiguous output kept by o_proj; after a fused kernel (CPU
+        # flash) this is a view of the kernel's output, counted twice here: measured on
+        # CPU (benchmarks/llm_accuracy.md), not yet checked on CUDA's kernels
+        saved += a * vd
     if dropout_hidden:
         saved += d.mask * h
     if "cross_q" in roles:
@@ -215,15 +221,6 @@ def _canon(role: str) -> str:
     return "qkv" if role == PACKED_QKV else role
 
 
-def _act_saved(cfg: TransformerConfig, a: int, width: float) -> float:
-    """What the activation function itself keeps (beyond its output, counted by the next linear)."""
-    if cfg.activation in ("gelu_new", "gelu_fast"):
-        return 3 * a * width  # python GELU-tanh: input, tanh, 0.5*x and 1+tanh (output separate)
-    if cfg.activation == "relu":
-        return 0  # relu keeps its output, which is the next linear's saved input
-    return a * width
-
-
 def _mlp_saved(
     cfg: TransformerConfig,
     wl: Workload,
@@ -240,20 +237,19 @@ def _mlp_saved(
     inter = cfg.intermediate_size / tp
     # T5's DenseReluDense drops out its intermediate: the mask and the output wo reads
     t5_drop = (d.mask + a) * inter if cfg.encdec and wl.training and cfg.hidden_dropout else 0
+    fn = act_saved(cfg.activation)
     if cfg.mlp == "plain":
         saved = _consumers_saved(h, [active("fc_in")], d) + t5_drop
-        saved += (
-            a * inter + _act_saved(cfg, a, inter) - (a * inter if cfg.activation == "relu" else 0)
-        )
-        if cfg.activation == "relu":
-            saved += a * inter  # relu's output, kept by relu and fc_out alike
-        elif not active("fc_out"):
-            saved -= a * inter
+        saved += fn.saved * a * inter
+        if fn.keeps_output or active("fc_out"):
+            saved += a * inter  # the activation's output, kept by itself or by fc_out
         return saved, 3 * a * inter
+    # gated: what act(gate) keeps, then act(gate) and up, kept by their product
+    gated = (fn.saved + 2) * a
     if not moe or cfg.moe is None:
         gated_in = ["gate_up"] if "gate_up" in roles else ["gate", "up"]
         saved = _consumers_saved(h, [active(r) for r in gated_in], d) + t5_drop
-        saved += 3 * a * inter + (a * inter if active("down") else 0)
+        saved += gated * inter + (a * inter if active("down") else 0)
         return saved, 3 * a * inter
     m = cfg.moe
     k = m.experts_per_token
@@ -262,7 +258,7 @@ def _mlp_saved(
     saved += 4 * m.num_experts + a * m.num_experts  # router logits and fp32 softmax
     per_visit = (
         a * h * (1 if (full or active("gate")) else 0)
-        + 3 * a * width
+        + gated * width
         + (a * width if full or active("down") else 0)
         + a * h
     )
@@ -271,7 +267,7 @@ def _mlp_saved(
         sw = m.shared_intermediate / tp
         saved += (
             _consumers_saved(h, [active("gate"), active("up")], d)
-            + 3 * a * sw
+            + gated * sw
             + (a * sw if active("down") else 0)
         )
         if m.shared_expert_gate:

@@ -16,6 +16,8 @@ from gputui.fit.core.breakdown import ITEMS, Breakdown, Overheads
 from gputui.fit.core.overheads import ALLOCATOR_SLACK, cuda_context_bytes, library_workspace_bytes
 from gputui.fit.core.target import Target
 from gputui.fit.core.verdict import Answer, Verdict, verdict
+from gputui.fit.transformer.activations_fn import known_activation
+from gputui.fit.transformer.bounds import show
 from gputui.fit.transformer.memory import SeqPhase, StageMemory, stage_memory, stages
 from gputui.fit.transformer.model import TransformerModel
 from gputui.fit.transformer.rate import Speed, speed
@@ -168,6 +170,12 @@ def estimate(
             f"the config names no maximum context (max_position_embeddings): the longest "
             f"{'prompt' if wl.mode == 'generate' else 'sequence'} was searched up to "
             f"{cap:,} tokens only; the model itself may allow fewer"
+        )
+    if wl.training and not known_activation(model.config.activation):
+        warnings.append(
+            f"activation {show(model.config.activation)}: what its backward keeps is not "
+            "known; counted as one tensor of the MLP width per layer (an activation written "
+            "in Python keeps more: GPT-2's gelu_new keeps four)"
         )
     if model.config.max_position_embeddings and wl.context > model.config.max_position_embeddings:
         warnings.append(

@@ -23,6 +23,8 @@ __all__ = ["DEFAULTS", "TEXT_MODEL_TYPE", "READ_KEYS", "with_defaults"]
 READ_KEYS = frozenset(
     [
         "_remove_final_layer_norm",
+        "activation",
+        "activation_function",
         "attention_bias",
         "attention_dropout",
         "attention_probs_dropout_prob",
@@ -162,6 +164,7 @@ _GEMMA2: Mapping[str, Any] = {
 
 DEFAULTS: dict[str, Mapping[str, Any]] = {
     "gpt2": {
+        "activation_function": "gelu_new",
         "vocab_size": 50257,
         "n_positions": 1024,
         "n_embd": 768,
@@ -185,6 +188,7 @@ DEFAULTS: dict[str, Mapping[str, Any]] = {
         "attention_bias": True,
     },
     "gptj": {
+        "activation_function": "gelu_new",
         "vocab_size": 50400,
         "n_positions": 2048,
         "n_embd": 4096,
@@ -195,6 +199,7 @@ DEFAULTS: dict[str, Mapping[str, Any]] = {
         "tie_word_embeddings": False,
     },
     "opt": {
+        "activation_function": "relu",
         "vocab_size": 50272,
         "hidden_size": 768,
         "num_hidden_layers": 12,
@@ -214,6 +219,7 @@ DEFAULTS: dict[str, Mapping[str, Any]] = {
     "xlm-roberta": _BERT,
     "camembert": _BERT,
     "distilbert": {
+        "activation": "gelu",
         "vocab_size": 30522,
         "max_position_embeddings": 512,
         "n_layers": 6,

@@ -73,11 +73,15 @@ class _Classic:
     hidden_dropout: tuple[str, float]
     tie: bool | None  # None: always tied, the key is not read (BERT, DistilBERT)
     learned_positions: bool = False  # a learned position table of `positions` rows
+    # the MLP's activation (an ACT2FN name): GPT-2's and GPT-J's default gelu_new keeps
+    # four tensors for backward where gelu keeps one (activations_fn.py)
+    act: tuple[str, str] = ("hidden_act", "gelu")
 
 
 _GPT2 = _Classic(
     ("n_embd", 768), "n_head", ("n_layer", 12), ("n_inner", None), 50257,
     ("n_positions", 1024), ("attn_pdrop", 0.1), ("resid_pdrop", 0.1), True, True,
+    ("activation_function", "gelu_new"),
 )  # fmt: skip
 _GPT_NEOX = _Classic(
     ("hidden_size", 6144), "num_attention_heads", ("num_hidden_layers", 44),
@@ -87,11 +91,13 @@ _GPT_NEOX = _Classic(
 _GPTJ = _Classic(
     ("n_embd", 4096), "n_head", ("n_layer", 28), ("n_inner", None), 50400,
     ("n_positions", 2048), ("attn_pdrop", 0.0), ("resid_pdrop", 0.0), False,
+    act=("activation_function", "gelu_new"),
 )  # fmt: skip
 _OPT = _Classic(
     ("hidden_size", 768), "num_attention_heads", ("num_hidden_layers", 12),
     ("ffn_dim", 3072), 50272, ("max_position_embeddings", 2048),
     ("attention_dropout", 0.0), ("dropout", 0.1), True,
+    act=("activation_function", "relu"),
 )  # fmt: skip
 _BERT = _Classic(
     ("hidden_size", 768), "num_attention_heads", ("num_hidden_layers", 12),
@@ -101,6 +107,7 @@ _BERT = _Classic(
 _DISTILBERT = _Classic(
     ("dim", 768), "n_heads", ("n_layers", 6), ("hidden_dim", 3072), 30522,
     ("max_position_embeddings", 512), ("attention_dropout", 0.1), ("dropout", 0.1), None, True,
+    ("activation", "gelu"),
 )  # fmt: skip
 
 
@@ -127,7 +134,7 @@ def _classic(
         attention_dropout=k.number(*names.attention_dropout),
         hidden_dropout=k.number(*names.hidden_dropout),
         torch_dtype=_dtype(k),
-        activation="gelu",
+        activation=k.text(*names.act) or names.act[1],
         key_prefix=k.prefix,
     )
     fields.update(switches)
@@ -169,7 +176,6 @@ def _opt(k: Keys) -> TransformerConfig:
         mlp_bias=bias,
         # OPT's position table has two extra rows (its padding offset)
         learned_positions=k.integer(*_OPT.positions) + 2,
-        activation="relu",
         embed_dim=k.integer("word_embed_proj_dim", k.integer(*_OPT.hidden)),
         final_norm=final,
     )
