@@ -9,7 +9,9 @@ a sliding layer min(that, window)). benchmarks/hf_generate_memory.py measured th
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -118,3 +120,21 @@ def test_prefill_holds_what_transformers_keeps_beside_the_layer(example) -> None
     tokens = 2 * 256
     held = 4 * tokens * (4 * 3072 + 4 * 8192)  # 4 hidden states, gate_up + act + product
     assert mlp.activations >= held
+
+
+def test_an_fp32_model_caches_in_fp32_unless_told(capsys) -> None:
+    # transformers writes K and V in the projections' dtype: GPT-2's config is float32
+    from gputui.cli import main
+
+    gpt2 = str(Path(__file__).resolve().parents[2] / "examples/llm/gpt2.json")
+    argv = ["fit", gpt2, "--mode", "generate", "--device", "cpu", "--seq-len", "512",
+            "--new-tokens", "32", "--batch-size", "4", "--gpu", "RTX 4090", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (model,) = doc["models"]
+    assert model["workload"]["kv_dtype"] == "fp32"
+    (est,) = model["estimates"]
+    assert est["breakdown"]["kv_cache"] == 2 * 12 * 768 * 512 * 4 * 4
+    assert main([*argv, "--kv-dtype", "fp16"]) == 0
+    (est,) = json.loads(capsys.readouterr().out)["models"][0]["estimates"]
+    assert est["breakdown"]["kv_cache"] == 2 * 12 * 768 * 512 * 2 * 4

@@ -33,6 +33,13 @@ from gputui.fit.transformer.workload import Workload
 Moment = Literal["prompt", "context"]
 
 
+def default_kv_dtype(model: TransformerModel, weights: str) -> str:
+    """The cache's element type when none is asked for: transformers writes K and V in the
+    dtype of the projections that make them (fp32 for fp32 weights; the 16-bit compute
+    dtype otherwise, quantized weights included); llama.cpp's default cache type is f16."""
+    return "fp32" if weights == "fp32" and model.kind != "gguf" else "fp16"
+
+
 def dynamic_cache(model: TransformerModel, wl: Workload) -> bool:
     """Whether the cache is transformers' DynamicCache (the rules above)."""
     cfg = model.config
@@ -55,7 +62,8 @@ def _concat_layer(model: TransformerModel, layers: range) -> int | None:
     cfg = model.config
     caching = [i for i in layers if caches_kv(cfg, i)]
     full = [i for i in caching if not cfg.is_sliding(i)]
-    return (full or caching or [None])[-1]
+    chosen = full or caching
+    return chosen[-1] if chosen else None
 
 
 def cache_bytes(
