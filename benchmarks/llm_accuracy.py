@@ -105,14 +105,16 @@ def repeat_kv(x: torch.Tensor, n: int) -> torch.Tensor:
 def grow_cache(
     cache: list[Any] | None, k: torch.Tensor, v: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """transformers' legacy contiguous cache: K and V grow by concatenation each step."""
+    """transformers 5.24's DynamicLayer: K and V grow by concatenation each step, the first
+    onto an empty tensor (a copy: the cache never holds views of the qkv projection)."""
     if cache is None:
         return k, v
-    if cache:
-        k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2)
-        cache[0], cache[1] = k, v
-    else:
-        cache.extend([k, v])
+    if not cache:
+        cache.extend(
+            [k.new_empty((*k.shape[:2], 0, k.shape[3])), v.new_empty((*v.shape[:2], 0, v.shape[3]))]
+        )
+    k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2)
+    cache[0], cache[1] = k, v
     return k, v
 
 
