@@ -219,13 +219,14 @@ class Llama(nn.Module):
         start: int = 0,
         last_only: bool = False,
     ) -> torch.Tensor:
-        x = self.embed(ids)
+        x = inputs_embeds = self.embed(ids)  # LlamaModel keeps it as a local through the layers
         pos = torch.arange(start, start + ids.shape[1]).float()
         f = torch.outer(pos, self.inv)
         emb = torch.cat((f, f), dim=-1)
         cos, sin = emb.cos()[None, None], emb.sin()[None, None]
         for i, layer in enumerate(self.layers):
             x = layer(x, cos, sin, caches[i] if caches is not None else None)
+        del inputs_embeds
         x = self.norm(x)
         return self.head(x[:, -1:] if last_only else x)
 
@@ -247,7 +248,8 @@ class GPT2Layer(nn.Module):
         self.drop = nn.Dropout(c["resid_pdrop"])
 
     def forward(self, x: torch.Tensor, cache: list[Any] | None) -> torch.Tensor:
-        x = x + self.drop(self.attention(self.ln1(x), cache))
+        attn_output = self.attention(self.ln1(x), cache)  # a local through the MLP, as in GPT2Block
+        x = x + self.drop(attn_output)
         return x + self.drop(self.out(gelu_new(self.fc(self.ln2(x)))))
 
     def attention(self, x: torch.Tensor, cache: list[Any] | None) -> torch.Tensor:
@@ -277,9 +279,13 @@ class GPT2(nn.Module):
         start: int = 0,
         last_only: bool = False,
     ) -> torch.Tensor:
-        x = self.drop(self.wte(ids) + self.wpe(torch.arange(start, start + ids.shape[1])))
+        # GPT2Model keeps both embedding outputs as locals until it returns (before the head)
+        inputs_embeds = self.wte(ids)
+        position_embeds = self.wpe(torch.arange(start, start + ids.shape[1]))
+        x = self.drop(inputs_embeds + position_embeds)
         for i, layer in enumerate(self.layers):
             x = layer(x, caches[i] if caches is not None else None)
+        del inputs_embeds, position_embeds
         x = self.ln(x)
         return F.linear(x[:, -1:] if last_only else x, self.wte.weight)
 
