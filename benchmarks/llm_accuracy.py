@@ -100,14 +100,16 @@ def repeat_kv(x: torch.Tensor, n: int) -> torch.Tensor:
 def grow_cache(
     cache: list[Any] | None, k: torch.Tensor, v: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """transformers' legacy contiguous cache: K and V grow by concatenation each step."""
+    """transformers 5.24's DynamicLayer: K and V grow by concatenation each step, the first
+    onto an empty tensor (a copy: the cache never holds views of the qkv projection)."""
     if cache is None:
         return k, v
-    if cache:
-        k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2)
-        cache[0], cache[1] = k, v
-    else:
-        cache.extend([k, v])
+    if not cache:
+        cache.extend(
+            [k.new_empty((*k.shape[:2], 0, k.shape[3])), v.new_empty((*v.shape[:2], 0, v.shape[3]))]
+        )
+    k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2)
+    cache[0], cache[1] = k, v
     return k, v
 
 
@@ -212,13 +214,14 @@ class Llama(nn.Module):
         start: int = 0,
         last_only: bool = False,
     ) -> torch.Tensor:
-        x = self.embed(ids)
+        x = inputs_embeds = self.embed(ids)  # LlamaModel keeps it as a local through the layers
         pos = torch.arange(start, start + ids.shape[1]).float()
         f = torch.outer(pos, self.inv)
         emb = torch.cat((f, f), dim=-1)
         cos, sin = emb.cos()[None, None], emb.sin()[None, None]
         for i, layer in enumerate(self.layers):
             x = layer(x, cos, sin, caches[i] if caches is not None else None)
+        del inputs_embeds
         x = self.norm(x)
         return self.head(x[:, -1:] if last_only else x)
 
@@ -240,7 +243,8 @@ class GPT2Layer(nn.Module):
         self.drop = nn.Dropout(c["resid_pdrop"])
 
     def forward(self, x: torch.Tensor, cache: list[Any] | None) -> torch.Tensor:
-        x = x + self.drop(self.attention(self.ln1(x), cache))
+        attn_output = self.attention(self.ln1(x), cache)  # a local through the MLP, as in GPT2Block
+        x = x + self.drop(attn_output)
         return x + self.drop(self.out(gelu_new(self.fc(self.ln2(x)))))
 
     def attention(self, x: torch.Tensor, cache: list[Any] | None) -> torch.Tensor:
@@ -270,9 +274,13 @@ class GPT2(nn.Module):
         start: int = 0,
         last_only: bool = False,
     ) -> torch.Tensor:
-        x = self.drop(self.wte(ids) + self.wpe(torch.arange(start, start + ids.shape[1])))
+        # GPT2Model keeps both embedding outputs as locals until it returns (before the head)
+        inputs_embeds = self.wte(ids)
+        position_embeds = self.wpe(torch.arange(start, start + ids.shape[1]))
+        x = self.drop(inputs_embeds + position_embeds)
         for i, layer in enumerate(self.layers):
             x = layer(x, caches[i] if caches is not None else None)
+        del inputs_embeds, position_embeds
         x = self.ln(x)
         return F.linear(x[:, -1:] if last_only else x, self.wte.weight)
 

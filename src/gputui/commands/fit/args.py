@@ -166,7 +166,12 @@ def add_transformer_arguments(p: argparse.ArgumentParser) -> None:
         metavar="FORMAT",
         help="base weights: fp32 fp16 bf16 fp8 int8 nf4 nf4-dq fp4 gptq awq mxfp4 or a GGUF type (q4_k, q8_0, ...)",
     )
-    g.add_argument("--kv-dtype", choices=KV_DTYPES, help="KV-cache element type (default fp16)")
+    g.add_argument(
+        "--kv-dtype",
+        choices=KV_DTYPES,
+        help="KV-cache element type (default: fp32 with fp32 weights, as transformers "
+        "writes it, else fp16)",
+    )
     g.add_argument(
         "--paged",
         nargs="?",

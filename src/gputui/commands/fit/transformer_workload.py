@@ -17,6 +17,7 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
     from gputui.core.errors import UserError
     from gputui.fit.transformer.context import check_context, default_seq
     from gputui.fit.transformer.formats import weight_format
+    from gputui.fit.transformer.kv_moments import default_kv_dtype
     from gputui.fit.transformer.weights import normalize_targets
     from gputui.fit.transformer.workload import DEFAULT_LORA_TARGETS, Workload
 
@@ -142,7 +143,7 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
         grad_checkpointing=bool(args.grad_checkpointing),
         grad_accum=args.grad_accum or 1,
         attention=attention,  # type: ignore[arg-type]
-        kv_dtype=args.kv_dtype or "fp16",
+        kv_dtype=args.kv_dtype or default_kv_dtype(model, fmt.name),
         paged_block=args.paged,
         mla_cache=args.mla_cache or "latent",
         gpus=gpus,

@@ -2,7 +2,10 @@
 
 * multi-head / grouped-query: 2 x kv_heads x head_dim values per token per layer
   (grouped-query attention caches only its kv heads, not one per query head);
-* sliding-window layers keep at most `sliding_window` tokens;
+* sliding-window layers keep at most `sliding_window` tokens of storage: transformers'
+  DynamicSlidingWindowLayer shows the last window - 1 tokens, a view into the tensor
+  the step's torch.cat made (window tokens once the window is full); after a prefill
+  that tensor is the whole prompt's (`window_cap=False`: the layer holds every token);
 * MLA (DeepSeek-V2/V3) caches the compressed latent plus the shared rotary key,
   kv_lora_rank + qk_rope_head_dim values per token per layer (as vLLM, SGLang and
   llama.cpp do); `expanded` is what transformers' own eager/sdpa code caches;
@@ -69,9 +72,17 @@ def state_bytes(
     return math.ceil(n * m.state_bytes(conv) / tp) * batch
 
 
-def cached_tokens(cfg: TransformerConfig, layer: int, context: int, paged_block: int | None) -> int:
+def cached_tokens(
+    cfg: TransformerConfig,
+    layer: int,
+    context: int,
+    paged_block: int | None,
+    window_cap: bool = True,
+) -> int:
+    """Tokens whose K/V one layer's storage holds (`window_cap` False: a sliding layer's
+    storage is still the tensor of all `context` tokens, as after transformers' prefill)."""
     tokens = context
-    if cfg.is_sliding(layer) and cfg.sliding_window is not None:
+    if window_cap and cfg.is_sliding(layer) and cfg.sliding_window is not None:
         tokens = min(tokens, cfg.sliding_window)
     if paged_block:
         tokens = -(-tokens // paged_block) * paged_block
@@ -88,8 +99,10 @@ def kv_cache_bytes(
     paged_block: int | None = None,
     mla_cache: MlaCache = "latent",
     tp: int = 1,
+    window_cap: bool = True,
 ) -> int:
-    """Bytes of the cache for `batch` sequences of `context` tokens over `layers` (default all)."""
+    """Bytes of the cache for `batch` sequences of `context` tokens over `layers` (default all);
+    `window_cap` False: sliding layers hold every token (cached_tokens)."""
     if cfg.encoder:
         return 0
     values = values_per_token(cfg, mla_cache, tp, expanded=paged_block is None)
@@ -98,14 +111,16 @@ def kv_cache_bytes(
     state = state_bytes(cfg, batch, dtype, span, tp)
     if cfg.mamba is not None or cfg.encdec is not None:
         cached = [i for i in span if caches_kv(cfg, i)]
-        total_values = sum(values * cached_tokens(cfg, i, context, paged_block) for i in cached)
+        total_values = sum(
+            values * cached_tokens(cfg, i, context, paged_block, window_cap) for i in cached
+        )
         return math.ceil(total_values * bits / 8) * batch + state
-    if cfg.sliding_window is None:  # every layer caches the same tokens
-        total_values = values * cached_tokens(cfg, 0, context, paged_block) * len(span)
+    if cfg.sliding_window is None or not window_cap:  # every layer caches the same tokens
+        total_values = values * cached_tokens(cfg, 0, context, paged_block, False) * len(span)
         return math.ceil(total_values * bits / 8) * batch
     total_values = 0
     for layer in span:
-        total_values += values * cached_tokens(cfg, layer, context, paged_block)
+        total_values += values * cached_tokens(cfg, layer, context, paged_block, window_cap)
     return math.ceil(total_values * bits / 8) * batch
 
 

@@ -15,8 +15,9 @@ holds all gradients, the state and its temporaries. With gradient checkpointing
 only each layer's input is kept and one layer is recomputed at a time.
 
 Generation: the prompt's forward (prefill) with a KV cache for the prompt, then
-decode steps until the cache holds prompt + new tokens; a contiguous cache grows
-by concatenation, so one layer's K is briefly there twice.
+decode steps until the cache holds prompt + new - 1 tokens (transformers never feeds
+the last one back); a contiguous cache grows by concatenation, so one layer's K is
+briefly there twice (what the cache holds at each moment: kv_moments.py).
 
 Multi-GPU: each GPU's share (see the multi-GPU notes in docs/fit.md): tensor
 parallel splits the linears, vocab and kv heads; pipeline parallel splits the
@@ -34,8 +35,9 @@ from gputui.fit.core.breakdown import Parts
 from gputui.fit.transformer.activations import Acts, LayerActs, dtypes, layer_acts
 from gputui.fit.transformer.formats import WeightFormat, weight_format
 from gputui.fit.transformer.head import head_acts
-from gputui.fit.transformer.kv import kv_cache_bytes
+from gputui.fit.transformer.kv_moments import Moment, cache_bytes
 from gputui.fit.transformer.model import TransformerModel
+from gputui.fit.transformer.prefill import prefill_moments
 from gputui.fit.transformer.weights import lora_params_block, weight_bytes
 from gputui.fit.transformer.workload import Workload
 
@@ -50,7 +52,7 @@ class SeqPhase:
     fixed: Parts
     acts: Acts = Acts()
     work: Acts = Acts()
-    kv: str = ""  # "" none, "prompt": seq tokens cached, "context": seq + new tokens
+    kv: Moment | None = None  # the cache at the prefill ("prompt") or the last decode step
     kv_concat: bool = False  # + one layer's K while a contiguous cache is grown
     chunk: int | None = None  # prefill in chunks of this many tokens (attention to all seq)
     per_seq_const: float = 0  # bytes per sequence whatever its length (last-token logits)
@@ -81,37 +83,15 @@ class StageMemory:
     workload: Workload
     tp: int
 
-    @property
-    def fused_qkv(self) -> bool:
-        return any(lin.role == "qkv" for b in self.model.layout.blocks for lin in b.linears)
-
-    def kv_bytes(self, batch: int, context: int, concat: bool = False) -> float:
-        wl = self.workload
+    def kv_bytes(
+        self, batch: int, seq: int, moment: Moment, concat: bool = False
+    ) -> tuple[float, float]:
+        """(the cache, a contiguous cache's growth extra) on this GPU (kv_moments.py)."""
         layers = self.stage.layers
-        total = 0.0
-        if layers:
-            total = kv_cache_bytes(
-                self.model.config,
-                context,
-                batch,
-                wl.kv_dtype,
-                layers=range(layers[0], layers[-1] + 1),
-                paged_block=wl.paged_block,
-                mla_cache=wl.mla_cache,
-                tp=self.tp,
-            )
-            if concat:
-                one = kv_cache_bytes(
-                    self.model.config,
-                    context,
-                    batch,
-                    wl.kv_dtype,
-                    layers=range(layers[-1], layers[-1] + 1),
-                    mla_cache=wl.mla_cache,
-                    tp=self.tp,
-                )
-                total += one / 2
-        return total
+        if not layers:
+            return 0.0, 0.0
+        span = range(layers[0], layers[-1] + 1)
+        return cache_bytes(self.model, self.workload, span, self.tp, batch, seq, moment, concat)
 
     def parts(self, phase: SeqPhase, batch: int, seq: int) -> Parts:
         p = phase.fixed + Parts(
@@ -119,18 +99,7 @@ class StageMemory:
             workspace=batch * _per_seq(phase.work, seq, phase.chunk),
         )
         if phase.kv:
-            ctx = seq + (self.workload.new_tokens if phase.kv == "context" else 0)
-            kv = self.kv_bytes(batch, ctx)
-            if phase.kv == "prompt" and self.fused_qkv and not self.workload.paged_block:
-                # transformers' cache keeps the prompt's K and V as views of the fused qkv
-                # output, so q's share stays allocated until the first decode step's concat
-                cfg = self.model.config
-                kv *= (cfg.q_dim + 2 * cfg.kv_dim) / (2 * cfg.kv_dim)
-            extra = (
-                self.kv_bytes(batch, ctx, True) - kv
-                if phase.kv_concat and not self.workload.paged_block
-                else 0
-            )
+            kv, extra = self.kv_bytes(batch, seq, phase.kv, phase.kv_concat)
             p = p + Parts(kv_cache=kv, workspace=extra)
         return p
 
@@ -417,13 +386,14 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
                 head = head + Acts(a * vocab)  # Cohere's scaled copy of the logits
             phases.append(SeqPhase(name, base, acts=ids + head))
         return StageMemory(stage, tuple(phases), model, wl, tp)
-    # generate: prefill, then decode until the cache holds prompt + new tokens; generate
-    # keeps the last position's logits and an fp32 copy of them per sequence
+    # generate: prefill, then decode until the cache holds prompt + new - 1 tokens;
+    # generate keeps the last position's logits and an fp32 copy of them per sequence
     logit_bytes = (a + 4) * vocab if has_lm else 0.0
-    for c in worst_fwd or [Acts()]:
+    moments = prefill_moments(model, acts_by_block, stage.embedding, d.stream, a, tp)
+    for name, c in moments or [("prefill", Acts())]:
         phases.append(
             SeqPhase(
-                "prefill",
+                name,
                 base,
                 acts=ids + c,
                 kv="prompt",

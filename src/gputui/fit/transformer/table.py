@@ -18,6 +18,7 @@ from gputui.fit.transformer.config import ConfigError
 from gputui.fit.transformer.context import check_context, default_seq
 from gputui.fit.transformer.formats import kv_bits, weight_format
 from gputui.fit.transformer.hfkeys import from_hf_dict
+from gputui.fit.transformer.kv_moments import default_kv_dtype
 from gputui.fit.transformer.model import TransformerModel, from_config
 from gputui.fit.transformer.weights import normalize_targets
 from gputui.fit.transformer.workload import (
@@ -204,7 +205,7 @@ def from_model_table(
         grad_checkpointing=bool(raw.get("grad_checkpointing", False)),
         grad_accum=_int(raw, "grad_accum", 1, where),
         attention=_choice(raw, "attention", "sdpa", ATTENTIONS, where),  # type: ignore[arg-type]
-        kv_dtype=str(raw.get("kv_dtype", "fp16")),
+        kv_dtype=str(raw.get("kv_dtype", default_kv_dtype(model, fmt.name))),
         paged_block=_int(raw, "paged_block", 16, where) if "paged_block" in raw else None,
     )
     given = frozenset(k for k in raw if k in WORKLOAD_KEYS)

@@ -25,6 +25,7 @@ def load_any(path: Path) -> tuple[Any, ...]:
         return load_models(path)
     if kind in ("keras-json", "keras-archive"):
         return (load_keras_model(path),)
+    from gputui.fit.transformer.kv_moments import default_kv_dtype
     from gputui.fit.transformer.table import TransformerSpec
     from gputui.fit.transformer.workload import Workload
 
@@ -36,5 +37,6 @@ def load_any(path: Path) -> tuple[Any, ...]:
         from gputui.fit.importers.hf import load_path
 
         model = load_path(path)
-    workload = replace(Workload(), weights=model.default_weights)
+    weights = model.default_weights
+    workload = replace(Workload(), weights=weights, kv_dtype=default_kv_dtype(model, weights))
     return (TransformerSpec(model.name, model, workload),)
