@@ -141,3 +141,25 @@ def test_training_backward_keeps_both_scratch_buffers() -> None:
     x, out = 16 * 16 * 8, 16 * 16 * 32
     assert stats.forward_transient == max(x, out)
     assert stats.backward_transient == x + out
+
+
+ATTENTION = """
+[[model]]
+name = "att"
+kind = "functional"
+mode = "inference"
+inputs = [ { name = "x", shape = [16, 32] } ]
+layers = [
+  { name = "att", type = "MultiHeadAttention", num_heads = 2, key_dim = 8, inputs = ["x", "x"] },
+]
+"""
+
+
+def test_attention_without_autograd_holds_the_output_projections_einsum_result() -> None:
+    # Keras' EinsumDense adds its bias into a new tensor: at the output projection
+    # the einsum's result and the output are alive with q, k, v and the heads
+    (m,) = parse_models(ATTENTION)
+    x, qkv, heads, out = 16 * 32, 3 * 16 * 2 * 8, 16 * 2 * 8, 16 * 32
+    assert per_sample_at_peak(m)[2] == 4 * (x + out + qkv + heads + out)
+    no_bias = parse_models(ATTENTION.replace("key_dim = 8,", "key_dim = 8, use_bias = false,"))
+    assert per_sample_at_peak(no_bias[0])[2] == 4 * (x + out + qkv + heads)
