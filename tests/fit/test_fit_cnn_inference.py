@@ -163,3 +163,28 @@ def test_attention_without_autograd_holds_the_output_projections_einsum_result()
     assert per_sample_at_peak(m)[2] == 4 * (x + out + qkv + heads + out)
     no_bias = parse_models(ATTENTION.replace("key_dim = 8,", "key_dim = 8, use_bias = false,"))
     assert per_sample_at_peak(no_bias[0])[2] == 4 * (x + out + qkv + heads)
+
+
+def test_a_2d_max_pool_makes_its_int64_indices_without_autograd_too() -> None:
+    # max_pool2d runs with indices under no_grad (its 1-D form does not): at the pool
+    # the batch (its input), the output and 8 bytes of indices per output element
+    m = sequential('{ type = "MaxPooling2D", pool_size = 2 }', "[32, 32, 16]")
+    x, out = 32 * 32 * 16, 16 * 16 * 16
+    assert per_sample_at_peak(m)[2] == 4 * x + 4 * out + 8 * out
+    one_d = sequential('{ type = "MaxPooling1D", pool_size = 2 }', "[64, 16]")
+    assert per_sample_at_peak(one_d)[2] == 4 * (64 * 16 + 32 * 16)
+
+
+def test_same_padding_copies_the_input_only_where_it_is_asymmetric() -> None:
+    # 33 -> pool 2 stride 2 "same": one row and column of padding, on one side only:
+    # Keras' torch backend pads a 34x34 copy; 3x3 stride 1 pads 1 each side natively
+    odd = sequential(
+        '{ type = "AveragePooling2D", pool_size = 2, padding = "same" }', "[33, 33, 8]"
+    )
+    x, out = 33 * 33 * 8, 17 * 17 * 8
+    assert per_sample_at_peak(odd)[2] == 4 * (x + 34 * 34 * 8 + out)
+    even = sequential(
+        '{ type = "AveragePooling2D", pool_size = 3, strides = 1, padding = "same" }',
+        "[32, 32, 8]",
+    )
+    assert per_sample_at_peak(even)[2] == 4 * (2 * 32 * 32 * 8)

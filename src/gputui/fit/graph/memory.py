@@ -65,11 +65,13 @@ def inference_phases(
         transient = (
             st.forward_transient if st.inference_transient is None else st.inference_transient
         )
+        index = st.inference_index * 8  # int64, freed when the layer returns
         phases.append(
             Phase(
                 f"{prefix}forward {node.label}",
                 base + Parts(weights=copies, activations=st.fixed_transient * p.weight_bytes),
-                base_per_sample + Parts(activations=batch + alive + transient * p.act_bytes),
+                base_per_sample
+                + Parts(activations=batch + alive + transient * p.act_bytes + index),
             )
         )
     return phases
