@@ -188,3 +188,14 @@ def test_same_padding_copies_the_input_only_where_it_is_asymmetric() -> None:
         "[32, 32, 8]",
     )
     assert per_sample_at_peak(even)[2] == 4 * (2 * 32 * 32 * 8)
+
+
+def test_onednn_lstm_reorders_its_weights_without_autograd_too() -> None:
+    # CPU: oneDNN's LSTM copies its weights into its own layout at every call; the
+    # copy lives while the layer runs (with autograd it is kept for backward)
+    m = sequential('{ type = "LSTM", units = 32 }', "[10, 16]")
+    params = 4 * 32 * (16 + 32 + 1)
+    cpu = model_phases(m, policy("fp32"), "cpu")[0]
+    cuda = model_phases(m, policy("fp32"), "cuda")[0]
+    assert cpu.fixed.total - cuda.fixed.total == params * 4
+    assert cpu.per_sample == cuda.per_sample
