@@ -225,18 +225,26 @@ class Layer(nn.Module):
             st = _pair(raw["strides"], rank) if raw.get("strides") is not None else ps
             if rank == 1:
                 x = x.transpose(1, 2)
+            native: list[int] = [0] * rank
             if raw.get("padding", "valid") == "same":
-                pads = []
-                for L, p, s in reversed(list(zip(self.in_shape[:-1], ps, st, strict=True))):
-                    pads += list(_same_pads(L, p, s, 1))
-                x = F.pad(x, pads, value=-math.inf if k.startswith("Max") else 0.0)
+                # Keras' torch backend: the pooling's own padding where it is the
+                # same on both sides of every axis, else a padded copy
+                sides = [
+                    _same_pads(L, p, s, 1)
+                    for L, p, s in zip(self.in_shape[:-1], ps, st, strict=True)
+                ]
+                if all(lo == hi for lo, hi in sides):
+                    native = [lo for lo, _ in sides]
+                else:
+                    pads = [v for side in reversed(sides) for v in side]
+                    x = F.pad(x, pads, value=-math.inf if k.startswith("Max") else 0.0)
             fn: Any = {
                 "MaxPooling2D": F.max_pool2d,
-                "AveragePooling2D": F.avg_pool2d,
+                "AveragePooling2D": functools.partial(F.avg_pool2d, count_include_pad=False),
                 "MaxPooling1D": F.max_pool1d,
-                "AveragePooling1D": F.avg_pool1d,
+                "AveragePooling1D": functools.partial(F.avg_pool1d, count_include_pad=False),
             }[k]
-            y = fn(x, ps, st)
+            y = fn(x, ps, st, native)
             return y.transpose(1, 2) if rank == 1 else y
         if k.startswith("Global"):
             dims = (2, 3) if k.endswith("2D") else (1,)

@@ -44,9 +44,18 @@ from gputui.fit.graph.train_walk import train_phases
 
 
 def inference_phases(
-    net: Network, p: Precision, base: Parts, base_per_sample: Parts, prefix: str = ""
+    net: Network,
+    p: Precision,
+    base: Parts,
+    base_per_sample: Parts,
+    prefix: str = "",
+    backend: Backend = "cuda",
 ) -> list[Phase]:
-    """A forward pass without autograd: a tensor lives from its node to its last reader."""
+    """A forward pass without autograd: a tensor lives from its node to its last reader.
+
+    oneDNN's LSTM (CPU) reorders its weights into its own layout at every call, with
+    or without autograd: without it the copy lives only while the layer runs.
+    """
     v = values_of(net, p)
     n = len(net.nodes)
     delta = [0] * (n + 2)
@@ -62,14 +71,18 @@ def inference_phases(
         alive += delta[i]
         st = node.stats
         copies = st.matmul_params * p.low_copy_bytes
+        if backend == "cpu":
+            copies += st.fixed_saved_cpu * p.weight_bytes
         transient = (
             st.forward_transient if st.inference_transient is None else st.inference_transient
         )
+        index = st.inference_index * 8  # int64, freed when the layer returns
         phases.append(
             Phase(
                 f"{prefix}forward {node.label}",
                 base + Parts(weights=copies, activations=st.fixed_transient * p.weight_bytes),
-                base_per_sample + Parts(activations=batch + alive + transient * p.act_bytes),
+                base_per_sample
+                + Parts(activations=batch + alive + transient * p.act_bytes + index),
             )
         )
     return phases
@@ -109,7 +122,7 @@ def model_phases(
         net = model.network if model.network is not None else model.generator
         assert net is not None
         # a GAN at inference time is its generator
-        phases = inference_phases(net, p, Parts(weights=_weights(net, p)), Parts())
+        phases = inference_phases(net, p, Parts(weights=_weights(net, p)), Parts(), backend=backend)
         return phases + ([eval_loss_phase(net, p)] if mode == "eval" else [])
     opt = model.optimizer
     if model.network is not None:
@@ -133,7 +146,7 @@ def _gan_phases(model: ModelSpec, p: Precision, backend: Backend) -> list[Phase]
     )
     noise = sum(i.elements * input_bytes(i.integer, p) for i in gen.inputs)
     fake = disc.input_elements * p.act_bytes
-    phases = inference_phases(gen, p, base, Parts(), prefix="generate fakes: ")
+    phases = inference_phases(gen, p, base, Parts(), prefix="generate fakes: ", backend=backend)
     # D trains on the real batch, then on the fakes (its gradients already exist then)
     phases += train_phases(
         disc,

@@ -81,6 +81,9 @@ class LayerStats:
     # new gradients exist then). The worst step is the layer's backward moment.
     backward_steps: tuple[tuple[int, int, bool], ...] = ()
     notes: tuple[str, ...] = field(default=())
+    # int64 elements made while the layer runs without autograd (a 2-D/3-D max pool's
+    # indices: PyTorch's no-grad path skips them only in 1-D)
+    inference_index: int = 0
 
     @property
     def params(self) -> int:

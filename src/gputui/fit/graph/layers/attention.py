@@ -140,6 +140,10 @@ def multi_head_attention(
         everything = qkv + o_el
         # output projection; the fused backward (dq, dk, dv at once); the projections
         steps = [(everything, o_el, False), (everything, o_el + qkv, False), (0, qkv, True)]
+    # without autograd the output projection's einsum result is alive beside the
+    # output its bias is added into (EinsumDense: einsum, then a new tensor + bias),
+    # with q, k, v and the heads still held by the call
+    pre_bias = t * out_dim if use_bias else 0
     return LayerStats(
         0,
         "",
@@ -151,7 +155,7 @@ def multi_head_attention(
         internal_saved=tuple(saved),
         forward_transient=transient,
         backward_steps=tuple(steps),
-        inference_transient=(2 * maps if mode == "eager" else 0) + q_el + k_el + v_el + o_el,
+        inference_transient=(2 * maps if mode == "eager" else 0) + qkv + o_el + pre_bias,
         param_tensors=tensors,
         matmul_params=params,
         notes=(f"attention: {mode}",),

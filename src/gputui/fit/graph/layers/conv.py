@@ -63,21 +63,34 @@ def _no_strided_dilation(strides: tuple[int, ...], dilation: tuple[int, ...]) ->
         raise LayerArgError("strides", "strides > 1 cannot be combined with dilation_rate > 1")
 
 
-def conv_workspace(in_elements: int, out_elements: int, folded: dict[str, Any]) -> dict[str, Any]:
+def conv_workspace(
+    in_elements: int, out_elements: int, folded: dict[str, Any], forward: int | None = None
+) -> dict[str, Any]:
     """Convolutions need scratch the size of their input and output, forward and backward.
 
     oneDNN (CPU) reorders input, output and gradients into blocked layouts; cuDNN
-    (CUDA) asks for an algorithm workspace. One input- and one output-sized buffer
-    beyond the tensors themselves covers both (checked against PyTorch on CPU).
+    (CUDA) asks for an algorithm workspace. Backward: one input- and one output-sized
+    buffer beyond the tensors themselves covers both (checked against PyTorch on CPU).
+    Forward (`forward`, default the larger of input and output): the input's reorder
+    is freed before PyTorch makes the output and copies the blocked result into it,
+    and that result is freed before a fused activation makes its own output, so
+    beside the input and the output only one of the two is alive at a time (seen in
+    the CPU profiler's allocation events, with and without autograd).
     """
     out = dict(folded)
-    out["forward_transient"] = in_elements + out_elements
+    out["forward_transient"] = max(in_elements, out_elements) if forward is None else forward
     out["backward_transient"] = folded.get("backward_transient", 0) + in_elements + out_elements
     return out
 
 
 def _kernel_stats(
-    out: Shape, kernel_params: int, bias: int, flops: int, in_elements: int, act: str
+    out: Shape,
+    kernel_params: int,
+    bias: int,
+    flops: int,
+    in_elements: int,
+    act: str,
+    forward: int | None = None,
 ) -> LayerStats:
     """A layer with one kernel (and a bias) slid over its input: it keeps its input for
     the kernel's gradient, autocast copies its weights, and its backward makes a
@@ -94,7 +107,7 @@ def _kernel_stats(
         param_tensors=(kernel_params, bias) if bias else (kernel_params,),
         matmul_params=kernel_params + bias,
         backward_param_transient=kernel_params,
-        **conv_workspace(in_elements, out_el, fold_activation(act, out_el)),
+        **conv_workspace(in_elements, out_el, fold_activation(act, out_el), forward),
     )
 
 
@@ -122,7 +135,10 @@ def conv(raw: Mapping[str, Any], shape: Shape, rank: int) -> LayerStats:
     kernel_params = prod(kernel) * (cin // groups) * filters
     flops = 2 * prod(kernel) * (cin // groups) * prod(out)
     bias = filters if use_bias else 0
-    return _kernel_stats(out, kernel_params, bias, flops, prod(shape) + transposed_copy, act)
+    in_el = prod(shape)
+    # the transposed copy lives through the whole call, beside the reorder (Conv1D)
+    forward = transposed_copy + max(in_el, prod(out))
+    return _kernel_stats(out, kernel_params, bias, flops, in_el + transposed_copy, act, forward)
 
 
 def conv1d(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
@@ -161,7 +177,11 @@ def conv2d_transpose(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     kernel_params = prod(kernel) * shape[-1] * filters
     bias = filters if use_bias else 0
     flops = 2 * kernel_params * prod(shape[:-1])
-    return _kernel_stats(out, kernel_params, bias, flops, prod(shape), act)
+    # with a bias PyTorch's CPU transposed convolution clones its output (an
+    # aten::clone beside the output and oneDNN's result): two output-sized buffers
+    out_el = prod(out)
+    forward = max(prod(shape), 2 * out_el if bias else out_el)
+    return _kernel_stats(out, kernel_params, bias, flops, prod(shape), act, forward)
 
 
 _DW_ARGS = {
@@ -226,7 +246,10 @@ def separable_conv2d(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     # the depthwise result is the pointwise convolution's input: kept for backward
     folded["internal_saved"] = (Saved(mid_el), *folded.get("internal_saved", ()))
     in_el = prod(shape)
-    folded = conv_workspace(in_el, mid_el, folded)
+    # forward: the depthwise convolution (input, its reorder or the mid, as a plain
+    # convolution), then the pointwise one with the mid held: the mid's reorder or the
+    # output's oneDNN result beside the mid and the output
+    folded = conv_workspace(in_el, mid_el, folded, mid_el + max(mid_el, out_el))
     # backward runs pointwise (gradients of output and mid, scratch mid + out), then
     # depthwise (gradients of mid and input, scratch input + mid); the layer's phase
     # already counts the output and input gradients

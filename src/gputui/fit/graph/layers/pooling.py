@@ -36,6 +36,16 @@ def pool(raw: Mapping[str, Any], shape: Shape, rank: int, kind: str) -> LayerSta
     out = (*spatial, shape[-1])
     out_el = prod(out)
     saved = (Saved(out_el, "index"),) if kind == "max" else ()
+    # padding="same": Keras' torch backend pads a copy of the input (-inf for a max
+    # pool), alive with the input until the pooling returns, where an axis needs more
+    # padding on one side than the other; symmetric padding is the pooling's own
+    totals = [
+        max((o - 1) * s + k - n, 0)
+        for n, o, k, s in zip(shape[:-1], spatial, pool, strides, strict=True)
+    ]
+    padded = 0
+    if padding == "same" and any(t % 2 for t in totals):
+        padded = shape[-1] * prod(tuple(n + t for n, t in zip(shape[:-1], totals, strict=True)))
     return LayerStats(
         index=0,
         type="",
@@ -45,6 +55,9 @@ def pool(raw: Mapping[str, Any], shape: Shape, rank: int, kind: str) -> LayerSta
         flops=prod(pool) * out_el,
         saves_input=True,
         internal_saved=saved,
+        inference_transient=padded,
+        # max_pool2d/3d make their int64 indices without autograd too; 1-D does not
+        inference_index=out_el if kind == "max" and rank > 1 else 0,
     )
 
 
