@@ -433,12 +433,10 @@ def main(argv: list[str] | None = None) -> int:
         f"warm-up), ms per layer, lin = ms/layer over the {sizes[0]:,}-layer one (1.00 = "
         "linear), MiB = peak RSS growth; * = over the aim"
     )
-    cols = (
-        f"{'one card s':>9}{'ms/l':>9}{'lin':>6}{'all cards s':>12}{'ms/l':>8}{'lin':>6}{'MiB':>6}"
-    )
+    cols = f"{'one s':>8} {'ms/l':>8}{'lin':>6}{'all s':>8} {'ms/l':>8}{'lin':>6}{'MiB':>6}"
     head = f"{'graph':<12}{'fmt':<5}{'layers':>7}"
-    print(head + "".join(f" | {code:<{len(cols)}}" for code, _ in codes))
-    print(" " * len(head) + "".join(f" | {cols}" for _ in codes))
+    print(" " * len(head) + "".join(f" |{code:^{len(cols)}}" for code, _ in codes))
+    print(head + "".join(f" |{cols}" for _ in codes))
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
         for kind in args.graphs:
