@@ -5,7 +5,6 @@ Each case failed before its fix (a traceback, a hang, or a model reported as fit
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -59,19 +58,16 @@ def test_huge_dimensions_are_bounded_at_parse_time(text: str, field: str) -> Non
     assert "at most" in msg
 
 
-def test_ten_thousand_layers_is_refused_quickly_and_a_long_model_is_linear() -> None:
+def test_past_the_layer_bound_is_refused_and_a_long_model_is_linear() -> None:
     many = ", ".join(['{ type = "Dense", units = 4 }'] * (MAX_LAYERS + 1))
-    t0 = time.perf_counter()
-    assert f"at most {MAX_LAYERS} layers" in err(seq(many))
-    assert time.perf_counter() - t0 < 10
+    assert f"at most {MAX_LAYERS:,} layers are checked" in err(seq(many))
     from gputui.fit.graph.estimate import memory_model
 
-    long = parse_models(seq(", ".join(['{ type = "Dense", units = 4 }'] * MAX_LAYERS)))[0]
-    t0 = time.perf_counter()
+    # quadratic walks took minutes here (tests/fit/test_large_graphs.py checks 10,000 layers'
+    # figures; benchmarks/large_graphs.py times them)
+    long = parse_models(seq(", ".join(['{ type = "Dense", units = 4 }'] * 5000)))[0]
     mm = memory_model(long, "fp32", backend="cpu")
-    mm.max_batch(2**34)
-    # quadratic walks took minutes here; a linear one takes well under a second
-    assert time.perf_counter() - t0 < 20
+    assert mm.max_batch(2**34) > 0
 
 
 @pytest.mark.parametrize(

@@ -22,8 +22,9 @@ from gputui.core.tomlsafe import parse_toml
 from gputui.fit.core.software import DEFAULT_SOFTWARE, Software, memory_format, optimizer_impl
 from gputui.fit.graph.args import MAX_DIM, LayerArgError
 from gputui.fit.graph.build import GraphBuilder, sequential_network
-from gputui.fit.graph.calls import MAX_LAYERS
+from gputui.fit.graph.gcpause import collector_paused
 from gputui.fit.graph.layers.attention import ATTENTION_MODES
+from gputui.fit.graph.limits import MAX_LAYERS, too_many_layers
 from gputui.fit.graph.network import ModelInput, Network
 from gputui.fit.graph.spec import MODES, OPTIMIZER_STATES, OPTIMIZERS, ModelSpec
 from gputui.fit.graph.syntax import check_elements
@@ -73,6 +74,7 @@ def shown(path: Path) -> str:
     return visible(text)
 
 
+@collector_paused
 def load_models(path: Path) -> tuple[AnyModel, ...]:
     from gputui.core import inputfile
 
@@ -183,6 +185,7 @@ def _sidecar(raw: dict[str, Any], fallback: str, where: str, base: Path) -> Mode
     )
 
 
+@collector_paused
 def load_keras_model(
     path: Path,
     *,
@@ -312,9 +315,7 @@ def _sequential(
     if not isinstance(layers, list) or not layers:
         raise UserError(f"{ctx}: {prefix}layers: required, a non-empty list of layer tables")
     if len(layers) > MAX_LAYERS:
-        raise UserError(
-            f"{ctx}: {prefix}layers: {len(layers)} layers; at most {MAX_LAYERS} layers are checked"
-        )
+        raise too_many_layers(f"{ctx}: {prefix}layers", len(layers))
     for i, layer in enumerate(layers):
         if not isinstance(layer, dict):
             raise UserError(

@@ -17,6 +17,7 @@ from typing import Any
 
 from gputui.core.errors import UserError
 from gputui.fit.graph.args import LayerArgError
+from gputui.fit.graph.limits import MAX_LAYERS, too_many_layers
 from gputui.fit.graph.names import (
     Scope,
     Site,
@@ -32,7 +33,6 @@ from gputui.fit.graph.registry import analyse_layer, freeze
 from gputui.fit.graph.stats import LayerStats
 from gputui.fit.graph.syntax import listed, only_keys, parse_shape
 
-MAX_LAYERS = 5000  # layer calls per model, blocks expanded
 MAX_BLOCK_DEPTH = 16
 _CALL_KEYS = {"name", "inputs", "block", "trainable", "loss"}
 _REUSE_KEYS = {"name", "inputs", "reuse", "loss"}
@@ -91,18 +91,17 @@ class LayerCalls:
                     f'{self.ctx}: {err_where}[{i}]: must be a table like {{ type = "Dense", ... }}'
                 )
         if len(self.nodes) + len(layers) > MAX_LAYERS:
-            raise UserError(
-                f"{self.ctx}: {err_where}: more than {MAX_LAYERS} layers; at most {MAX_LAYERS} "
-                "layers are checked"
-            )
+            raise too_many_layers(f"{self.ctx}: {err_where}", None if self.nodes else len(layers))
         names = layer_names(layers, scope, self.ctx, err_where)
         labels = [
             layer_label(layers[i], names[i], prefix, err_where, i, self.ctx, self.named)
             for i in range(len(layers))
         ]
         local = {n: i for i, n in enumerate(names)}
+        known = scope.refs.keys() | local.keys()
         specs = [
-            input_specs(layers, i, names, scope, labels[i], self.named) for i in range(len(layers))
+            input_specs(layers, i, names, scope, labels[i], self.named, known)
+            for i in range(len(layers))
         ]
         order = graph_order(layers, specs, local, labels)
         used: set[str] = set()
@@ -196,9 +195,7 @@ class LayerCalls:
 
     def _add(self, node: Node) -> list[Ref]:
         if len(self.nodes) >= MAX_LAYERS:
-            raise UserError(
-                f"{self.ctx}: more than {MAX_LAYERS} layers; at most {MAX_LAYERS} are checked"
-            )
+            raise too_many_layers(f"{self.ctx}: layers (blocks expanded)")
         pos = len(self.nodes)
         self.nodes.append(node)
         self.by_name[node.name] = pos

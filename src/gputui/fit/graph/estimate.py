@@ -28,6 +28,7 @@ from gputui.fit.core.precision import (
 from gputui.fit.core.precision_names import PRECISIONS
 from gputui.fit.core.target import Target
 from gputui.fit.core.verdict import Answer, Verdict, verdict
+from gputui.fit.graph.gcpause import collector_paused
 from gputui.fit.graph.memory import LiveTensor, live_at_peak, model_phases
 from gputui.fit.graph.rate import Speed, speed
 from gputui.fit.graph.spec import ModelSpec
@@ -192,6 +193,7 @@ class ModelCheck:
         return found if found is not None else self.estimates[0]
 
 
+@collector_paused
 def check(
     model: ModelSpec,
     target: Target,

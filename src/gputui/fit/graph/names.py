@@ -8,7 +8,7 @@ depend only on the tables, never on shapes or stats.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,10 +86,17 @@ def layer_label(
 
 
 def input_specs(
-    layers: list[Any], i: int, names: list[str], scope: Scope, label: str, named: bool
+    layers: list[Any],
+    i: int,
+    names: list[str],
+    scope: Scope,
+    label: str,
+    named: bool,
+    known: Set[str],
 ) -> list[tuple[str, int]]:
     """What layer `i` reads, as (name, output index): its `inputs`, else the layer before
-    (the first layer: the scope's first input)."""
+    (the first layer: the scope's first input). `known` is the scope's names and the
+    graph's, made once per graph by the caller (per layer it would cost the graph's size)."""
     layer = layers[i]
     value = layer.get("inputs")
     if value is None:
@@ -103,7 +110,6 @@ def input_specs(
     listed = name_list(value)
     if listed is None:
         raise UserError(f'{label}: inputs: must be a list of names like ["conv", "lstm:1"]')
-    known = set(scope.refs) | set(names)
     out = []
     for v in listed:
         ref = parse_ref(v)

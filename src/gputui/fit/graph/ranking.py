@@ -12,6 +12,7 @@ from gputui.fit.core.ranking import order
 from gputui.fit.core.roofline import missing_figure
 from gputui.fit.core.target import card_target
 from gputui.fit.graph.estimate import PrecisionEstimate, check
+from gputui.fit.graph.gcpause import collector_paused
 from gputui.fit.graph.rate import Speed, speed
 from gputui.fit.graph.spec import ModelSpec
 
@@ -63,6 +64,7 @@ class Ranked:
         return s / price if s is not None and price else None
 
 
+@collector_paused
 def rank_cards(
     model: ModelSpec,
     cards: tuple[Card, ...],

@@ -181,6 +181,35 @@ _OPS_CACHE: dict[
     tuple[int, str, int, str, Software], tuple[StepModel, tuple[Op, ...], Compiled]
 ] = {}
 _OPS_CACHE_SIZE = 64
+# A network's kernels read a precision only through its byte sizes and, for NCHW
+# convolutions' transposes, whether it has a tensor-core path (`_op_bytes`): amp_fp16
+# and amp_bf16 run the same kernels, so do bf16 and fp16 (and fp32 and tf32 in a network
+# without convolutions); the optimizer's ops (GradScaler's unscale) are added per precision.
+_NET_CACHE: dict[
+    tuple[int, tuple[int, ...], int, bool, Software],
+    tuple[Network, tuple[Op, ...], Compiled],
+] = {}
+
+
+def _op_bytes(p: Precision, net: Network) -> tuple[int, ...]:
+    """What network_ops (layer_ops, attention_ops) read of a precision for `net`."""
+    tensor_path = p.tensor_key is not None and any(nd.stats.type in CONV_TYPES for nd in net.nodes)
+    return (p.act_bytes, p.low_copy_bytes, p.weight_bytes, p.grad_bytes, tensor_path)
+
+
+def _network_part(
+    net: Network, p: Precision, batch: int, training: bool, sw: Software
+) -> tuple[tuple[Op, ...], Compiled]:
+    key = (id(net), _op_bytes(p, net), batch, training, sw)
+    hit = _NET_CACHE.get(key)
+    if hit is not None and hit[0] is net:
+        return hit[1], hit[2]
+    ops = tuple(network_ops(net, p, batch, training=training, sw=sw))
+    compiled = compile_ops(ops)
+    if len(_NET_CACHE) >= _OPS_CACHE_SIZE:
+        _NET_CACHE.pop(next(iter(_NET_CACHE)), None)
+    _NET_CACHE[key] = (net, ops, compiled)
+    return ops, compiled
 
 
 def _cached_ops(
@@ -195,8 +224,17 @@ def _cached_ops(
     hit = _OPS_CACHE.get(key)
     if hit is not None and hit[0] is model:
         return hit[1], hit[2]
-    ops = tuple(_model_ops(model, precision, batch, mode, sw))
-    compiled = compile_ops(ops)
+    if model.network is not None:  # _model_ops' first case, its network part shared
+        p = policy(precision)
+        training = (mode or model.mode) == "train" and p.training
+        net_ops, net_compiled = _network_part(model.network, p, batch, training, sw)
+        extra: tuple[Op, ...] = ()
+        if training:
+            extra = tuple(optimizer_ops((model.network,), model.optimizer, p, impl=sw.optimizer))
+        ops, compiled = net_ops + extra, net_compiled + compile_ops(extra)
+    else:
+        ops = tuple(_model_ops(model, precision, batch, mode, sw))
+        compiled = compile_ops(ops)
     if len(_OPS_CACHE) >= _OPS_CACHE_SIZE:
         _OPS_CACHE.pop(next(iter(_OPS_CACHE)), None)
     _OPS_CACHE[key] = (model, ops, compiled)

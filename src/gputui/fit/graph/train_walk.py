@@ -81,6 +81,24 @@ def _grad_sizes(net: Network, p: Precision) -> dict[str, int]:
     return out
 
 
+def _plus(
+    base: Parts,
+    weights: float = 0,
+    gradients: float = 0,
+    activations: float = 0,
+    workspace: float = 0,
+) -> Parts:
+    """`base + Parts(...)` as one object: the walk builds a few per node, every precision."""
+    return Parts(
+        base.weights + weights,
+        base.gradients + gradients,
+        base.optimizer_state,
+        base.activations + activations,
+        base.kv_cache,
+        base.workspace + workspace,
+    )
+
+
 def train_phases(
     net: Network,
     p: Precision,
@@ -96,7 +114,8 @@ def train_phases(
     """Forward and backward phases of one pass through `net` (no optimizer step).
 
     With `capture = k` (an index into the returned list) and a `live` list, the
-    tensors alive at phase k are appended to `live` (for the peak report).
+    tensors alive at phase k are appended to `live` (for the peak report), and the walk
+    stops there: the phases after k are not built.
     """
     nodes = net.nodes
     n = len(nodes)
@@ -136,7 +155,8 @@ def train_phases(
         else 0
         for i, nd in enumerate(nodes)
     ]
-    batch = Parts(activations=batch_bytes(net, p))
+    # what every moment holds per sample: the caller's, plus the data batch
+    held = base_per_sample + Parts(activations=batch_bytes(net, p))
     # forward liveness by difference arrays: +size when made, -size after the last reader
     delta = [0] * (n + 2)
     for o, s in v.size.items():
@@ -162,13 +182,12 @@ def train_phases(
         transient = st.fixed_transient * p.weight_bytes if active[i] else 0
         if capture == len(phases) and live is not None:
             _live_forward(net, v, first_user, internal, i, live)
+            return phases
         phases.append(
             Phase(
                 f"{prefix}forward {node.label}",
-                base + Parts(weights=copies_sum, activations=fixed_sum + transient),
-                base_per_sample
-                + batch
-                + Parts(activations=alive + internal_sum + st.forward_transient * act),
+                _plus(base, weights=copies_sum, activations=fixed_sum + transient),
+                _plus(held, activations=alive + internal_sum + st.forward_transient * act),
             )
         )
     if not (n and any_req):
@@ -177,18 +196,17 @@ def train_phases(
     out_grads = sum(v.grad[r] for r in dict.fromkeys(net.outputs) if req[r])
     if capture == len(phases) and live is not None:
         _live_backward(net, v, first_user, internal, n, _Grads(), live)
+        return phases
     phases.append(
         Phase(
             f"{prefix}loss backward",
-            base
-            + Parts(
+            _plus(
+                base,
                 weights=copies_sum,
                 gradients=total_grads if grads_already_allocated else 0,
                 activations=fixed_sum,
             ),
-            base_per_sample
-            + batch
-            + Parts(activations=saved_total + internal_sum, workspace=out_grads),
+            _plus(held, activations=saved_total + internal_sum, workspace=out_grads),
         )
     )
     freed_at: dict[int, list[Ref]] = {}
@@ -209,7 +227,7 @@ def train_phases(
         outs = [(i, k) for k in range(1 + len(st.extra_outputs))]
         has_grad = [r for r in outs if r in g.of]
         if active[i] and has_grad:
-            weights = base + Parts(weights=copies_sum)
+            copies_now = copies_sum
             copies_sum -= copies[i]
             before = live_grads
             param_transient = st.backward_param_transient * p.grad_bytes
@@ -231,13 +249,12 @@ def train_phases(
             if st.fused_activation != "none":
                 if capture == len(phases) and live is not None:
                     _live_backward(net, v, first_user, internal, i, g, live)
+                    return phases
                 phases.append(
                     Phase(
                         f"{name}, activation",
-                        weights + Parts(gradients=before, activations=fixed_live),
-                        base_per_sample
-                        + batch
-                        + Parts(activations=acts, workspace=g.live + st.output_elements * act),
+                        _plus(base, copies_now, gradients=before, activations=fixed_live),
+                        _plus(held, activations=acts, workspace=g.live + st.output_elements * act),
                     )
                 )
                 inputs_owned = {owner[r] for r in node.inputs}
@@ -261,16 +278,18 @@ def train_phases(
                 acts, flowing = worst
             if capture == len(phases) and live is not None:
                 _live_backward(net, v, first_user, internal, i, g, live)
+                return phases
             phases.append(
                 Phase(
                     name,
-                    weights
-                    + Parts(
+                    _plus(
+                        base,
+                        copies_now,
                         gradients=live_grads + arriving,
                         workspace=param_transient,
                         activations=fixed_live + transient,
                     ),
-                    base_per_sample + batch + Parts(activations=acts, workspace=flowing),
+                    _plus(held, activations=acts, workspace=flowing),
                 )
             )
             # hand gradients to the inputs, then let go of the outputs' gradients
@@ -289,10 +308,12 @@ def train_phases(
                 phases.append(
                     Phase(
                         f"{name}, gradient sum",
-                        weights + Parts(gradients=live_grads, activations=fixed_live),
-                        base_per_sample
-                        + batch
-                        + Parts(activations=saved_live + internal_live, workspace=g.live + extra),
+                        _plus(base, copies_now, gradients=live_grads, activations=fixed_live),
+                        _plus(
+                            held,
+                            activations=saved_live + internal_live,
+                            workspace=g.live + extra,
+                        ),
                     )
                 )
         else:

@@ -10,6 +10,7 @@ checked for its 4-byte magic. Every file is opened through `gputui.core.inputfil
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,6 +34,11 @@ _ZIP_MAGIC = b"PK\x03\x04"
 ARCHIVE_CONFIG = "config.json"
 _HF_CONFIG = "config.json"
 _SNIFF_BYTES = 8192
+# A JSON file's kind by the digest of its bytes: `gputui fit` asks for a file's kind up to
+# three times before its importer reads it, and each answer parsed the whole document
+# (seconds for a graph of 10,000 layers). Keyed by content, so an edited file is parsed again.
+_JSON_KINDS: dict[bytes, FileKind] = {}
+_JSON_KINDS_SIZE = 16
 
 
 def detect_kind(path: Path) -> FileKind:
@@ -62,7 +68,7 @@ def detect_kind(path: Path) -> FileKind:
         )
     text = head.decode("utf-8-sig", errors="replace").lstrip()
     if text.startswith("{"):  # no TOML document starts with a brace
-        return json_kind(read_json(path), name)
+        return _json_file_kind(path, name)
     if text.startswith("["):
         # A TOML [table] header, or a JSON array (which is no model file of ours).
         if size > inputfile.JSON_CAP:
@@ -73,6 +79,20 @@ def detect_kind(path: Path) -> FileKind:
             return "toml"
         return json_kind(data, name)
     return "toml"
+
+
+def _json_file_kind(path: Path, name: str) -> FileKind:
+    """json_kind of the file, read as read_json reads it (same caps and errors), parsed
+    once per content."""
+    raw = inputfile.read_capped(path, inputfile.JSON_CAP, "JSON file")
+    digest = hashlib.sha256(raw).digest()
+    kind = _JSON_KINDS.get(digest)
+    if kind is None:
+        kind = json_kind(inputfile.parse_json(raw, inputfile.shown(path)), name)
+        if len(_JSON_KINDS) >= _JSON_KINDS_SIZE:
+            _JSON_KINDS.clear()
+        _JSON_KINDS[digest] = kind
+    return kind
 
 
 def json_kind(data: Any, name: str) -> FileKind:

@@ -24,6 +24,7 @@ from gputui.core.errors import UserError
 from gputui.core.textsafe import visible
 from gputui.fit.graph.args import MAX_DIM, MAX_ELEMENTS
 from gputui.fit.graph.calls import MAX_BLOCK_DEPTH
+from gputui.fit.graph.limits import MAX_LAYERS, too_many_layers
 
 MODEL_CLASSES = frozenset({"Functional", "Model", "Sequential"})
 # Lists and objects inside one call's arguments; Keras nests a few levels at most.
@@ -59,6 +60,17 @@ def _index(value: Any) -> bool:
 class _Checker:
     def __init__(self, where: str) -> None:
         self.where = where
+        self.layers = 0  # layer objects seen so far, nested models' included
+
+    def count(self, layers: list[Any], path: str) -> None:
+        """Refuse a document past MAX_LAYERS before anything else reads its layers (the
+        graph walk bounds the calls again, blocks expanded)."""
+        skipped = MODEL_CLASSES | {"InputLayer"}  # containers and inputs make no node
+        self.layers += sum(
+            1 for lay in layers if not (isinstance(lay, dict) and lay.get("class_name") in skipped)
+        )
+        if self.layers > MAX_LAYERS:
+            raise too_many_layers(f"{self.where}: {path}config.layers", self.layers)
 
     def fail(self, path: str, reason: str) -> UserError:
         return UserError(f"{self.where}: {path or 'the document'}: {reason}")
@@ -79,6 +91,7 @@ class _Checker:
         layers = config.get("layers")
         if not isinstance(layers, list):
             raise self.fail(f"{path}config.layers", f"must be a list, got {json_type(layers)}")
+        self.count(layers, path)
         for i, layer in enumerate(layers):
             self.layer(layer, f"{path}config.layers[{i}]", depth)
         if cls == "Sequential":
