@@ -1,21 +1,23 @@
 """What the cluster view reads per refresh: the host table aggregated, GPUs only for some hosts.
 
-A refresh makes a bounded number of requests whatever the size of the fleet:
-one query for the whole host table (summary.py), the per-GPU queries of
-source.py restricted to the hosts the view names (those on screen and the
-selected one, at most MAX_HOSTS), /api/v1/targets once a minute (scrape
-intervals), and the sparklines' range query for the same hosts when asked.
+A refresh makes three requests whatever the size of the fleet: one query for
+the whole host table (summary.py, with the targets' `up`), and source.py's
+per-GPU queries restricted to the hosts the view names (those on screen and
+the selected one, at most MAX_HOSTS), joined into two (identities and
+freshness; every value). Besides: /api/v1/targets once a minute (scrape
+intervals), and the sparklines' range query for the same hosts when due.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from gputui.model.cluster import ClusterSnapshot
 from gputui.model.cluster_summary import HostSummary
-from gputui.sources.prometheus.api import PrometheusBadResponse, PrometheusRequestError
+from gputui.sources.prometheus.api import PrometheusBadResponse, PrometheusRequestError, Sample
+from gputui.sources.prometheus.assemble import assemble, gputui_instances_of
 from gputui.sources.prometheus.series import GPU_UP, IDENTITY_LABELS, JOIN_LABELS, LABELLED_METRICS
 from gputui.sources.prometheus.source import TARGETS_EVERY_S, PrometheusSource
 from gputui.sources.prometheus.summary import SummaryQuery, summarise
@@ -66,6 +68,34 @@ class HostsSource(PrometheusSource):
     def labelled_query(self) -> str:
         names = "|".join(LABELLED_METRICS)
         return " or ".join("{" + f'__name__=~"{names}", ' + s[1:] for s in self.restricted(None))
+
+    def values_query(self) -> str:
+        """Every metric's values and the labelled extras in one query: each metric's series
+        keep their name (label_replace), so one answer splits as the per-metric ones did."""
+        named = [
+            f'label_replace({self.metric_query(n)}, "__name__", "{n}", "", "")'
+            for n in (*self.metrics, GPU_UP)
+        ]
+        return " or ".join([*named, f"({self.labelled_query()})"])
+
+    def poll_hosts(self, up: Sequence[Sample]) -> ClusterSnapshot:
+        """poll_cluster's refresh in two queries; `up`: the targets' up, read by the caller."""
+        before = self.client.requests
+        now = self.clock()
+        fresh = self.client.query(self.freshness_query(), at=now)
+        values = self.client.query(self.values_query(), at=now)
+        self._gputui_instances = gputui_instances_of(values)
+        hosts = assemble(
+            values,
+            fresh,
+            up,
+            now,
+            intervals=self._intervals,
+            known=self._known,
+            gputui_instances=self._gputui_instances,
+        )
+        self._known = {h.name: h for h in hosts}
+        return ClusterSnapshot(now, self.url, hosts, self.client.requests - before)
 
 
 class ViewReader:
@@ -121,12 +151,13 @@ class ViewReader:
         self._scrape_intervals(now)
         answer = self.client.query(self.query.expr(), at=now)
         hosts = summarise(answer, now, intervals=self._intervals, known=self._known)
+        up = [s for s in answer if s.labels.get("stat") == "up"]
         self._known = {h.name: h for h in hosts}
         if first and not any(self.detail.hosts.values()):
             self.ask([h.name for h in hosts[:first]])
         asked = set().union(*self.detail.hosts.values())
         self.detail._known = {k: v for k, v in self.detail._known.items() if k in asked}
-        detail = self.detail.poll_cluster()
+        detail = self.detail.poll_hosts(up)
         detail = ClusterSnapshot(
             detail.timestamp, detail.url, tuple(h for h in detail.hosts if h.name in asked)
         )
