@@ -38,8 +38,8 @@ HISTORY_EVERY_S = 15.0
 RETRY_CAP_S = 30.0
 
 
-# The fleet, the history of the hosts asked for when due, and those hosts.
-Fetched = tuple[ViewData, History | None, frozenset[str]]
+# The fleet, the history of the hosts asked for when due, those hosts, the HTTP requests made.
+Fetched = tuple[ViewData, History | None, frozenset[str], int]
 
 
 def _cluster_error(exc: Exception) -> str:
@@ -107,7 +107,7 @@ class ClusterApp(PolledApp, App[int]):
         self.last_error: str | None = None
         self.last_ok: str | None = None
         self.refreshes = 0
-        self.requests: list[int] = []  # HTTP requests per refresh (tests, benchmarks)
+        self.requests: list[int] = []  # HTTP requests per refresh, history included (tests)
 
     def get_default_screen(self) -> ClusterScreen:
         return self.main
@@ -120,6 +120,7 @@ class ClusterApp(PolledApp, App[int]):
         """On the poll's worker thread: the fleet, and the history of the hosts on screen
         every history_every_s (at once for hosts that came on screen since)."""
         wanted = self.wanted
+        before = self.reader.requests
         self.reader.ask(wanted)
         due = (
             self._history_at is None or time.monotonic() - self._history_at >= self.history_every_s
@@ -130,7 +131,7 @@ class ClusterApp(PolledApp, App[int]):
         history = None
         if due or not wanted <= self._history_hosts:
             history = self.reader.history(HISTORY_METRIC, HISTORY_WINDOW_S, SPARK_WIDTH * 5)
-        return view, history, wanted
+        return view, history, wanted, self.reader.requests - before
 
     def want_hosts(self, names: frozenset[str]) -> None:
         """The hosts on screen changed (scrolled, filtered): read their GPUs soon."""
@@ -149,14 +150,14 @@ class ClusterApp(PolledApp, App[int]):
         self.poller.done()
         if self._closing_down():
             return
-        view, history, asked = message.result
+        view, history, asked, requests = message.result
         self.view = view
         if history is not None:
             self.history = history
             self._history_at = time.monotonic()
             self._history_hosts = asked
         self.refreshes += 1
-        self.requests.append(view.requests)
+        self.requests.append(requests)
         self.last_ok = self.clock()
         recovered = self.last_error is not None
         self.last_error = None

@@ -23,6 +23,11 @@ History = dict[tuple[str, int], list[float]]
 class Reader(Protocol):
     url: str
 
+    @property
+    def requests(self) -> int:
+        """HTTP requests made so far."""
+        ...
+
     def ask(self, names: Collection[str]) -> None: ...
 
     def poll(self, first: int = 0) -> ViewData: ...
@@ -60,6 +65,11 @@ class WholeReader:
     def __init__(self, source: Any) -> None:
         self.source = source
         self.url = str(source.url)
+
+    @property
+    def requests(self) -> int:
+        client = getattr(self.source, "client", None)
+        return int(getattr(client, "requests", 0))
 
     def ask(self, names: Collection[str]) -> None:
         pass  # every host's GPUs come anyway

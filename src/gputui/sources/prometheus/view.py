@@ -1,7 +1,7 @@
 """What the cluster view reads per refresh: the host table aggregated, GPUs only for some hosts.
 
-A refresh makes three requests whatever the size of the fleet: one query for
-the whole host table (summary.py, with the targets' `up`), and source.py's
+A refresh makes five requests whatever the size of the fleet: three queries
+for the whole host table (summary.py, with the targets' `up`), and source.py's
 per-GPU queries restricted to the hosts the view names (those on screen and
 the selected one, at most MAX_HOSTS), joined into two (identities and
 freshness; every value). Besides: /api/v1/targets once a minute (scrape
@@ -23,6 +23,7 @@ from gputui.sources.prometheus.source import TARGETS_EVERY_S, PrometheusSource
 from gputui.sources.prometheus.summary import SummaryQuery, summarise
 
 MAX_HOSTS = 200  # hosts whose GPUs one refresh reads: more than any terminal shows
+METRIC = "gputui_metric"  # the label that names each metric's series in the values query
 HOST_LABELS = ("Hostname", "hostname", "instance")  # the order host_of names a host by
 
 
@@ -71,9 +72,9 @@ class HostsSource(PrometheusSource):
 
     def values_query(self) -> str:
         """Every metric's values and the labelled extras in one query: each metric's series
-        keep their name (label_replace), so one answer splits as the per-metric ones did."""
-        named = [
-            f'label_replace({self.metric_query(n)}, "__name__", "{n}", "", "")'
+        are named in METRIC (label_replace), so one answer splits as per-metric ones do."""
+        named = [  # not __name__: `or` matches series without their name, dropping all but one
+            f'label_replace({self.metric_query(n)}, "{METRIC}", "{n}", "", "")'
             for n in (*self.metrics, GPU_UP)
         ]
         return " or ".join([*named, f"({self.labelled_query()})"])
@@ -84,6 +85,9 @@ class HostsSource(PrometheusSource):
         now = self.clock()
         fresh = self.client.query(self.freshness_query(), at=now)
         values = self.client.query(self.values_query(), at=now)
+        for v in values:
+            if METRIC in v.labels:
+                v.labels["__name__"] = v.labels.pop(METRIC)
         self._gputui_instances = gputui_instances_of(values)
         hosts = assemble(
             values,
@@ -127,6 +131,11 @@ class ViewReader:
         self._intervals_at = now
         self.detail._intervals, self.detail._intervals_at = self._intervals, now
 
+    @property
+    def requests(self) -> int:
+        """HTTP requests made so far (the per-GPU reader shares the client)."""
+        return self.client.requests
+
     def ask(self, names: Collection[str]) -> None:
         """The hosts whose GPUs the next polls read (at most MAX_HOSTS of them)."""
         known = self._known
@@ -149,7 +158,7 @@ class ViewReader:
         before = self.client.requests
         now = self.source.clock()
         self._scrape_intervals(now)
-        answer = self.client.query(self.query.expr(), at=now)
+        answer = [s for expr in self.query.exprs() for s in self.client.query(expr, at=now)]
         hosts = summarise(answer, now, intervals=self._intervals, known=self._known)
         up = [s for s in answer if s.labels.get("stat") == "up"]
         self._known = {h.name: h for h in hosts}
