@@ -104,7 +104,7 @@ class SortedTable(DataTable[Any]):
 
     def visible_keys(self) -> list[str]:
         """The keys of the rows on screen (all of the first screenful before the first layout)."""
-        height = self.size.height or 60
+        height = self.size.height - self.header_height if self.size.height else 60
         top = int(self.scroll_offset.y)
         return self.keys[top : top + height]
 
@@ -143,7 +143,8 @@ class _SortingScreen(Screen[None]):
 
 
 class ClusterScreen(_SortingScreen):
-    """Hosts on top, every GPU of the fleet below; `/` filters, `s`/`r` sort the focused table."""
+    """Hosts on top, the GPUs of the hosts on screen below; `/` filters, `s`/`r` sort the
+    focused table."""
 
     BINDINGS = [
         Binding("s", "cycle_sort", "Sort"),
@@ -167,7 +168,7 @@ class ClusterScreen(_SortingScreen):
         yield Static("Hosts", classes="cluster-title")
         yield SortedTable(rows.HOST_COLUMNS, id="cluster-hosts")
         yield Input(placeholder="filter hosts and GPUs (escape clears)", id="cluster-filter")
-        yield Static("GPUs", classes="cluster-title")
+        yield Static("GPUs of the hosts on screen", classes="cluster-title")
         yield SortedTable(rows.GPU_COLUMNS, id="cluster-gpus")
         yield Footer()
 
