@@ -55,6 +55,7 @@ sys.path.insert(0, str(ROOT))  # tests/cluster/harness.py: the Prometheus wrappe
 GPUS_PER_HOST = 8
 PAGE_VARIANTS = 2  # the pages change every VARIANT_EVERY_S: some rows differ between refreshes
 VARIANT_EVERY_S = 30.0
+PACE = re.compile(rb"every\s+([0-9.]+)\s+s")
 API_HANDLERS = ("/api/v1/query", "/api/v1/query_range", "/api/v1/targets")
 
 
@@ -160,6 +161,7 @@ def run_tui(pythonpath: str, url: str, extra: list[str], warmup: float, seconds:
     )  # fmt: skip
     os.close(slave)
     out = bytearray()
+    pace = [float("nan")]
 
     def drain() -> None:
         while True:
@@ -170,7 +172,9 @@ def run_tui(pythonpath: str, url: str, extra: list[str], warmup: float, seconds:
             if not chunk:
                 return
             out.extend(chunk)
-            del out[: max(0, len(out) - 65536)]  # the tail: the info line says the pace
+            for m in PACE.finditer(bytes(out)):  # the info line says the pace
+                pace[0] = float(m.group(1))
+            del out[: max(0, len(out) - 200)]
 
     threading.Thread(target=drain, daemon=True).start()
     ps, pp = psutil.Process(proc.pid), psutil.Process(prom_pid)
@@ -193,9 +197,8 @@ def run_tui(pythonpath: str, url: str, extra: list[str], warmup: float, seconds:
             proc.wait()
         os.close(master)
     span = t1 - t0
-    paces = re.findall(rb"every ([0-9.]+) s", bytes(out))
     return {"cpu": (c1 - c0) / span, "rss": rss / 2**20, "qps": (q1 - q0) / span,
-            "prom": (p1 - p0) / span, "refresh": float(paces[-1]) if paces else float("nan")}  # fmt: skip
+            "prom": (p1 - p0) / span, "refresh": pace[0]}  # fmt: skip
 
 
 def idle_prometheus(prom_pid: int, seconds: float) -> float:

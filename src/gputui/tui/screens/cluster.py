@@ -26,6 +26,7 @@ from gputui.tui.views import cluster_rows as rows
 from gputui.tui.views.cluster_rows import Column, History
 
 CSS_PATH = Path(__file__).with_name("cluster.tcss")  # the App's: both screens use it
+AGES_EVERY_S = 5.0  # host ages between refreshes, while Prometheus answers
 
 
 class SortedTable(DataTable[Any]):
@@ -160,7 +161,8 @@ class ClusterScreen(_SortingScreen):
         self.view: ViewData | None = None
         self.history: History = {}
         self._by_host: dict[str, list[list[float]]] = {}
-        self._shown_at = time.monotonic()
+        self._shown_at = self._aged_at = time.monotonic()
+        self._behind = False  # the banner is up: Prometheus does not answer
 
     def compose(self) -> ComposeResult:
         yield Static(f"gputui cluster  {markup_safe(self.url)}", id="cluster-info")
@@ -184,7 +186,7 @@ class ClusterScreen(_SortingScreen):
         if history is not self.history:
             self.history = history
             self._by_host = rows.history_by_host(history)
-        self._shown_at = self._now()
+        self._shown_at = self._aged_at = self._now()
         self._redraw()
 
     @property
@@ -206,9 +208,17 @@ class ClusterScreen(_SortingScreen):
         return rows.host_rows(self.view.hosts, self._by_host, self._since_shown())
 
     def _tick(self) -> None:
-        """Each second: the ages of the host rows on screen, and which hosts those are."""
+        """Each second: which hosts are on screen; the ages of their rows each second while
+        Prometheus does not answer, else every AGES_EVERY_S (redrawing a column of ages costs
+        more than the refresh it sits between)."""
         if self.view is None:
             return
+        now = self._now()
+        every = 1.0 if self._behind else AGES_EVERY_S
+        if now - self._aged_at < every - 0.01:
+            self._want_on_screen()
+            return
+        self._aged_at = now
         hosts_table = self.query_one("#cluster-hosts", SortedTable)
         on_screen = set(hosts_table.visible_keys())
         by_name = {h.name: h for h in self.view.hosts if h.name in on_screen}
@@ -257,6 +267,7 @@ class ClusterScreen(_SortingScreen):
         self.query_one("#cluster-info", Static).update(text)
 
     def show_banner(self, text: str | None) -> None:
+        self._behind = text is not None
         banner = self.query_one("#cluster-banner", Static)
         banner.set_class(text is None, "hidden")
         banner.update(markup_safe(text) if text else "")
