@@ -139,7 +139,13 @@ def ui_fill_seconds(cluster: Any, other: Any, history: Any, repeats: int) -> lis
     """The UI thread's half of a refresh in a headless app (rows, sort, filter, cell updates),
     alternating two snapshots whose every GPU row differs (the worst steady case).
     Textual's paint afterwards is not counted: it draws only the visible rows."""
+    from gputui.sources.prometheus.view import ViewData
     from gputui.tui.cluster_app import ClusterApp
+    from gputui.tui.cluster_fetch import summary_of
+
+    def whole(c: Any) -> ViewData:
+        """Every host's GPUs on screen: the worst case of the view's UI half."""
+        return ViewData(tuple(summary_of(h) for h in c.hosts), c, 0, None)
 
     class Frozen:
         url = cluster.url
@@ -159,9 +165,10 @@ def ui_fill_seconds(cluster: Any, other: Any, history: Any, repeats: int) -> lis
                 if app.refreshes:
                     break
                 await pilot.pause(0.05)
+            views = [whole(c) for c in (other, cluster)]
             for i in range(repeats):
                 t = time.perf_counter()
-                app.main.show(other if i % 2 == 0 else cluster, history)
+                app.main.show(views[i % 2], history)
                 times.append(time.perf_counter() - t)
                 await pilot.pause()  # let the tables lay out and paint before the next one
 

@@ -7,6 +7,12 @@ banner with the reason, and the retries back off (interval, 2x, 4x ... up to
 30 s) until Prometheus answers again. Sparkline history comes from one range
 query for the whole fleet every HISTORY_EVERY_S, not from local sampling,
 so the lines are full as soon as the view opens.
+
+At fleet scale (cluster_fetch.py, sources/prometheus/view.py) a refresh reads
+the host table aggregated by Prometheus and the GPUs and history of the hosts
+on screen only, so its cost follows the screen, not the fleet. The default
+refresh follows the fleet's scrape interval (never faster than new data
+comes); an explicit --interval or the + and - keys set it instead.
 """
 
 from __future__ import annotations
@@ -18,9 +24,10 @@ from typing import Any
 from textual.app import App
 from textual.binding import Binding
 
-from gputui.model.cluster import ClusterSnapshot
 from gputui.sources.prometheus.api import PrometheusError
 from gputui.sources.prometheus.source import Backoff, PrometheusSource
+from gputui.sources.prometheus.view import ViewData
+from gputui.tui.cluster_fetch import reader_for
 from gputui.tui.poller import Polled, PolledApp, Poller, PollFailed
 from gputui.tui.screens.cluster import CSS_PATH, ClusterScreen, HostScreen
 from gputui.tui.views.cluster_rows import SPARK_WIDTH, History
@@ -31,7 +38,8 @@ HISTORY_EVERY_S = 15.0
 RETRY_CAP_S = 30.0
 
 
-Fetched = tuple[ClusterSnapshot, History | None]  # the fleet, and its history when due
+# The fleet, the history of the hosts asked for when due, those hosts, the HTTP requests made.
+Fetched = tuple[ViewData, History | None, frozenset[str], int]
 
 
 def _cluster_error(exc: Exception) -> str:
@@ -72,26 +80,34 @@ class ClusterApp(PolledApp, App[int]):
         source: PrometheusSource,
         *,
         interval: float = 2.0,
+        follow_scrape: bool = False,
         clock: Callable[[], str] | None = None,
         history_every_s: float = HISTORY_EVERY_S,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`follow_scrape`: `interval` is the default, raised to the fleet's scrape interval."""
         super().__init__()
         self.source = source
+        self.reader = reader_for(source)
         self.poller: Poller[Fetched] = Poller(
             self, self._fetch, interval=interval, name="cluster-poll", describe=_cluster_error
         )
         self.clock = clock or _wall_clock
         self.monotonic = monotonic  # what the host ages count with (frozen in screenshots)
         self.history_every_s = history_every_s
+        self.follow_scrape = follow_scrape
+        self.base_interval = interval
         self.main = ClusterScreen(source.url)
-        self.cluster: ClusterSnapshot | None = None
+        self.view: ViewData | None = None
         self.history: History = {}
         self._history_at: float | None = None
+        self._history_hosts: frozenset[str] = frozenset()
+        self.wanted: frozenset[str] = frozenset()  # hosts on screen: their GPUs are read
         self.backoff = Backoff(interval, RETRY_CAP_S)
         self.last_error: str | None = None
         self.last_ok: str | None = None
         self.refreshes = 0
+        self.requests: list[int] = []  # HTTP requests per refresh, history included (tests)
 
     def get_default_screen(self) -> ClusterScreen:
         return self.main
@@ -101,15 +117,30 @@ class ClusterApp(PolledApp, App[int]):
 
     # --- polling ------------------------------------------------------------------
     def _fetch(self) -> Fetched:
-        """On the poll's worker thread: the fleet, and its history every history_every_s."""
-        want_history = (
+        """On the poll's worker thread: the fleet, and the history of the hosts on screen
+        every history_every_s (at once for hosts that came on screen since)."""
+        wanted = self.wanted
+        before = self.reader.requests
+        self.reader.ask(wanted)
+        due = (
             self._history_at is None or time.monotonic() - self._history_at >= self.history_every_s
         )
-        cluster = self.source.poll_cluster()
+        view = self.reader.poll(first=max(1, self.size.height))
+        if not wanted:  # the first screenful, which the reader picked
+            wanted = frozenset(h.name for h in view.detail.hosts)
         history = None
-        if want_history:
-            history = self.source.history(HISTORY_METRIC, HISTORY_WINDOW_S, points=SPARK_WIDTH * 5)
-        return cluster, history
+        if due or not wanted <= self._history_hosts:
+            history = self.reader.history(HISTORY_METRIC, HISTORY_WINDOW_S, SPARK_WIDTH * 5)
+        return view, history, wanted, self.reader.requests - before
+
+    def want_hosts(self, names: frozenset[str]) -> None:
+        """The hosts on screen changed (scrolled, filtered): read their GPUs soon."""
+        if names == self.wanted:
+            return
+        self.wanted = names
+        shown = self.view.detail.hosts if self.view is not None else ()
+        if not names <= {h.name for h in shown} and self.poller.waiting:
+            self.poller.arm(0.2)  # a short delay: scrolling through many rows polls once
 
     def _closing_down(self) -> bool:
         # is_attached: False once exit() was called; is_running: False once shutdown began.
@@ -119,21 +150,28 @@ class ClusterApp(PolledApp, App[int]):
         self.poller.done()
         if self._closing_down():
             return
-        cluster, history = message.result
-        self.cluster = cluster
+        view, history, asked, requests = message.result
+        self.view = view
         if history is not None:
             self.history = history
             self._history_at = time.monotonic()
+            self._history_hosts = asked
         self.refreshes += 1
+        self.requests.append(requests)
         self.last_ok = self.clock()
         recovered = self.last_error is not None
         self.last_error = None
         self.backoff.success()
-        self.main.show(cluster, self.history)
+        if self.follow_scrape and view.scrape_interval is not None:
+            pace = min(max(self.base_interval, view.scrape_interval), self.INTERVALS[-1])
+            if pace != self.interval:
+                self.backoff = Backoff(pace, RETRY_CAP_S)
+                self.poller.interval = pace
+        self.main.show(view, self.history)
         self.main.show_banner(None)
         top = self.screen
         if isinstance(top, HostScreen):
-            top.update_cluster(cluster, self.history)
+            top.update_cluster(view.detail, self.history)
         self._show_info()
         if recovered:
             self.notify("Prometheus answers again", timeout=3)
@@ -153,17 +191,19 @@ class ClusterApp(PolledApp, App[int]):
         self.poller.next_in(delay)
 
     def _show_info(self) -> None:
-        c = self.cluster
+        v = self.view
         parts = ["gputui cluster", self.source.url]
-        if c is not None:
-            states = [h.state for h in c.hosts]
-            parts.append(f"{len(c.hosts)} hosts, {len(c.gpus)} GPUs")
+        if v is not None:
+            states = [h.state for h in v.hosts]
+            parts.append(f"{len(v.hosts)} hosts, {sum(h.gpus for h in v.hosts)} GPUs")
             down = states.count("down")
             stale = states.count("stale")
             if down or stale:
                 parts.append(f"{down} down, {stale} stale")
         parts.append(f"updated {self.last_ok or 'never'}")
-        parts.append(f"every {self.interval:g} s")
+        parts.append(
+            f"every {self.interval:g} s" + (" (scrape interval)" if self._scrape_paced() else "")
+        )
         if self.paused:
             parts.append("PAUSED")
         from gputui.core.textsafe import markup_safe
@@ -177,7 +217,11 @@ class ClusterApp(PolledApp, App[int]):
     def _pace_changed(self) -> None:
         self._show_info()
 
+    def _scrape_paced(self) -> bool:
+        return self.follow_scrape and self.interval != self.base_interval
+
     def _set_interval(self, interval: float) -> None:
+        self.follow_scrape = False  # the user's pace from now on
         self.backoff = Backoff(interval, RETRY_CAP_S)
         super()._set_interval(interval)
 
@@ -186,6 +230,14 @@ class ClusterApp(PolledApp, App[int]):
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.HELP_KEYS))
+
+
+def interval_given(words: list[str]) -> bool:
+    """Whether the command line sets --interval (or an abbreviation argparse takes for it)."""
+    return any(
+        len(option) >= 3 and "--interval".startswith(option)
+        for option in (w.partition("=")[0] for w in words if w.startswith("--"))
+    )
 
 
 def run_cluster(args: Any, interval: float) -> int:
@@ -207,7 +259,7 @@ def run_cluster(args: Any, interval: float) -> int:
         )
     from gputui.tui.run import DaemonThreadExecutor
 
-    app = ClusterApp(source, interval=interval)
+    app = ClusterApp(source, interval=interval, follow_scrape=not interval_given(sys.argv[1:]))
     loop = asyncio.new_event_loop()
     loop.set_default_executor(DaemonThreadExecutor())
     for sig in (signal.SIGTERM, signal.SIGHUP):

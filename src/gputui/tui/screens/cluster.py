@@ -21,10 +21,12 @@ from textual.widgets import DataTable, Footer, Input, Static
 from gputui.core.textsafe import markup_safe
 from gputui.model.cluster import ClusterHost, ClusterSnapshot
 from gputui.render.cluster_text import age_text
+from gputui.sources.prometheus.view import ViewData
 from gputui.tui.views import cluster_rows as rows
 from gputui.tui.views.cluster_rows import Column, History
 
 CSS_PATH = Path(__file__).with_name("cluster.tcss")  # the App's: both screens use it
+AGES_EVERY_S = 5.0  # host ages between refreshes, while Prometheus answers
 
 
 class SortedTable(DataTable[Any]):
@@ -75,7 +77,9 @@ class SortedTable(DataTable[Any]):
             self.keys = keys
             self._shown = {}
             for key, cells in zip(keys, texts, strict=True):
-                self.add_row(*(self._text(c, t) for c, t in zip(self.spec, cells, strict=True)), key=key)
+                self.add_row(
+                    *(self._text(c, t) for c, t in zip(self.spec, cells, strict=True)), key=key
+                )
                 self._shown[key] = cells
             if selected in self.keys:
                 self.move_cursor(row=self.keys.index(selected), animate=False)
@@ -86,6 +90,24 @@ class SortedTable(DataTable[Any]):
                 mark = (" ▼" if self.sort_reverse else " ▲") if c.key == self.sort_column else ""
                 self.columns[c.key].label = Text(c.label + mark)  # type: ignore[index]
             self.refresh()
+
+    def update_rows(self, items: list[tuple[str, Any]]) -> None:
+        """Redraw these rows' changed cells only (rows already shown, in place)."""
+        for key, row in items:
+            shown = self._shown.get(key)
+            if shown is None:
+                continue
+            cells = [c.cell(row) for c in self.spec]
+            for c, text, before in zip(self.spec, cells, shown, strict=True):
+                if text != before:
+                    self.update_cell(key, c.key, self._text(c, text))
+            self._shown[key] = cells
+
+    def visible_keys(self) -> list[str]:
+        """The keys of the rows on screen (all of the first screenful before the first layout)."""
+        height = self.size.height - self.header_height if self.size.height else 60
+        top = int(self.scroll_offset.y)
+        return self.keys[top : top + height]
 
     @staticmethod
     def _text(c: Column, text: str) -> Text:
@@ -122,7 +144,8 @@ class _SortingScreen(Screen[None]):
 
 
 class ClusterScreen(_SortingScreen):
-    """Hosts on top, every GPU of the fleet below; `/` filters, `s`/`r` sort the focused table."""
+    """Hosts on top, the GPUs of the hosts on screen below; `/` filters, `s`/`r` sort the
+    focused table."""
 
     BINDINGS = [
         Binding("s", "cycle_sort", "Sort"),
@@ -135,9 +158,11 @@ class ClusterScreen(_SortingScreen):
     def __init__(self, url: str) -> None:
         super().__init__()
         self.url = url
-        self.cluster: ClusterSnapshot | None = None
+        self.view: ViewData | None = None
         self.history: History = {}
-        self._shown_at = time.monotonic()
+        self._by_host: dict[str, list[list[float]]] = {}
+        self._shown_at = self._aged_at = time.monotonic()
+        self._behind = False  # the banner is up: Prometheus does not answer
 
     def compose(self) -> ComposeResult:
         yield Static(f"gputui cluster  {markup_safe(self.url)}", id="cluster-info")
@@ -145,22 +170,29 @@ class ClusterScreen(_SortingScreen):
         yield Static("Hosts", classes="cluster-title")
         yield SortedTable(rows.HOST_COLUMNS, id="cluster-hosts")
         yield Input(placeholder="filter hosts and GPUs (escape clears)", id="cluster-filter")
-        yield Static("GPUs", classes="cluster-title")
+        yield Static("GPUs of the hosts on screen", classes="cluster-title")
         yield SortedTable(rows.GPU_COLUMNS, id="cluster-gpus")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#cluster-hosts", SortedTable).focus()
         # Ages keep counting between snapshots (and while Prometheus is down): the host
-        # table, a few rows, is redrawn each second; unchanged cells are not touched.
-        self.set_interval(1.0, self._redraw_hosts, name="cluster-ages")
+        # rows on screen are redrawn each second; unchanged cells are not touched.
+        self.set_interval(1.0, self._tick, name="cluster-ages")
 
     # --- data ---------------------------------------------------------------------
-    def show(self, cluster: ClusterSnapshot, history: History) -> None:
-        self.cluster = cluster
-        self.history = history
-        self._shown_at = self._now()
+    def show(self, view: ViewData, history: History) -> None:
+        self.view = view
+        if history is not self.history:
+            self.history = history
+            self._by_host = rows.history_by_host(history)
+        self._shown_at = self._aged_at = self._now()
         self._redraw()
+
+    @property
+    def cluster(self) -> ClusterSnapshot | None:
+        """The GPUs read this refresh (the hosts on screen)."""
+        return self.view.detail if self.view is not None else None
 
     def _now(self) -> float:
         clock = getattr(self.app, "monotonic", None)
@@ -171,17 +203,49 @@ class ClusterScreen(_SortingScreen):
         of a snapshot shows the age it came with)."""
         return float(int(self._now() - self._shown_at))
 
+    def _host_rows(self) -> list[dict[str, Any]]:
+        assert self.view is not None
+        return rows.host_rows(self.view.hosts, self._by_host, self._since_shown())
+
+    def _tick(self) -> None:
+        """Each second: which hosts are on screen; the ages of their rows each second while
+        Prometheus does not answer, else every AGES_EVERY_S (redrawing a column of ages costs
+        more than the refresh it sits between)."""
+        if self.view is None:
+            return
+        now = self._now()
+        every = 1.0 if self._behind else AGES_EVERY_S
+        if now - self._aged_at < every - 0.01:
+            self._want_on_screen()
+            return
+        self._aged_at = now
+        hosts_table = self.query_one("#cluster-hosts", SortedTable)
+        on_screen = set(hosts_table.visible_keys())
+        by_name = {h.name: h for h in self.view.hosts if h.name in on_screen}
+        facts = rows.host_rows(list(by_name.values()), self._by_host, self._since_shown())
+        hosts_table.update_rows([(r["host"], r) for r in facts])
+        self._want_on_screen()
+
+    def _want_on_screen(self) -> None:
+        hosts_table = self.query_one("#cluster-hosts", SortedTable)
+        names = set(hosts_table.visible_keys())
+        selected = hosts_table.selected_key()
+        if selected is not None:
+            names.add(selected)
+        want = getattr(self.app, "want_hosts", None)
+        if callable(want):
+            want(frozenset(names))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "cluster-hosts":
+            self._want_on_screen()
+
     def _redraw_hosts(self) -> None:
-        cluster = self.cluster
-        if cluster is None:
+        if self.view is None:
             return
         hosts_table = self.query_one("#cluster-hosts", SortedTable)
         needle = hosts_table.filter_text
-        hrows = [
-            r
-            for r in rows.host_rows(cluster.hosts, self.history, self._since_shown())
-            if rows.host_matches(r, needle)
-        ]
+        hrows = [r for r in self._host_rows() if rows.host_matches(r, needle)]
         hrows = rows.sorted_rows(hrows, hosts_table.column_spec(), hosts_table.sort_reverse)
         hosts_table.fill([(r["host"], r) for r in hrows])
 
@@ -192,14 +256,18 @@ class ClusterScreen(_SortingScreen):
         self._redraw_hosts()
         gpus_table = self.query_one("#cluster-gpus", SortedTable)
         needle = gpus_table.filter_text
-        grows = [r for r in rows.gpu_rows(cluster.hosts, self.history) if rows.gpu_matches(r, needle)]
+        grows = [
+            r for r in rows.gpu_rows(cluster.hosts, self.history) if rows.gpu_matches(r, needle)
+        ]
         grows = rows.sorted_rows(grows, gpus_table.column_spec(), gpus_table.sort_reverse)
         gpus_table.fill([(r.key, r) for r in grows])
+        self._want_on_screen()
 
     def show_info(self, text: str) -> None:
         self.query_one("#cluster-info", Static).update(text)
 
     def show_banner(self, text: str | None) -> None:
+        self._behind = text is not None
         banner = self.query_one("#cluster-banner", Static)
         banner.set_class(text is None, "hidden")
         banner.update(markup_safe(text) if text else "")
@@ -231,14 +299,21 @@ class ClusterScreen(_SortingScreen):
         self._redraw()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if self.cluster is None:
+        if self.view is None:
             return
         key = str(event.row_key.value)
         if event.data_table.id == "cluster-gpus":
             key = key.split("\x00", 1)[0]
-        host = next((h for h in self.cluster.hosts if h.name == key), None)
-        if host is not None:
-            self.app.push_screen(HostScreen(host, self.history))
+        host = next((h for h in self.view.detail.hosts if h.name == key), None)
+        if host is None:
+            summary = next((h for h in self.view.hosts if h.name == key), None)
+            if summary is None:
+                return
+            # Its GPUs are not read yet (it just came on screen): shown when they come.
+            host = ClusterHost(key, (), state=summary.state, last_seen=summary.last_seen,
+                               age_s=summary.age_s, instances=summary.instances,
+                               exporters=summary.exporters, simulated=summary.simulated)  # fmt: skip
+        self.app.push_screen(HostScreen(host, self.history))
 
 
 PROCESS_COLUMNS: tuple[Column, ...] = (
@@ -253,7 +328,13 @@ PROCESS_COLUMNS: tuple[Column, ...] = (
         lambda p: p.gpu_memory,
         True,
     ),
-    Column("sm", "SM %", lambda p: rows.NA if p.sm_util is None else f"{p.sm_util}", lambda p: p.sm_util, True),
+    Column(
+        "sm",
+        "SM %",
+        lambda p: rows.NA if p.sm_util is None else f"{p.sm_util}",
+        lambda p: p.sm_util,
+        True,
+    ),
     Column("command", "Command", lambda p: p.command or rows.NA, lambda p: p.command),
 )
 
@@ -302,7 +383,9 @@ class HostScreen(_SortingScreen):
             f"age {age_text(h.age_s)}{sim}"
         )
         gpus = self.query_one("#host-gpus", SortedTable)
-        grows = rows.sorted_rows(rows.gpu_rows([h], self.history), gpus.column_spec(), gpus.sort_reverse)
+        grows = rows.sorted_rows(
+            rows.gpu_rows([h], self.history), gpus.column_spec(), gpus.sort_reverse
+        )
         gpus.fill([(r.key, r) for r in grows])
         procs = self.query_one("#host-processes", SortedTable)
         items = rows.sorted_rows(list(h.processes), procs.column_spec(), procs.sort_reverse)

@@ -13,7 +13,8 @@ from operator import itemgetter
 from typing import Any
 
 from gputui.model.cluster import ClusterGpu, ClusterHost
-from gputui.render.cluster_text import age_text, host_row
+from gputui.model.cluster_summary import HostSummary
+from gputui.render.cluster_text import age_text
 from gputui.tui.views.table_columns import Column as TableColumn
 
 NA = "N/A"
@@ -37,10 +38,18 @@ def sparkline(values: Sequence[float], width: int = SPARK_WIDTH, top: float = 10
     return "".join(cells).rjust(width)
 
 
-def host_history(history: History, host: ClusterHost) -> list[float]:
+def history_by_host(history: History) -> dict[str, list[list[float]]]:
+    """The history's series grouped by host (done once per history, not once per row)."""
+    out: dict[str, list[list[float]]] = {}
+    for (host, _), series in sorted(history.items()):
+        if series:
+            out.setdefault(host, []).append(series)
+    return out
+
+
+def host_history(by_host: dict[str, list[list[float]]], name: str) -> list[float]:
     """Mean utilisation of the host's GPUs per point (GPUs aligned on their newest point)."""
-    series = [history.get((host.name, g.index), []) for g in host.gpus]
-    series = [s for s in series if s]
+    series = by_host.get(name, [])
     if not series:
         return []
     n = min(len(s) for s in series)
@@ -71,9 +80,11 @@ def _gib_pair(used: float | None, total: float | None) -> str:
     return f"{u}/{t}"
 
 
-def _host_facts(h: ClusterHost, history: History, since_s: float = 0.0) -> dict[str, Any]:
-    row = host_row(h)
-    row["history"] = host_history(history, h)
+def _host_facts(
+    h: HostSummary, by_host: dict[str, list[list[float]]], since_s: float = 0.0
+) -> dict[str, Any]:
+    row = h.row()
+    row["history"] = host_history(by_host, h.name)
     if row["age_s"] is not None:
         # The age at draw time: while Prometheus is down no new snapshot comes to age it.
         row["age_s"] += since_s
@@ -189,10 +200,11 @@ GPU_COLUMNS: tuple[Column, ...] = (
 
 
 def host_rows(
-    hosts: Sequence[ClusterHost], history: History, since_s: float = 0.0
+    hosts: Sequence[HostSummary], by_host: dict[str, list[list[float]]], since_s: float = 0.0
 ) -> list[dict[str, Any]]:
-    """`since_s`: seconds since the snapshot arrived, added to each host's age."""
-    return [_host_facts(h, history, since_s) for h in hosts]
+    """`by_host`: history_by_host's; `since_s`: seconds since the snapshot arrived, added to
+    each host's age."""
+    return [_host_facts(h, by_host, since_s) for h in hosts]
 
 
 def gpu_rows(hosts: Sequence[ClusterHost], history: History) -> list[GpuRow]:
