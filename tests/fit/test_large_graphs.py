@@ -147,6 +147,20 @@ def test_past_the_bound_a_keras_file_is_refused_before_it_is_read(
     assert "config.layers" in lines[0]
 
 
+def test_a_layer_whose_class_name_is_not_a_string_is_one_line_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The layer count runs before the type checks: a list as class_name (found by the keras
+    fuzz family) crashed it with TypeError: unhashable type."""
+    doc = json.loads(dense_keras(3))
+    doc["config"]["layers"][1]["class_name"] = ["Dense"]
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(doc))
+    assert main(["fit", str(path), "--gpu", "H100 SXM"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and "class_name" in lines[0]
+
+
 def _chain_check(model: ModelSpec) -> tuple[str, int, int, int, int]:
     phase, b = memory_model(model, "fp32", backend="cpu").breakdown(BATCH)
     return phase, b.weights, b.optimizer_state, b.activations, b.workspace

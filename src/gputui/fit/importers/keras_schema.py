@@ -57,6 +57,12 @@ def _index(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_DIM
 
 
+def _class_name(layer: Any) -> str | None:
+    """A layer's class name where it is a string (the type checks come after the count)."""
+    name = layer.get("class_name") if isinstance(layer, dict) else None
+    return name if isinstance(name, str) else None
+
+
 class _Checker:
     def __init__(self, where: str) -> None:
         self.where = where
@@ -66,9 +72,7 @@ class _Checker:
         """Refuse a document past MAX_LAYERS before anything else reads its layers (the
         graph walk bounds the calls again, blocks expanded)."""
         skipped = MODEL_CLASSES | {"InputLayer"}  # containers and inputs make no node
-        self.layers += sum(
-            1 for lay in layers if not (isinstance(lay, dict) and lay.get("class_name") in skipped)
-        )
+        self.layers += sum(1 for lay in layers if _class_name(lay) not in skipped)
         if self.layers > MAX_LAYERS:
             raise too_many_layers(f"{self.where}: {path}config.layers", self.layers)
 
