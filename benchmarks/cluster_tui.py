@@ -66,9 +66,7 @@ def host_name(i: int) -> str:
 
 def serve_pages(hosts: int) -> None:
     """Child: every host's page at /host/<i>/metrics; the port on stdout, until stdin closes."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    from tests.cluster.harness import dcgm_text
+    from tests.cluster.harness import PageHTTP, dcgm_text
 
     models = (("NVIDIA H100 80GB HBM3", 81559), ("NVIDIA A100-SXM4-40GB", 40960))
     pages: list[list[bytes]] = []
@@ -85,26 +83,14 @@ def serve_pages(hosts: int) -> None:
         )  # fmt: skip
     path = re.compile(r"^/host/(\d+)/metrics$")
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            m = path.match(self.path)
-            if m is None or int(m.group(1)) >= hosts:
-                self.send_error(404)
-                return
-            body = pages[int(m.group(1))][int(time.time() / VARIANT_EVERY_S) % PAGE_VARIANTS]
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def body(where: str) -> bytes | None:
+        m = path.match(where)
+        if m is None or int(m.group(1)) >= hosts:
+            return None
+        return pages[int(m.group(1))][int(time.time() / VARIANT_EVERY_S) % PAGE_VARIANTS]
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    print(httpd.server_address[1], flush=True)
+    server = PageHTTP(body)
+    print(server.address.rsplit(":", 1)[1], flush=True)
     sys.stdin.read()
 
 

@@ -30,19 +30,17 @@ import argparse
 import json
 import re
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # tests/cluster/harness.py: the same Prometheus and pages
 
-from tests.cluster.harness import PrometheusServer, _QuietServer, dcgm_text  # noqa: E402
+from tests.cluster.harness import PageHTTP, PrometheusServer, dcgm_text  # noqa: E402
 
 GPUS_PER_HOST = 8
 H100 = ("NVIDIA H100 80GB HBM3", 81559)
@@ -107,33 +105,18 @@ class PageServer:
     def __init__(self, hosts: int, gpus: int = GPUS_PER_HOST, used: Used = used_mib) -> None:
         self.pages = [page(i, gpus, used).encode() for i in range(hosts)]
         self.scrapes = 0
-        owner = self
+        self.http = PageHTTP(self._body)
+        self.address = self.http.address
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                found = _PATH.match(self.path.split("?", 1)[0])
-                if not found or int(found.group(1)) >= len(owner.pages):
-                    self.send_error(404)
-                    return
-                body = owner.pages[int(found.group(1))]
-                owner.scrapes += 1
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain; version=0.0.4")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-                pass
-
-        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.address = f"127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    def _body(self, path: str) -> bytes | None:
+        found = _PATH.match(path)
+        if not found or int(found.group(1)) >= len(self.pages):
+            return None
+        self.scrapes += 1
+        return self.pages[int(found.group(1))]
 
     def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.http.stop()
 
 
 class FleetPrometheus(PrometheusServer):

@@ -208,16 +208,17 @@ def dcgm_text(
     return "\n".join(lines) + "\n"
 
 
-class StaticEndpoint:
-    """Serves `self.text` on /metrics; assign a new text (or a function) to change it."""
+class PageHTTP:
+    """A threaded loopback server answering GET with `body_for(path)` as a Prometheus text
+    page (404 where it gives None): the one page server of the tests and benchmarks."""
 
-    def __init__(self, text: str | Callable[[], str]) -> None:
-        self.text = text
-        owner = self
-
+    def __init__(self, body_for: Callable[[str], bytes | None]) -> None:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                body = (owner.text() if callable(owner.text) else owner.text).encode()
+                body = body_for(self.path.split("?", 1)[0])
+                if body is None:
+                    self.send_error(404)
+                    return
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain; version=0.0.4")
                 self.send_header("Content-Length", str(len(body)))
@@ -235,6 +236,17 @@ class StaticEndpoint:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class StaticEndpoint(PageHTTP):
+    """Serves `self.text` on /metrics; assign a new text (or a function) to change it."""
+
+    def __init__(self, text: str | Callable[[], str]) -> None:
+        self.text = text
+        super().__init__(self._body)
+
+    def _body(self, path: str) -> bytes:
+        return (self.text() if callable(self.text) else self.text).encode()
 
 
 class ExporterProcess:

@@ -188,6 +188,17 @@ class PrometheusSource:
                 values.append(sample)
         values += self.client.query(self.labelled_query(), at=now)
         up = self.client.query("up", at=now)
+        return self._assembled(values, fresh, up, now, before)
+
+    def _assembled(
+        self,
+        values: Sequence[Sample],
+        fresh: Sequence[Sample],
+        up: Sequence[Sample],
+        now: float,
+        requests_before: int,
+    ) -> ClusterSnapshot:
+        """One refresh's hosts from its answers; the next refresh's `known` hosts kept."""
         self._gputui_instances = gputui_instances_of(values)
         hosts = assemble(
             values,
@@ -199,7 +210,7 @@ class PrometheusSource:
             gputui_instances=self._gputui_instances,
         )
         self._known = {h.name: h for h in hosts}
-        return ClusterSnapshot(now, self.url, hosts, self.client.requests - before)
+        return ClusterSnapshot(now, self.url, hosts, self.client.requests - requests_before)
 
     def poll(self) -> Snapshot:
         """The Source protocol: every GPU of the fleet in one Snapshot, renumbered 0..n-1.

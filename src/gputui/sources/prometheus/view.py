@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from gputui.model.cluster import ClusterSnapshot
 from gputui.model.cluster_summary import HostSummary
 from gputui.sources.prometheus.api import PrometheusBadResponse, PrometheusRequestError, Sample
-from gputui.sources.prometheus.assemble import assemble, gputui_instances_of
 from gputui.sources.prometheus.series import GPU_UP, IDENTITY_LABELS, JOIN_LABELS, LABELLED_METRICS
 from gputui.sources.prometheus.source import TARGETS_EVERY_S, PrometheusSource
 from gputui.sources.prometheus.summary import SummaryQuery, summarise
@@ -88,18 +87,7 @@ class HostsSource(PrometheusSource):
         for v in values:
             if METRIC in v.labels:
                 v.labels["__name__"] = v.labels.pop(METRIC)
-        self._gputui_instances = gputui_instances_of(values)
-        hosts = assemble(
-            values,
-            fresh,
-            up,
-            now,
-            intervals=self._intervals,
-            known=self._known,
-            gputui_instances=self._gputui_instances,
-        )
-        self._known = {h.name: h for h in hosts}
-        return ClusterSnapshot(now, self.url, hosts, self.client.requests - before)
+        return self._assembled(values, fresh, up, now, before)
 
 
 class ViewReader:
