@@ -81,6 +81,11 @@ class FakeGpu:
     migs: list[FakeMig] = field(default_factory=list)
     max_mig: int = 7
     instances: dict[int, tuple[int, int]] = field(default_factory=dict)
+    # GPM: whether the GPU has it, and each metric's mean by NVML metric id (per GPU instance
+    # id in gpm_instances); a metric not listed answers NOT_SUPPORTED in nvmlGpmMetricsGet
+    gpm: bool = False
+    gpm_values: dict[int, float] = field(default_factory=dict)
+    gpm_instances: dict[int, dict[int, float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -386,6 +391,51 @@ class FakeNvml:
     def nvmlDeviceGetComputeInstanceId(self, m: FakeMig) -> int:
         self._enter("nvmlDeviceGetComputeInstanceId", m)
         return m.compute_instance
+
+    # -- GPM -----------------------------------------------------------------
+    def nvmlGpmQueryDeviceSupport(self, g: FakeGpu) -> Any:
+        self._enter("nvmlGpmQueryDeviceSupport", g)
+        support = pynvml.c_nvmlGpmSupport_t()
+        support.version = pynvml.NVML_GPM_SUPPORT_VERSION
+        support.isSupportedDevice = int(g.gpm)
+        return support
+
+    def nvmlGpmSampleAlloc(self) -> Any:
+        self._enter("nvmlGpmSampleAlloc", None)
+        return {"values": None}
+
+    def nvmlGpmSampleFree(self, sample: Any) -> None:
+        self._enter("nvmlGpmSampleFree", None)
+
+    def nvmlGpmSampleGet(self, g: FakeGpu, sample: Any) -> Any:
+        self._enter("nvmlGpmSampleGet", g)
+        if not g.gpm:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        sample["values"] = dict(g.gpm_values)
+        return sample
+
+    def nvmlGpmMigSampleGet(self, g: FakeGpu, gpu_instance: int, sample: Any) -> Any:
+        self._enter("nvmlGpmMigSampleGet", g)
+        if not g.gpm:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        if gpu_instance not in g.gpm_instances:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_FOUND)
+        sample["values"] = dict(g.gpm_instances[gpu_instance])
+        return sample
+
+    def nvmlGpmMetricsGet(self, request: Any) -> Any:
+        """The second sample's values (the fake's counters are means already)."""
+        self._enter("nvmlGpmMetricsGet", None)
+        values = request.sample2["values"]
+        for i in range(request.numMetrics):
+            entry = request.metrics[i]
+            if entry.metricId in values:
+                entry.nvmlReturn = pynvml.NVML_SUCCESS
+                entry.value = values[entry.metricId]
+            else:
+                entry.nvmlReturn = pynvml.NVML_ERROR_NOT_SUPPORTED
+                entry.value = 0.0
+        return request
 
     # -- processes -----------------------------------------------------------
     # sources/nvml/procs.py calls the C symbols of the process lists and of the

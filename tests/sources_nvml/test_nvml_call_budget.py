@@ -89,8 +89,8 @@ def test_calls_over_a_minute_at_one_second(fake_nvml: FakeNvml) -> None:
     # open()'s memory and BAR1 readings serve the first poll
     assert calls["nvmlDeviceGetMemoryInfo_v2"] == 60
     # name, UUID, PCI, memory, cc, arch, power limit/default/range, max clocks x2, MIG, ECC,
-    # max PCIe generation and width, BAR1
-    static = 16
+    # max PCIe generation and width, BAR1, GPM support (this GPU has none: never asked again)
+    static = 17
     total = sum(calls.values())
     # 60 polls of PER_POLL (less the two readings reused), PCIe 4 calls x 30, slow 3 x 2
     assert total == static + 60 * per_poll - 2 + 4 * 30 + 3 * 2
@@ -151,6 +151,7 @@ def test_table_detail_call_count(fake_nvml: FakeNvml) -> None:
     src.poll()
     src.close()
     calls = _calls_of(fake_nvml, 0)
-    # open: name, memory, power limit, MIG mode; poll: memory (reused), util, temperature,
-    # fan, power, limit, P-state, throttle, three process lists
-    assert sum(calls.values()) == 4 + 10
+    # open: name, memory, power limit, MIG mode, GPM support (the table prints SMs busy where a
+    # GPU has GPM); poll: memory (reused), util, temperature, fan, power, limit, P-state,
+    # throttle, three process lists
+    assert sum(calls.values()) == 5 + 10

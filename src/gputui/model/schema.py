@@ -52,6 +52,18 @@ class MigDeviceModel(_Strict):
     bar1_used: int | None = Field(None, description="bytes")
     utilization_gpu: int | None = Field(None, description="percent; NVML gives none for MIG")
     utilization_memory: int | None = Field(None, description="percent; NVML gives none for MIG")
+    sm_active_pct: float | None = Field(
+        None, description="GPM: percent of SMs busy over the last interval; null without GPM"
+    )
+    sm_occupancy_pct: float | None = Field(
+        None, description="GPM: percent of the resident-warp maximum; null without GPM"
+    )
+    tensor_active_pct: float | None = Field(
+        None, description="GPM: percent of time the tensor pipes were active; null without GPM"
+    )
+    dram_active_pct: float | None = Field(
+        None, description="GPM: percent of the DRAM bandwidth used; null without GPM"
+    )
 
 
 class DeviceSampleModel(_Strict):
@@ -85,6 +97,18 @@ class DeviceSampleModel(_Strict):
     pcie_width: int | None = Field(None, description="current PCIe link width, lanes")
     bar1_used: int | None = Field(None, description="bytes")
     energy_j: float | None = Field(None, description="joules since the driver was loaded")
+    sm_active_pct: float | None = Field(
+        None, description="GPM: percent of SMs busy over the last interval; null without GPM"
+    )
+    sm_occupancy_pct: float | None = Field(
+        None, description="GPM: percent of the resident-warp maximum; null without GPM"
+    )
+    tensor_active_pct: float | None = Field(
+        None, description="GPM: percent of time the tensor pipes were active; null without GPM"
+    )
+    dram_active_pct: float | None = Field(
+        None, description="GPM: percent of the DRAM bandwidth used; null without GPM"
+    )
 
 
 class DeviceModel(_Strict):

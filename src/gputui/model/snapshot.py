@@ -11,6 +11,8 @@ pydantic mirror used for the documented JSON schema lives in
 Conventions:
 - `None` means "not available" (unsupported, no permission, unknown). It is
   never replaced by 0: the views print `N/A`.
+- GPM's four figures (`sm_active_pct`, ...) exist only on GPUs that have GPM; elsewhere
+  they stay None and the views draw nothing for them (not even N/A).
 - Sizes are bytes, clocks MHz, power watts, energy joules, temperatures
   Celsius, PCIe throughput KiB/s (NVML's unit), percentages 0-100.
 - Static facts (what only a reboot, a reset or an administrator changes rarely:
@@ -92,6 +94,12 @@ class MigDevice:
     bar1_used: int | None = None
     utilization_gpu: int | None = None
     utilization_memory: int | None = None
+    # GPM (Hopper and later; None where the GPU has none), percent over the last interval:
+    # SMs busy, warps resident vs the maximum, tensor pipes active, DRAM bandwidth used.
+    sm_active_pct: float | None = None
+    sm_occupancy_pct: float | None = None
+    tensor_active_pct: float | None = None
+    dram_active_pct: float | None = None
 
 
 @record
@@ -124,6 +132,12 @@ class DeviceSample:
     pcie_width: int | None = None
     bar1_used: int | None = None  # bytes
     energy_j: float | None = None  # joules since the driver was (re)loaded
+    # GPM (Hopper and later; None where the GPU has none), percent over the last interval:
+    # SMs busy, warps resident vs the maximum, tensor pipes active, DRAM bandwidth used.
+    sm_active_pct: float | None = None
+    sm_occupancy_pct: float | None = None
+    tensor_active_pct: float | None = None
+    dram_active_pct: float | None = None
 
 
 @record

@@ -69,6 +69,7 @@ from gputui.model.snapshot import (
 )
 from gputui.sources.errors import SourceUnavailable
 from gputui.sources.nvml.calls import CUDA_VERSION, DRIVER_VERSION, NVML_VERSION
+from gputui.sources.nvml.gpm_values import with_gpm
 from gputui.sources.nvml.procs import ProcessReader
 from gputui.sources.nvml.query import DeviceFailed, DeviceQuery, human_reason
 from gputui.sources.nvml.reading import (
@@ -88,6 +89,7 @@ if TYPE_CHECKING:  # typing only: a Protocol class costs import time on the `sna
     from typing import Any, Protocol
 
     from gputui.model.snapshot import HostSnapshot
+    from gputui.sources.nvml.gpm import GpmReader
     from gputui.sources.nvml.mig import MigReader
     from gputui.sources.nvml.pcie import PcieSampler
     from gputui.sources.nvml.query import Call
@@ -136,7 +138,7 @@ class _Device:
     """One GPU's NVML state: its query helper, static info, slow facts and process reader."""
 
     __slots__ = (
-        "index", "query", "info", "failed", "procs", "mig", "slow", "_unsupported",
+        "index", "query", "info", "failed", "procs", "mig", "slow", "gpm", "_unsupported",
         "_unsupported_n",
     )
 
@@ -149,6 +151,7 @@ class _Device:
         self.failed: str | None = None
         self.procs = ProcessReader()
         self.mig = mig
+        self.gpm: GpmReader | None = None
         self.slow: tuple[bool | None, bool | None, str | None] = (None, None, None)
         self._unsupported: frozenset[str] = frozenset()
         self._unsupported_n = 0
@@ -282,6 +285,8 @@ class NvmlSource:
                         processes.extend(d.procs.read(d.query, d.index, utilization=full))
                         if d.mig is not None:
                             migs = d.mig.read()
+                        if d.gpm is not None:
+                            sample, migs = with_gpm(d.gpm.read(), sample, migs)
                     except DeviceFailed as exc:
                         d.failed = exc.reason
                         sample = None
@@ -322,6 +327,9 @@ class NvmlSource:
             if self._pcie is not None:
                 self._pcie.join(timeout=2.0)
                 self._pcie.close()
+            for d in self._devices:
+                if d.gpm is not None:
+                    d.gpm.close()
             _shutdown_quietly()
 
     def _notices(self) -> tuple[str, ...]:
@@ -358,13 +366,36 @@ def _open_device(index: int, archs: dict[int, str], detail: Detail = "full") -> 
             from gputui.sources.nvml.mig import MigReader, open_mig_devices
 
             mig = MigReader(open_mig_devices(q))
+        gpm = _gpm_reader(q, mig)
     except DeviceFailed as exc:
         fields = dict(partial)
         fields.setdefault("name", "Unknown GPU")
         d = _Device(index, q, DeviceInfo(index=index, **fields))
         d.failed = exc.reason
         return d
-    return _Device(index, q, info, mig)
+    device = _Device(index, q, info, mig)
+    device.gpm = gpm
+    return device
+
+
+def _gpm_reader(q: DeviceQuery, mig: MigReader | None) -> GpmReader | None:
+    """A GPM reader where the GPU has GPM (gpm.py is imported only then); else None, and
+    "gpm" joins the device's unsupported keys."""
+    from gputui.sources.nvml.gpm import GpmReader, device_supports_gpm
+
+    if not device_supports_gpm(q.handle):
+        q.unsupported.add("gpm")
+        return None
+    instances: tuple[int, ...] = ()
+    if mig is not None:
+        instances = tuple(
+            m.static.gpu_instance_id for m in mig.devices if m.static.gpu_instance_id is not None
+        )
+    reader = GpmReader(q.handle, instances)
+    if not reader.active:
+        q.unsupported.add("gpm")
+        return None
+    return reader
 
 
 def _pcie_sampler(interval_s: float, clock: Callable[[], float]) -> PcieSampler:
