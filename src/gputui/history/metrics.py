@@ -29,7 +29,7 @@ from gputui.model.snapshot import DeviceSample, Snapshot
 # Drawn as sparklines in the GPU panels.
 METRICS = ("utilization", "memory", "power", "temperature")
 # Also kept, for the history view.
-EXTRA_METRICS = ("pcie_rx", "pcie_tx")
+EXTRA_METRICS = ("pcie_rx", "pcie_tx", "sm_active")
 ALL_METRICS = METRICS + EXTRA_METRICS
 
 _NA = math.nan
@@ -48,6 +48,7 @@ _EXTRACT: dict[str, Callable[[DeviceSample], float | int | None]] = {
     "temperature": lambda s: s.temperature_c,
     "pcie_rx": lambda s: s.pcie_rx_kbs,
     "pcie_tx": lambda s: s.pcie_tx_kbs,
+    "sm_active": lambda s: s.sm_active_pct,  # GPM: an empty series on a GPU without it
 }
 
 

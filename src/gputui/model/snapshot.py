@@ -55,6 +55,9 @@ class DeviceInfo:
 # NVML compute modes, by the names `nvidia-smi -c` uses.
 COMPUTE_MODES = ("default", "exclusive_thread", "prohibited", "exclusive_process")
 
+# GPM's figures, on DeviceSample and MigDevice alike (None on a GPU without GPM).
+GPM_FIELDS = ("sm_active_pct", "sm_occupancy_pct", "tensor_active_pct", "dram_active_pct")
+
 # Clock event ("throttle") reason bits, pynvml's nvmlClocksEventReason* values, and the
 # names `DeviceSample.throttle_reasons` holds: the NVML source decodes by them, the
 # exporter publishes one series per name.

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable
 
 from gputui.core.textsafe import is_visible, visible
+from gputui.model.gpm import sms_mostly_idle
 from gputui.model.record import replace
 from gputui.model.snapshot import DeviceSnapshot, GpuProcess, HostSnapshot, MigDevice, Snapshot
 
@@ -204,7 +205,13 @@ def _device_line(dev: DeviceSnapshot, name_width: int, st: _Style) -> str:
     power = f"{_num(s.power_w).rjust(4)}/{_num(limit)} W"
     if s.power_w is None:
         power = st(power, _DIM)
-    parts = [head, temp, f"fan {fan}", f"util {util}", f"mem {mem}", power]
+    parts = [head, temp, f"fan {fan}", f"util {util}"]
+    if s.sm_active_pct is not None:  # GPM: only on GPUs that have it, never an N/A
+        sms = f"SMs {s.sm_active_pct:.0f}%"
+        if sms_mostly_idle(s.utilization_gpu, s.sm_active_pct):
+            sms = st(sms + " (busy, SMs mostly idle)", _YELLOW)
+        parts.append(sms)
+    parts += [f"mem {mem}", power]
     if s.performance_state is not None:
         parts.append(f"P{s.performance_state}")
     if s.throttle_reasons:
@@ -225,6 +232,8 @@ def _mig_line(m: MigDevice, st: _Style) -> str:
     mem = NA if m.memory_total is None else f"{gib(m.memory_used)}/{gib(m.memory_total)} GiB"
     bar1 = NA if m.bar1_total is None else f"{size(m.bar1_used)}/{size(m.bar1_total)}"
     util = st.na(_num(m.utilization_gpu, "{:.0f}", "%"))
+    if m.sm_active_pct is not None:  # GPM per GPU instance, where NVML has no utilization
+        util += f"  SMs {m.sm_active_pct:.0f}%"
     return (
         f"  MIG {m.index} {visible(m.profile or NA):<8} GI {gi}/CI {ci}  mem {mem}  BAR1 {bar1}"
         f"  util {util}  {visible(m.uuid or NA)}"

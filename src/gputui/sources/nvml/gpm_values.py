@@ -5,13 +5,12 @@ this small function where no GPU has GPM."""
 from __future__ import annotations
 
 from gputui.model.record import replace
+from gputui.model.snapshot import GPM_FIELDS as _NAMES
 from gputui.model.snapshot import DeviceSample, MigDevice
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
     from gputui.sources.nvml.gpm import GpmValues
-
-_NAMES = ("sm_active_pct", "sm_occupancy_pct", "tensor_active_pct", "dram_active_pct")
 
 
 def with_gpm(

@@ -61,6 +61,7 @@ import pynvml
 
 from gputui.core.textsafe import visible
 from gputui.model.snapshot import (
+    GPM_FIELDS,
     DeviceInfo,
     DeviceSnapshot,
     GpuProcess,
@@ -131,6 +132,7 @@ _KEY_FIELDS: dict[str, tuple[str, ...]] = {
     "utilization": ("utilization_gpu", "utilization_memory"),
     "bar1": ("bar1_total", "bar1_used"),
     "power_constraints": ("power_min_limit_w", "power_max_limit_w"),
+    "gpm": GPM_FIELDS,
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from gputui.model.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, MigDevice
+from gputui.sources.simulated.gpm import GPM_FIELDS, gpm_values, has_gpm
 from gputui.sources.simulated.noise import (
     CH_CLOCK,
     CH_IDLE,
@@ -67,6 +68,9 @@ class SimGpu:
             **facts,  # type: ignore[arg-type]
         )
         self.unsupported = spec.unsupported | (_MIG_UNSUPPORTED if spec.mig else frozenset())
+        self.has_gpm = has_gpm(spec) and not spec.mig  # per-instance GPM is NVML's alone here
+        if not self.has_gpm:
+            self.unsupported |= frozenset(GPM_FIELDS)
         self.util_key = noise_key(seed, CH_UTIL, index)
         self.power_key = noise_key(seed, CH_POWER, index)
         self.temp_key = noise_key(seed, CH_TEMP, index)
@@ -234,6 +238,8 @@ class SimGpu:
             "bar1_used": min(s.bar1_total, (2 + 4 * len(acts)) << 20),
             "energy_j": self.energy_j(t),
         }
+        if self.has_gpm:
+            values.update(gpm_values(acts, util, values["utilization_memory"]))  # type: ignore[arg-type]
         for name in self.unsupported:
             if name in values:
                 values[name] = None

@@ -21,6 +21,7 @@ from gputui.core.errors import UserError
 from gputui.core.textsafe import visible
 from gputui.core.tomlsafe import read_toml
 from gputui.model.snapshot import COMPUTE_MODES, DeviceSample
+from gputui.sources.simulated.gpm import GPM_FIELDS
 from gputui.sources.simulated.limits import (
     MAX_CLOCK_MHZ,
     MAX_COMMAND,
@@ -58,6 +59,7 @@ UNSUPPORTED_ALIASES: dict[str, tuple[str, ...]] = {
     "encoder": ("encoder_util",),
     "decoder": ("decoder_util",),
     "utilization": ("utilization_gpu", "utilization_memory"),
+    "gpm": GPM_FIELDS,
     "pstate": ("performance_state",),
     "throttle": ("throttle_reasons",),
     "memory_reserved": ("memory_reserved",),
@@ -332,6 +334,7 @@ def _parse_process(
         eval_s=t.duration("eval_s", default=20.0),
         checkpoint_every_s=t.duration("checkpoint_every_s", default=600.0, positive=True),
         checkpoint_s=t.duration("checkpoint_s", default=12.0),
+        sm_share=t.opt_number("sm_share", lo=0, hi=1),
     )
     if spec.cpu_percent > 100.0 * cpu_count:
         t.fail("cpu_percent", f"is more than host.cpu_count ({cpu_count}) cores can give")

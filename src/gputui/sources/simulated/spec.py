@@ -93,6 +93,9 @@ class ProcessSpec:
     eval_s: float = 20.0
     checkpoint_every_s: float = 600.0
     checkpoint_s: float = 12.0
+    # GPM (GPUs of compute capability 9.0+): the share of SMs its kernels keep busy while they
+    # run; None: its workload's (simulated/gpm.py)
+    sm_share: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

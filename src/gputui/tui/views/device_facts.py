@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gputui.model.snapshot import DeviceSnapshot, GpuProcess, MigDevice
+from gputui.model.gpm import sms_mostly_idle
+from gputui.model.snapshot import DeviceSample, DeviceSnapshot, GpuProcess, MigDevice
 from gputui.tui.views import formatting as fmt
 
 NA = fmt.NA
@@ -116,7 +117,35 @@ def device_facts(dev: DeviceSnapshot) -> list[tuple[str, str]]:
         ("throttle", NA if s.throttle_reasons is None else (", ".join(s.throttle_reasons) or "none")),
         ("ECC errors (uncorrected)", fmt.na(s.ecc_volatile_uncorrected)),
     ]
+    if s.sm_active_pct is not None or s.dram_active_pct is not None:  # GPM: only where it is
+        rows += [
+            ("SMs active (GPM)", _pct(s.sm_active_pct)),
+            ("SM occupancy (GPM)", _pct(s.sm_occupancy_pct)),
+            ("tensor pipes active (GPM)", _pct(s.tensor_active_pct)),
+            ("DRAM bandwidth used (GPM)", _pct(s.dram_active_pct)),
+        ]
+        if sms_mostly_idle(s.utilization_gpu, s.sm_active_pct):
+            rows.append(
+                ("busy vs SMs", f"busy {s.utilization_gpu}%, SMs {_pct(s.sm_active_pct)}: "
+                 "kernels ran all the time but used few SMs")
+            )
     return rows
+
+
+def _pct(value: float | None) -> str:
+    return NA if value is None else f"{value:.0f}%"
+
+
+def gpm_text(s: DeviceSample | MigDevice, compact: bool) -> str:
+    """GPM's figures in a line ("" on a GPU without GPM: no N/A, nothing drawn)."""
+    if s.sm_active_pct is None and s.dram_active_pct is None:
+        return ""
+    if compact:
+        return f"SMs {_pct(s.sm_active_pct)}"
+    return (
+        f"SMs active {_pct(s.sm_active_pct)}  occupancy {_pct(s.sm_occupancy_pct)}  "
+        f"tensor {_pct(s.tensor_active_pct)}  DRAM {_pct(s.dram_active_pct)}"
+    )
 
 
 def mig_line(m: MigDevice, processes: Sequence[GpuProcess] | None = None) -> str:
@@ -131,6 +160,8 @@ def mig_line(m: MigDevice, processes: Sequence[GpuProcess] | None = None) -> str
         else f"{fmt.gib(m.memory_used)}/{fmt.gib(m.memory_total)} GiB"
     )
     line = f"MIG {m.index} {m.profile or NA}  {ids}  mem {mem}  util {fmt.na(m.utilization_gpu, '{}%')}"
+    if m.sm_active_pct is not None:  # GPM per GPU instance: what NVML's utilization lacks
+        line += f"  SMs {_pct(m.sm_active_pct)}"
     if processes is None:
         return line
     n = sum(

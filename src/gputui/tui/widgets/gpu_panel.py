@@ -29,9 +29,10 @@ from textual.binding import Binding
 from textual.message import Message
 
 from gputui.core.textsafe import markup_safe
+from gputui.model.gpm import sms_mostly_idle
 from gputui.model.snapshot import DeviceSnapshot
 from gputui.tui.views import formatting as fmt
-from gputui.tui.views.device_facts import mig_line, subtitle
+from gputui.tui.views.device_facts import gpm_text, mig_line, subtitle
 from gputui.tui.widgets import gpu_row
 from gputui.tui.widgets.text_lines import TextLines
 
@@ -105,6 +106,11 @@ def stats_parts(
         ]
     )
     warnings = []
+    if sms_mostly_idle(s.utilization_gpu, s.sm_active_pct):
+        warnings.append(f"busy {s.utilization_gpu}%, SMs {s.sm_active_pct:.0f}%")
+    gpm = gpm_text(s, compact)
+    if gpm:
+        parts = gpm + sep + parts if compact else parts + "\n" + gpm
     if s.throttle_reasons:
         warnings.append("throttle: " + ", ".join(s.throttle_reasons))
     if s.ecc_volatile_uncorrected:

@@ -84,12 +84,17 @@ def _kbs(v: float) -> str:
     return fmt.throughput_kbs(int(v))
 
 
-def metrics(power_limit_w: float | None) -> tuple[Metric, ...]:
+# GPM's SMs active, charted under utilization only for a GPU that has GPM.
+SM_ACTIVE = Metric("sm_active", "SMs active", _pct, lambda v: 100.0)
+
+
+def metrics(power_limit_w: float | None, gpm: bool = False) -> tuple[Metric, ...]:
     def power_top(values: Sequence[float]) -> float:
         return max(power_limit_w or 0.0, max(values, default=0.0))
 
     return (
         Metric("utilization", "GPU util", _pct, lambda v: 100.0),
+        *((SM_ACTIVE,) if gpm else ()),
         Metric("memory", "Memory", _pct, lambda v: 100.0),
         Metric("power", "Power", _watts, power_top),
         Metric("temperature", "Temp", _celsius, lambda v: max(100.0, max(v, default=0.0))),
@@ -123,14 +128,15 @@ class HistoryChart(Widget):
     def set_data(self, power_limit_w: float | None, series: SeriesFn, span_s: float = 0.0) -> None:
         """New series for every metric; repaints only when one of them changed. `span_s`:
         the seconds the series cover (the time axis under the charts)."""
-        new_metrics = metrics(power_limit_w)
+        new_metrics = metrics(power_limit_w, gpm=bool(series(SM_ACTIVE.key)))
         data = {m.key: series(m.key) for m in new_metrics}
         if data != self._data or power_limit_w != self._limit or span_s != self._span_s:
             self._limit = power_limit_w
             self._span_s = span_s
             self._data = data
+            grew = len(new_metrics) != len(self._metrics)  # GPM's chart came or went
             self._metrics = new_metrics
-            self.refresh()  # same height whatever the data: no layout pass
+            self.refresh(layout=grew)  # same height otherwise: no layout pass
 
     def get_content_height(self, container: object, viewport: object, width: int) -> int:
         return len(self._metrics) * (1 + self.chart_height) + 1  # and the time axis
