@@ -86,6 +86,31 @@ DCGM_FIELDS: tuple[DcgmField, ...] = (
         "PCIe RX throughput (in KB/s), NVML's sample.",
         "pcie_rx_kbs",
     ),
+    # GPM (Hopper and later), on DCGM's 0-1 scale; no sample at all on a GPU without GPM.
+    DcgmField(
+        "DCGM_FI_PROF_SM_ACTIVE",
+        "Ratio of cycles an SM has at least 1 warp assigned (NVML GPM, 0-1).",
+        "sm_active_pct",
+        0.01,
+    ),
+    DcgmField(
+        "DCGM_FI_PROF_SM_OCCUPANCY",
+        "Ratio of warps resident on an SM to the maximum (NVML GPM, 0-1).",
+        "sm_occupancy_pct",
+        0.01,
+    ),
+    DcgmField(
+        "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+        "Ratio of cycles any tensor pipe is active (NVML GPM, 0-1).",
+        "tensor_active_pct",
+        0.01,
+    ),
+    DcgmField(
+        "DCGM_FI_PROF_DRAM_ACTIVE",
+        "Ratio of cycles the device memory interface is active (NVML GPM, 0-1).",
+        "dram_active_pct",
+        0.01,
+    ),
 )
 ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"
 THROTTLE_NAMES: tuple[str, ...] = tuple(name for _, name in THROTTLE_REASONS if name != "idle")

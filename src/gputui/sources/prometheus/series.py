@@ -31,8 +31,16 @@ SAMPLE_METRICS: dict[str, tuple[str, float]] = {
     "gputui_gpu_power_limit_watts": ("power_limit_w", 1.0),
     "gputui_gpu_memory_total_bytes": ("memory_total", 1.0),
     "gputui_gpu_performance_state": ("performance_state", 1.0),
+    # GPM's figures as dcgm-exporter (DCGM's profiling module) and gputui export them: 0-1
+    "DCGM_FI_PROF_SM_ACTIVE": ("sm_active_pct", 100.0),
+    "DCGM_FI_PROF_SM_OCCUPANCY": ("sm_occupancy_pct", 100.0),
+    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": ("tensor_active_pct", 100.0),
+    "DCGM_FI_PROF_DRAM_ACTIVE": ("dram_active_pct", 100.0),
 }
-FLOAT_FIELDS = {"power_w", "power_limit_w"}
+FLOAT_FIELDS = {
+    "power_w", "power_limit_w", "sm_active_pct", "sm_occupancy_pct", "tensor_active_pct",
+    "dram_active_pct",
+}
 GPU_UP = "gputui_gpu_up"
 CARD_INFO = "gputui_gpu_card_info"
 THROTTLE = "gputui_gpu_throttle_reason"
@@ -59,6 +67,7 @@ VIEW_METRICS: tuple[str, ...] = (
     "DCGM_FI_DEV_POWER_USAGE",
     "gputui_gpu_memory_total_bytes",
     "gputui_gpu_power_limit_watts",
+    "DCGM_FI_PROF_SM_ACTIVE",
 )
 VALUE_METRICS: tuple[str, ...] = (*SAMPLE_METRICS, GPU_UP, *LABELLED_METRICS)
 # A value query keeps only what joins it to its GPU: the rest of the labels come once, from

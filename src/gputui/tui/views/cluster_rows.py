@@ -182,6 +182,14 @@ GPU_COLUMNS: tuple[Column, ...] = (
     Column("name", "Name", lambda r: _short(gpu_name(r.gpu)), lambda r: gpu_name(r.gpu)),
     Column("state", "State", _gpu_state, _gpu_state),
     _figure("util", "Util", _sampled("utilization_gpu"), _PCT),
+    # GPM's SMs active (DCGM_FI_PROF_SM_ACTIVE): blank, not N/A, where a GPU has no GPM
+    Column(
+        "sms",
+        "SMs",
+        lambda r: "" if _sample(r, "sm_active_pct") is None else _PCT(_sample(r, "sm_active_pct")),
+        _sampled("sm_active_pct"),
+        True,
+    ),
     Column(
         "memory",
         "Mem GiB",
