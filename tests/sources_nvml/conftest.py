@@ -122,6 +122,8 @@ class FakeNvml:
         self.util_asked: list[tuple[int, int]] = []  # (gpu index, lastSeenTimeStamp asked with)
         self.lookups: Counter[str] = Counter()  # C symbols asked of _nvmlGetFunctionPointer
         self.pcie_hook: Any = None  # called as hook(gpu, counter) before a PCIe answer
+        self.gpm_samples: dict[int, dict[int, float]] = {}  # sample address -> its values
+        self._gpm_buffers: list[Any] = []
 
     def n(self, fn: str, index: int | None = None) -> int:
         """How many times `fn` was called (for one GPU, or in total)."""
@@ -401,8 +403,11 @@ class FakeNvml:
         return support
 
     def nvmlGpmSampleAlloc(self) -> Any:
+        """A real sample handle (pynvml's pointer type); its values live in `gpm_samples`."""
         self._enter("nvmlGpmSampleAlloc", None)
-        return {"values": None}
+        sample = ctypes.pointer(pynvml.struct_c_nvmlGpmSample_t())
+        self._gpm_buffers.append(sample)  # keep the struct alive while the handle is
+        return sample
 
     def nvmlGpmSampleFree(self, sample: Any) -> None:
         self._enter("nvmlGpmSampleFree", None)
@@ -411,7 +416,7 @@ class FakeNvml:
         self._enter("nvmlGpmSampleGet", g)
         if not g.gpm:
             raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
-        sample["values"] = dict(g.gpm_values)
+        self.gpm_samples[ctypes.addressof(sample.contents)] = dict(g.gpm_values)
         return sample
 
     def nvmlGpmMigSampleGet(self, g: FakeGpu, gpu_instance: int, sample: Any) -> Any:
@@ -420,13 +425,13 @@ class FakeNvml:
             raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
         if gpu_instance not in g.gpm_instances:
             raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_FOUND)
-        sample["values"] = dict(g.gpm_instances[gpu_instance])
+        self.gpm_samples[ctypes.addressof(sample.contents)] = dict(g.gpm_instances[gpu_instance])
         return sample
 
     def nvmlGpmMetricsGet(self, request: Any) -> Any:
         """The second sample's values (the fake's counters are means already)."""
         self._enter("nvmlGpmMetricsGet", None)
-        values = request.sample2["values"]
+        values = self.gpm_samples[ctypes.addressof(request.sample2.contents)]
         for i in range(request.numMetrics):
             entry = request.metrics[i]
             if entry.metricId in values:

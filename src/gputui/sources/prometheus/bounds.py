@@ -30,6 +30,10 @@ METRIC_BOUNDS: dict[str, tuple[float, float]] = {
     "DCGM_FI_DEV_PCIE_TX_THROUGHPUT": (0.0, 1e9),  # KB/s
     "DCGM_FI_DEV_PCIE_RX_THROUGHPUT": (0.0, 1e9),
     "gputui_gpu_fan_percent": _PERCENT,
+    "DCGM_FI_PROF_SM_ACTIVE": (0.0, 1.0),  # DCGM's profiling ratios
+    "DCGM_FI_PROF_SM_OCCUPANCY": (0.0, 1.0),
+    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": (0.0, 1.0),
+    "DCGM_FI_PROF_DRAM_ACTIVE": (0.0, 1.0),
     "gputui_gpu_power_limit_watts": (0.0, 100_000.0),
     "gputui_gpu_memory_total_bytes": (0.0, float(_PIB_IN_MIB * _MIB)),
     "gputui_gpu_performance_state": (0.0, 32.0),
