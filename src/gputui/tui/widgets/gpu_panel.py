@@ -106,9 +106,10 @@ def stats_parts(
         ]
     )
     warnings = []
-    if sms_mostly_idle(s.utilization_gpu, s.sm_active_pct):
+    disagree = sms_mostly_idle(s.utilization_gpu, s.sm_active_pct)
+    if disagree:
         warnings.append(f"busy {s.utilization_gpu}%, SMs {s.sm_active_pct:.0f}%")
-    gpm = gpm_text(s, compact)
+    gpm = "" if compact and disagree else gpm_text(s, compact)  # said once in the warning
     if gpm:
         parts = gpm + sep + parts if compact else parts + "\n" + gpm
     if s.throttle_reasons:
