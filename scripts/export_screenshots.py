@@ -68,6 +68,15 @@ SCENES = (
         keys=("tab", "enter"),
         wait_for_screen=DeviceScreen,
     ),
+    # GPM on an H100: GPU 7 of the 8-GPU node is busy by NVML's count with few SMs active
+    # (tab from the process table goes to GPU 0, each tab to the next GPU)
+    Scene(
+        "device-details-gpm",
+        (130, 50),
+        scenario="demo-8gpu.toml",
+        keys=("tab",) * 8 + ("enter",),
+        wait_for_screen=DeviceScreen,
+    ),
     Scene("fit", (120, 40), keys=("f",), wait_for_screen=FitScreen),
     Scene("fit-80x24", (80, 24), keys=("f",), wait_for_screen=FitScreen),
     Scene("fit-faults", (120, 40), scenario="faults.toml", keys=("f",), wait_for_screen=FitScreen),

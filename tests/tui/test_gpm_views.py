@@ -51,7 +51,7 @@ def test_the_panel_says_busy_and_sms_and_shows_gpm_only_where_it_is() -> None:
 
 def test_details_and_mig_lines() -> None:
     rows = dict(device_facts(_dev(99, gpm=True)))
-    assert rows["SMs active (GPM)"] == "29%" and rows["DRAM bandwidth used (GPM)"] == "14%"
+    assert rows["SMs active (GPM)"] == "29%" and rows["DRAM active (GPM)"] == "14%"
     assert "busy vs SMs" in rows
     assert not any("GPM" in label for label, _ in device_facts(_dev(99, gpm=False)))
     mig = MigDevice(index=0, gpu_instance_id=1, profile="1g.20gb", sm_active_pct=12.0)

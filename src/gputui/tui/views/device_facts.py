@@ -121,13 +121,13 @@ def device_facts(dev: DeviceSnapshot) -> list[tuple[str, str]]:
         rows += [
             ("SMs active (GPM)", _pct(s.sm_active_pct)),
             ("SM occupancy (GPM)", _pct(s.sm_occupancy_pct)),
-            ("tensor pipes active (GPM)", _pct(s.tensor_active_pct)),
-            ("DRAM bandwidth used (GPM)", _pct(s.dram_active_pct)),
+            ("tensor active (GPM)", _pct(s.tensor_active_pct)),
+            ("DRAM active (GPM)", _pct(s.dram_active_pct)),
         ]
         if sms_mostly_idle(s.utilization_gpu, s.sm_active_pct):
             rows.append(
                 ("busy vs SMs", f"busy {s.utilization_gpu}%, SMs {_pct(s.sm_active_pct)}: "
-                 "kernels ran all the time but used few SMs")
+                 "few SMs worked")
             )
     return rows
 
