@@ -135,7 +135,9 @@ class GpuTuiApp(PolledApp, DashboardActions, App[int]):
         self.parents_of = parents_of
         self.process_history = ProcessHistory()
         self.settings = settings  # applied when the dashboard is ready (settings_apply.py)
-        self.exit_settings: Settings | None = None  # the state at quit, for run.py to save
+        # The state once the saved settings applied, and at quit: run.py saves what differs.
+        self.start_settings: Settings | None = None
+        self.exit_settings: Settings | None = None
 
         self.latest_snapshot: Snapshot | None = None
         self._dashboard_stale = False
@@ -171,6 +173,7 @@ class GpuTuiApp(PolledApp, DashboardActions, App[int]):
 
             for warning in apply_settings(self, self.dashboard, self.settings):
                 self.notify(warning, severity="warning", timeout=8, markup=False)
+            self.start_settings = self._settings_now()
         self._show_header()
         self.dashboard.query_one(ProcessTable).focus()
         # The header clock ticks on its own: at a 30 s interval it must not stand still.
@@ -240,12 +243,13 @@ class GpuTuiApp(PolledApp, DashboardActions, App[int]):
 
     def remember_settings(self) -> None:
         """The dashboard's settings as they are now, read while its widgets still exist."""
+        with contextlib.suppress(Exception):  # a screen tearing down: keep what was read
+            self.exit_settings = self._settings_now()
+
+    def _settings_now(self) -> Settings:
         from gputui.tui.settings_apply import current_settings
 
-        with contextlib.suppress(Exception):  # a screen tearing down: keep what was read
-            self.exit_settings = current_settings(
-                self, self.dashboard, self.interval, self.settings or Settings()
-            )
+        return current_settings(self, self.dashboard, self.interval, self.settings or Settings())
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         from gputui.tui.palette import dashboard_commands

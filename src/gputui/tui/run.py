@@ -149,10 +149,11 @@ def freeze_startup_heap() -> None:
     gc.freeze()
 
 
-def _save_settings(settings: Settings, path: Path) -> None:
-    from gputui.tui.settings import save
+def _save_settings(start: Settings, end: Settings, path: Path) -> None:
+    """What the user changed in the dashboard, set in the file in place (settings.py)."""
+    from gputui.tui.settings import changes, save_settings
 
-    warning = save(path, settings)
+    warning = save_settings(path, changes(start, end))
     if warning is not None:
         with contextlib.suppress(OSError, ValueError):
             print(f"gputui: warning: {warning}", file=sys.stderr)
@@ -169,7 +170,8 @@ def run_dashboard(
     settings_path: Path | None = None,
     first_poll: FirstPoll | None = None,
 ) -> int:
-    """`settings_path`: where the dashboard's settings are written at exit (None: not);
+    """`settings_path`: the settings file, edited at exit where the user changed a setting
+    (None: not written);
     `first_poll`: the first poll, started before Textual was imported.
 
     The dashboard only reads the catalog: a cache miss is validated by a child
@@ -205,8 +207,9 @@ def run_dashboard(
             with contextlib.suppress(Exception):
                 source.close()
     code = int(result or 0)
-    if settings_path is not None and app.exit_settings is not None:
-        _save_settings(app.exit_settings, settings_path)
+    start, end = app.start_settings, app.exit_settings
+    if settings_path is not None and start is not None and end is not None:
+        _save_settings(start, end, settings_path)
     # The UI is gone and the terminal restored. Leave now, without interpreter
     # finalization: a daemon thread still in a poll or a fit estimate can hold
     # stdout's or stderr's lock then, and CPython aborts ("could not acquire lock
