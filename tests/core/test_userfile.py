@@ -153,3 +153,45 @@ def test_remove_unchanged_removes_only_the_file_that_was_read(tmp_path: Path) ->
     assert path.read_bytes() == b"someone else's"
     again = read_own(path, 100)
     assert again is not None and remove_unchanged(path, again[1]) and not path.exists()
+
+
+def test_a_file_that_appears_while_a_new_one_is_written_is_not_clobbered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gputui.core.userfile as userfile
+
+    path = tmp_path / "settings.toml"
+    real_fsync = os.fsync
+
+    def someone_else_writes(fd: int) -> None:
+        real_fsync(fd)
+        if not path.exists():
+            path.write_bytes(b"written meanwhile\n")
+
+    monkeypatch.setattr(userfile.os, "fsync", someone_else_writes)
+    with pytest.raises(WriteRefused):
+        replace_file(path, b"new\n")
+    assert path.read_bytes() == b"written meanwhile\n"
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_file_swapped_while_it_is_written_is_not_clobbered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gputui.core.userfile as userfile
+
+    path = tmp_path / "settings.toml"
+    path.write_bytes(b"old\n")
+    real_fsync = os.fsync
+
+    def swapped(fd: int) -> None:
+        real_fsync(fd)
+        if path.read_bytes() == b"old\n":  # as an editor saves: a new file renamed over it
+            edited = tmp_path / "editor-swap"
+            edited.write_bytes(b"an editor saved this meanwhile\n")
+            os.replace(edited, path)
+
+    monkeypatch.setattr(userfile.os, "fsync", swapped)
+    with pytest.raises(WriteRefused):
+        replace_file(path, b"new\n")
+    assert path.read_bytes() == b"an editor saved this meanwhile\n"

@@ -82,6 +82,26 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _create(temporary: str, target: Path) -> bool:
+    """Put a new file in place only if none is there yet (a hard link fails on an existing
+    name, where a rename would replace it); False where the file system has no hard links."""
+    try:
+        os.link(temporary, target)
+    except FileExistsError:
+        raise WriteRefused(
+            "a file appeared there while it was being written; left as it is"
+        ) from None
+    except OSError:
+        return False
+    os.unlink(temporary)
+    _fsync_dir(target.parent)
+    return True
+
+
 def replace_file(
     path: Path,
     data: bytes,
@@ -96,9 +116,11 @@ def replace_file(
     `new_mode`: the permission bits of a file that did not exist; an existing file keeps
     its own bits and owner unless `keep_attributes` is False (a cache, whose bits and
     owner are part of its trust, is rewritten as this user's, `new_mode`).
-    `follow_symlinks` False: a link at `path` is refused, neither followed nor replaced. `may_replace(present_bytes)`: asked before an existing file is replaced;
-    False (or a file too big to read) refuses. Returns the file written (a link's
-    target). Raises OSError (`WriteRefused` for a refusal); the target is then untouched.
+    `follow_symlinks` False: a link at `path` is refused, neither followed nor replaced.
+    `may_replace(present_bytes)`: asked before an existing file is replaced; False (or a
+    file too big to read) refuses. A new file is put in place only if none appeared
+    meanwhile. Returns the file written (a link's target). Raises OSError (`WriteRefused`
+    for a refusal); the target is then untouched.
     """
     target, st = _target(path, follow_symlinks)
     if st is not None and may_replace is not None:
@@ -117,10 +139,13 @@ def replace_file(
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        # Swapped for a folder or a link since it was checked? Then refuse, not clobber.
+        # Swapped, removed or created since it was checked? Then refuse, not clobber.
         _, now = _target(path, follow_symlinks)
-        if st is not None and (now is None or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino)):
+        same = (now is None) if st is None else (now is not None and _same_file(now, st))
+        if not same:
             raise WriteRefused("the file changed while it was being written; left as it is")
+        if st is None and _create(temporary, target):
+            return target
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
