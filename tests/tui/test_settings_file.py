@@ -51,6 +51,14 @@ def test_nothing_changed_is_nothing_written(tmp_path: Path) -> None:
     assert path.stat().st_mtime == 1_000_000 and path.read_text() == HAND_WRITTEN
 
 
+def test_removing_a_setting_an_empty_file_lacks_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_bytes(b"")
+    os.utime(path, (1_000_000, 1_000_000))
+    assert save_settings(path, {"mine": None}) is None
+    assert path.stat().st_mtime == 1_000_000
+
+
 def test_none_removes_a_setting_and_a_new_file_starts_with_a_header(tmp_path: Path) -> None:
     path = tmp_path / "gputui" / "settings.toml"
     assert save_settings(path, {"hidden_columns": ("time",), "mine": True}) is None

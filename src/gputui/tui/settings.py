@@ -204,7 +204,8 @@ def save_settings(path: Path, changed: Mapping[str, Any]) -> str | None:
     try:
         import tomlkit
 
-        document = tomlkit.parse(NEW_FILE_HEADER if text is None else text)
+        start = NEW_FILE_HEADER if text is None else text
+        document = tomlkit.parse(start)
         for key, value in wanted.items():
             if value is not None:
                 document[key] = value
@@ -213,7 +214,7 @@ def save_settings(path: Path, changed: Mapping[str, Any]) -> str | None:
         edited = document.as_string()
     except Exception as exc:  # tomlkit refusing a file tomllib read: the file stays as it is
         return f"{shown}: settings not saved (cannot edit it in place: {type(exc).__name__})"
-    if edited == (text or NEW_FILE_HEADER):
+    if edited == start:
         return None
     # The edit is checked, not trusted: it must read back as the old table plus the changes.
     expected = {k: v for k, v in data.items() if k not in wanted}
