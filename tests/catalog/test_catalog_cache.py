@@ -120,7 +120,7 @@ def test_a_refused_catalog_is_never_cached(cache_root: Path, scratch_catalog: Ma
     "damage",
     [
         lambda text: text[: len(text) // 2],  # cut short
-        lambda text: "not json",
+        lambda text: text[:60] + "not json",  # the head gputui writes, then garbage
         lambda text: text.replace('"memory_gib"', '"memory_gb"'),  # another layout
         lambda text: text.replace('"cards":[', '"cards":[7,'),
     ],
@@ -327,3 +327,56 @@ def test_the_cache_keeps_the_most_recent_directories_only(
         for p in cache_root.glob("catalog-*.json")
     )
     assert kept == sorted(str(r) for r in loaded[-3:])
+
+
+def _copies(tmp_path: Path, count: int) -> list[Path]:
+    """`count` catalog folders of one card each, as `--catalog-dir` copies would be."""
+    made = []
+    for n in range(count):
+        root = tmp_path / f"copy{n}"
+        (root / "cards").mkdir(parents=True)
+        (root / "architectures.toml").write_bytes(
+            (catalog_dir() / "architectures.toml").read_bytes()
+        )
+        (root / "cards" / "test.toml").write_text(GOOD_CARD, encoding="utf-8")
+        made.append(root)
+    return made
+
+
+def test_pruning_never_removes_the_users_own_catalog_files(
+    cache_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`GPUTUI_CACHE_DIR` pointed at a folder of the user's own `catalog-*.json`: the name
+    proves nothing, so only files gputui wrote (its marker) are counted and pruned."""
+    monkeypatch.setattr(cache, "MAX_FILES", 2)
+    cache_root.mkdir(mode=0o700)
+    theirs = {
+        cache_root / "catalog-2019.json": b'{"cards": ["mine"]}\n',
+        cache_root / "catalog-0000abcd.json": b'{"crc32":"0000abcd","payload":{"mine":1}}',
+        cache_root / "catalog-empty.json": b"",
+    }
+    for n, (path, data) in enumerate(theirs.items()):
+        path.write_bytes(data)
+        os.utime(path, (1_000 + n, 1_000 + n))  # older than anything gputui writes
+    for n, root in enumerate(_copies(tmp_path, 4)):
+        load_catalog(root)
+        written = cache._file_for(root.resolve(), cache_root)
+        os.utime(written, (1_000_000 + n, 1_000_000 + n))
+    for path, data in theirs.items():
+        assert path.read_bytes() == data, path
+    ours = [p for p in cache_root.glob("catalog-*.json") if p not in theirs]
+    assert len(ours) == 2
+
+
+@pytest.mark.parametrize("data", [b'{"my": "own notes"}\n', b"not json", b""])
+def test_a_users_file_with_the_cache_files_name_is_not_overwritten(
+    cache_root: Path, tmp_path: Path, data: bytes
+) -> None:
+    """Without gputui's marker a file is not provably gputui's: a miss, and left as it is."""
+    (root,) = _copies(tmp_path, 1)
+    cache_root.mkdir(mode=0o700)
+    theirs = cache._file_for(root.resolve(), cache_root)
+    theirs.write_bytes(data)
+    assert [c.name for c in load_catalog(root).cards] == ["Test Card"]
+    assert theirs.read_bytes() == data
+    assert [c.name for c in _fresh_load(root).cards] == ["Test Card"]  # validated again

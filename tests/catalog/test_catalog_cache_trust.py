@@ -162,8 +162,10 @@ def test_a_symlinked_cache_file_is_refused(
     os.replace(kept, elsewhere)
     os.chmod(elsewhere, 0o600)
     kept.symlink_to(elsewhere)
+    planted = elsewhere.read_bytes()
     assert _memory_of("Test Card", root) == 24
-    assert not kept.is_symlink()  # replaced by a real file
+    # neither followed nor replaced: a link gputui did not make is left as it is
+    assert kept.is_symlink() and elsewhere.read_bytes() == planted
 
 
 def test_a_folder_others_can_write_to_is_not_used_at_all(

@@ -1,6 +1,6 @@
-"""Issue 21, what nvitop users miss: settings that persist (settings.toml in the user config
-directory: interval, sort, filter, "my processes", theme, hidden columns). A broken file is
-one warning line and the defaults, never a crash; `--no-config` ignores it."""
+"""Settings that persist (settings.toml in the user config directory: interval, sort, filter,
+"my processes", theme, hidden columns). A bad value is one warning line and ignored, never a
+crash; `--no-config` ignores the file. Saving edits the file in place: test_settings_file.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from demo_driving import app_for, ready
 
 from gputui import cli
-from gputui.tui.settings import Settings, load, save
+from gputui.tui.settings import Loaded, Settings, changes, load, save_settings
 from gputui.tui.views.kill import user_name
 from gputui.tui.widgets.process_table import ProcessTable
 
@@ -27,40 +27,54 @@ def test_round_trip(tmp_path: Path) -> None:
         theme="nord",
         hidden_columns=("time", "type"),
     )
-    assert save(path, s) is None
-    assert load(path) == (s, None)
+    assert save_settings(path, changes(Settings(), s)) is None
+    assert load(path) == Loaded(s, None, True)
 
 
 def test_missing_file_is_the_defaults_without_a_warning(tmp_path: Path) -> None:
-    assert load(tmp_path / "none.toml") == (Settings(), None)
+    assert load(tmp_path / "none.toml") == Loaded(Settings(), None, True)
 
 
 @pytest.mark.parametrize(
     ("text", "field"),
     [
-        ('interval = "fast"', "interval"),
+        ('interval = "fast"', "interval: must be a number of seconds"),
         ("interval = 0.01", "interval: 0.01 is out of range (0.1 to 3600)"),
         ('sort = "bogus"', "sort: must be one of"),
         ('hidden_columns = ["pid"]', "hidden_columns"),
         ("colour = 1", "colour: unknown setting"),
-        ("interval = ", "invalid TOML"),
-        ("[[[[", "invalid TOML"),
     ],
 )
-def test_a_broken_file_is_one_line_and_the_defaults(tmp_path: Path, text: str, field: str) -> None:
+def test_a_bad_value_is_one_line_and_ignored(tmp_path: Path, text: str, field: str) -> None:
     path = tmp_path / "settings.toml"
     path.write_text(text + "\n")
-    settings, warning = load(path)
-    assert settings == Settings()
+    settings, warning, whole = load(path)
+    assert settings == Settings() and whole
     assert warning is not None and "\n" not in warning
-    assert str(path) in warning and field in warning and warning.endswith("using defaults")
+    assert str(path) in warning and field in warning and warning.endswith("(kept in the file)")
 
 
-def test_binary_garbage_is_one_line(tmp_path: Path) -> None:
+def test_the_valid_values_beside_a_bad_one_still_apply(tmp_path: Path) -> None:
     path = tmp_path / "settings.toml"
-    path.write_bytes(b"\xff\xfe\x00garbage")
-    settings, warning = load(path)
-    assert settings == Settings() and warning is not None and "\n" not in warning
+    path.write_text('interval = 0.05\nfilter = "python"\nhidden_columns = ["time"]\nx = 1\n')
+    settings, warning, whole = load(path)
+    assert settings == Settings(filter="python", hidden_columns=("time",)) and whole
+    assert warning is not None and "interval" in warning and "x: unknown setting" in warning
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"interval = \n", b"[[[[\n", b"\xff\xfe\x00garbage", b"a = " + b"[" * 10 + b"]" * 10],
+)
+def test_a_file_that_cannot_be_read_whole_is_the_defaults_and_not_to_be_written(
+    tmp_path: Path, raw: bytes
+) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_bytes(raw)
+    settings, warning, whole = load(path)
+    assert settings == Settings() and not whole
+    assert warning is not None and "\n" not in warning and str(path) in warning
+    assert warning.endswith("using defaults, and the file is not written")
 
 
 async def test_saved_settings_apply_and_the_state_at_quit_is_kept() -> None:
@@ -82,6 +96,9 @@ async def test_saved_settings_apply_and_the_state_at_quit_is_kept() -> None:
     assert kept is not None
     assert kept.sort == after_pid and kept.mine and kept.hidden_columns == ("type",)
     assert kept.interval == app.interval and me
+    # what the user changed, and only that, is what run.py sets in the file at exit
+    assert app.start_settings is not None
+    assert changes(app.start_settings, kept) == {"sort": after_pid, "mine": True}
 
 
 def test_no_config_is_an_option(capsys: pytest.CaptureFixture[str]) -> None:

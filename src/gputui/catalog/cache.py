@@ -25,8 +25,12 @@ believed only when nobody else could have written it. The folder is created
 0700 and each file 0600 (set explicitly, whatever the umask); a folder not
 owned by this user or writable by group or others is not used at all, and a
 file that is a symlink, not a regular file, not owned by this user, writable by
-group or others, or over `MAX_BYTES` is a miss (then validated anew, and
-replaced). The records are stored with the CRC-32 of their exact bytes,
+group or others, or over `MAX_BYTES` is a miss (then validated anew). A file
+is replaced or pruned only when gputui can prove it wrote it
+(`_written_by_gputui`: the head of the layout below): a user's own
+`catalog-*.json` in a folder `GPUTUI_CACHE_DIR` names is never touched, and a
+cache that cannot be written for that reason is simply not kept. The records
+are stored with the CRC-32 of their exact bytes,
 `{"crc32": "...", "payload": {...}}` (still plain JSON), checked before they
 are parsed: a file cut short, damaged or edited by hand (a card's memory_gib
 changed) is a miss too. The CRC is not a secret: whoever runs as
@@ -46,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import stat
 import zlib
 from collections.abc import Iterable
@@ -63,6 +68,7 @@ MAX_BYTES = 16 << 20  # the shipped catalog's file is ~0.3 MB
 _CODE = ("models.py", "bounds.py", "validate.py", "loader.py", "cache.py")
 _HEAD = b'{"crc32":"%08x","payload":'
 _HEAD_LEN = len(_HEAD % 0)
+_MARKER = re.compile(rb'\{"crc32":"[0-9a-f]{8}","payload":\{"format":[0-9]+,')
 
 
 def cache_dir() -> Path | None:
@@ -202,34 +208,47 @@ def write(directory: Path, key: dict[str, str], catalog: Catalog) -> None:
         "architectures": {k: a.model_dump() for k, a in catalog.architectures.items()},
         "cards": [c.model_dump() for c in catalog.cards],
     }
-    import tempfile
+    from gputui.core.userfile import replace_file
 
     target = _file_for(directory, root)
     with contextlib.suppress(OSError, ValueError):
         if not _make_dir(root):
             return  # someone else's folder, or one others can write to: no cache at all
-        encoded = encode(data)
-        fd, temporary = tempfile.mkstemp(prefix=target.name, suffix=".tmp", dir=root)
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(encoded)
-            os.replace(temporary, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        # A file of that name that gputui cannot prove it wrote is the user's: kept.
+        replace_file(
+            target,
+            encode(data),
+            new_mode=0o600,
+            keep_attributes=False,
+            follow_symlinks=False,
+            may_replace=_written_by_gputui,
+        )
         _prune(root, target)
 
 
+def _written_by_gputui(raw: bytes) -> bool:
+    """Whether these bytes begin as every cache file gputui writes (`encode` of a record
+    that starts with its format): the marker a user's own JSON file never carries. The CRC
+    itself is not required, so a damaged or hand-edited cache file is still rebuilt."""
+    return _MARKER.match(raw) is not None
+
+
 def _prune(root: Path, kept: Path) -> None:
-    """Remove the least recently written cache files beyond MAX_FILES (never `kept`)."""
+    """Remove the least recently written cache files beyond MAX_FILES (never `kept`).
+
+    Only files gputui can prove it wrote are counted or removed: the name alone proves
+    nothing (`GPUTUI_CACHE_DIR` may name a folder of the user's own `catalog-*.json`), so
+    each is read without following links, must be this user's and must carry the marker
+    every file `encode` writes; it is removed only if it is still that same file.
+    """
+    from gputui.core.userfile import read_own, remove_unchanged
+
     dated = []
     for path in root.glob("catalog-*.json"):
-        with contextlib.suppress(OSError):
-            dated.append((path.stat().st_mtime_ns, path))
-    dated.sort(reverse=True)
-    for _, path in dated[MAX_FILES:]:
+        found = read_own(path, MAX_BYTES)
+        if found is not None and _written_by_gputui(found[0]):
+            dated.append((found[1].st_mtime_ns, path, found[1]))
+    dated.sort(key=lambda item: item[0], reverse=True)
+    for _, path, seen in dated[MAX_FILES:]:
         if path != kept:
-            with contextlib.suppress(OSError):
-                path.unlink()
+            remove_unchanged(path, seen)

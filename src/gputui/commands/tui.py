@@ -185,9 +185,11 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
     saved_at = None if getattr(args, "no_config", False) else settings_path()
     settings = None
     if saved_at is not None:
-        settings, warning = load(saved_at)
+        settings, warning, whole = load(saved_at)
         if warning is not None:
             print(f"gputui: warning: {warning}", file=sys.stderr)
+        if not whole:
+            saved_at = None  # a file gputui could not read whole is never written
         if settings.interval is not None and interval == FAST_DEFAULTS["interval"]:
             interval = settings.interval  # a saved interval, unless --interval said another
 

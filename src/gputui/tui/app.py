@@ -38,7 +38,7 @@ from gputui.tui.messages import CardsMatched, DashboardReady
 from gputui.tui.poller import Polled, PolledApp, Poller, PollFailed
 from gputui.tui.screens.dashboard import CSS_PATHS, DashboardScreen
 from gputui.tui.settings import Settings
-from gputui.tui.terminal import exit_watchdog, terminal_gone
+from gputui.tui.terminal import HangUp
 from gputui.tui.views.cards import CardLookup, catalog_labels
 from gputui.tui.views.kill import KillPolicy
 from gputui.tui.widgets.fit_line import FitLine
@@ -69,7 +69,7 @@ def _first_outcome(first: FirstPoll, *, wait: bool = False) -> Polled[Snapshot] 
     return PollFailed(_poll_error(error), first.elapsed_s)
 
 
-class GpuTuiApp(PolledApp, DashboardActions, App[int]):
+class GpuTuiApp(PolledApp, HangUp, DashboardActions, App[int]):
     TITLE = "gputui"
     CSS_PATH = CSS_PATHS
     ENABLE_COMMAND_PALETTE = True
@@ -135,7 +135,9 @@ class GpuTuiApp(PolledApp, DashboardActions, App[int]):
         self.parents_of = parents_of
         self.process_history = ProcessHistory()
         self.settings = settings  # applied when the dashboard is ready (settings_apply.py)
-        self.exit_settings: Settings | None = None  # the state at quit, for run.py to save
+        # The state once the saved settings applied, and at quit: run.py saves what differs.
+        self.start_settings: Settings | None = None
+        self.exit_settings: Settings | None = None
 
         self.latest_snapshot: Snapshot | None = None
         self._dashboard_stale = False
@@ -171,6 +173,7 @@ class GpuTuiApp(PolledApp, DashboardActions, App[int]):
 
             for warning in apply_settings(self, self.dashboard, self.settings):
                 self.notify(warning, severity="warning", timeout=8, markup=False)
+            self.start_settings = self._settings_now()
         self._show_header()
         self.dashboard.query_one(ProcessTable).focus()
         # The header clock ticks on its own: at a 30 s interval it must not stand still.
@@ -209,23 +212,8 @@ class GpuTuiApp(PolledApp, DashboardActions, App[int]):
             with contextlib.suppress(NoMatches):  # the screen may be tearing down
                 self._show_header()
 
-    def _terminal_still_there(self) -> bool:
-        """Before each poll: a terminal that hung up ends the app instead (terminal.py)."""
-        if self.watch_terminal and terminal_gone():
-            self.hang_up()
-            return False
-        return True
-
-    def hang_up(self, return_code: int = 0) -> None:
-        """Exit for a signal or a vanished terminal, and make sure the process does end.
-
-        With a watchdog set, the process ends that many seconds later whatever
-        Textual's shutdown is doing (terminal.py).
-        """
+    def _before_hang_up(self) -> None:
         self.remember_settings()
-        self.exit(return_code)
-        if self.exit_watchdog_s is not None:
-            exit_watchdog(self.exit_watchdog_s, return_code)
 
     def _shutting_down(self) -> bool:
         """A poll that finishes while the app exits has no widgets left to fill.
@@ -240,12 +228,13 @@ class GpuTuiApp(PolledApp, DashboardActions, App[int]):
 
     def remember_settings(self) -> None:
         """The dashboard's settings as they are now, read while its widgets still exist."""
+        with contextlib.suppress(Exception):  # a screen tearing down: keep what was read
+            self.exit_settings = self._settings_now()
+
+    def _settings_now(self) -> Settings:
         from gputui.tui.settings_apply import current_settings
 
-        with contextlib.suppress(Exception):  # a screen tearing down: keep what was read
-            self.exit_settings = current_settings(
-                self, self.dashboard, self.interval, self.settings or Settings()
-            )
+        return current_settings(self, self.dashboard, self.interval, self.settings or Settings())
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         from gputui.tui.palette import dashboard_commands

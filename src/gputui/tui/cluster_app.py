@@ -30,6 +30,7 @@ from gputui.sources.prometheus.view import ViewData
 from gputui.tui.cluster_fetch import reader_for
 from gputui.tui.poller import Polled, PolledApp, Poller, PollFailed
 from gputui.tui.screens.cluster import CSS_PATH, ClusterScreen, HostScreen
+from gputui.tui.terminal import HangUp
 from gputui.tui.views.cluster_rows import SPARK_WIDTH, History
 
 HISTORY_METRIC = "DCGM_FI_DEV_GPU_UTIL"
@@ -52,7 +53,7 @@ def _wall_clock() -> str:
     return time.strftime("%H:%M:%S")
 
 
-class ClusterApp(PolledApp, App[int]):
+class ClusterApp(PolledApp, HangUp, App[int]):
     TITLE = "gputui cluster"
     CSS_PATH = CSS_PATH
     BINDINGS = [
@@ -84,13 +85,23 @@ class ClusterApp(PolledApp, App[int]):
         clock: Callable[[], str] | None = None,
         history_every_s: float = HISTORY_EVERY_S,
         monotonic: Callable[[], float] = time.monotonic,
+        watch_terminal: bool = False,
+        exit_watchdog_s: float | None = None,
     ) -> None:
-        """`follow_scrape`: `interval` is the default, raised to the fleet's scrape interval."""
+        """`follow_scrape`: `interval` is the default, raised to the fleet's scrape interval;
+        `watch_terminal`, `exit_watchdog_s`: as the dashboard's (terminal.HangUp)."""
         super().__init__()
         self.source = source
         self.reader = reader_for(source)
+        self.watch_terminal = watch_terminal
+        self.exit_watchdog_s = exit_watchdog_s
         self.poller: Poller[Fetched] = Poller(
-            self, self._fetch, interval=interval, name="cluster-poll", describe=_cluster_error
+            self,
+            self._fetch,
+            interval=interval,
+            name="cluster-poll",
+            describe=_cluster_error,
+            before_poll=self._terminal_still_there,
         )
         self.clock = clock or _wall_clock
         self.monotonic = monotonic  # what the host ages count with (frozen in screenshots)
@@ -242,8 +253,6 @@ def interval_given(words: list[str]) -> bool:
 
 def run_cluster(args: Any, interval: float) -> int:
     """`gputui --prometheus URL [--match SELECTOR]`: checks first, then the view."""
-    import asyncio
-    import signal
     import sys
 
     from gputui.core.errors import UserError
@@ -257,17 +266,13 @@ def run_cluster(args: Any, interval: float) -> int:
             "the cluster view needs a terminal on stdin and stdout; for a one-shot listing use "
             "`gputui snapshot --prometheus URL`"
         )
-    from gputui.tui.run import DaemonThreadExecutor
+    from gputui.tui.run import EXIT_WATCHDOG_S, leave, run_in_terminal
 
-    app = ClusterApp(source, interval=interval, follow_scrape=not interval_given(sys.argv[1:]))
-    loop = asyncio.new_event_loop()
-    loop.set_default_executor(DaemonThreadExecutor())
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        loop.add_signal_handler(sig, lambda: app.exit(0))
-    try:
-        result = app.run(loop=loop)
-    finally:
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            loop.remove_signal_handler(sig)
-        loop.close()
-    return int(result or 0)
+    app = ClusterApp(
+        source,
+        interval=interval,
+        follow_scrape=not interval_given(sys.argv[1:]),
+        watch_terminal=True,
+        exit_watchdog_s=EXIT_WATCHDOG_S,
+    )
+    leave(run_in_terminal(app))  # the dashboard's terminal handling (tui/run.py)

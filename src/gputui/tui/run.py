@@ -1,4 +1,7 @@
-"""Running the dashboard in a real terminal: signals, hang-ups and a clean exit.
+"""Running an app in a real terminal: signals, hang-ups and a clean exit.
+
+Both apps, the dashboard (`run_dashboard`) and the cluster view (cluster_app.py), run
+through `run_in_terminal` and end with `leave`, so each gets all of the below.
 
 - SIGTERM and SIGHUP (tmux kill-session, a dropped SSH connection) call
   `app.hang_up`: Textual exits and restores the terminal instead of dying
@@ -32,7 +35,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 
 from gputui.sources.base import Source
 from gputui.tui.first_poll import FirstPoll
@@ -149,10 +152,53 @@ def freeze_startup_heap() -> None:
     gc.freeze()
 
 
-def _save_settings(settings: Settings, path: Path) -> None:
-    from gputui.tui.settings import save
+class TerminalApp(Protocol):
+    """What `run_in_terminal` runs: a Textual App with `HangUp` (terminal.py) mixed in."""
 
-    warning = save(path, settings)
+    def hang_up(self, return_code: int = 0) -> None: ...
+
+    def run(self, *, loop: asyncio.AbstractEventLoop | None = None) -> Any: ...
+
+
+def run_in_terminal(app: TerminalApp) -> int:
+    """Run `app` until it exits: its workers on daemon threads, SIGTERM, SIGHUP, SIGINT and
+    SIGQUIT ending it through `hang_up` (with its exit watchdog), the UI drawn on the
+    terminal even with stderr redirected, start-up's heap frozen once it is over."""
+    loop = asyncio.new_event_loop()
+    loop.set_default_executor(DaemonThreadExecutor())
+    for sig, code in EXIT_SIGNALS.items():
+        loop.add_signal_handler(sig, app.hang_up, code)
+    loop.call_later(GC_FREEZE_AFTER_S, freeze_startup_heap)
+    try:
+        with ui_on_terminal():
+            result = app.run(loop=loop)
+    finally:
+        for sig in EXIT_SIGNALS:
+            loop.remove_signal_handler(sig)
+        loop.close()
+    return int(result or 0)
+
+
+def leave(code: int) -> NoReturn:
+    """End the process once the UI is gone and the terminal restored.
+
+    Without interpreter finalization: a daemon thread still in a poll (a driver call, an
+    HTTP request) or a fit estimate can hold stdout's or stderr's lock then, and CPython
+    aborts ("could not acquire lock ... at interpreter shutdown", SIGABRT), seen on 3.10
+    on a loaded machine.
+    """
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
+    os._exit(code)
+
+
+def _save_settings(start: Settings, end: Settings, path: Path) -> None:
+    """What the user changed in the dashboard, set in the file in place (settings.py)."""
+    from gputui.tui.settings import changes, save_settings
+
+    warning = save_settings(path, changes(start, end))
     if warning is not None:
         with contextlib.suppress(OSError, ValueError):
             print(f"gputui: warning: {warning}", file=sys.stderr)
@@ -169,8 +215,8 @@ def run_dashboard(
     settings_path: Path | None = None,
     first_poll: FirstPoll | None = None,
 ) -> int:
-    """`settings_path`: where the dashboard's settings are written at exit (None: not);
-    `first_poll`: the first poll, started before Textual was imported.
+    """`settings_path`: the settings file, edited at exit where the user changed a setting
+    (None: not written); `first_poll`: the first poll, started before Textual was imported.
 
     The dashboard only reads the catalog: a cache miss is validated by a child
     process, so pydantic never loads into this long-lived one (catalog/loader.py).
@@ -189,30 +235,14 @@ def run_dashboard(
         first_poll=first_poll,
         catalog_in_child=True,
     )
-    loop = asyncio.new_event_loop()
-    loop.set_default_executor(DaemonThreadExecutor())
-    for sig, code in EXIT_SIGNALS.items():
-        loop.add_signal_handler(sig, app.hang_up, code)
-    loop.call_later(GC_FREEZE_AFTER_S, freeze_startup_heap)
     try:
-        with ui_on_terminal():
-            result = app.run(loop=loop)
+        code = run_in_terminal(app)
     finally:
-        for sig in EXIT_SIGNALS:
-            loop.remove_signal_handler(sig)
-        loop.close()
         if not app.poll_in_flight:
             with contextlib.suppress(Exception):
                 source.close()
-    code = int(result or 0)
-    if settings_path is not None and app.exit_settings is not None:
-        _save_settings(app.exit_settings, settings_path)
-    # The UI is gone and the terminal restored. Leave now, without interpreter
-    # finalization: a daemon thread still in a poll or a fit estimate can hold
-    # stdout's or stderr's lock then, and CPython aborts ("could not acquire lock
-    # ... at interpreter shutdown", SIGABRT), seen on 3.10 on a loaded machine.
-    with contextlib.suppress(OSError, ValueError):
-        sys.stdout.flush()
-    with contextlib.suppress(OSError, ValueError):
-        sys.stderr.flush()
-    os._exit(code)
+    if settings_path is not None:
+        start, end = app.start_settings, app.exit_settings
+        if start is not None and end is not None:
+            _save_settings(start, end, settings_path)
+    leave(code)

@@ -1,21 +1,26 @@
 """Dashboard settings that persist: `settings.toml` in the user config directory.
 
-Read once at start, written when the dashboard exits: the refresh interval, the
-sort column and direction, the process filter and "my processes", the theme,
-and columns the user never wants (`hidden_columns`, edited by hand). `--no-config`
-neither reads nor writes it. A file that cannot be read or holds a bad value is
-one warning line and the defaults, never a crash and never half a file applied.
+Read once at start; at exit what the user changed in the dashboard is written back:
+the refresh interval, the sort column and direction, the process filter and "my
+processes", the theme, and columns the user never wants (`hidden_columns`).
+`--no-config` neither reads nor writes it.
+
+The file is the user's: a bad value or an unknown key is one warning line and is
+ignored, the valid values still apply, and the file is left as it is. Saving edits
+it in place (`save_settings`, tomlkit): only the settings that changed are set, and
+every other key, value, comment and blank line stays as written; nothing changed,
+nothing written. A file gputui could not read whole (not UTF-8, not TOML, too big,
+not a regular file) is never written. The write itself is core/userfile's: atomic,
+through a symlink, and refused when the file changed on disk since it was read.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
-import os
-import tempfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gputui.core.textsafe import visible
 
@@ -44,7 +49,16 @@ def settings_path() -> Path:
 
 
 class SettingsError(ValueError):
-    """One line: the file and the field, and what is wrong."""
+    """One field's problem, in words: what is wrong and what is allowed."""
+
+
+class Loaded(NamedTuple):
+    """The settings read at start, the warning line if any, and whether the file was read
+    whole (missing, or TOML gputui could read): only then may the dashboard edit it at exit."""
+
+    settings: Settings
+    warning: str | None
+    whole: bool
 
 
 def _column_keys() -> tuple[str, ...]:
@@ -53,103 +67,169 @@ def _column_keys() -> tuple[str, ...]:
     return COLUMN_KEYS
 
 
-def parse(data: dict[str, Any], where: str) -> Settings:
-    """The settings in a parsed TOML table; SettingsError names the first bad field."""
-    known = {f.name for f in dataclasses.fields(Settings)}
-    for key in data:
-        if key not in known:
-            raise SettingsError(f"{where}: {visible(str(key))}: unknown setting")
+def _interval(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        raise SettingsError("must be a number of seconds")
+    if not 0.1 <= v <= 3600:
+        raise SettingsError(f"{v:g} is out of range (0.1 to 3600)")
+    return float(v)
+
+
+def _sort(v: Any) -> str:
+    if not isinstance(v, str) or v not in _column_keys():
+        raise SettingsError(f"must be one of {', '.join(_column_keys())}")
+    return v
+
+
+def _flag(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise SettingsError("must be true or false")
+    return v
+
+
+def _filter(v: Any) -> str:
+    if not isinstance(v, str) or len(v) > FILTER_MAX:
+        raise SettingsError(f"must be text of at most {FILTER_MAX} characters")
+    return visible(v)
+
+
+def _theme(v: Any) -> str:
+    if not isinstance(v, str) or not v or len(v) > THEME_MAX:
+        raise SettingsError("must be a theme name")
+    return visible(v)
+
+
+def _hidden_columns(v: Any) -> tuple[str, ...]:
+    allowed = [k for k in _column_keys() if k not in KEPT_COLUMNS]
+    if not isinstance(v, list | tuple) or not all(isinstance(x, str) and x in allowed for x in v):
+        raise SettingsError(f"must be a list of {', '.join(allowed)}")
+    return tuple(dict.fromkeys(v))
+
+
+_FIELDS: dict[str, Callable[[Any], Any]] = {
+    "interval": _interval,
+    "sort": _sort,
+    "reverse": _flag,
+    "filter": _filter,
+    "mine": _flag,
+    "theme": _theme,
+    "hidden_columns": _hidden_columns,
+}
+
+
+def parse(data: Mapping[str, Any]) -> tuple[Settings, list[str]]:
+    """The valid settings in a parsed TOML table, and a `field: problem` line for each key
+    that is unknown or holds a bad value (ignored: the defaults stand for those)."""
     out: dict[str, Any] = {}
-    if "interval" in data:
-        v = data["interval"]
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-            raise SettingsError(f"{where}: interval: must be a number of seconds")
-        if not 0.1 <= v <= 3600:
-            raise SettingsError(f"{where}: interval: {v:g} is out of range (0.1 to 3600)")
-        out["interval"] = float(v)
-    if "sort" in data:
-        v = data["sort"]
-        if not isinstance(v, str) or v not in _column_keys():
-            raise SettingsError(f"{where}: sort: must be one of {', '.join(_column_keys())}")
-        out["sort"] = v
-    for name in ("reverse", "mine"):
-        if name in data:
-            if not isinstance(data[name], bool):
-                raise SettingsError(f"{where}: {name}: must be true or false")
-            out[name] = data[name]
-    if "filter" in data:
-        v = data["filter"]
-        if not isinstance(v, str) or len(v) > FILTER_MAX:
-            raise SettingsError(f"{where}: filter: must be text of at most {FILTER_MAX} characters")
-        out["filter"] = visible(v)
-    if "theme" in data:
-        v = data["theme"]
-        if not isinstance(v, str) or not v or len(v) > THEME_MAX:
-            raise SettingsError(f"{where}: theme: must be a theme name")
-        out["theme"] = visible(v)
-    if "hidden_columns" in data:
-        v = data["hidden_columns"]
-        allowed = [k for k in _column_keys() if k not in KEPT_COLUMNS]
-        if not isinstance(v, list) or not all(isinstance(x, str) and x in allowed for x in v):
-            raise SettingsError(f"{where}: hidden_columns: must be a list of {', '.join(allowed)}")
-        out["hidden_columns"] = tuple(dict.fromkeys(v))
-    return Settings(**out)
+    problems = []
+    for key, value in data.items():
+        check = _FIELDS.get(key)
+        if check is None:
+            problems.append(f"{visible(str(key))}: unknown setting")
+            continue
+        try:
+            out[key] = check(value)
+        except SettingsError as exc:
+            problems.append(f"{key}: {exc}")
+    return Settings(**out), problems
 
 
-def load(path: Path) -> tuple[Settings, str | None]:
-    """(the settings, None), or (the defaults, one warning line) when the file is unusable;
-    a missing file is the defaults without a warning."""
-    if not path.exists():
-        return Settings(), None
-    from gputui.core.errors import UserError
+def _read(path: Path) -> tuple[str, dict[str, Any]]:
+    """The file's text and table, through the input boundary; UserError when not whole."""
     from gputui.core.tomlsafe import read_toml  # tomllib: only for a file that is there
 
+    return read_toml(path, what="settings file", max_bytes=MAX_BYTES, max_depth=4)
+
+
+def load(path: Path) -> Loaded:
+    """The settings in the file at `path`; a missing file is the defaults without a warning."""
+    if not path.exists():
+        return Loaded(Settings(), None, True)
+    from gputui.core.errors import UserError
+
     try:
-        _, data = read_toml(path, what="settings file", max_bytes=MAX_BYTES, max_depth=4)
-        return parse(data, visible(str(path))), None
+        _, data = _read(path)
     except UserError as exc:
-        return Settings(), f"{exc}; using defaults"
-    except SettingsError as exc:
-        return Settings(), f"{exc}; using defaults"
+        return Loaded(Settings(), f"{exc}; using defaults, and the file is not written", False)
+    settings, problems = parse(data)
+    if not problems:
+        return Loaded(settings, None, True)
+    shown = visible(str(path))
+    return Loaded(settings, f"{shown}: {'; '.join(problems)}; ignored (kept in the file)", True)
 
 
-def _toml_str(text: str) -> str:
-    """A TOML basic string: quotes, backslashes and anything unprintable escaped."""
-    body = "".join(
-        "\\" + c if c in '"\\' else c if c.isprintable() else f"\\u{ord(c):04x}" for c in text
-    )
-    return f'"{body}"'
+def changes(before: Settings, after: Settings) -> dict[str, Any]:
+    """The settings that differ between two states, as `save_settings` takes them."""
+    return {
+        f.name: getattr(after, f.name)
+        for f in dataclasses.fields(Settings)
+        if getattr(before, f.name) != getattr(after, f.name)
+    }
 
 
-def dumps(s: Settings) -> str:
-    lines = ["# gputui dashboard settings (written on exit; --no-config ignores this file)"]
-    if s.interval is not None:
-        lines.append(f"interval = {s.interval:g}")
-    if s.sort is not None:
-        lines.append(f"sort = {_toml_str(s.sort)}")
-    if s.reverse is not None:
-        lines.append(f"reverse = {'true' if s.reverse else 'false'}")
-    lines.append(f"filter = {_toml_str(s.filter)}")
-    lines.append(f"mine = {'true' if s.mine else 'false'}")
-    if s.theme is not None:
-        lines.append(f"theme = {_toml_str(s.theme)}")
-    lines.append("hidden_columns = [" + ", ".join(_toml_str(c) for c in s.hidden_columns) + "]")
-    return "\n".join(lines) + "\n"
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
-def save(path: Path, s: Settings) -> str | None:
-    """Write atomically (a temporary file renamed over it); a warning line on failure."""
+NEW_FILE_HEADER = (
+    "# gputui dashboard settings. On exit the dashboard sets only what you changed in it;\n"
+    "# your comments and other lines stay. --no-config ignores this file.\n"
+)
+
+
+def save_settings(path: Path, changed: Mapping[str, Any]) -> str | None:
+    """Set `changed` (setting name -> value; None removes the key) in the settings file at
+    `path`, edited in place; None when done (or nothing to do), else one warning line.
+
+    Everything else in the file stays as written. Not written: a file that cannot be read
+    whole now, a key the user made a table (`sort.x = 1`), an edit whose result would not
+    read back as exactly the old settings plus `changed`, a file changed on disk meanwhile.
+    """
+    from gputui.core.errors import UserError
+    from gputui.core.tomlsafe import parse_toml
+    from gputui.core.userfile import replace_file
+
+    shown = visible(str(path))
+    wanted = {k: _plain(v) for k, v in changed.items()}
+    _, problems = parse({k: v for k, v in wanted.items() if v is not None})
+    if problems:
+        return f"{shown}: settings not saved ({'; '.join(problems)})"
+    if not wanted:
+        return None
+    try:
+        text, data = _read(path) if path.exists() else (None, {})
+    except UserError as exc:
+        return f"{exc}; settings not saved"
+    wanted = {k: v for k, v in wanted.items() if not isinstance(data.get(k), dict)}
+    try:
+        import tomlkit
+
+        start = NEW_FILE_HEADER if text is None else text
+        document = tomlkit.parse(start)
+        for key, value in wanted.items():
+            if value is not None:
+                document[key] = value
+            elif key in document:
+                del document[key]
+        edited = document.as_string()
+    except Exception as exc:  # tomlkit refusing a file tomllib read: the file stays as it is
+        return f"{shown}: settings not saved (cannot edit it in place: {type(exc).__name__})"
+    if edited == start:
+        return None
+    # The edit is checked, not trusted: it must read back as the old table plus the changes.
+    expected = {k: v for k, v in data.items() if k not in wanted}
+    expected |= {k: v for k, v in wanted.items() if v is not None}
+    try:
+        if parse_toml(edited, shown, max_depth=4) != expected:
+            raise UserError("an in-place edit would change other settings")
+    except UserError as exc:
+        return f"{shown}: settings not saved ({str(exc).rpartition(': ')[2]})"
+    read = None if text is None else text.encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings-", suffix=".toml")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(dumps(s))
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        replace_file(
+            path, edited.encode("utf-8"), new_mode=0o600, may_replace=lambda now: now == read
+        )
     except OSError as exc:
-        return f"{visible(str(path))}: settings not saved ({exc.strerror or exc})"
+        return f"{shown}: settings not saved ({visible(exc.strerror or str(exc))})"
     return None

@@ -176,7 +176,6 @@ def write_header_only(path: Path, tensors: dict[str, tuple[str, tuple[int, ...]]
         offset += size
     raw = json.dumps(header).encode()
     raw += b" " * (-len(raw) % 8)
-    with path.open("wb") as f:
-        f.write(struct.pack("<Q", len(raw)))
-        f.write(raw)
-        f.write(bytes(offset))
+    from gputui.core.userfile import replace_file
+
+    replace_file(path, struct.pack("<Q", len(raw)) + raw + bytes(offset), new_mode=0o644)
