@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from gputui.model.snapshot import (
+    GPM_FIELDS,
     DeviceInfo,
     DeviceSample,
     DeviceSnapshot,
@@ -35,6 +36,7 @@ from tests.waiting import poll_until
 
 from .conftest import (
     CANNOT_REPORT,
+    CAPABILITIES,
     HEALTHY,
     LOSES,
     LOST_FROM_START,
@@ -148,6 +150,16 @@ def test_every_field_is_none_or_of_its_declared_type(case: SourceCase) -> None:
     assert len(first.devices) == 4, [d.info.name for d in first.devices]
     assert check_snapshot(first) == []
     assert check_snapshot(case.poll()) == []
+
+
+def test_a_gpu_without_gpm_draws_no_gpm_figure(case: SourceCase) -> None:
+    """An A100 has no GPM: its four figures are None (never 0) and, where the source lists
+    what a device cannot report, listed there."""
+    gpu = device(case.poll(), HEALTHY)
+    assert gpu.sample is not None
+    assert [f for f in GPM_FIELDS if getattr(gpu.sample, f) is not None] == []
+    if "unsupported_list" in CAPABILITIES[case.name]:
+        assert set(GPM_FIELDS) <= gpu.unsupported
 
 
 def test_a_healthy_gpu_reports_every_field_its_source_reads(case: SourceCase) -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from gputui.core.resources import scenarios_dir
-from gputui.model.snapshot import DeviceSample, Snapshot
+from gputui.model.snapshot import GPM_FIELDS, DeviceSample, Snapshot
 from gputui.sources.simulated.gpu import LOST_REASON
 from gputui.sources.simulated.source import SimulatedSource
 
@@ -66,7 +66,8 @@ def test_gpu_is_lost_after_lost_after_s_and_others_keep_updating(timeline: Path)
 
 def test_unsupported_fields_are_none_and_listed(timeline: Path) -> None:
     dev = _src(timeline).snapshot_at(20.0).devices[0]
-    assert dev.unsupported == {"fan_pct", "ecc_volatile_uncorrected", "ecc_mode"}
+    # and GPM's four figures: this GPU is below compute capability 9.0
+    assert dev.unsupported == {"fan_pct", "ecc_volatile_uncorrected", "ecc_mode", *GPM_FIELDS}
     assert dev.sample is not None
     assert dev.sample.fan_pct is None and dev.sample.ecc_volatile_uncorrected is None
     assert dev.sample.temperature_c is not None  # supported ones are still there
