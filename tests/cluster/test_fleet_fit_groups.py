@@ -112,6 +112,7 @@ def test_one_estimate_per_card_and_free_memory(
     fleet: Fleet, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import gputui.fit.check as entry
+
     from gputui.cli import main
 
     calls: list[tuple[str, int, int | None]] = []

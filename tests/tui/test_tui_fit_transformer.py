@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from textual.widgets import DataTable, Static
 
-from gputui.fit.check import TransformerCheck
+from gputui.fit import TransformerCheck
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.screens.fit import FitScreen
 from tests.waiting import wait_for

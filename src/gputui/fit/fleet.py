@@ -2,8 +2,7 @@
 
 Free memory is what the fleet's exporters report (DCGM_FI_DEV_FB_FREE), so
 "right now" means as of the last scrape; the estimate itself is gputui.fit's
-`check` (a transformer's: gputui.fit.transformer.estimate.estimate, the one the
-local `fit` uses), in the precision asked for or the one gputui recommends for
+`check` (gputui.fit.entry, the one entry the local `fit` uses), in the precision asked for or the one gputui recommends for
 that GPU's architecture. Ranked: GPUs where the model fits at its batch size
 first, then by the largest batch that fits in the free memory, then by free
 memory. Down hosts and lost GPUs are not candidates. A GPU in MIG mode
@@ -142,8 +141,8 @@ def rank_fleet(
     first, then by the largest batch that fits now, then by free memory. The check of a
     (card, free memory) key (estimate_key) is made once, its answer shared by every GPU
     with that key."""
-    from gputui.fit.check import check
     from gputui.fit.core.precision import recommend
+    from gputui.fit.entry import FitRequest, check
 
     keyed = (
         keyed
@@ -154,7 +153,8 @@ def rank_fleet(
     for k in keyed:
         target = k.target
         name = precision or recommend(target.architecture, model.mode)[0]
-        est = check(model, target, batch_size=batch_size, precision=name).chosen
+        request = FitRequest(model, (target,), batch_size=batch_size, precision=name)
+        est = check(request).checks[0].chosen
         fits = est.verdict_free is not None and est.verdict_free != "does not fit"
         free_batch = est.max_batch_size_free or 0
         answer = (est.precision, est.batch_size, est.peak_bytes, fits, free_batch)
@@ -199,13 +199,15 @@ def rank_fleet_transformer(
     """Every fleet GPU for one transformer, ranked as rank_fleet; `workload_for(target)`
     gives its workload. The estimate of a key (estimate_key) is computed once and shared
     by every GPU with that key: its `target` is the first of them, its figures every one's."""
-    from gputui.fit.transformer.estimate import estimate
+    from gputui.fit.entry import FitRequest, check
+    from gputui.fit.transformer.table import TransformerSpec
 
     keyed = keyed if keyed is not None else fleet_keys(targets)
     answers = []
     for k in keyed:
         target = k.target
-        est = estimate(model, workload_for(target), target)
+        spec = TransformerSpec(model.name, model, workload_for(target))
+        est = check(FitRequest(spec, (target,))).checks[0].estimate
         order = (not est.fits_now, -(est.max_batch_size_free or 0), -(target.memory_free or 0))
         answers.append(KeyAnswer(order, k, est))
     return Ranking(answers, FleetLlmFit)

@@ -11,7 +11,7 @@ from gputui.fit.graph.estimate import ModelCheck
 from gputui.fit.graph.memory import autograd_flags
 from gputui.fit.graph.speed import has_convolutions
 from gputui.fit.graph.stats import LayerStats
-from gputui.fit.modelsfile import ModelSpec, Network
+from gputui.fit.importers.modelsfile import ModelSpec, Network
 
 
 def layer_saved_elements(layer: LayerStats) -> int:

@@ -11,7 +11,7 @@ from gputui.fit.core.roofline import EFFICIENCY as ROOFLINE_EFFICIENCY
 from gputui.fit.graph.estimate import ModelCheck, PrecisionEstimate
 from gputui.fit.graph.ranking import Ranked
 from gputui.fit.graph.rate import EFFICIENCY, Speed
-from gputui.fit.modelsfile import ModelSpec
+from gputui.fit.importers.modelsfile import ModelSpec
 from gputui.fit.report.graph_facts import model_layers, model_software_dict, peak_tensor_rows
 from gputui.fit.report.memory_fields import memory_fields
 from gputui.fit.report.targets import target_dict

@@ -12,7 +12,7 @@ from gputui.fit.core.roofline import LayerTime, Profile, missing_figure
 from gputui.fit.graph.estimate import ModelCheck
 from gputui.fit.graph.ranking import Ranked
 from gputui.fit.graph.rate import EFFICIENCY, Speed
-from gputui.fit.modelsfile import ModelSpec
+from gputui.fit.importers.modelsfile import ModelSpec
 from gputui.fit.report.graph_facts import network_layers, peak_tensor_rows, speed_assumes
 from gputui.fit.units import batch_text, flops_text, gib
 

@@ -13,13 +13,9 @@ from pathlib import Path
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
     from gputui.catalog import Catalog
-    from gputui.fit.check import TransformerCheck
-    from gputui.fit.core.target import Target
-    from gputui.fit.graph.estimate import ModelCheck
-    from gputui.fit.graph.ranking import Ranked
-    from gputui.fit.modelsfile import AnyModel
+    from gputui.fit import AnyModel, ModelCheck, Ranked, Target, TransformerCheck
+    from gputui.fit import TransformerRanked as LlmRanked
     from gputui.fit.targets import Unavailable
-    from gputui.fit.transformer.ranking import Ranked as LlmRanked
 
 
 @dataclass(frozen=True)

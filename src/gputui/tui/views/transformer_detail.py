@@ -12,10 +12,12 @@ from rich.table import Table
 from rich.text import Text
 
 from gputui.core.textsafe import visible
-from gputui.fit.check import TransformerCheck
+from gputui.fit import TransformerCheck
+from gputui.fit import TransformerRanked as Ranked
+from gputui.fit import transformer_model_line as model_line
+from gputui.fit import transformer_workload_line as workload_line
 from gputui.fit.report import gib
-from gputui.fit.transformer.ranking import Ranked
-from gputui.fit.transformer.report import count, model_line, workload_line
+from gputui.fit.units import count
 from gputui.tui.views.detail_tables import breakdown_table, titled_table
 
 VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gputui.fit.importers.hfread import Keys, show
 from gputui.fit.transformer.config import ConfigError, Quantization
-from gputui.fit.transformer.hfread import Keys, show
 
 
 def quantization(k: Keys) -> Quantization | None:
