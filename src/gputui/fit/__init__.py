@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from gputui.fit.core.precision_names import PRECISIONS
     from gputui.fit.core.roofline import Profile
     from gputui.fit.core.software import MEMORY_FORMAT_CHOICES, OPTIMIZER_IMPLS, memory_format
-    from gputui.fit.core.target import Target
+    from gputui.fit.core.target import Target, card_target
     from gputui.fit.core.verdict import verdict
     from gputui.fit.entry import (
         FitAnswer,
@@ -44,10 +44,14 @@ if TYPE_CHECKING:
     from gputui.fit.transformer.report import model_line as transformer_model_line
     from gputui.fit.transformer.report import workload_line as transformer_workload_line
     from gputui.fit.transformer.table import TransformerSpec
+    from gputui.fit.targets import Unavailable, targets_from_snapshot
     from gputui.fit.transformer.workload import Workload
 
 # public name -> (module, name in it)
 _PUBLIC: dict[str, tuple[str, str]] = {
+    "Unavailable": ("gputui.fit.targets", "Unavailable"),
+    "card_target": ("gputui.fit.core.target", "card_target"),
+    "targets_from_snapshot": ("gputui.fit.targets", "targets_from_snapshot"),
     "AnyModel": ("gputui.fit.importers.modelsfile", "AnyModel"),
     "shown": ("gputui.fit.importers.modelsfile", "shown"),
     "transformer_model_line": ("gputui.fit.transformer.report", "model_line"),
@@ -104,12 +108,14 @@ __all__ = [
     "TransformerModel",
     "TransformerRanked",
     "TransformerSpec",
+    "Unavailable",
     "Workload",
     "WorkloadAsk",
     "advice_lines",
     "asked_parallel",
     "auto_parallel",
     "build_workload",
+    "card_target",
     "check",
     "choose_parallel",
     "detect_kind",
@@ -120,6 +126,7 @@ __all__ = [
     "memory_model",
     "recommend",
     "shown",
+    "targets_from_snapshot",
     "tflops_per_watt",
     "transformer_memory",
     "transformer_model_line",
