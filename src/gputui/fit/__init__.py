@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from gputui.fit.importers.hf import load_cached as load_hf_cached
     from gputui.fit.importers.modelsfile import AnyModel, shown
     from gputui.fit.importers.registry import TRANSFORMER_KINDS, detect_kind, load_any
+    from gputui.fit.targets import Unavailable, targets_from_snapshot
     from gputui.fit.transformer.ask import WorkloadAsk, auto_parallel, build_workload
     from gputui.fit.transformer.estimate import memory as transformer_memory
     from gputui.fit.transformer.model import TransformerModel
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
     from gputui.fit.transformer.report import model_line as transformer_model_line
     from gputui.fit.transformer.report import workload_line as transformer_workload_line
     from gputui.fit.transformer.table import TransformerSpec
-    from gputui.fit.targets import Unavailable, targets_from_snapshot
     from gputui.fit.transformer.workload import Workload
 
 # public name -> (module, name in it)
