@@ -59,9 +59,9 @@ class Ranked:
     @property
     def samples_per_s_per_dollar(self) -> float | None:
         """Per launch dollar: only cards with a published USD launch price (MSRP)."""
-        s = self.samples_per_s
-        price = self.card.launch_price_usd
-        return s / price if s is not None and price else None
+        from gputui.fit.core.price import per_dollar
+
+        return per_dollar(self.samples_per_s, self.card)
 
 
 @collector_paused

@@ -109,6 +109,13 @@ class Ranked:
         )
 
     @property
+    def tokens_per_s_per_dollar(self) -> float | None:
+        """Per launch dollar: only cards with a published USD launch price (MSRP)."""
+        from gputui.fit.core.price import per_dollar
+
+        return per_dollar(self.tokens_per_s, self.card)
+
+    @property
     def bound(self) -> Bound | None:
         """What limits the phase `tokens_per_s` measures (compute, memory or launch)."""
         s = self.estimate.speed
