@@ -12,7 +12,7 @@ instance, with the instance's memory (sources/prometheus/mig.py).
 The answer depends only on what estimate_key holds (card, architecture, memory,
 free memory, MIG profile), and a fleet repeats the same card with the same free
 memory many times: the engine runs once per key and the ranking is built from the
-keys' answers (fleet_rank.py); the output groups them (fleet_report.py).
+keys' answers (fleet_rank.py); the output groups them (fit/report/fleet.py).
 """
 
 from __future__ import annotations
@@ -22,6 +22,17 @@ from typing import Any
 
 from gputui.fit.fleet_rank import KeyAnswer, KeyTargets, Ranking, key_targets
 from gputui.model.cluster import ClusterHost, ClusterSnapshot, MigReading, MigReadings
+
+
+@dataclass(frozen=True, slots=True)
+class LayerAnswer:
+    """A layer model's answer on one (card, free memory) key, shared by its GPUs."""
+
+    precision: str
+    batch_size: int
+    peak_bytes: int
+    fits: bool
+    max_batch_free: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,10 +168,15 @@ def rank_fleet(
         est = check(request).checks[0].chosen
         fits = est.verdict_free is not None and est.verdict_free != "does not fit"
         free_batch = est.max_batch_size_free or 0
-        answer = (est.precision, est.batch_size, est.peak_bytes, fits, free_batch)
+        answer = LayerAnswer(est.precision, est.batch_size, est.peak_bytes, fits, free_batch)
         order = (not fits, -free_batch, -(target.memory_free or 0))
         answers.append(KeyAnswer(order, k, answer))
-    return Ranking(answers, lambda h, t, a: FleetFit(h, t, *a))
+    return Ranking(
+        answers,
+        lambda h, t, a: FleetFit(
+            h, t, a.precision, a.batch_size, a.peak_bytes, a.fits, a.max_batch_free
+        ),
+    )
 
 
 def fleet_keys(targets: list[tuple[ClusterHost, Any]]) -> list[KeyTargets]:
@@ -213,48 +229,47 @@ def rank_fleet_transformer(
     return Ranking(answers, FleetLlmFit)
 
 
-def run_fit(
-    args: Any,
-    models: Any,
-    header: dict[str, Any],
-    transformers: tuple[tuple[str, Any, Any], ...] = (),
-    *,
+@dataclass(frozen=True, slots=True)
+class FleetAnswer:
+    """The fleet's answer for every model: each layer model's and transformer's ranking of
+    the fleet's GPUs, and whether every model fits on some GPU now."""
+
+    cluster: ClusterSnapshot
+    layer: tuple[tuple[Any, Ranking[FleetFit]], ...]  # (ModelSpec, its ranking)
+    transformers: tuple[tuple[str, Any, Ranking[FleetLlmFit]], ...]  # (name, model, ranking)
+    all_fit: bool
+
+
+def answer_fleet(
     cluster: ClusterSnapshot,
     mig: MigReadings,
-) -> int:
-    """Exit 0 when every model fits on some GPU now, 1 when one fits nowhere.
+    models: Any,
+    transformers: tuple[tuple[str, Any, Any], ...] = (),
+    *,
+    batch_size: int | None = None,
+    precision: str | None = None,
+) -> FleetAnswer:
+    """Every model on the fleet as read (`cluster` and its `mig` readings).
 
     `transformers`: (name, TransformerModel, workload_for(target)) for each transformer;
-    `cluster` and `mig`: the fleet as read by the command (commands/fit_fleet.py). The
-    answers are grouped and printed by fleet_report.py."""
+    rendered by fit.report.fleet, printed by the command."""
     from gputui.catalog import load_catalog
-    from gputui.fit import fleet_report
 
     catalog = load_catalog()
     keyed = fleet_keys(mig_fleet_targets(cluster, catalog, mig))
-    ranked = [
+    ranked = tuple(
         (
             m,
             rank_fleet(
-                cluster,
-                m,
-                catalog,
-                batch_size=args.batch_size,
-                precision=args.precision,
-                keyed=keyed,
+                cluster, m, catalog, batch_size=batch_size, precision=precision, keyed=keyed
             ),
         )
         for m in models
-    ]
-    llm = [
+    )
+    llm = tuple(
         (name, model, rank_fleet_transformer([], model, wl, keyed=keyed))
         for name, model, wl in transformers
-    ]
-    ok = all(any(a.answer[3] for a in fits.answers) for _, fits in ranked)
+    )
+    ok = all(any(a.answer.fits for a in fits.answers) for _, fits in ranked)
     ok = ok and all(any(a.answer.fits_now for a in fits.answers) for _, _, fits in llm)
-    every = bool(getattr(args, "all", False))
-    if args.json:
-        fleet_report.print_json(header, cluster, ranked, llm, ok=ok, every=every)
-    else:
-        fleet_report.print_text(args, cluster, ranked, llm, every=every)
-    return 0 if ok else 1
+    return FleetAnswer(cluster, ranked, llm, ok)
