@@ -1,4 +1,4 @@
-"""The Fit screen's detail view for a transformer row (fit/check.py's TransformerCheck).
+"""The Fit screen's detail view for a transformer row (gputui.fit's TransformerCheck).
 
 The layer models' detail shows precisions and layers; a transformer's shows its
 workload, the breakdown at the peak, the largest batch and the longest context
