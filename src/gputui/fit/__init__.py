@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     )
     from gputui.fit.graph.estimate import memory_model
     from gputui.fit.graph.spec import ModelSpec
+    from gputui.fit.importers.detect import FILE_KINDS
     from gputui.fit.importers.hf import load_cached as load_hf_cached
     from gputui.fit.importers.modelsfile import AnyModel, shown
     from gputui.fit.importers.registry import TRANSFORMER_KINDS, detect_kind, load_any
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 
 # public name -> (module, name in it)
 _PUBLIC: dict[str, tuple[str, str]] = {
+    "FILE_KINDS": ("gputui.fit.importers.detect", "FILE_KINDS"),
     "Unavailable": ("gputui.fit.targets", "Unavailable"),
     "card_target": ("gputui.fit.core.target", "card_target"),
     "targets_from_snapshot": ("gputui.fit.targets", "targets_from_snapshot"),
@@ -93,6 +95,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
 
 __all__ = [
     "AnyModel",
+    "FILE_KINDS",
     "FitAnswer",
     "FitRequest",
     "MEMORY_FORMAT_CHOICES",
