@@ -90,7 +90,7 @@ async def test_transformer_rows_and_detail(
         assert "longest context" in text
         assert f"{check.chosen.longest_context:,}" in text
         # the card ranking comes from the worker's pass, as for layer models
-        await wait_for(pilot, lambda: "llama-lora" in screen.result.llm_rankings)
+        await wait_for(pilot, lambda: "llama-lora" in screen.result.transformer_rankings)
         await pilot.press("up")
         await pilot.press("down")
         await wait_for(pilot, lambda: "cards needed" in _text(detail) and "H100" in _text(detail))

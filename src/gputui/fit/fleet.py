@@ -199,7 +199,7 @@ def estimate_key(target: Any) -> tuple[Any, ...]:
 
 
 @dataclass(frozen=True, slots=True)
-class FleetLlmFit:
+class FleetTransformerFit:
     host: ClusterHost
     target: Any  # gputui.fit.core.target.Target
     estimate: Any  # gputui.fit.transformer.estimate.Estimate (of the first GPU of its key)
@@ -211,7 +211,7 @@ def rank_fleet_transformer(
     workload_for: Any,
     *,
     keyed: list[KeyTargets] | None = None,
-) -> Ranking[FleetLlmFit]:
+) -> Ranking[FleetTransformerFit]:
     """Every fleet GPU for one transformer, ranked as rank_fleet; `workload_for(target)`
     gives its workload. The estimate of a key (estimate_key) is computed once and shared
     by every GPU with that key: its `target` is the first of them, its figures every one's."""
@@ -226,7 +226,7 @@ def rank_fleet_transformer(
         est = check(FitRequest(spec, (target,))).checks[0].estimate
         order = (not est.fits_now, -(est.max_batch_size_free or 0), -(target.memory_free or 0))
         answers.append(KeyAnswer(order, k, est))
-    return Ranking(answers, FleetLlmFit)
+    return Ranking(answers, FleetTransformerFit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +236,7 @@ class FleetAnswer:
 
     cluster: ClusterSnapshot
     layer: tuple[tuple[Any, Ranking[FleetFit]], ...]  # (ModelSpec, its ranking)
-    transformers: tuple[tuple[str, Any, Ranking[FleetLlmFit]], ...]  # (name, model, ranking)
+    transformers: tuple[tuple[str, Any, Ranking[FleetTransformerFit]], ...]  # (name, model, ranking)
     all_fit: bool
 
 

@@ -284,7 +284,7 @@ class FitScreen(Screen[None]):
         if isinstance(item, Unavailable):
             detail = unavailable_detail(item)
         elif isinstance(item, TransformerCheck):
-            detail = transformer_detail(item, self.result.llm_rankings.get(item.model.name))
+            detail = transformer_detail(item, self.result.transformer_rankings.get(item.model.name))
         else:
             detail = self.detail(item)
         if not isinstance(item, Unavailable) and item.target.mig is not None:

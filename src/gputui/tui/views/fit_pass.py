@@ -117,7 +117,7 @@ def estimate_pass(
     models: tuple[AnyModel, ...]
     error: str | None = None
     rankings: dict[str, list[Ranked]] = {}
-    llm_rankings: dict[str, list[TransformerRanked]] = {}
+    transformer_rankings: dict[str, list[TransformerRanked]] = {}
     if (
         not reload
         and previous is not None
@@ -126,7 +126,7 @@ def estimate_pass(
         and previous.error is None
     ):
         models, rankings = previous.models, dict(previous.rankings)
-        llm_rankings = dict(previous.llm_rankings)
+        transformer_rankings = dict(previous.transformer_rankings)
         warnings = list(previous.warnings)
     else:
         try:
@@ -142,7 +142,7 @@ def estimate_pass(
         warnings=tuple(warnings),
         catalog=catalog,
         rankings=rankings,
-        llm_rankings=llm_rankings,
+        transformer_rankings=transformer_rankings,
     )
     if snapshot is None:
         return replace(read, elapsed_s=clock() - started)
@@ -171,8 +171,8 @@ def estimate_pass(
         if clock() - started > budget_s:
             break
         if isinstance(model, TransformerSpec):
-            if model.name not in llm_rankings:
-                llm_rankings[model.name] = list(check(FitRequest(model, catalog=catalog)).ranked)
+            if model.name not in transformer_rankings:
+                transformer_rankings[model.name] = list(check(FitRequest(model, catalog=catalog)).ranked)
         elif model.name not in rankings:
             rankings[model.name] = list(check(FitRequest(model, catalog=catalog)).ranked)
     return replace(
@@ -181,7 +181,7 @@ def estimate_pass(
         unavailable=tuple(lost),
         checks=tuple(checks),
         rankings=rankings,
-        llm_rankings=llm_rankings,
+        transformer_rankings=transformer_rankings,
         stopped=stopped,
         elapsed_s=clock() - started,
     )

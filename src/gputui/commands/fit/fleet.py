@@ -25,8 +25,9 @@ def run_fit(
     header: dict[str, Any],
     transformers: tuple[tuple[str, Any, Any], ...] = (),
 ) -> int:
-    """fit/fleet.py's run_fit on the fleet read now; its exit code (0 all fit, 1 one fits
-    nowhere), or UserError for a bad or unreachable Prometheus."""
+    """The fleet read now, answered by fit/fleet.py's answer_fleet and printed through
+    fit/report/fleet.py; the exit code (0 all fit, 1 one fits nowhere), or UserError for
+    a bad or unreachable Prometheus."""
     from gputui.fit import fleet
     from gputui.fit.report.fleet import render_json, render_text
     from gputui.sources.prometheus.connect import (
