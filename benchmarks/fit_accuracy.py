@@ -36,7 +36,7 @@ from torch import nn
 from gputui.fit.core.precision import policy
 from gputui.fit.graph.memory import model_phases, peak
 from gputui.fit.graph.network import Node, Ref
-from gputui.fit.modelsfile import ModelSpec, Network, layer_models, load_models
+from gputui.fit.importers.modelsfile import ModelSpec, Network, layer_models, load_models
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when a test loads this file
 from torch_memory import peak_cpu_bytes, peak_cuda_bytes  # noqa: E402

@@ -28,7 +28,7 @@ from gputui.fit.graph import estimate
 from gputui.fit.graph import speed as graph_speed
 from gputui.fit.graph.estimate import check
 from gputui.fit.graph.ranking import rank_cards
-from gputui.fit.modelsfile import ModelSpec, layer_models, load_keras_model, load_models
+from gputui.fit.importers.modelsfile import ModelSpec, layer_models, load_keras_model, load_models
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -22,8 +22,8 @@ from pathlib import Path
 import torch
 import transformers
 
+from gputui.fit.importers.hfkeys import from_hf_dict
 from gputui.fit.transformer.estimate import memory
-from gputui.fit.transformer.hfkeys import from_hf_dict
 from gputui.fit.transformer.model import from_config
 from gputui.fit.transformer.workload import Workload
 

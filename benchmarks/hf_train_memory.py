@@ -28,8 +28,8 @@ from typing import Any
 import torch
 import transformers
 
+from gputui.fit.importers.hfkeys import from_hf_dict
 from gputui.fit.transformer.estimate import memory
-from gputui.fit.transformer.hfkeys import from_hf_dict
 from gputui.fit.transformer.model import from_config
 from gputui.fit.transformer.workload import Workload
 

@@ -36,8 +36,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from gputui.fit.importers.hfkeys import from_hf_dict
 from gputui.fit.transformer.estimate import memory
-from gputui.fit.transformer.hfkeys import from_hf_dict
 from gputui.fit.transformer.kv import kv_cache_bytes
 from gputui.fit.transformer.model import TransformerModel, from_config
 from gputui.fit.transformer.workload import Workload

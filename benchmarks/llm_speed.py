@@ -15,8 +15,8 @@ from pathlib import Path
 
 from gputui.catalog import load_catalog
 from gputui.fit.core.target import card_target
+from gputui.fit.importers.hfkeys import from_hf_dict
 from gputui.fit.transformer.estimate import estimate, memory
-from gputui.fit.transformer.hfkeys import from_hf_dict
 from gputui.fit.transformer.model import from_config
 from gputui.fit.transformer.ranking import rank_cards
 from gputui.fit.transformer.workload import Workload

@@ -40,7 +40,7 @@ from gputui.fit.core.throughput import rate
 from gputui.fit.graph import speed as graph_speed
 from gputui.fit.graph.rate import EFFICIENCY, _speed_at
 from gputui.fit.importers.hf import load_path
-from gputui.fit.modelsfile import ModelSpec, load_keras_model, parse_models
+from gputui.fit.importers.modelsfile import ModelSpec, load_keras_model, parse_models
 from gputui.fit.transformer import speed as transformer_speed
 from gputui.fit.transformer.model import TransformerModel
 from gputui.fit.transformer.rate import gemm_shapes

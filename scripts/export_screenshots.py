@@ -134,7 +134,7 @@ async def shoot(scene: Scene, out: Path) -> None:
                 lambda: screen.passes > 0
                 and not screen.busy
                 and all(
-                    m.name in screen.result.rankings or m.name in screen.result.llm_rankings
+                    m.name in screen.result.rankings or m.name in screen.result.transformer_rankings
                     for m in screen.models
                 ),
                 "the fit estimates",

@@ -4,7 +4,7 @@ The configs are the published `config.json` values of each model card (typed in 
 no hub download), kept as published (keys equal to the class default left out, so
 gputui's defaults are exercised). Each is built by `transformers` on the meta device
 and its `num_parameters()` recorded; the family defaults table
-(fit.transformer.hffamily_defaults) is checked against the config classes first.
+(fit.importers.hffamily_defaults) is checked against the config classes first.
 
     python3 -m venv /tmp/torchvenv && /tmp/torchvenv/bin/pip install torch==2.13.0 transformers
     /tmp/torchvenv/bin/python scripts/gen_hf_family_fixtures.py
@@ -207,11 +207,11 @@ def kv_probe(cfg_dict: dict[str, Any]) -> int:
 
 
 def check_defaults() -> None:
-    """fit.transformer.hffamily_defaults equals each config class's own defaults."""
+    """fit.importers.hffamily_defaults equals each config class's own defaults."""
     from transformers import CONFIG_MAPPING
 
     sys.path.insert(0, str(ROOT / "src"))
-    from gputui.fit.transformer.hffamily_defaults import FAMILY_DEFAULTS, FAMILY_READ_KEYS
+    from gputui.fit.importers.hffamily_defaults import FAMILY_DEFAULTS, FAMILY_READ_KEYS
 
     for mt, ours in FAMILY_DEFAULTS.items():
         params = inspect.signature(CONFIG_MAPPING[mt].__init__).parameters

@@ -318,7 +318,7 @@ def config_defaults() -> dict[str, dict[str, Any]]:
     from transformers import CONFIG_MAPPING
 
     sys.path.insert(0, str(ROOT / "src"))
-    from gputui.fit.transformer.hfdefaults import DEFAULTS, READ_KEYS
+    from gputui.fit.importers.hfdefaults import DEFAULTS, READ_KEYS
 
     out: dict[str, dict[str, Any]] = {}
     for mt in DEFAULTS:

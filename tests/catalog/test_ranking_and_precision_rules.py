@@ -17,7 +17,7 @@ from gputui.cli import main
 from gputui.fit.core.precision import offered, precision_options, recommend
 from gputui.fit.core.throughput import rate
 from gputui.fit.graph.ranking import Ranked, rank_cards
-from gputui.fit.modelsfile import ModelSpec, load_models
+from gputui.fit.importers.modelsfile import ModelSpec, load_models
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "models.toml"
 # Cards whose rate for their recommended precision NVIDIA does not publish and no

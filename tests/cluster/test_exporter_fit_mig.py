@@ -11,7 +11,7 @@ from gputui.core.resources import scenarios_dir
 from gputui.exporter.poller import Poller
 from gputui.fit.core.precision import recommend
 from gputui.fit.graph.estimate import check
-from gputui.fit.modelsfile import parse_models
+from gputui.fit.importers.modelsfile import parse_models
 from gputui.fit.targets import targets_from_snapshot
 from gputui.sources.simulated.scenario import load_scenario
 from gputui.sources.simulated.source import SimulatedSource

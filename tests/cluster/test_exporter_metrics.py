@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from gputui.catalog import load_catalog
 from gputui.exporter.families import DCGM_LABELS, build_families
 from gputui.exporter.poller import Poller
-from gputui.fit.modelsfile import parse_models
+from gputui.fit.importers.modelsfile import parse_models
 from gputui.model.snapshot import Snapshot
 from gputui.sources.simulated.scenario import load_scenario
 from gputui.sources.simulated.source import SimulatedSource

@@ -124,17 +124,17 @@ def test_hf_config_is_ranked_across_the_fleet(prom: PrometheusServer) -> None:
 def test_each_gpu_and_free_memory_pair_is_estimated_once(
     prom: PrometheusServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import gputui.fit.transformer.estimate as llm_estimate
+    import gputui.fit.entry as entry
     from gputui.cli import main
 
     calls: list[tuple[int, int | None]] = []
-    real = llm_estimate.estimate
+    real = entry.check
 
-    def counting(model: Any, wl: Any, target: Any, *a: Any) -> Any:
-        calls.append((target.memory_total, target.memory_free))
-        return real(model, wl, target, *a)
+    def counting(request: Any) -> Any:
+        calls.extend((t.memory_total, t.memory_free) for t in request.targets)
+        return real(request)
 
-    monkeypatch.setattr(llm_estimate, "estimate", counting)
+    monkeypatch.setattr(entry, "check", counting)
     code = main(["fit", LLAMA, "--mode", "inference", "--prometheus", prom.url, "--json"])
     assert code == 0, capsys.readouterr().err
     # 5 candidates: the two H100s share card and free memory, so 4 estimates

@@ -111,15 +111,16 @@ def test_text_groups_and_lists_every_gpu_with_all(fleet: Fleet) -> None:
 def test_one_estimate_per_card_and_free_memory(
     fleet: Fleet, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import gputui.fit.check as entry
+    import gputui.fit.entry as entry
     from gputui.cli import main
 
     calls: list[tuple[str, int, int | None]] = []
     real = entry.check
 
-    def counting(spec: Any, target: Any, **options: Any) -> Any:
-        calls.append((target.name, target.memory_total, target.memory_free))
-        return real(spec, target, **options)
+    def counting(request: Any) -> Any:
+        for target in request.targets:
+            calls.append((target.name, target.memory_total, target.memory_free))
+        return real(request)
 
     monkeypatch.setattr(entry, "check", counting)
     code = main(["fit", EXAMPLES, "--model", "mnist-cnn", "--prometheus", fleet.url, "--json"])

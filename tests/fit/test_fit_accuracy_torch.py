@@ -59,7 +59,7 @@ layers = [
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["cnn", "gru"])
 def test_estimate_within_tolerance_of_pytorch(name: str) -> None:
-    from gputui.fit.modelsfile import parse_models
+    from gputui.fit.importers.modelsfile import parse_models
 
     bench = _bench()
     model = {m.name: m for m in parse_models(MODELS)}[name]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from gputui.fit.core.precision import policy
 from gputui.fit.graph.memory import model_phases, peak
-from gputui.fit.modelsfile import ModelSpec, parse_models
+from gputui.fit.importers.modelsfile import ModelSpec, parse_models
 
 
 def sequential(layers: str, shape: str, mode: str = "inference") -> ModelSpec:

@@ -90,7 +90,7 @@ layers = [
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["dense", "vgg", "branches"])
 def test_cnn_inference_within_five_percent_of_pytorch(name: str) -> None:
-    from gputui.fit.modelsfile import parse_models
+    from gputui.fit.importers.modelsfile import parse_models
 
     bench = _bench()
     model = {m.name: m for m in parse_models(MODELS)}[name]

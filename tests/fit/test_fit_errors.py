@@ -8,7 +8,7 @@ import pytest
 
 from gputui.cli import main
 from gputui.core.errors import UserError
-from gputui.fit.modelsfile import parse_models
+from gputui.fit.importers.modelsfile import parse_models
 
 
 def parse(layers: str, input_shape: str = "[28, 28, 1]", extra: str = "") -> None:

@@ -11,7 +11,7 @@ from gputui.core.errors import UserError
 from gputui.fit.core.breakdown import Phase
 from gputui.fit.core.precision import policy
 from gputui.fit.graph.memory import model_phases
-from gputui.fit.modelsfile import ModelSpec, parse_model_table, parse_models
+from gputui.fit.importers.modelsfile import ModelSpec, parse_model_table, parse_models
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "keras"

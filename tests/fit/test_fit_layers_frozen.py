@@ -4,7 +4,7 @@ one keeps no input for a weight gradient it does not compute."""
 
 from __future__ import annotations
 
-from gputui.fit.modelsfile import parse_models
+from gputui.fit.importers.modelsfile import parse_models
 from gputui.fit.report import network_layers
 
 FROZEN = """

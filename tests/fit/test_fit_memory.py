@@ -11,7 +11,7 @@ from gputui.fit.core.target import Target
 from gputui.fit.core.verdict import verdict
 from gputui.fit.graph.estimate import check, memory_model
 from gputui.fit.graph.memory import model_phases, peak
-from gputui.fit.modelsfile import ModelSpec, parse_models
+from gputui.fit.importers.modelsfile import ModelSpec, parse_models
 
 
 def model(layers: str, shape: str, optimizer: str = "sgd", mode: str = "train") -> ModelSpec:

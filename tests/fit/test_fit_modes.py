@@ -15,9 +15,9 @@ import pytest
 from gputui.cli import main
 from gputui.fit.core.precision import policy
 from gputui.fit.graph.memory import model_phases, peak
-from gputui.fit.modelsfile import ModelSpec, parse_models
+from gputui.fit.importers.hfkeys import from_hf_dict
+from gputui.fit.importers.modelsfile import ModelSpec, parse_models
 from gputui.fit.transformer.estimate import memory
-from gputui.fit.transformer.hfkeys import from_hf_dict
 from gputui.fit.transformer.model import from_config
 from gputui.fit.transformer.workload import Workload
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gputui.fit.modelsfile import ModelSpec, load_models, parse_models
+from gputui.fit.importers.modelsfile import ModelSpec, load_models, parse_models
 
 ROOT = Path(__file__).resolve().parents[2]
 

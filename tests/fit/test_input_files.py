@@ -27,8 +27,8 @@ from gputui.fit.importers.detect import detect_kind, read_archive_config, read_j
 from gputui.fit.importers.gguf import load_gguf
 from gputui.fit.importers.hf import load_folder
 from gputui.fit.importers.hf import read_json as hf_read_json
+from gputui.fit.importers.modelsfile import load_models
 from gputui.fit.importers.safetensors import read_header
-from gputui.fit.modelsfile import load_models
 from gputui.fit.paths import resolve_models_path
 
 KERAS = {"class_name": "Functional", "config": {"name": "m", "layers": []}}

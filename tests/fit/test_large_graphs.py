@@ -17,7 +17,7 @@ from gputui.cli import main
 from gputui.core.errors import UserError
 from gputui.fit.graph.estimate import memory_model
 from gputui.fit.graph.limits import LAYER_COST_KIB, MAX_LAYERS
-from gputui.fit.modelsfile import ModelSpec, parse_models
+from gputui.fit.importers.modelsfile import ModelSpec, parse_models
 
 D, BATCH = 16, 4096  # a chain of Dense(D) on D features
 

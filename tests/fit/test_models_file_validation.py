@@ -11,7 +11,7 @@ import pytest
 
 from gputui.cli import main
 from gputui.core.errors import UserError
-from gputui.fit.modelsfile import MAX_LAYERS, parse_models
+from gputui.fit.importers.modelsfile import MAX_LAYERS, parse_models
 
 
 def seq(layers: str, head: str = "input_shape = [20]\n") -> str:

@@ -11,7 +11,7 @@ import pytest
 from gputui.cli import main
 from gputui.core.errors import UserError
 from gputui.fit.graph.calls import MAX_BLOCK_DEPTH
-from gputui.fit.modelsfile import ModelSpec, parse_models
+from gputui.fit.importers.modelsfile import ModelSpec, parse_models
 
 SYNTAX = "a reference is NAME, or NAME:i for output i"
 LSTM = '{ name = "l", type = "LSTM", units = 4, return_state = true, inputs = ["seq"] }'

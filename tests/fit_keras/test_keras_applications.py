@@ -12,9 +12,9 @@ import pytest
 
 from gputui.cli import main
 from gputui.core.errors import UserError
-from gputui.fit import modelsfile
-from gputui.fit.graph.args import LayerArgError
+from gputui.fit.graph.layer_args import LayerArgError
 from gputui.fit.graph.registry import analyse_layer
+from gputui.fit.importers import modelsfile
 from gputui.fit.importers.keras import load_keras
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "keras"

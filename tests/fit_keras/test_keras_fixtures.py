@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from gputui.core.errors import UserError
-from gputui.fit import modelsfile as fit_config
+from gputui.fit.importers import modelsfile as fit_config
 from gputui.fit.importers.keras import KerasModel, load_keras
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "keras"

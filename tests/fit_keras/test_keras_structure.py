@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from gputui.core.errors import UserError
-from gputui.fit.graph.args import MAX_DIM
+from gputui.fit.graph.layer_args import MAX_DIM
 from gputui.fit.importers.keras import keras_table
-from gputui.fit.modelsfile import parse_model_table
+from gputui.fit.importers.modelsfile import parse_model_table
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "keras"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gputui.fit.transformer.hfkeys import from_hf_dict
+from gputui.fit.importers.hfkeys import from_hf_dict
 from gputui.fit.transformer.model import TransformerModel, from_config
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from gputui.fit.core.target import Target
+from gputui.fit.importers.hfkeys import from_hf_dict
 from gputui.fit.transformer.activations import layer_acts
 from gputui.fit.transformer.activations_fn import act_saved, known_activation
 from gputui.fit.transformer.estimate import estimate, memory
-from gputui.fit.transformer.hfkeys import from_hf_dict
 from gputui.fit.transformer.model import TransformerModel, from_config
 from gputui.fit.transformer.workload import Workload
 

@@ -21,8 +21,8 @@ import pytest
 from gputui.core.errors import UserError
 from gputui.fit.importers.gguf import load_gguf
 from gputui.fit.importers.hf import load_cached, load_folder, load_path
+from gputui.fit.importers.hfkeys import from_hf_dict
 from gputui.fit.transformer.config import ConfigError, Moe
-from gputui.fit.transformer.hfkeys import from_hf_dict
 from gputui.fit.transformer.model import TransformerModel, from_config
 from gputui.fit.transformer.table import from_model_table
 
@@ -243,7 +243,7 @@ def test_hf_cache_refs_main_must_name_a_snapshot(
 
 def test_gguf_messages_can_name_the_gguf_key() -> None:
     """For importers/gguf.py: the metadata key a GGUF user knows, beside the HF one."""
-    from gputui.fit.transformer.ggufnames import gguf_message
+    from gputui.fit.importers.ggufnames import gguf_message
 
     raw = {**MIXTRAL, "num_experts_per_tok": 9}
     with pytest.raises(ConfigError) as info:

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from gputui.fit.importers.hfdefaults import DEFAULTS, READ_KEYS
+from gputui.fit.importers.hfkeys import LLAMA_LIKE, from_hf_dict
 from gputui.fit.transformer.config import ConfigError
-from gputui.fit.transformer.hfdefaults import DEFAULTS, READ_KEYS
-from gputui.fit.transformer.hfkeys import LLAMA_LIKE, from_hf_dict
 from gputui.fit.transformer.layout import layout
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hf"

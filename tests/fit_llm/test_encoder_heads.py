@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from gputui.fit.importers.hfkeys import from_hf_dict
 from gputui.fit.transformer.config import ConfigError
-from gputui.fit.transformer.hfkeys import from_hf_dict
 from gputui.fit.transformer.layout import layout
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from gputui.fit.importers.hfkeys import from_hf_dict
 from gputui.fit.transformer.config import ConfigError
-from gputui.fit.transformer.hfkeys import from_hf_dict
 from gputui.fit.transformer.kv import kv_bytes_per_token, kv_cache_bytes, kv_layers
 from gputui.fit.transformer.layout import layout
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from gputui.fit.importers.hfkeys import from_hf_dict
 from gputui.fit.transformer.estimate import memory
-from gputui.fit.transformer.hfkeys import from_hf_dict
 from gputui.fit.transformer.model import from_config
 from gputui.fit.transformer.workload import Workload
 

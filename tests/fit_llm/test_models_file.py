@@ -11,7 +11,7 @@ import pytest
 
 from gputui.cli import main
 from gputui.core.errors import UserError
-from gputui.fit.modelsfile import ModelSpec, load_models, parse_models
+from gputui.fit.importers.modelsfile import ModelSpec, load_models, parse_models
 from gputui.fit.transformer import TransformerSpec
 
 ROOT = Path(__file__).resolve().parents[2]

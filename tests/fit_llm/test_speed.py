@@ -12,8 +12,8 @@ import pytest
 from gputui.catalog import load_catalog
 from gputui.cli import main
 from gputui.fit.core.target import card_target
+from gputui.fit.importers.hfkeys import from_hf_dict
 from gputui.fit.transformer.estimate import estimate
-from gputui.fit.transformer.hfkeys import from_hf_dict
 from gputui.fit.transformer.model import TransformerModel, from_config
 from gputui.fit.transformer.rate import gemm_shapes
 from gputui.fit.transformer.speed import llm_speed

@@ -14,7 +14,7 @@ from gputui.fit.core import roofline as R
 from gputui.fit.core import waves
 from gputui.fit.core.precision import policy
 from gputui.fit.graph import speed as graph_speed
-from gputui.fit.modelsfile import ModelSpec, load_models, parse_models
+from gputui.fit.importers.modelsfile import ModelSpec, load_models, parse_models
 from gputui.fit.transformer import speed as transformer_speed
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "models.toml"

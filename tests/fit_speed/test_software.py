@@ -10,7 +10,7 @@ from gputui.catalog.catalog import Catalog
 from gputui.fit.core import optimizer_traffic, software
 from gputui.fit.core import roofline as R
 from gputui.fit.graph import speed as graph_speed
-from gputui.fit.modelsfile import ModelSpec, parse_models
+from gputui.fit.importers.modelsfile import ModelSpec, parse_models
 
 CONV = (
     '{ type = "Conv2D", filters = 64, kernel_size = 3, padding = "same" }, '

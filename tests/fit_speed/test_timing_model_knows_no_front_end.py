@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-FRONT_ENDS = ("gputui.fit.graph", "gputui.fit.transformer", "gputui.fit.modelsfile")
+FRONT_ENDS = ("gputui.fit.graph", "gputui.fit.transformer", "gputui.fit.importers.modelsfile")
 
 
 @pytest.mark.parametrize(

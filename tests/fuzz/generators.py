@@ -549,7 +549,7 @@ def check_models(text: str, planted: list[str], workdir: Path) -> Outcome:
     from gputui.cli import main
     from gputui.fit.core.target import Target
     from gputui.fit.graph.estimate import check
-    from gputui.fit.modelsfile import parse_models
+    from gputui.fit.importers.modelsfile import parse_models
 
     try:
         models = parse_models(text, "fuzz.toml")

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gputui.fit.importers.keras import keras_table
-from gputui.fit.modelsfile import parse_model_table
+from gputui.fit.importers.modelsfile import parse_model_table
 
 SETTINGS = properties.bounded(25)
 

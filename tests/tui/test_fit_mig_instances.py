@@ -20,7 +20,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
-from gputui.fit.check import TransformerCheck
+from gputui.fit import TransformerCheck
 from gputui.sources.nvml.source import NvmlSource
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.screens.fit import FitScreen

@@ -35,7 +35,7 @@ HIDDEN_SCREENS = tuple(
 )
 # The fit engine: the fit line imports it only to judge a models file of the user's.
 FIT_ENGINE = (
-    "gputui.fit.check",
+    "gputui.fit.entry",
     "gputui.fit.graph",
     "gputui.fit.transformer",
     "gputui.fit.report",

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from textual.widgets import Static
 
+from gputui.fit import check as entry_check
 from gputui.fit import paths
 from gputui.fit.graph.estimate import check as real_check
 from gputui.model.snapshot import DeviceSnapshot, Snapshot
@@ -119,10 +120,10 @@ async def test_a_slow_estimate_blocks_neither_the_screen_nor_quitting(
     """An estimate that takes forever (a hostile models file): keys still work, q still quits."""
     entered, release = threading.Event(), threading.Event()
 
-    def stuck(model: Any, target: Any) -> Any:
+    def stuck(request: Any) -> Any:
         entered.set()
         release.wait(timeout=60)
-        return real_check(model, target)
+        return entry_check(request)
 
     monkeypatch.setattr(fit_pass, "check", stuck)
     source = scripted_source

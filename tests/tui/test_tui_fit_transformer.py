@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from textual.widgets import DataTable, Static
 
-from gputui.fit.check import TransformerCheck
+from gputui.fit import TransformerCheck
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.screens.fit import FitScreen
 from tests.waiting import wait_for
@@ -90,7 +90,7 @@ async def test_transformer_rows_and_detail(
         assert "longest context" in text
         assert f"{check.chosen.longest_context:,}" in text
         # the card ranking comes from the worker's pass, as for layer models
-        await wait_for(pilot, lambda: "llama-lora" in screen.result.llm_rankings)
+        await wait_for(pilot, lambda: "llama-lora" in screen.result.transformer_rankings)
         await pilot.press("up")
         await pilot.press("down")
         await wait_for(pilot, lambda: "cards needed" in _text(detail) and "H100" in _text(detail))

@@ -56,7 +56,9 @@ def register(sub: Any) -> None:
         action="store_true",
         help="also export each process's full command line (arguments can hold secrets)",
     )
-    p.add_argument("--tls-cert", type=Path, metavar="FILE", help="serve HTTPS with this certificate")
+    p.add_argument(
+        "--tls-cert", type=Path, metavar="FILE", help="serve HTTPS with this certificate"
+    )
     p.add_argument("--tls-key", type=Path, metavar="FILE", help="private key of --tls-cert")
     p.add_argument(
         "--tls-client-ca",
@@ -101,14 +103,24 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def _models(path: Path | None) -> tuple[Any, ...]:
-    """The models to fit: --models, else a local or user models file; not the examples."""
-    from gputui.fit.modelsfile import layer_models, load_models
+    """The models to fit: --models, else a local or user models file; not the examples.
+
+    Any file `gputui fit` reads (the importer registry); a model the exporter cannot
+    answer per GPU is refused with one line, never dropped."""
+    from gputui.core.errors import UserError
+    from gputui.exporter.fitting import unservable
+    from gputui.fit import load_any, shown
     from gputui.fit.paths import resolve_models_path
 
     resolved, origin = resolve_models_path(path)
     if origin == "shipped examples":
         return ()
-    return layer_models(load_models(resolved))  # its metrics are the layer estimator's
+    models = load_any(resolved)
+    for model in models:
+        why = unservable(model)
+        if why is not None:
+            raise UserError(f"--models {shown(resolved)}: {why}")
+    return models
 
 
 def run(args: argparse.Namespace) -> int:
@@ -151,7 +163,10 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:  # a scenario file the simulator could not read
         raise UserError(str(exc)) from None
     if fallback is not None:
-        print(f"gputui exporter: NVML unavailable ({fallback}); serving SIMULATED GPUs", file=sys.stderr)
+        print(
+            f"gputui exporter: NVML unavailable ({fallback}); serving SIMULATED GPUs",
+            file=sys.stderr,
+        )
 
     from gputui.catalog import load_catalog
 
@@ -186,7 +201,9 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, _terminate)
     poller.start()
-    print(f"gputui exporter: serving {server.url} ({source.name} source)", file=sys.stderr, flush=True)
+    print(
+        f"gputui exporter: serving {server.url} ({source.name} source)", file=sys.stderr, flush=True
+    )
     try:
         server.serve_forever()
     finally:

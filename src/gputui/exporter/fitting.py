@@ -1,8 +1,9 @@
 """`gputui_fit_max_batch`: for each configured model, the largest batch each GPU takes now.
 
 Uses the same fit API as `gputui fit` and the TUI's fit screen
-(`targets_from_snapshot` then `check`), in the precision gputui recommends for
-the GPU's architecture, against the free memory of this poll. A GPU in MIG mode is
+(`targets_from_snapshot` then `check`): a layer model in the precision gputui
+recommends for the GPU's architecture, a transformer in its own workload (the
+weights it is stored in), against the free memory of this poll. A GPU in MIG mode is
 answered per MIG instance (a job gets one instance, never the card); an instance
 without a GPU instance id is left out, since its series could not be labelled.
 """
@@ -17,14 +18,25 @@ from gputui.model.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from gputui.catalog import Catalog
-    from gputui.fit.modelsfile import ModelSpec
+    from gputui.fit import AnyModel
+
+
+def unservable(model: AnyModel) -> str | None:
+    """Why `model` has no per-GPU largest batch to export (None: it has one)."""
+    from gputui.fit import TransformerSpec
+
+    if isinstance(model, TransformerSpec) and model.workload.gpus > 1:
+        return (
+            f"model {model.name!r}: its workload spans {model.workload.gpus} GPUs, and the "
+            "exporter answers one GPU (or MIG instance) at a time"
+        )
+    return None
 
 
 def fit_answers(
-    snapshot: Snapshot, models: Sequence[ModelSpec], catalog: Catalog
+    snapshot: Snapshot, models: Sequence[AnyModel], catalog: Catalog
 ) -> list[FitAnswer]:
-    from gputui.fit.check import check
-    from gputui.fit.core.precision import recommend
+    from gputui.fit import FitRequest, ModelSpec, check, recommend
     from gputui.fit.targets import targets_from_snapshot
 
     out: list[FitAnswer] = []
@@ -37,20 +49,23 @@ def fit_answers(
         if slot is not None and slot.gpu_instance_id is None:
             continue
         for model in models:
-            precision = recommend(target.architecture, model.mode)[0]
-            result = check(model, target, precision=precision)
-            est = result.chosen
-            batch = est.max_batch_size_free
+            if isinstance(model, ModelSpec):
+                name = recommend(target.architecture, model.mode)[0]
+                est = check(FitRequest(model, (target,), precision=name)).checks[0].chosen
+                precision, batch = est.precision, est.max_batch_size_free
+            else:  # a transformer: its own workload, in the weights it is stored in
+                found = check(FitRequest(model, (target,))).checks[0]
+                precision, batch = found.recommended, found.estimate.max_batch_size_free
             if batch is None:
                 continue
             if slot is None:
-                out.append(FitAnswer(model.name, target.index, est.precision, batch))
+                out.append(FitAnswer(model.name, target.index, precision, batch))
             else:
                 out.append(
                     FitAnswer(
                         model.name,
                         target.index,
-                        est.precision,
+                        precision,
                         batch,
                         slot.gpu_instance_id,
                         slot.profile,

@@ -25,7 +25,7 @@ from gputui.sources.base import Source
 
 if TYPE_CHECKING:
     from gputui.catalog import Catalog
-    from gputui.fit.modelsfile import ModelSpec
+    from gputui.fit import AnyModel
 
 log = logging.getLogger("gputui.exporter")
 
@@ -41,7 +41,7 @@ class Poller(Collector):
         hostname: str | None = None,
         full_cmdline: bool = False,
         catalog: Catalog | None = None,
-        models: Sequence[ModelSpec] = (),
+        models: Sequence[AnyModel] = (),
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.source = source

@@ -2,8 +2,7 @@
 
 Free memory is what the fleet's exporters report (DCGM_FI_DEV_FB_FREE), so
 "right now" means as of the last scrape; the estimate itself is gputui.fit's
-`check` (a transformer's: gputui.fit.transformer.estimate.estimate, the one the
-local `fit` uses), in the precision asked for or the one gputui recommends for
+`check` (gputui.fit.entry, the one entry the local `fit` uses), in the precision asked for or the one gputui recommends for
 that GPU's architecture. Ranked: GPUs where the model fits at its batch size
 first, then by the largest batch that fits in the free memory, then by free
 memory. Down hosts and lost GPUs are not candidates. A GPU in MIG mode
@@ -13,7 +12,7 @@ instance, with the instance's memory (sources/prometheus/mig.py).
 The answer depends only on what estimate_key holds (card, architecture, memory,
 free memory, MIG profile), and a fleet repeats the same card with the same free
 memory many times: the engine runs once per key and the ranking is built from the
-keys' answers (fleet_rank.py); the output groups them (fleet_report.py).
+keys' answers (fleet_rank.py); the output groups them (fit/report/fleet.py).
 """
 
 from __future__ import annotations
@@ -23,6 +22,17 @@ from typing import Any
 
 from gputui.fit.fleet_rank import KeyAnswer, KeyTargets, Ranking, key_targets
 from gputui.model.cluster import ClusterHost, ClusterSnapshot, MigReading, MigReadings
+
+
+@dataclass(frozen=True, slots=True)
+class LayerAnswer:
+    """A layer model's answer on one (card, free memory) key, shared by its GPUs."""
+
+    precision: str
+    batch_size: int
+    peak_bytes: int
+    fits: bool
+    max_batch_free: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,8 +152,8 @@ def rank_fleet(
     first, then by the largest batch that fits now, then by free memory. The check of a
     (card, free memory) key (estimate_key) is made once, its answer shared by every GPU
     with that key."""
-    from gputui.fit.check import check
     from gputui.fit.core.precision import recommend
+    from gputui.fit.entry import FitRequest, check
 
     keyed = (
         keyed
@@ -154,13 +164,19 @@ def rank_fleet(
     for k in keyed:
         target = k.target
         name = precision or recommend(target.architecture, model.mode)[0]
-        est = check(model, target, batch_size=batch_size, precision=name).chosen
+        request = FitRequest(model, (target,), batch_size=batch_size, precision=name)
+        est = check(request).checks[0].chosen
         fits = est.verdict_free is not None and est.verdict_free != "does not fit"
         free_batch = est.max_batch_size_free or 0
-        answer = (est.precision, est.batch_size, est.peak_bytes, fits, free_batch)
+        answer = LayerAnswer(est.precision, est.batch_size, est.peak_bytes, fits, free_batch)
         order = (not fits, -free_batch, -(target.memory_free or 0))
         answers.append(KeyAnswer(order, k, answer))
-    return Ranking(answers, lambda h, t, a: FleetFit(h, t, *a))
+    return Ranking(
+        answers,
+        lambda h, t, a: FleetFit(
+            h, t, a.precision, a.batch_size, a.peak_bytes, a.fits, a.max_batch_free
+        ),
+    )
 
 
 def fleet_keys(targets: list[tuple[ClusterHost, Any]]) -> list[KeyTargets]:
@@ -183,7 +199,7 @@ def estimate_key(target: Any) -> tuple[Any, ...]:
 
 
 @dataclass(frozen=True, slots=True)
-class FleetLlmFit:
+class FleetTransformerFit:
     host: ClusterHost
     target: Any  # gputui.fit.core.target.Target
     estimate: Any  # gputui.fit.transformer.estimate.Estimate (of the first GPU of its key)
@@ -195,64 +211,65 @@ def rank_fleet_transformer(
     workload_for: Any,
     *,
     keyed: list[KeyTargets] | None = None,
-) -> Ranking[FleetLlmFit]:
+) -> Ranking[FleetTransformerFit]:
     """Every fleet GPU for one transformer, ranked as rank_fleet; `workload_for(target)`
     gives its workload. The estimate of a key (estimate_key) is computed once and shared
     by every GPU with that key: its `target` is the first of them, its figures every one's."""
-    from gputui.fit.transformer.estimate import estimate
+    from gputui.fit.entry import FitRequest, check
+    from gputui.fit.transformer.table import TransformerSpec
 
     keyed = keyed if keyed is not None else fleet_keys(targets)
     answers = []
     for k in keyed:
         target = k.target
-        est = estimate(model, workload_for(target), target)
+        spec = TransformerSpec(model.name, model, workload_for(target))
+        est = check(FitRequest(spec, (target,))).checks[0].estimate
         order = (not est.fits_now, -(est.max_batch_size_free or 0), -(target.memory_free or 0))
         answers.append(KeyAnswer(order, k, est))
-    return Ranking(answers, FleetLlmFit)
+    return Ranking(answers, FleetTransformerFit)
 
 
-def run_fit(
-    args: Any,
-    models: Any,
-    header: dict[str, Any],
-    transformers: tuple[tuple[str, Any, Any], ...] = (),
-    *,
+@dataclass(frozen=True, slots=True)
+class FleetAnswer:
+    """The fleet's answer for every model: each layer model's and transformer's ranking of
+    the fleet's GPUs, and whether every model fits on some GPU now."""
+
+    cluster: ClusterSnapshot
+    layer: tuple[tuple[Any, Ranking[FleetFit]], ...]  # (ModelSpec, its ranking)
+    transformers: tuple[tuple[str, Any, Ranking[FleetTransformerFit]], ...]  # (name, model, ranking)
+    all_fit: bool
+
+
+def answer_fleet(
     cluster: ClusterSnapshot,
     mig: MigReadings,
-) -> int:
-    """Exit 0 when every model fits on some GPU now, 1 when one fits nowhere.
+    models: Any,
+    transformers: tuple[tuple[str, Any, Any], ...] = (),
+    *,
+    batch_size: int | None = None,
+    precision: str | None = None,
+) -> FleetAnswer:
+    """Every model on the fleet as read (`cluster` and its `mig` readings).
 
     `transformers`: (name, TransformerModel, workload_for(target)) for each transformer;
-    `cluster` and `mig`: the fleet as read by the command (commands/fit_fleet.py). The
-    answers are grouped and printed by fleet_report.py."""
+    rendered by fit.report.fleet, printed by the command."""
     from gputui.catalog import load_catalog
-    from gputui.fit import fleet_report
 
     catalog = load_catalog()
     keyed = fleet_keys(mig_fleet_targets(cluster, catalog, mig))
-    ranked = [
+    ranked = tuple(
         (
             m,
             rank_fleet(
-                cluster,
-                m,
-                catalog,
-                batch_size=args.batch_size,
-                precision=args.precision,
-                keyed=keyed,
+                cluster, m, catalog, batch_size=batch_size, precision=precision, keyed=keyed
             ),
         )
         for m in models
-    ]
-    llm = [
+    )
+    llm = tuple(
         (name, model, rank_fleet_transformer([], model, wl, keyed=keyed))
         for name, model, wl in transformers
-    ]
-    ok = all(any(a.answer[3] for a in fits.answers) for _, fits in ranked)
+    )
+    ok = all(any(a.answer.fits for a in fits.answers) for _, fits in ranked)
     ok = ok and all(any(a.answer.fits_now for a in fits.answers) for _, _, fits in llm)
-    every = bool(getattr(args, "all", False))
-    if args.json:
-        fleet_report.print_json(header, cluster, ranked, llm, ok=ok, every=every)
-    else:
-        fleet_report.print_text(args, cluster, ranked, llm, every=every)
-    return 0 if ok else 1
+    return FleetAnswer(cluster, ranked, llm, ok)

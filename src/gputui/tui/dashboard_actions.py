@@ -60,11 +60,17 @@ HELP_KEYS = [
 
 
 def _optional_screen(module: str, name: str) -> Any:
-    """Screens other parts of gputui add later; None while they are missing or broken."""
+    """A screen's class; None only when its module is not installed at all.
+
+    A screen that is there but broken (an ImportError from inside it, a missing name)
+    raises: a broken Fit screen must fail loudly, not vanish behind "not available"."""
     try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
+        found = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
         return None
+    return getattr(found, name)
 
 
 class DashboardActions(_AppBase):

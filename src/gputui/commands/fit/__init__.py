@@ -1,11 +1,12 @@
 """`gputui fit`: will each model fit on a GPU, at what batch size, in which precision.
 
 One command for every model kind. The modules depend one way:
-args (the flags) <- gpus (which GPUs) <- transformer_workload (flags -> a Workload,
-with transformer_bounds)
-<- transformer_tables (a models file's transformers) <- models_file (a models TOML or
-Keras file) and transformer_file (an HF config / folder / GGUF); this package's `run`
-picks one of the last two. Output is gputui.fit.report's, one JSON shape for all.
+args (the flags) <- gpus (which GPUs) <- transformer_tables (a models file's
+transformers) <- models_file (a models TOML or Keras file) and transformer_file (an HF
+config / folder / safetensors / GGUF); this package's `run` picks one of the last two.
+Files are read by gputui.fit's `load_any`, workloads built by its `build_workload`
+(flags -> a Workload), estimates made by its `check`; output is gputui.fit.report's,
+one JSON shape for all.
 """
 
 from __future__ import annotations

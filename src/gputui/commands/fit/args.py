@@ -9,8 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gputui.fit.core.precision_names import PRECISIONS
-from gputui.fit.core.software import MEMORY_FORMAT_CHOICES, OPTIMIZER_IMPLS
+from gputui.fit import MEMORY_FORMAT_CHOICES, OPTIMIZER_IMPLS, PRECISIONS
 
 PRECISION_CHOICES = PRECISIONS
 
@@ -33,7 +32,6 @@ ATTENTIONS = ("sdpa", "eager", "flash")
 PARALLELS = ("tp", "pp", "ddp", "zero1", "zero2", "zero3", "fsdp")
 OPTIMIZERS = ("adamw", "adamw_8bit", "sgd", "sgd_momentum")
 KV_DTYPES = ("fp16", "bf16", "fp32", "fp8", "int8", "q8_0", "q4_0")
-LLM_KINDS = ("hf-config", "hf-folder", "gguf")
 
 
 # Flags that mean nothing for a layer model (a models TOML or a Keras file): given there, they

@@ -15,7 +15,7 @@ def targets(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
     """
     from gputui.catalog import load_catalog
     from gputui.core.errors import UserError
-    from gputui.fit.core.target import Target
+    from gputui.fit import Target
 
     catalog = load_catalog()
     if args.gpu:
@@ -55,7 +55,7 @@ def targets(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
 
 def precision_for(target: Any, mode: str) -> str:
     """A transformer's default precision on `target`: what the architecture trains in, else amp_bf16."""
-    from gputui.fit.core.precision import recommend
+    from gputui.fit import recommend
 
     name, _ = recommend(target.architecture, "train")
     return str(name) if mode == "train" else "amp_bf16"

@@ -34,21 +34,18 @@ def _input_shapes(given: list[str] | None) -> dict[str, list[int]]:
 def load(path: Path, args: argparse.Namespace) -> tuple[Any, ...]:
     """The models a file describes: a models TOML, or one Keras model file."""
     from gputui.core.errors import UserError
-    from gputui.fit.importers import detect_kind
-    from gputui.fit.modelsfile import load_keras_model, load_models, shown
+    from gputui.fit import detect_kind, load_any, shown
 
     kind = detect_kind(path)
     shapes = _input_shapes(args.input_shape)
-    if kind in ("keras-json", "keras-archive"):
-        return (load_keras_model(path, input_shapes=shapes, skip_unknown=args.skip_unknown),)
-    if kind != "toml":
+    if kind not in ("toml", "keras-json", "keras-archive"):
         raise UserError(f"{shown(path)}: a {kind} file is not a Keras model or a models TOML")
-    if shapes or args.skip_unknown:
+    if kind == "toml" and (shapes or args.skip_unknown):
         raise UserError(
             "--input-shape and --skip-unknown apply to a Keras file; in a models TOML write "
             "input_shapes = { ... } and skip_unknown = true on the keras model's table"
         )
-    return load_models(path)
+    return load_any(path, input_shapes=shapes, skip_unknown=args.skip_unknown)
 
 
 def _overridden(models: tuple[Any, ...], args: argparse.Namespace) -> tuple[Any, ...]:
@@ -77,7 +74,7 @@ def _software(sw: Any, args: argparse.Namespace) -> Any:
     """The model's `Software` with --memory-format / --optimizer-impl on top (the flag wins)."""
     from dataclasses import replace
 
-    from gputui.fit.core.software import memory_format
+    from gputui.fit import memory_format
 
     changes: dict[str, Any] = {}
     if getattr(args, "memory_format", None):
@@ -115,7 +112,7 @@ def check_software_flags(
 
 def run(args: argparse.Namespace) -> int:
     from gputui.core.errors import UserError
-    from gputui.fit.modelsfile import shown
+    from gputui.fit import shown
     from gputui.fit.paths import resolve_models_path
     from gputui.fit.report.document import header
 
@@ -147,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
             )
     # the cluster: fit/fleet.py
     if getattr(args, "prometheus", None) or getattr(args, "match", None):
-        from gputui.commands.fit_fleet import run_fit
+        from gputui.commands.fit.fleet import run_fit
 
         fleet_llm = transformer_tables.fleet_entries(transformers, args, with_layers=bool(models))
         return run_fit(args, models, header(shown(path), origin, args.device, "fleet"), fleet_llm)
@@ -164,26 +161,27 @@ def _check(
     transformers: tuple[Any, ...],
 ) -> int:
     """Each model on each GPU asked about (a catalog card, or the installed GPUs)."""
-    from gputui.fit.check import check
-    from gputui.fit.core.mig import advice_lines
-    from gputui.fit.modelsfile import shown
+    from gputui.fit import FitRequest, advice_lines, check, shown
     from gputui.fit.report import document as doc
     from gputui.fit.report.graph_text import render_check
     from gputui.fit.report.targets import target_line
 
     targets, unavailable = fit_targets(args)
-    results = [
+    answers = [
         check(
-            m,
-            t,
-            batch_size=args.batch_size,
-            precision=args.precision or m.precision,
-            backend=args.device,
-            with_peak_tensors=True,
+            FitRequest(
+                m,
+                tuple(targets),
+                batch_size=args.batch_size,
+                precision=args.precision or m.precision,
+                backend=args.device,
+                with_peak_tensors=True,
+            )
         )
-        for t in targets
         for m in models
     ]
+    # target-major, as the text prints them
+    results = [a.checks[i] for i in range(len(targets)) for a in answers]
     llm = transformer_tables.estimates(transformers, targets, args, with_layers=bool(models))
     ok = all(_fits_now(r.chosen) for r in results)
     ok = ok and transformer_tables.all_fit_now(llm)
@@ -252,8 +250,7 @@ def _all_cards(
 ) -> int:
     from gputui.catalog import load_catalog
     from gputui.core.errors import UserError
-    from gputui.fit.graph.ranking import rank_cards
-    from gputui.fit.modelsfile import shown
+    from gputui.fit import FitRequest, check, shown
     from gputui.fit.report import document as doc
     from gputui.fit.report.graph_text import render_ranking
 
@@ -263,12 +260,15 @@ def _all_cards(
     rankings = [
         (
             m,
-            rank_cards(
-                m,
-                catalog.cards,
-                catalog.architectures,
-                batch_size=args.batch_size,
-                precision=args.precision or m.precision,
+            list(
+                check(
+                    FitRequest(
+                        m,
+                        catalog=catalog,
+                        batch_size=args.batch_size,
+                        precision=args.precision or m.precision,
+                    )
+                ).ranked
             ),
         )
         for m in models

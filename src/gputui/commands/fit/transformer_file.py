@@ -12,21 +12,34 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from gputui.commands.fit.args import EXIT_PARTIAL, LLM_KINDS
+from gputui.commands.fit.args import EXIT_PARTIAL
 from gputui.commands.fit.gpus import precision_for, targets
-from gputui.commands.fit.transformer_workload import auto_parallel, workload
+
+
+def workload(args: argparse.Namespace, model: Any, precision_default: str) -> Any:
+    """The workload the flags ask for `model` (gputui.fit's one validator)."""
+    from gputui.fit import WorkloadAsk, build_workload
+
+    return build_workload(WorkloadAsk.of(args), model, precision_default)
+
+
+def auto_parallel(args: argparse.Namespace) -> bool:
+    from gputui.fit import WorkloadAsk
+    from gputui.fit import auto_parallel as auto
+
+    return bool(auto(WorkloadAsk.of(args)))
 
 
 def detect(path: Path) -> str | None:
-    """What a `fit` input is, by content: hf-config, hf-folder, gguf, or None (anything else)."""
+    """What a `fit` input is, by content: a transformer kind, or None (anything else)."""
     from gputui.core.errors import UserError
-    from gputui.fit.importers import detect_kind
+    from gputui.fit import TRANSFORMER_KINDS, detect_kind
 
     try:
         kind = detect_kind(path)
     except UserError:  # unreadable: the models loader reports it in its own words
         return None
-    return kind if kind in LLM_KINDS else None
+    return kind if kind in TRANSFORMER_KINDS else None
 
 
 def handles(args: argparse.Namespace) -> bool:
@@ -37,27 +50,21 @@ def handles(args: argparse.Namespace) -> bool:
 
 
 def load_model(args: argparse.Namespace) -> Any:
+    """The transformer the file (or --hf ORG/NAME) holds, read by the importer registry."""
     from gputui.core.errors import UserError
+    from gputui.fit import TransformerSpec, load_any, load_hf_cached
 
     if args.hf:
         if args.models is not None:
             raise UserError("--hf: give either a file or --hf ORG/NAME, not both")
-        from gputui.fit.importers.hf import load_cached
-
-        return load_cached(args.hf)
-    path = Path(args.models)
-    kind = detect(path)
-    if kind == "gguf":
-        from gputui.fit.importers.gguf import load_gguf
-
-        return load_gguf(path)
-    from gputui.fit.importers.hf import load_path
-
-    return load_path(path)
+        return load_hf_cached(args.hf)
+    (spec,) = load_any(Path(args.models))
+    assert isinstance(spec, TransformerSpec)  # handles() saw a transformer kind
+    return spec.model
 
 
 def _header(args: argparse.Namespace, mode: str) -> dict[str, Any]:
-    from gputui.fit.modelsfile import shown
+    from gputui.fit import shown
     from gputui.fit.report.document import header
 
     if args.models is None:  # --hf: the local Hugging Face cache, no file named
@@ -67,9 +74,8 @@ def _header(args: argparse.Namespace, mode: str) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from gputui.core.errors import UserError
+    from gputui.fit import FitRequest, TransformerSpec, check
     from gputui.fit.report import document as doc
-    from gputui.fit.transformer.estimate import estimate
-    from gputui.fit.transformer.ranking import rank_cards
 
     if getattr(args, "layers", False):
         raise UserError("--layers: the per-layer table is for layer-list models, not transformers")
@@ -77,12 +83,10 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(
             "--model: picks a model of a models TOML; a transformer file holds one model"
         )
-    from gputui.fit.transformer.context import mark_longer_context
-
     model = load_model(args)
     allow = bool(getattr(args, "allow_longer_context", False))
     if getattr(args, "prometheus", None) or getattr(args, "match", None):  # the fleet
-        from gputui.commands.fit_fleet import run_fit
+        from gputui.commands.fit.fleet import run_fit
 
         return run_fit(args, (), _header(args, "fleet"), (config_fleet_entry(args, model),))
     if args.all_cards:
@@ -93,11 +97,12 @@ def run(args: argparse.Namespace) -> int:
         wl = workload(args, model, "amp_bf16")
         pick = None
         if auto_parallel(args):
-            from gputui.fit.transformer.parallel_choice import choose
+            from gputui.fit import choose_parallel
 
             built: dict[Any, Any] = {}
-            pick = lambda w, t: choose(model, w, [t], built)[0]  # noqa: E731
-        ranked = rank_cards(model, wl, catalog.cards, dict(catalog.architectures), pick)
+            pick = lambda w, t: choose_parallel(model, w, [t], built)[0]  # noqa: E731
+        spec = TransformerSpec(model.name, model, wl)
+        ranked = list(check(FitRequest(spec, catalog=catalog, pick=pick)).ranked)
         ok = any(r.estimate.fits for r in ranked)
         if args.json:
             entry = doc.transformer_entry(model.name, model, wl, ranked=ranked)
@@ -106,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
             per_card = any(r.estimate.workload.parallel != wl.parallel for r in ranked)
             print("\n".join(render_ranking(model, wl, ranked, per_card)))
         return 0 if ok else 1
-    from gputui.fit.core.mig import advice_lines
+    from gputui.fit import advice_lines
     from gputui.fit.report.targets import target_line
     from gputui.fit.report.transformer_text import render
 
@@ -125,11 +130,16 @@ def run(args: argparse.Namespace) -> int:
             print("\n".join(lost_lines))
         return EXIT_PARTIAL
     from gputui.core.textsafe import visible
-    from gputui.fit.transformer.parallel_choice import asked, choose, hint_lines
+    from gputui.fit import asked_parallel, choose_parallel, hint_lines
 
     wl = workload(args, model, precision_for(gpus[0], args.mode or ""))
-    wl, choice = choose(model, wl, gpus) if auto_parallel(args) else (wl, asked(wl))
-    results = [mark_longer_context(estimate(model, wl, t), allow) for t in gpus]
+    wl, choice = (
+        choose_parallel(model, wl, gpus) if auto_parallel(args) else (wl, asked_parallel(wl))
+    )
+    request = FitRequest(
+        TransformerSpec(model.name, model, wl), tuple(gpus), allow_longer_context=allow
+    )
+    results = [c.estimate for c in check(request).checks]
     ok = all(e.fits_now for e in results)
     advice = [(e.target, e.peak_bytes) for e in results]
     if args.json:
@@ -165,16 +175,13 @@ def run(args: argparse.Namespace) -> int:
 def config_fleet_entry(args: argparse.Namespace, model: Any) -> tuple[str, Any, Any]:
     """--prometheus for one HF config / folder / GGUF: (name, model, workload_for(target)),
     the workload the local check would use on that GPU; a bad flag is refused here."""
-    from gputui.commands.fit.gpus import precision_for
-    from gputui.commands.fit.transformer_workload import workload as cli_workload
-
-    cli_workload(args, model, "amp_bf16")
+    workload(args, model, "amp_bf16")
     made: dict[str, Any] = {}
 
     def workload_for(target: Any) -> Any:
         default = precision_for(target, args.mode or "")
         if default not in made:
-            made[default] = cli_workload(args, model, default)
+            made[default] = workload(args, model, default)
         return made[default]
 
     return (model.name, model, workload_for)

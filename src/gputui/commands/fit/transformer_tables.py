@@ -2,8 +2,8 @@
 
 Each table carries its own workload (mode, method, seq_len, ...); the command
 line's transformer flags override it exactly as they do for a single HF config:
-the table's keys fill the flags left unset, and one validator
-(`transformer_workload.workload`) turns the result into a Workload. Layer models and
+the table's keys fill the flags left unset (`replace()` on a WorkloadAsk), and one
+validator (gputui.fit's `build_workload`) turns the result into a Workload. Layer models and
 transformers of one file are checked side by side and share the exit status.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from gputui.commands.fit.args import LLM_ONLY_FLAGS, OPTIMIZERS
 from gputui.commands.fit.gpus import precision_for
-from gputui.commands.fit.transformer_workload import workload as cli_workload
+from gputui.fit import WorkloadAsk, build_workload
 
 # table key -> the `fit` flag (argparse dest) that overrides it
 _FLAG_OF = {
@@ -43,7 +43,7 @@ _TRAIN_PRECISIONS = ("fp32", "amp_bf16", "amp_fp16", "bf16", "fp16")
 
 def split(models: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """(layer models, transformers) of a loaded models file."""
-    from gputui.fit.transformer.table import TransformerSpec
+    from gputui.fit import TransformerSpec
 
     tfm = tuple(m for m in models if isinstance(m, TransformerSpec))
     return tuple(m for m in models if not isinstance(m, TransformerSpec)), tfm
@@ -72,28 +72,30 @@ def workload(
     `with_layers`: layer models are checked too, so --optimizer and --precision may be
     meant for them; a value a transformer cannot take then leaves the transformer alone.
     """
-    ns = argparse.Namespace(**vars(args))
-    ns.hf = None
+    from dataclasses import replace
+
+    ask = WorkloadAsk.of(args)
     # the table's `allow_longer_context = true` or the flag: either one asks for it
-    ns.allow_longer_context = bool(getattr(args, "allow_longer_context", False)) or bool(
-        spec.allow_longer_context
-    )
     mode = args.mode or spec.workload.mode
-    ns.mode = mode
-    shared_optimizer = ns.optimizer is not None
-    if with_layers and shared_optimizer and (mode != "train" or ns.optimizer not in OPTIMIZERS):
-        ns.optimizer = None
-    if with_layers and mode == "train" and ns.precision not in (None, *_TRAIN_PRECISIONS):
-        ns.precision = None
-    # --memory-format is for the layer models beside it (check_software_flags made sure one
-    # is); --optimizer-impl is for whichever models train
-    ns.memory_format = None
+    changes: dict[str, Any] = {
+        "allow_longer_context": ask.allow_longer_context or bool(spec.allow_longer_context),
+        "mode": mode,
+        # --memory-format is for the layer models beside it (check_software_flags made sure
+        # one is); --optimizer-impl is for whichever models train
+        "memory_format": None,
+    }
+    shared_optimizer = ask.optimizer is not None
+    if with_layers and shared_optimizer and (mode != "train" or ask.optimizer not in OPTIMIZERS):
+        changes["optimizer"] = None
+    if with_layers and mode == "train" and ask.precision not in (None, *_TRAIN_PRECISIONS):
+        changes["precision"] = None
     if with_layers and mode != "train":
-        ns.optimizer_impl = None
+        changes["optimizer_impl"] = None
+    ask = replace(ask, **changes)
     wl = spec.workload
     for key in spec.given:
         flag = _FLAG_OF.get(key)
-        if flag is None or getattr(ns, flag, None) not in (None, False):
+        if flag is None or getattr(ask, flag, None) not in (None, False):
             continue  # the flag was given: it wins
         if key in _TRAIN_ONLY and mode != "train":
             continue
@@ -106,8 +108,8 @@ def workload(
             "paged_block": wl.paged_block,
             "precision": wl.precision,
         }.get(key, getattr(wl, key))
-        setattr(ns, flag, value)
-    return cli_workload(ns, spec.model, precision_default)
+        ask = replace(ask, **{flag: value})
+    return build_workload(ask, spec.model, precision_default)
 
 
 def estimates(
@@ -117,8 +119,9 @@ def estimates(
     with_layers: bool = False,
 ) -> list[tuple[Any, Any, list[Any]]]:
     """(spec, workload, one estimate per target) for each transformer."""
-    from gputui.fit.transformer.context import mark_longer_context
-    from gputui.fit.transformer.estimate import estimate
+    from dataclasses import replace
+
+    from gputui.fit import FitRequest, check
 
     out = []
     for spec in transformers:
@@ -126,9 +129,8 @@ def estimates(
         default = precision_for(targets[0], mode) if targets else "amp_bf16"
         wl = workload(spec, args, default, with_layers)
         allow = bool(getattr(args, "allow_longer_context", False)) or spec.allow_longer_context
-        out.append(
-            (spec, wl, [mark_longer_context(estimate(spec.model, wl, t), allow) for t in targets])
-        )
+        request = FitRequest(replace(spec, workload=wl), tuple(targets), allow_longer_context=allow)
+        out.append((spec, wl, [c.estimate for c in check(request).checks]))
     return out
 
 
@@ -137,7 +139,7 @@ def all_fit_now(results: list[tuple[Any, Any, list[Any]]]) -> bool:
 
 
 def json_entries(results: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, Any]]:
-    from gputui.fit.core.mig import advice_lines
+    from gputui.fit import advice_lines
     from gputui.fit.report.document import transformer_entry
 
     return [
@@ -153,7 +155,7 @@ def json_entries(results: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, An
 
 
 def text_lines(results: list[tuple[Any, Any, list[Any]]], target_lines: list[str]) -> list[str]:
-    from gputui.fit.core.mig import advice_lines
+    from gputui.fit import advice_lines
     from gputui.fit.report.transformer_text import render
 
     lines: list[str] = []
@@ -167,16 +169,17 @@ def rankings(
     transformers: tuple[Any, ...], args: argparse.Namespace, with_layers: bool = False
 ) -> list[tuple[Any, Any, list[Any]]]:
     """--all-cards: every catalog card for each transformer, with the cards it would need."""
+    from dataclasses import replace
+
     from gputui.catalog import load_catalog
-    from gputui.fit.transformer.ranking import rank_cards
+    from gputui.fit import FitRequest, check
 
     catalog = load_catalog()
     out = []
     for spec in transformers:
         wl = workload(spec, args, "amp_bf16", with_layers)
-        out.append(
-            (spec, wl, rank_cards(spec.model, wl, catalog.cards, dict(catalog.architectures)))
-        )
+        answer = check(FitRequest(replace(spec, workload=wl), catalog=catalog))
+        out.append((spec, wl, list(answer.ranked)))
     return out
 
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from gputui.core.errors import UserError
-from gputui.fit.graph.args import LayerArgError
+from gputui.fit.graph.layer_args import LayerArgError
 from gputui.fit.graph.limits import MAX_LAYERS, too_many_layers
 from gputui.fit.graph.names import (
     Scope,

@@ -59,9 +59,9 @@ class Ranked:
     @property
     def samples_per_s_per_dollar(self) -> float | None:
         """Per launch dollar: only cards with a published USD launch price (MSRP)."""
-        s = self.samples_per_s
-        price = self.card.launch_price_usd
-        return s / price if s is not None and price else None
+        from gputui.fit.core.price import per_dollar
+
+        return per_dollar(self.samples_per_s, self.card)
 
 
 @collector_paused
@@ -77,7 +77,7 @@ def rank_cards(
 
     A card whose figure for that precision is unknown keeps speed None (shown as
     "unknown") and is placed by what is known of it, a rate it is sure to reach (see
-    fit.throughput), rather than as zero; with no floor either it goes after the cards
+    fit.core.throughput), rather than as zero; with no floor either it goes after the cards
     of its verdict.
     """
     from gputui.fit.core.precision import recommend as recommend_for_card

@@ -13,7 +13,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from gputui.fit.graph.args import MAX_DIM, MAX_ELEMENTS, MAX_PARAMS, LayerArgError
+from gputui.fit.graph.layer_args import MAX_DIM, MAX_ELEMENTS, MAX_PARAMS, LayerArgError
 from gputui.fit.graph.layers import (
     activations,
     applications,

@@ -1,6 +1,6 @@
 """A layer model as the engine reads it: its networks, batch, optimizer and mode.
 
-The models file (fit/modelsfile.py) and the Keras importer build it; the layer
+The models file (fit/importers/modelsfile.py) and the Keras importer build it; the layer
 walk, the estimate and the roofline read it. It lives with the graph engine so
 the engine needs nothing from the parsers.
 """

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gputui.core.errors import UserError
-from gputui.fit.graph.args import MAX_DIM, MAX_ELEMENTS
+from gputui.fit.graph.layer_args import MAX_DIM, MAX_ELEMENTS
 from gputui.fit.graph.network import Shape
 
 

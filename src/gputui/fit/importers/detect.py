@@ -18,7 +18,9 @@ from gputui.core import inputfile
 from gputui.core.errors import UserError
 from gputui.core.textsafe import visible
 
-FileKind = Literal["toml", "keras-json", "keras-archive", "hf-config", "hf-folder", "gguf"]
+FileKind = Literal[
+    "toml", "keras-json", "keras-archive", "hf-config", "hf-folder", "gguf", "safetensors"
+]
 FILE_KINDS: tuple[FileKind, ...] = (
     "toml",
     "keras-json",
@@ -26,6 +28,7 @@ FILE_KINDS: tuple[FileKind, ...] = (
     "hf-config",
     "hf-folder",
     "gguf",
+    "safetensors",
 )
 
 _GGUF_MAGIC = b"GGUF"
@@ -61,6 +64,8 @@ def detect_kind(path: Path) -> FileKind:
     if head.startswith(_ZIP_MAGIC):
         read_archive_config(path)  # raises unless it is a Keras archive
         return "keras-archive"
+    if _is_safetensors(head, size):
+        return "safetensors"
     if b"\x00" in head:
         raise UserError(
             f"{name}: not a models TOML, Keras JSON or .keras archive, Hugging Face config "
@@ -79,6 +84,13 @@ def detect_kind(path: Path) -> FileKind:
             return "toml"
         return json_kind(data, name)
     return "toml"
+
+
+def _is_safetensors(head: bytes, size: int) -> bool:
+    """safetensors' layout: a little-endian u64 header length, then the JSON header."""
+    if len(head) < 9 or head[8:9] != b"{":
+        return False
+    return 2 <= int.from_bytes(head[:8], "little") <= size - 8
 
 
 def _json_file_kind(path: Path, name: str) -> FileKind:

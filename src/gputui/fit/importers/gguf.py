@@ -28,11 +28,11 @@ from gputui.core.textsafe import visible
 from gputui.fit.importers import gguf_rules
 from gputui.fit.importers.gguf_rules import GGUFError, LongString, Skipped
 from gputui.fit.importers.gguf_types import GGUFFile, GGUFTensor
+from gputui.fit.importers.ggufnames import gguf_message
+from gputui.fit.importers.hffamilies import READERS
+from gputui.fit.importers.hfkeys import from_hf_dict
 from gputui.fit.transformer.config import ConfigError
 from gputui.fit.transformer.formats import GGML_TYPES
-from gputui.fit.transformer.ggufnames import gguf_message
-from gputui.fit.transformer.hffamilies import READERS
-from gputui.fit.transformer.hfkeys import from_hf_dict
 from gputui.fit.transformer.model import TransformerModel, from_config
 
 MAGIC = b"GGUF"

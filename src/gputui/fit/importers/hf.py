@@ -16,9 +16,9 @@ from pathlib import Path
 from gputui.core import inputfile
 from gputui.core.errors import UserError
 from gputui.core.textsafe import visible
+from gputui.fit.importers.hfkeys import from_hf_dict
 from gputui.fit.importers.safetensors import SafetensorsError, read_header
 from gputui.fit.transformer.config import ConfigError
-from gputui.fit.transformer.hfkeys import from_hf_dict
 from gputui.fit.transformer.model import TransformerModel, from_config
 
 DTYPE_FORMAT = {"F32": "fp32", "F16": "fp16", "BF16": "bf16", "F8_E4M3": "fp8", "F8_E5M2": "fp8"}

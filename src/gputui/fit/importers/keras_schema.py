@@ -22,8 +22,8 @@ from typing import Any
 
 from gputui.core.errors import UserError
 from gputui.core.textsafe import visible
-from gputui.fit.graph.args import MAX_DIM, MAX_ELEMENTS
 from gputui.fit.graph.calls import MAX_BLOCK_DEPTH
+from gputui.fit.graph.layer_args import MAX_DIM, MAX_ELEMENTS
 from gputui.fit.graph.limits import MAX_LAYERS, too_many_layers
 
 MODEL_CLASSES = frozenset({"Functional", "Model", "Sequential"})

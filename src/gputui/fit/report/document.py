@@ -16,7 +16,7 @@ from typing import Any
 from gputui.fit.core.roofline import EFFICIENCY, LAUNCH_S
 from gputui.fit.graph.estimate import ModelCheck
 from gputui.fit.graph.ranking import Ranked
-from gputui.fit.modelsfile import ModelSpec
+from gputui.fit.importers.modelsfile import ModelSpec
 from gputui.fit.report import graph_json, transformer_json
 from gputui.fit.report.targets import target_dict, unavailable_dict
 from gputui.fit.transformer.report import model_dict, workload_dict

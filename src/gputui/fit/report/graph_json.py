@@ -11,7 +11,7 @@ from gputui.fit.core.roofline import EFFICIENCY as ROOFLINE_EFFICIENCY
 from gputui.fit.graph.estimate import ModelCheck, PrecisionEstimate
 from gputui.fit.graph.ranking import Ranked
 from gputui.fit.graph.rate import EFFICIENCY, Speed
-from gputui.fit.modelsfile import ModelSpec
+from gputui.fit.importers.modelsfile import ModelSpec
 from gputui.fit.report.graph_facts import model_layers, model_software_dict, peak_tensor_rows
 from gputui.fit.report.memory_fields import memory_fields
 from gputui.fit.report.targets import target_dict
@@ -40,12 +40,12 @@ def workload(model: ModelSpec, batch_size: int, backend: str) -> dict[str, Any]:
 
 
 def speed_assumed() -> dict[str, Any]:
-    """The efficiencies every layer model's speed assumes (fit.core.estimate, fit.core.roofline)."""
+    """The efficiencies every layer model's speed assumes (fit.graph.rate, fit.core.roofline)."""
     return {"efficiency_assumed": EFFICIENCY, "roofline_efficiency": dict(ROOFLINE_EFFICIENCY)}
 
 
 def speed(s: Speed | None) -> dict[str, Any] | None:
-    """The rough step time, and where it goes (fit.roofline) per model and per layer."""
+    """The rough step time, and where it goes (fit.core.roofline) per model and per layer."""
     if s is None:
         return None
     prof = s.profile

@@ -7,12 +7,12 @@ Lines are made visible (textsafe) as rendered: layer, model and card names come 
 from __future__ import annotations
 
 from gputui.core.textsafe import visible
-from gputui.fit.core import power, third_party
+from gputui.fit.core import power, price, third_party
 from gputui.fit.core.roofline import LayerTime, Profile, missing_figure
 from gputui.fit.graph.estimate import ModelCheck
 from gputui.fit.graph.ranking import Ranked
 from gputui.fit.graph.rate import EFFICIENCY, Speed
-from gputui.fit.modelsfile import ModelSpec
+from gputui.fit.importers.modelsfile import ModelSpec
 from gputui.fit.report.graph_facts import network_layers, peak_tensor_rows, speed_assumes
 from gputui.fit.units import batch_text, flops_text, gib
 
@@ -186,19 +186,7 @@ def render_ranking(
         s = r.estimate.speed
         if s is not None and s.basis.startswith("fp32 rate"):
             lines.append(f"  note: {r.card.name} runs {r.precision} at its {s.basis}")
-    priced = [r for r in ranked if r.samples_per_s_per_dollar is not None and r.estimate.fits]
-    priced.sort(key=lambda r: -(r.samples_per_s_per_dollar or 0.0))
-    if priced:
-        lines.append(
-            f"  per launch dollar (USD launch price where NVIDIA published one; "
-            f"{len(ranked) - len(priced)} cards without one, or not fitting, left out):"
-        )
-        for i, r in enumerate(priced[:top_value]):
-            per = (r.samples_per_s_per_dollar or 0.0) * 1000
-            lines.append(
-                f"    {i + 1:>2} {r.card.name:<{name_w}} {per:>8,.1f} samples/s per $1k "
-                f"(launch price ${r.card.launch_price_usd:,.0f})"
-            )
     scored = [(r.card, r.samples_per_s, r.estimate.fits) for r in ranked]
+    lines += price.ranking_lines(scored, power.SAMPLES, name_w, top_value)
     lines += power.ranking_lines(scored, power.SAMPLES, name_w, top_value)
     return [visible(line) for line in lines]

@@ -304,6 +304,7 @@ class TransformerRankRow(_RankRow):
     min_cards: int | None
     min_cards_split: str | None
     parallel: str
+    tokens_per_s_per_1000_usd: float | None
     tokens_per_s_per_watt: float | None
     wh_per_1m_tokens: float | None
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gputui.fit.core import power
+from gputui.fit.core import power, price
 from gputui.fit.core.roofline import EFFICIENCY, LAUNCH_S
 from gputui.fit.report.memory_fields import memory_fields
 from gputui.fit.report.targets import target_dict
@@ -74,6 +74,7 @@ def ranking_dict(ranked: list[Ranked]) -> list[dict[str, Any]]:
             "min_cards_split": r.min_cards[1] if r.min_cards else None,
             "parallel": r.estimate.workload.parallel,
             "launch_price_usd": r.card.launch_price_usd,
+            "tokens_per_s_per_1000_usd": price.per_1000_usd(r.tokens_per_s, r.card),
             **power.json_fields(r.tokens_per_s, r.card, power.TOKENS),
         }
         for i, r in enumerate(ranked)

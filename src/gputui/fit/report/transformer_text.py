@@ -4,7 +4,7 @@ longest sequence, the rough speed) and its ranking over the catalog."""
 from __future__ import annotations
 
 from gputui.core.textsafe import visible
-from gputui.fit.core import power, third_party
+from gputui.fit.core import power, price, third_party
 from gputui.fit.core.roofline import EFFICIENCY, LAUNCH_S
 from gputui.fit.transformer.estimate import Estimate
 from gputui.fit.transformer.model import TransformerModel
@@ -71,7 +71,7 @@ def speed_lines(e: Estimate) -> list[str]:
         bits.append(f"training ~{s.train_tokens_per_s:,.0f} tokens/s ({s.train_bound}-bound)")
     if not bits:
         return ["  rough speed: unknown (the catalog lacks a figure this card needs)"]
-    # what the speed assumed of the framework (fit.software): the optimizer's kernels
+    # what the speed assumed of the framework (fit.core.software): the optimizer's kernels
     sw = f"; {wl.optimizer_impl} optimizer" if wl.mode == "train" else ""
     return [
         f"  rough speed: {', '.join(bits)}",
@@ -98,7 +98,8 @@ def render_ranking(
         workload_line(wl, m, per_card),
         "",
         f"  {'#':>2} {'card':<30} {'memory':>10} {'peak':>10} {'verdict':<12} {'max batch':>9} "
-        f"{'longest ' + _seq_word(wl):>16} {word:>13} {'bound':<7} {'cards needed':>16}",
+        f"{'longest ' + _seq_word(wl):>16} {word:>13} {'bound':<7} {'cards needed':>16} "
+        f"{'per $1k launch':>14}",
     ]
     for i, r in enumerate(ranked):
         e = r.estimate
@@ -110,7 +111,8 @@ def render_ranking(
             f"  {i + 1:>2} {r.card.name[:30]:<30} {gib(r.card.memory_bytes):>10} {gib(e.peak_bytes):>10} "
             f"{e.verdict:<12} {count(e.max_batch_size):>9} "
             f"{f'{e.longest_seq:,}' + ('*' if e.longest_capped else ' '):>16} {tps:>13} "
-            f"{r.bound or '-':<7} {need:>16}"
+            f"{r.bound or '-':<7} {need:>16} "
+            f"{(f'{per * 1000:,.1f}' if (per := r.tokens_per_s_per_dollar) else '-'):>14}"
         )
     lines.append(
         "  (speed is rough: a roofline per phase, the weights and KV cache against the "
@@ -120,5 +122,6 @@ def render_ranking(
     )
     lines += third_party.note_lines(r.card for r in ranked)
     scored = [(r.card, r.tokens_per_s, r.estimate.fits) for r in ranked]
+    lines += price.ranking_lines(scored, power.TOKENS, 30, 10)
     lines += power.ranking_lines(scored, power.TOKENS, 30, 10)
     return [visible(line) for line in lines]

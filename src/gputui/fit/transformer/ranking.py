@@ -109,6 +109,13 @@ class Ranked:
         )
 
     @property
+    def tokens_per_s_per_dollar(self) -> float | None:
+        """Per launch dollar: only cards with a published USD launch price (MSRP)."""
+        from gputui.fit.core.price import per_dollar
+
+        return per_dollar(self.tokens_per_s, self.card)
+
+    @property
     def bound(self) -> Bound | None:
         """What limits the phase `tokens_per_s` measures (compute, memory or launch)."""
         s = self.estimate.speed
@@ -128,7 +135,7 @@ def rank_cards(
     pick: Callable[[Workload, Target], Workload] | None = None,
 ) -> list[Ranked]:
     """Every card: those that fit first, then by how few cards would do, fastest first.
-    `pick`: the strategy for each card (fit.llm.parallel_choice, when --parallel is not given)."""
+    `pick`: the strategy for each card (fit.transformer.parallel_choice, when --parallel is not given)."""
     out = []
     for card in cards:
         target = card_target(card, architectures)

@@ -117,7 +117,12 @@ def workload_line(wl: Workload, m: TransformerModel, per_card: bool = False) -> 
             f"generate: {wl.weights} weights, prompt {wl.seq_len:,} + {wl.new_tokens:,} new tokens, "
             f"{wl.batch_size} sequence(s), KV cache {wl.kv_dtype}{paged}"
         )
-    head += f", {wl.attention} attention"
+    if m.kind == "gguf":  # llama.cpp runs it: its own kernels, not PyTorch's sdpa/eager/flash
+        head += ", llama.cpp attention"
+    else:
+        head += f", {wl.attention} attention"
+    if wl.prefill_chunk and wl.mode == "generate":
+        head += f", prompt in chunks of {wl.prefill_chunk:,} tokens"
     if wl.gpus > 1 and per_card:  # --all-cards without --parallel: each card's own choice
         head += f"; {wl.gpus} GPUs (per card, the cheapest strategy that fits: cards needed)"
     elif wl.gpus > 1:

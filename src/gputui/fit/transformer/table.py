@@ -17,7 +17,6 @@ from gputui.fit.transformer.bounds import bound_of, show
 from gputui.fit.transformer.config import ConfigError
 from gputui.fit.transformer.context import check_context, default_seq
 from gputui.fit.transformer.formats import kv_bits, weight_format
-from gputui.fit.transformer.hfkeys import from_hf_dict
 from gputui.fit.transformer.kv_moments import default_kv_dtype
 from gputui.fit.transformer.model import TransformerModel, from_config
 from gputui.fit.transformer.weights import normalize_targets
@@ -39,7 +38,7 @@ KEYS = {
 
 # the keys that set the workload (the CLI's flags of the same names override them)
 WORKLOAD_KEYS = KEYS - {"name", "kind", "hf_config", "config", "allow_longer_context"}
-# the quantity (fit.llm.bounds) each integer key is bounded as
+# the quantity (fit.transformer.bounds) each integer key is bounded as
 INT_QUANTITY = {"batch_size": "batch", "seq_len": "seq_len", "new_tokens": "new_tokens",
                 "lora_rank": "lora_rank", "grad_accum": "grad_accum", "paged_block": "block"}  # fmt: skip
 
@@ -123,6 +122,9 @@ def from_model_table(
             model.exact_params, model.stored_bytes, model.stored_format, model.stored_dtypes, model.warnings,
         )  # fmt: skip
     else:
+        # the HF importer's key rules, imported here: the importers import this module
+        from gputui.fit.importers.hfkeys import from_hf_dict
+
         cfg_raw = raw["config"]
         if not isinstance(cfg_raw, Mapping):
             raise UserError(f"{where}: config: must be a table of Hugging Face config keys")

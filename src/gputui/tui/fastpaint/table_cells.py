@@ -24,7 +24,7 @@ from textual.cache import LRUCache
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
-from gputui.tui.views.cell_fit import fitted
+from gputui.tui.views.cell_text import fitted
 
 _T = TypeVar("_T")
 _CellPlace = tuple[ColumnKey, int, Style]  # a column, its width, a cell's style in one row place

@@ -32,7 +32,7 @@ from textual.widgets.data_table import ColumnKey, RowKey
 
 from gputui.tui.fastpaint.box_lines import box_lines
 from gputui.tui.fastpaint.table_cells import SCREENFUL_CACHE, CellCacheTable
-from gputui.tui.views.cell_fit import fitted
+from gputui.tui.views.cell_text import fitted
 
 
 class _PassStyles:

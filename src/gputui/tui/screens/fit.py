@@ -30,10 +30,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from gputui.catalog import Catalog
 from gputui.core.textsafe import visible
-from gputui.fit.check import TransformerCheck
-from gputui.fit.core.target import Target
-from gputui.fit.graph.estimate import ModelCheck
-from gputui.fit.modelsfile import AnyModel
+from gputui.fit import AnyModel, ModelCheck, Target, TransformerCheck
 from gputui.fit.targets import Unavailable
 from gputui.model.snapshot import Snapshot
 from gputui.tui.views import fit_pass
@@ -287,7 +284,7 @@ class FitScreen(Screen[None]):
         if isinstance(item, Unavailable):
             detail = unavailable_detail(item)
         elif isinstance(item, TransformerCheck):
-            detail = transformer_detail(item, self.result.llm_rankings.get(item.model.name))
+            detail = transformer_detail(item, self.result.transformer_rankings.get(item.model.name))
         else:
             detail = self.detail(item)
         if not isinstance(item, Unavailable) and item.target.mig is not None:

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from gputui.catalog import Card, Catalog, MatchResult
 from gputui.catalog.present import compare, fmt, fmt_ratio
-from gputui.fit.core.power import tflops_per_watt
+from gputui.fit import tflops_per_watt
 from gputui.model.snapshot import DeviceInfo, DeviceSnapshot
 
 INSTALLED_MARK = "●"

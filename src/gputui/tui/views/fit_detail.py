@@ -12,10 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gputui.core.textsafe import visible
-from gputui.fit.core.roofline import Profile
-from gputui.fit.graph.estimate import ModelCheck
-from gputui.fit.graph.ranking import Ranked
-from gputui.fit.modelsfile import ModelSpec
+from gputui.fit import ModelCheck, ModelSpec, Profile, Ranked
 from gputui.fit.report import (
     batch_text,
     bound_text,

@@ -20,11 +20,19 @@ from pathlib import Path
 from gputui.catalog import load_catalog
 from gputui.core.errors import UserError
 from gputui.core.textsafe import visible
-from gputui.fit.check import TransformerCheck, check, check_transformer, rank_transformer
-from gputui.fit.core.target import Target
-from gputui.fit.graph.estimate import ModelCheck
-from gputui.fit.graph.ranking import Ranked, rank_cards
-from gputui.fit.modelsfile import AnyModel, ModelSpec
+from gputui.fit import (
+    AnyModel,
+    FitRequest,
+    ModelCheck,
+    ModelSpec,
+    Ranked,
+    Target,
+    TransformerCheck,
+    TransformerRanked,
+    TransformerSpec,
+    check,
+    load_any,
+)
 from gputui.fit.paths import resolve_models_path
 from gputui.fit.targets import (
     Unavailable,
@@ -32,12 +40,9 @@ from gputui.fit.targets import (
     unavailable_devices,
     unavailable_reason,
 )
-from gputui.fit.transformer.ranking import Ranked as LlmRanked
-from gputui.fit.transformer.table import TransformerSpec
 from gputui.model.snapshot import DeviceSnapshot, Snapshot
 from gputui.tui.views.fit_result import FitPass
 from gputui.tui.views.fit_targets import mig_inputs
-from gputui.tui.views.model_files import load_any
 
 __all__ = ["FitPass", "estimate_inputs", "estimate_pass", "mtime_of", "split_devices"]
 
@@ -78,6 +83,11 @@ def mtime_of(path: Path | None) -> float | None:
         return None
 
 
+def _check_one(model: ModelSpec, target: Target) -> ModelCheck:
+    """A layer model on one GPU, every precision that applies (the Fit screen's rows)."""
+    return check(FitRequest(model, (target,))).checks[0]
+
+
 def estimate_pass(
     requested: Path | None,
     snapshot: Snapshot | None,
@@ -93,7 +103,7 @@ def estimate_pass(
 
     `rank=False` (the dashboard's fit line) skips ranking the catalog's cards, the slow part.
     """
-    estimate = estimate or check
+    estimate = estimate or _check_one
     started = clock()
     warnings: list[str] = []
     catalog = previous.catalog if previous is not None else None
@@ -107,7 +117,7 @@ def estimate_pass(
     models: tuple[AnyModel, ...]
     error: str | None = None
     rankings: dict[str, list[Ranked]] = {}
-    llm_rankings: dict[str, list[LlmRanked]] = {}
+    transformer_rankings: dict[str, list[TransformerRanked]] = {}
     if (
         not reload
         and previous is not None
@@ -116,11 +126,11 @@ def estimate_pass(
         and previous.error is None
     ):
         models, rankings = previous.models, dict(previous.rankings)
-        llm_rankings = dict(previous.llm_rankings)
+        transformer_rankings = dict(previous.transformer_rankings)
         warnings = list(previous.warnings)
     else:
         try:
-            models = load_any(path)  # a TOML, or one Keras, HF or GGUF model file
+            models = load_any(path)  # the importer registry: any model file `fit` reads
         except UserError as exc:
             models, error = (), visible(str(exc))
     read = FitPass(
@@ -132,7 +142,7 @@ def estimate_pass(
         warnings=tuple(warnings),
         catalog=catalog,
         rankings=rankings,
-        llm_rankings=llm_rankings,
+        transformer_rankings=transformer_rankings,
     )
     if snapshot is None:
         return replace(read, elapsed_s=clock() - started)
@@ -150,7 +160,7 @@ def estimate_pass(
                 )
                 break
             if isinstance(model, TransformerSpec):  # its own estimator, same budget
-                checks.append(check_transformer(model, target))
+                checks.append(check(FitRequest(model, (target,))).checks[0])
             else:
                 checks.append(estimate(model, target))
         if stopped:
@@ -161,17 +171,17 @@ def estimate_pass(
         if clock() - started > budget_s:
             break
         if isinstance(model, TransformerSpec):
-            if model.name not in llm_rankings:
-                llm_rankings[model.name] = rank_transformer(model, catalog)
+            if model.name not in transformer_rankings:
+                transformer_rankings[model.name] = list(check(FitRequest(model, catalog=catalog)).ranked)
         elif model.name not in rankings:
-            rankings[model.name] = rank_cards(model, catalog.cards, catalog.architectures)
+            rankings[model.name] = list(check(FitRequest(model, catalog=catalog)).ranked)
     return replace(
         read,
         targets=targets,
         unavailable=tuple(lost),
         checks=tuple(checks),
         rankings=rankings,
-        llm_rankings=llm_rankings,
+        transformer_rankings=transformer_rankings,
         stopped=stopped,
         elapsed_s=clock() - started,
     )

@@ -13,13 +13,8 @@ from pathlib import Path
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
     from gputui.catalog import Catalog
-    from gputui.fit.check import TransformerCheck
-    from gputui.fit.core.target import Target
-    from gputui.fit.graph.estimate import ModelCheck
-    from gputui.fit.graph.ranking import Ranked
-    from gputui.fit.modelsfile import AnyModel
+    from gputui.fit import AnyModel, ModelCheck, Ranked, Target, TransformerCheck, TransformerRanked
     from gputui.fit.targets import Unavailable
-    from gputui.fit.transformer.ranking import Ranked as LlmRanked
 
 
 @dataclass(frozen=True)
@@ -37,6 +32,6 @@ class FitPass:
     unavailable: tuple[Unavailable, ...] = ()
     checks: tuple[ModelCheck | TransformerCheck, ...] = ()
     rankings: dict[str, list[Ranked]] = field(default_factory=dict)
-    llm_rankings: dict[str, list[LlmRanked]] = field(default_factory=dict)  # kind = "transformer"
+    transformer_rankings: dict[str, list[TransformerRanked]] = field(default_factory=dict)  # kind = "transformer"
     stopped: str | None = None  # why the pass did not finish
     elapsed_s: float = 0.0

@@ -10,10 +10,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from gputui.core.textsafe import visible
-from gputui.fit.check import TransformerCheck
-from gputui.fit.core.target import Target
-from gputui.fit.graph.estimate import ModelCheck
-from gputui.fit.modelsfile import shown
+from gputui.fit import ModelCheck, Target, TransformerCheck, shown
 from gputui.fit.report import batch_text, gib
 from gputui.fit.targets import Unavailable
 from gputui.tui.views.fit_detail import verdict_text

@@ -16,9 +16,7 @@ from gputui.core.textsafe import visible
 from gputui.model.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from gputui.fit.check import TransformerCheck
-    from gputui.fit.core.target import Target
-    from gputui.fit.graph.estimate import ModelCheck
+    from gputui.fit import ModelCheck, Target, TransformerCheck
 
 # (GPU index, GPU instance id); None for the whole GPU. A MIG instance NVML gives no GI id
 # is keyed by its MIG device index past any real id (GI ids are below 64).
@@ -76,7 +74,7 @@ def mig_inputs(snapshot: Snapshot) -> tuple[tuple[int, int | None, int | None, i
 
 def mig_advice(checks: Iterable[ModelCheck | TransformerCheck], model_name: str) -> list[str]:
     """`gputui fit`'s MIG advice for one model: which instance or profile would hold it."""
-    from gputui.fit.core.mig import advice_lines
+    from gputui.fit import advice_lines
 
     placed = [(c.target, c.chosen.peak_bytes) for c in checks if c.model.name == model_name]
     return [visible(line) for line in advice_lines(placed, prefix="")]

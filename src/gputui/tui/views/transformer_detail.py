@@ -1,4 +1,4 @@
-"""The Fit screen's detail view for a transformer row (fit/check.py's TransformerCheck).
+"""The Fit screen's detail view for a transformer row (gputui.fit's TransformerCheck).
 
 The layer models' detail shows precisions and layers; a transformer's shows its
 workload, the breakdown at the peak, the largest batch and the longest context
@@ -12,10 +12,12 @@ from rich.table import Table
 from rich.text import Text
 
 from gputui.core.textsafe import visible
-from gputui.fit.check import TransformerCheck
+from gputui.fit import TransformerCheck
+from gputui.fit import TransformerRanked as Ranked
+from gputui.fit import transformer_model_line as model_line
+from gputui.fit import transformer_workload_line as workload_line
 from gputui.fit.report import gib
-from gputui.fit.transformer.ranking import Ranked
-from gputui.fit.transformer.report import count, model_line, workload_line
+from gputui.fit.units import count
 from gputui.tui.views.detail_tables import breakdown_table, titled_table
 
 VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}

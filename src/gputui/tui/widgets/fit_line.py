@@ -41,10 +41,7 @@ from gputui.tui.widgets.fit_verdicts import (
 )
 
 if TYPE_CHECKING:
-    from gputui.fit.check import TransformerCheck
-    from gputui.fit.core.target import Target
-    from gputui.fit.graph.estimate import ModelCheck
-    from gputui.fit.modelsfile import ModelSpec
+    from gputui.fit import ModelCheck, ModelSpec, Target, TransformerCheck
     from gputui.tui.views.fit_result import FitPass
 
 FREE_THRESHOLD = 0.02  # of the GPU's memory
@@ -173,11 +170,11 @@ def recommended_only(model: ModelSpec, target: Target) -> ModelCheck:
     without one no roofline profile is built, nor kept in the roofline's op cache
     (~0.6 MB for the shipped models on 8 GPUs, held for the dashboard's lifetime).
     """
-    from gputui.fit.check import check
-    from gputui.fit.core.precision import recommend
+    from gputui.fit import FitRequest, check, recommend
 
     precision, _ = recommend(target.architecture, model.mode, target.card)
-    return check(model, target, precision=precision, with_speed=False)
+    request = FitRequest(model, (target,), precision=precision, with_speed=False)
+    return check(request).checks[0]
 
 
 class FreeOnly:
@@ -223,9 +220,7 @@ class FreeOnly:
     def _answer(
         self, c: ModelCheck | TransformerCheck, target: Target
     ) -> ModelCheck | TransformerCheck:
-        from gputui.fit.core.verdict import verdict
-        from gputui.fit.graph.estimate import ModelCheck, memory_model
-        from gputui.fit.transformer import estimate as llm
+        from gputui.fit import ModelCheck, memory_model, transformer_memory, verdict
 
         free = target.memory_free
         assert free is not None
@@ -250,7 +245,7 @@ class FreeOnly:
         key = (id(c.model), wl.weights, cc, wl.backend)
         mem = self._memories.get(key)
         if mem is None:
-            mem = self._memories[key] = llm.memory(est.model, wl, cc)
+            mem = self._memories[key] = transformer_memory(est.model, wl, cc)
         return replace(
             c,
             target=target,

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from gputui.fit.graph.args import Args, LayerArgError
+from gputui.fit.graph.layer_args import Args, LayerArgError
 from gputui.fit.graph.layers.common import Shape, prod
 from gputui.fit.graph.layers.merge import same_shapes
 from gputui.fit.graph.stats import LayerStats, Saved

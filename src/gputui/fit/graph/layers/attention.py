@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gputui.fit.graph.args import Args, LayerArgError
+from gputui.fit.graph.layer_args import Args, LayerArgError
 from gputui.fit.graph.layers.common import Shape
 from gputui.fit.graph.stats import LayerStats, Saved
 

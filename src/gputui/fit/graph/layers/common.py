@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gputui.fit.graph.args import LayerArgError
+from gputui.fit.graph.layer_args import LayerArgError
 from gputui.fit.graph.stats import LayerStats
 
 Shape = tuple[int, ...]

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from gputui.fit.graph.args import Args, LayerArgError
+from gputui.fit.graph.layer_args import Args, LayerArgError
 from gputui.fit.graph.layers.activations import fold_activation, parse_activation
 from gputui.fit.graph.layers.common import Shape, prod
 from gputui.fit.graph.stats import LayerStats

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gputui.fit.graph.args import MAX_DIM, Args, LayerArgError
+from gputui.fit.graph.layer_args import MAX_DIM, Args, LayerArgError
 from gputui.fit.graph.layers.common import Shape
 from gputui.fit.graph.stats import LayerStats
 

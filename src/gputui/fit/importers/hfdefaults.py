@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gputui.fit.transformer.hffamily_defaults import FAMILY_DEFAULTS
+from gputui.fit.importers.hffamily_defaults import FAMILY_DEFAULTS
 
 __all__ = ["DEFAULTS", "TEXT_MODEL_TYPE", "READ_KEYS", "with_defaults"]
 

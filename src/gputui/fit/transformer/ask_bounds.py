@@ -6,8 +6,8 @@ naming the flag and the bound, not a product that runs away later.
 
 from __future__ import annotations
 
-import argparse
 import math
+from typing import Any
 
 from gputui.core.errors import UserError
 from gputui.fit.transformer.bounds import bound_of
@@ -27,7 +27,7 @@ FLAG_QUANTITY = {
 }
 
 
-def check_flag_numbers(args: argparse.Namespace) -> None:
+def check_flag_numbers(args: Any) -> None:
     """Each integer flag given: 1..its bound; --lora-alpha positive and finite."""
     for dest, quantity in FLAG_QUANTITY.items():
         value = getattr(args, dest, None)

@@ -14,8 +14,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from gputui.fit.importers.hfread import Keys, show
 from gputui.fit.transformer.config import ConfigError, EncDec, Mamba, Moe, TransformerConfig
-from gputui.fit.transformer.hfread import Keys, show
 
 
 def _alias(k: Keys, primary: str, *aliases: str) -> str:

@@ -25,9 +25,11 @@ def run_fit(
     header: dict[str, Any],
     transformers: tuple[tuple[str, Any, Any], ...] = (),
 ) -> int:
-    """fit/fleet.py's run_fit on the fleet read now; its exit code (0 all fit, 1 one fits
-    nowhere), or UserError for a bad or unreachable Prometheus."""
+    """The fleet read now, answered by fit/fleet.py's answer_fleet and printed through
+    fit/report/fleet.py; the exit code (0 all fit, 1 one fits nowhere), or UserError for
+    a bad or unreachable Prometheus."""
     from gputui.fit import fleet
+    from gputui.fit.report.fleet import render_json, render_text
     from gputui.sources.prometheus.connect import (
         check_cluster_args,
         open_cluster_source,
@@ -39,4 +41,17 @@ def run_fit(
     source = open_cluster_source(args.prometheus, getattr(args, "match", None), FIT_METRICS)
     cluster = poll_or_fail(source)
     mig = read_mig_or_fail(source, cluster.timestamp)
-    return fleet.run_fit(args, models, header, transformers, cluster=cluster, mig=mig)
+    answer = fleet.answer_fleet(
+        cluster,
+        mig,
+        models,
+        transformers,
+        batch_size=args.batch_size,
+        precision=args.precision,
+    )
+    every = bool(getattr(args, "all", False))
+    if args.json:
+        print(render_json(header, answer, every=every))
+    else:
+        print(render_text(answer, every=every, batch_size=args.batch_size))
+    return 0 if answer.all_fit else 1

@@ -1,12 +1,12 @@
 """A config.json's `quantization_config`: how a GPTQ/AWQ/bitsandbytes/fp8 checkpoint stores
-its linears, as the weight-format name fit.llm.formats knows."""
+its linears, as the weight-format name fit.transformer.formats knows."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gputui.fit.importers.hfread import Keys, show
 from gputui.fit.transformer.config import ConfigError, Quantization
-from gputui.fit.transformer.hfread import Keys, show
 
 
 def quantization(k: Keys) -> Quantization | None:

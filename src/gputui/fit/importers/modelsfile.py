@@ -20,9 +20,9 @@ from gputui.core.errors import UserError
 from gputui.core.textsafe import visible
 from gputui.core.tomlsafe import parse_toml
 from gputui.fit.core.software import DEFAULT_SOFTWARE, Software, memory_format, optimizer_impl
-from gputui.fit.graph.args import MAX_DIM, LayerArgError
 from gputui.fit.graph.build import GraphBuilder, sequential_network
 from gputui.fit.graph.gcpause import collector_paused
+from gputui.fit.graph.layer_args import MAX_DIM, LayerArgError
 from gputui.fit.graph.layers.attention import ATTENTION_MODES
 from gputui.fit.graph.limits import MAX_LAYERS, too_many_layers
 from gputui.fit.graph.network import ModelInput, Network
@@ -47,7 +47,7 @@ __all__ = [
     "shown",
 ]
 
-# how the framework runs it (fit.software): the speed estimate's kernels, not the memory
+# how the framework runs it (fit.core.software): the speed estimate's kernels, not the memory
 _SOFTWARE_KEYS = {"memory_format", "optimizer_impl"}
 _COMMON = {"name", "kind", "batch_size", "optimizer", "mode", "attention"} | _SOFTWARE_KEYS
 _MODEL_KEYS = _COMMON | {"input_shape", "layers"}

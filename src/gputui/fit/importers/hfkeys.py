@@ -12,14 +12,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gputui.fit.importers.hfdefaults import TEXT_MODEL_TYPE, with_defaults
+from gputui.fit.importers.hffamilies import READERS
+from gputui.fit.importers.hfheads import decoder_head_note, encoder_head
+from gputui.fit.importers.hfquant import quantization
+from gputui.fit.importers.hfread import Keys, show
+from gputui.fit.importers.hfunknown import bounded
 from gputui.fit.transformer.bounds import bound_of
 from gputui.fit.transformer.config import ConfigError, Family, Mla, Moe, TransformerConfig
-from gputui.fit.transformer.encoder_heads import decoder_head_note, encoder_head
-from gputui.fit.transformer.hfdefaults import TEXT_MODEL_TYPE, with_defaults
-from gputui.fit.transformer.hffamilies import READERS
-from gputui.fit.transformer.hfquant import quantization
-from gputui.fit.transformer.hfread import Keys, show
-from gputui.fit.transformer.hfunknown import bounded
 
 LLAMA_LIKE = {
     "llama": "llama",

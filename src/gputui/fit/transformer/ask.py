@@ -1,29 +1,72 @@
-"""A transformer's workload from `gputui fit`'s flags, every value checked: one validator
-for an HF config, a GGUF file and a models file's `kind = "transformer"` tables."""
+"""A transformer's workload from what was asked, every value checked: the one validator
+for an HF config, a GGUF file and a models file's `kind = "transformer"` tables, from
+`gputui fit`'s flags, a table's keys (as overrides with `replace()`) or nothing at all
+(the Fit screen: the same defaults as `gputui fit FILE` without flags).
+
+A WorkloadAsk holds the flags' values by their argparse names (None: not given), so
+an error still names the flag a user typed; no argparse here.
+"""
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from gputui.commands.fit.args import OPTIMIZERS
+from gputui.core.errors import UserError
+from gputui.fit.transformer.ask_bounds import check_flag_numbers
+from gputui.fit.transformer.context import check_context, default_seq
+from gputui.fit.transformer.formats import weight_format
+from gputui.fit.transformer.kv_moments import default_kv_dtype
+from gputui.fit.transformer.weights import normalize_targets
+from gputui.fit.transformer.workload import DEFAULT_LORA_TARGETS, OPTIMIZERS, Workload
+
+GGUF_PREFILL_CHUNK = 512  # llama.cpp's default n_ubatch: a GGUF prompt runs in these chunks
 
 
-def workload(args: argparse.Namespace, model: Any, precision_default: str) -> Any:
-    """The workload the flags describe, every value checked (UserError names the flag)."""
-    from dataclasses import replace
+@dataclass(frozen=True, slots=True)
+class WorkloadAsk:
+    """What was asked of a transformer's workload, by the `fit` flags' names (None: unset)."""
 
-    from gputui.commands.fit.transformer_bounds import check_flag_numbers
-    from gputui.core.errors import UserError
-    from gputui.fit.transformer.context import check_context, default_seq
-    from gputui.fit.transformer.formats import weight_format
-    from gputui.fit.transformer.kv_moments import default_kv_dtype
-    from gputui.fit.transformer.weights import normalize_targets
-    from gputui.fit.transformer.workload import DEFAULT_LORA_TARGETS, Workload
+    mode: str | None = None
+    batch_size: int | None = None
+    seq_len: int | None = None
+    new_tokens: int | None = None
+    method: str | None = None
+    precision: str | None = None
+    weights: str | None = None
+    optimizer: str | None = None
+    optimizer_impl: str | None = None
+    lora_rank: int | None = None
+    lora_alpha: float | None = None
+    lora_targets: str | None = None
+    grad_checkpointing: bool = False
+    grad_accum: int | None = None
+    attention: str | None = None
+    kv_dtype: str | None = None
+    paged: int | None = None
+    mla_cache: str | None = None
+    prefill_chunk: int | None = None
+    gpus: int | None = None
+    parallel: str | None = None
+    tp: int | None = None
+    pp: int | None = None
+    memory_format: str | None = None
+    device: str | None = None
+    allow_longer_context: bool = False
+
+    @classmethod
+    def of(cls, source: Any) -> WorkloadAsk:
+        """The ask from any object with these attribute names (the CLI's parsed flags)."""
+        values: dict[str, Any] = {f.name: getattr(source, f.name, f.default) for f in fields(cls)}
+        return cls(**values)
+
+
+def build_workload(args: WorkloadAsk, model: Any, precision_default: str = "amp_bf16") -> Any:
+    """The workload `args` asks for `model`, every value checked (UserError names the flag)."""
 
     cfg = model.config
     check_flag_numbers(args)
-    if getattr(args, "memory_format", None):
+    if args.memory_format:
         raise UserError(
             f"--memory-format {args.memory_format}: applies to layer models with convolutions "
             f"(a models TOML or Keras file); {model.name} is a transformer and has none"
@@ -40,7 +83,7 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
     train_only = {"--method": args.method, "--lora-rank": args.lora_rank, "--lora-alpha": args.lora_alpha,
                   "--lora-targets": args.lora_targets, "--optimizer": args.optimizer,
                   "--grad-accum": args.grad_accum,
-                  "--optimizer-impl": getattr(args, "optimizer_impl", None)}  # fmt: skip
+                  "--optimizer-impl": args.optimizer_impl}  # fmt: skip
     if args.grad_checkpointing:
         train_only["--grad-checkpointing"] = True
     if mode != "train":
@@ -55,7 +98,7 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
                 raise UserError(f"{flag}: only with --mode generate (mode is {mode})")
     new_tokens = args.new_tokens or 256
     seq = args.seq_len or default_seq(cfg, mode, new_tokens)
-    allow = bool(getattr(args, "allow_longer_context", False))
+    allow = args.allow_longer_context
     check_context(cfg, seq, new_tokens, mode, allow, new_given=args.new_tokens is not None)
     method = args.method or ("lora" if args.lora_rank or args.lora_targets else "full")
     weights_name = args.weights
@@ -135,8 +178,8 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
         method=method,  # type: ignore[arg-type]
         precision=precision,  # type: ignore[arg-type]
         weights=fmt.name,
-        optimizer=optimizer,  # type: ignore[arg-type]
-        optimizer_impl=getattr(args, "optimizer_impl", None) or "foreach",
+        optimizer=optimizer,
+        optimizer_impl=args.optimizer_impl or "foreach",  # type: ignore[arg-type]
         lora_rank=rank,
         lora_alpha=args.lora_alpha or 2.0 * rank,
         lora_targets=targets,
@@ -145,19 +188,19 @@ def workload(args: argparse.Namespace, model: Any, precision_default: str) -> An
         attention=attention,  # type: ignore[arg-type]
         kv_dtype=args.kv_dtype or default_kv_dtype(model, fmt.name),
         paged_block=args.paged,
-        mla_cache=args.mla_cache or "latent",
+        mla_cache=args.mla_cache or "latent",  # type: ignore[arg-type]
         gpus=gpus,
         parallel=parallel,  # type: ignore[arg-type]
         tp=tp,
         pp=pp,
         prefill_chunk=args.prefill_chunk
-        or (512 if model.kind == "gguf" and mode == "generate" else None),
-        backend=args.device or "cuda",
+        or (GGUF_PREFILL_CHUNK if model.kind == "gguf" and mode == "generate" else None),
+        backend=args.device or "cuda",  # type: ignore[arg-type]
     )
     return replace(wl)
 
 
-def auto_parallel(args: argparse.Namespace) -> bool:
+def auto_parallel(args: WorkloadAsk) -> bool:
     """No --parallel, --tp or --pp with --gpus 2 or more: run() picks the cheapest strategy
     that fits (fit.transformer.parallel_choice)."""
     given = (getattr(args, f, None) is not None for f in ("parallel", "tp", "pp"))

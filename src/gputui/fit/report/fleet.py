@@ -11,13 +11,13 @@ of their free memory and of the largest batch that fits in it; then the best
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gputui.fit.fleet import FleetAnswer
 from gputui.fit.fleet_rank import KeyAnswer, Ranking
-from gputui.model.cluster import ClusterSnapshot
+from gputui.fit.report.document import dumps
 
 LISTED = 10  # GPUs listed per model without --all
 
@@ -69,8 +69,7 @@ def group(ranking: Ranking[Any], answer: Callable[[Any], tuple[Any, ...]]) -> li
 
 
 def _graph_answer(a: Any) -> tuple[Any, ...]:
-    precision, batch_size, peak, fits, _ = a
-    return (fits, peak, precision, batch_size)
+    return (a.fits, a.peak_bytes, a.precision, a.batch_size)
 
 
 def _llm_answer(e: Any) -> tuple[Any, ...]:
@@ -82,7 +81,7 @@ def _free(k: KeyAnswer) -> int | None:
 
 
 def _graph_batch(k: KeyAnswer) -> int:
-    return int(k.answer[4])
+    return int(k.answer.max_batch_free)
 
 
 def _llm_batch(k: KeyAnswer) -> int:
@@ -168,8 +167,8 @@ def graph_entry(m: Any, fits: Ranking[Any], every: bool) -> dict[str, Any]:
             g,
             fits,
             {
-                "precision": g.keys[0].answer[0],
-                "batch_size": g.keys[0].answer[1],
+                "precision": g.keys[0].answer.precision,
+                "batch_size": g.keys[0].answer.batch_size,
                 "max_batch_size_free": g.span(_graph_batch),
             },
         )
@@ -209,24 +208,18 @@ def llm_entry(name: str, model: Any, fits: Ranking[Any], every: bool) -> dict[st
     }
 
 
-def print_json(
-    header: dict[str, Any],
-    cluster: ClusterSnapshot,
-    ranked: list[tuple[Any, Ranking[Any]]],
-    llm: list[tuple[str, Any, Ranking[Any]]],
-    *,
-    ok: bool,
-    every: bool,
-) -> None:
+def render_json(header: dict[str, Any], answer: FleetAnswer, *, every: bool) -> str:
+    """The fleet's JSON document (docs/cluster.md)."""
+    cluster = answer.cluster
     payload = {
         **header,
         "prometheus": cluster.url,
         "timestamp": cluster.timestamp,
-        "all_fit": ok,
-        "fleet": [graph_entry(m, fits, every) for m, fits in ranked]
-        + [llm_entry(name, model, fits, every) for name, model, fits in llm],
+        "all_fit": answer.all_fit,
+        "fleet": [graph_entry(m, fits, every) for m, fits in answer.layer]
+        + [llm_entry(name, model, fits, every) for name, model, fits in answer.transformers],
     }
-    print(json.dumps(payload, indent=2))
+    return dumps(payload)  # the fit document's writer: a non-finite float is null
 
 
 # --- text -----------------------------------------------------------------------------
@@ -312,13 +305,13 @@ def _llm_row(rank: int, f: Any, width: int) -> str:
 
 
 def graph_lines(m: Any, fits: Ranking[Any], batch: int, every: bool) -> list[str]:
-    can = sum(len(a.targets.members) for a in fits.answers if a.answer[3])
+    can = sum(len(a.targets.members) for a in fits.answers if a.answer.fits)
     lines = [f"{m.name} ({m.mode}, batch {batch}): fits now on {can:,} of {len(fits):,} GPUs"]
     if not fits:
         return [*lines, "  no GPU reports its free memory (DCGM_FI_DEV_FB_FREE)"]
     if len(fits) > LISTED:
         for g in group(fits, _graph_answer):
-            answer = f"{g.keys[0].answer[0]}  "
+            answer = f"{g.keys[0].answer.precision}  "
             lines.append(_group_line(g, answer, f"max batch now {_span(g.span(_graph_batch))}"))
     lines += _listed(fits, every, _graph_row)
     return lines + _advice_lines(fits, lambda f: int(f.peak_bytes), every)
@@ -343,19 +336,14 @@ def llm_lines(name: str, model: Any, fits: Ranking[Any], every: bool) -> list[st
     return lines + _advice_lines(fits, lambda f: int(f.estimate.peak_bytes), every)
 
 
-def print_text(
-    args: Any,
-    cluster: ClusterSnapshot,
-    ranked: list[tuple[Any, Ranking[Any]]],
-    llm: list[tuple[str, Any, Ranking[Any]]],
-    *,
-    every: bool,
-) -> None:
+def render_text(answer: FleetAnswer, *, every: bool, batch_size: int | None = None) -> str:
+    """The fleet's text; `batch_size`: the one asked for (shown when no GPU answered)."""
+    cluster = answer.cluster
     gpus = sum(len(h.gpus) for h in cluster.hosts)
     out = [f"cluster: {cluster.url} ({len(cluster.hosts):,} hosts, {gpus:,} GPUs)"]
-    for m, fits in ranked:
-        batch = fits.answers[0].answer[1] if fits else (args.batch_size or m.batch_size)
+    for m, fits in answer.layer:
+        batch = fits.answers[0].answer.batch_size if fits else (batch_size or m.batch_size)
         out += ["", *graph_lines(m, fits, batch, every)]
-    for name, model, llm_fits in llm:
+    for name, model, llm_fits in answer.transformers:
         out += ["", *llm_lines(name, model, llm_fits, every)]
-    print("\n".join(out))
+    return "\n".join(out)

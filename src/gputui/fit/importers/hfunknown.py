@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gputui.fit.importers.hfread import Keys, show
 from gputui.fit.transformer.config import TransformerConfig
-from gputui.fit.transformer.hfread import Keys, show
 from gputui.fit.transformer.layout import layout
 
 
