@@ -11,7 +11,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from gputui.model.cluster import ClusterGpu, ClusterHost, ClusterSnapshot
+from gputui.model.cluster import ClusterGpu, ClusterHost, ClusterSnapshot, MigReading
+from gputui.model.mig import mig_label
 
 NA = "N/A"
 SCHEMA_VERSION = 1
@@ -135,7 +136,11 @@ def render_cluster(cluster: ClusterSnapshot, *, every: bool = False) -> str:
     lines.append("")
     if every or len(gpus) <= GPU_TABLE_MAX:
         gheader = ["HOST", "GPU", "NAME", "UTIL", "MEM GiB", "FREE GiB", "TEMP", "POWER W"]
-        grows = [[h.name, str(g.index), *gpu_cells(g)] for h in cluster.hosts for g in h.gpus]
+        grows = []
+        for h in cluster.hosts:
+            for g in h.gpus:
+                grows.append([h.name, str(g.index), *gpu_cells(g)])
+                grows += [[h.name, *mig_cells(r)] for r in g.mig]
         lines += _table(gheader, grows, right={1, 3, 4, 5, 6, 7})
     else:
         lines += card_lines(cluster)
@@ -187,6 +192,39 @@ def gpu_cells(g: ClusterGpu) -> list[str]:
     ]
 
 
+def mig_name(r: MigReading) -> str:
+    """A MIG device of the fleet as the dashboard names it ("0:2"; "0:GI3" from dcgm-exporter,
+    which gives the GPU instance id only)."""
+    return mig_label(r.gpu, r.mig_index, r.gpu_instance_id)
+
+
+def mig_cells(r: MigReading) -> list[str]:
+    """A MIG device's row under its GPU: its name, profile and GI id, memory; the readings
+    NVML gives per GPU only (utilisation, temperature, power) are its GPU's row."""
+    return [
+        mig_name(r),
+        f"  MIG {r.profile or NA} GI {r.gpu_instance_id}",
+        "",
+        f"{_gib(r.memory_used)}/{_gib(r.memory_total)}",
+        _gib(r.memory_free),
+        "",
+        "",
+    ]
+
+
+def mig_dict(r: MigReading) -> dict[str, Any]:
+    return {
+        "gpu": r.gpu,
+        "mig": mig_name(r),
+        "mig_index": r.mig_index,
+        "gpu_instance_id": r.gpu_instance_id,
+        "profile": r.profile,
+        "memory_total": r.memory_total,
+        "memory_used": r.memory_used,
+        "memory_free": r.memory_free,
+    }
+
+
 def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
     widths = [len(h) for h in header]
     for row in rows:
@@ -213,6 +251,7 @@ def cluster_to_dict(cluster: ClusterSnapshot) -> dict[str, Any]:
                 "last_seen": h.last_seen,
                 "instances": list(h.instances),
                 "devices": snap["devices"],
+                "mig_devices": [mig_dict(r) for g in h.gpus for r in g.mig],
                 "process_list": snap["processes"],
             }
         )

@@ -60,6 +60,7 @@ from collections.abc import Callable
 import pynvml
 
 from gputui.core.textsafe import visible
+from gputui.model.mig import with_mig_indexes
 from gputui.model.snapshot import (
     DeviceInfo,
     DeviceSnapshot,
@@ -136,7 +137,14 @@ class _Device:
     """One GPU's NVML state: its query helper, static info, slow facts and process reader."""
 
     __slots__ = (
-        "index", "query", "info", "failed", "procs", "mig", "slow", "_unsupported",
+        "index",
+        "query",
+        "info",
+        "failed",
+        "procs",
+        "mig",
+        "slow",
+        "_unsupported",
         "_unsupported_n",
     )
 
@@ -297,7 +305,7 @@ class NvmlSource:
                 )
             notices = self._notices()
             host = None
-            procs: tuple[GpuProcess, ...] = tuple(processes)
+            procs = with_mig_indexes(snaps, processes)
             if self._host is not None:
                 host = self._host.sample()
                 procs = self._host.enrich(procs)

@@ -82,7 +82,8 @@ class SummaryQuery:
     def stats(self) -> dict[str, str]:
         b = self.bounded
         return {
-            "gpus": f"count by ({BY}) ({self.sel(USED)})",
+            # a MIG GPU has one FB_USED series per MIG device: GPUs are distinct gpu labels
+            "gpus": f"count by ({BY}) (count by ({BY}, gpu) ({self.sel(USED)}))",
             "gpus_up": f"count by ({BY}) ({self.sel(GPU_UP)})",
             "lost": f"count by ({BY}) ({self.sel(GPU_UP)} < 1)",
             "seen": f"max by ({BY}) (timestamp({self.sel(USED)}))",

@@ -17,7 +17,12 @@ from dataclasses import dataclass
 from gputui.model.cluster import ClusterSnapshot
 from gputui.model.cluster_summary import HostSummary
 from gputui.sources.prometheus.api import PrometheusBadResponse, PrometheusRequestError, Sample
-from gputui.sources.prometheus.series import GPU_UP, IDENTITY_LABELS, JOIN_LABELS, LABELLED_METRICS
+from gputui.sources.prometheus.series import (
+    GPU_UP,
+    IDENTITY_LABELS,
+    LABELLED_METRICS,
+    join_labels,
+)
 from gputui.sources.prometheus.source import TARGETS_EVERY_S, PrometheusSource
 from gputui.sources.prometheus.summary import SummaryQuery, summarise
 
@@ -57,7 +62,7 @@ class HostsSource(PrometheusSource):
         ] or ['{__name__="gputui_no_host_asked"}']  # nothing asked: an empty answer
 
     def metric_query(self, name: str) -> str:
-        return f"max by ({JOIN_LABELS}) ({' or '.join(self.restricted(name))})"
+        return f"max by ({join_labels(name)}) ({' or '.join(self.restricted(name))})"
 
     def freshness_query(self) -> str:
         stamps = [

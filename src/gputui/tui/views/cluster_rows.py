@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from gputui.model.cluster import ClusterGpu, ClusterHost
+from gputui.model.cluster import ClusterGpu, ClusterHost, MigReading
 from gputui.model.cluster_summary import HostSummary
-from gputui.render.cluster_text import age_text
+from gputui.render.cluster_text import age_text, mig_name
 from gputui.tui.views.table_columns import Column as TableColumn
 
 NA = "N/A"
@@ -151,18 +151,46 @@ HOST_COLUMNS: tuple[Column, ...] = (
 
 @dataclass(frozen=True)
 class GpuRow:
+    """A GPU's row, or (`mig` set) one of its MIG devices' rows, listed under it."""
+
     host: ClusterHost
     gpu: ClusterGpu
     history: list[float]
+    mig: MigReading | None = None
 
     @property
     def key(self) -> str:
-        return f"{self.host.name}\x00{self.gpu.index}"
+        tail = "" if self.mig is None else f"\x00{self.mig.gpu_instance_id}"
+        return f"{self.host.name}\x00{self.gpu.index}{tail}"
+
+    @property
+    def place(self) -> tuple[int, int]:
+        """(GPU index, -1 for the GPU, else the GPU instance id): its MIG devices follow it."""
+        return (self.gpu.index, -1 if self.mig is None else self.mig.gpu_instance_id)
+
+    def label(self) -> str:
+        return str(self.gpu.index) if self.mig is None else mig_name(self.mig)
+
+    def name(self) -> str:
+        if self.mig is None:
+            return _short(gpu_name(self.gpu))
+        return _short(f"MIG {self.mig.profile or NA} GI {self.mig.gpu_instance_id}")
+
+
+_MIG_MEMORY = {"memory_used", "memory_free"}
 
 
 def _sample(r: GpuRow, attr: str) -> Any:
+    """The GPU's reading of `attr`; a MIG device's own memory, and nothing else of it (NVML
+    reads utilisation, temperature and power per GPU: they are its GPU's row)."""
+    if r.mig is not None:
+        return getattr(r.mig, attr) if attr in _MIG_MEMORY else None
     s = r.gpu.sample
     return None if s is None else getattr(s, attr)
+
+
+def _total(r: GpuRow) -> int | None:
+    return r.gpu.memory_total if r.mig is None else r.mig.memory_total
 
 
 def _sampled(attr: str) -> Callable[[GpuRow], Any]:
@@ -177,15 +205,15 @@ def _gpu_state(r: GpuRow) -> str:
 
 
 GPU_COLUMNS: tuple[Column, ...] = (
-    Column("host", "Host", lambda r: r.host.name, lambda r: (r.host.name, r.gpu.index)),
-    Column("gpu", "GPU", lambda r: str(r.gpu.index), lambda r: r.gpu.index, True),
-    Column("name", "Name", lambda r: _short(gpu_name(r.gpu)), lambda r: gpu_name(r.gpu)),
+    Column("host", "Host", lambda r: r.host.name, lambda r: (r.host.name, r.place)),
+    Column("gpu", "GPU", GpuRow.label, lambda r: r.place, True),
+    Column("name", "Name", GpuRow.name, GpuRow.name),
     Column("state", "State", _gpu_state, _gpu_state),
     _figure("util", "Util", _sampled("utilization_gpu"), _PCT),
     Column(
         "memory",
         "Mem GiB",
-        lambda r: _gib_pair(_sample(r, "memory_used"), r.gpu.memory_total),
+        lambda r: _gib_pair(_sample(r, "memory_used"), _total(r)),
         lambda r: _sample(r, "memory_used"),
         True,
     ),
@@ -208,7 +236,13 @@ def host_rows(
 
 
 def gpu_rows(hosts: Sequence[ClusterHost], history: History) -> list[GpuRow]:
-    return [GpuRow(h, g, history.get((h.name, g.index), [])) for h in hosts for g in h.gpus]
+    """Each GPU's row, followed by one row per MIG device it has."""
+    out = []
+    for h in hosts:
+        for g in h.gpus:
+            out.append(GpuRow(h, g, history.get((h.name, g.index), [])))
+            out += [GpuRow(h, g, [], r) for r in g.mig]
+    return out
 
 
 def sorted_rows(rows: list[Any], column: Column, reverse: bool) -> list[Any]:
@@ -225,5 +259,8 @@ def host_matches(row: dict[str, Any], needle: str) -> bool:
 def gpu_matches(row: GpuRow, needle: str) -> bool:
     if not needle:
         return True
-    text = f"{row.host.name} {row.gpu.index} {row.gpu.name} {row.gpu.card or ''} {_gpu_state(row)}"
+    text = (
+        f"{row.host.name} {row.label()} {row.gpu.name} {row.gpu.card or ''} {_gpu_state(row)}"
+        f" {row.name()}"
+    )
     return needle.casefold() in text.casefold()

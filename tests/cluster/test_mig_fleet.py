@@ -1,0 +1,133 @@
+"""A MIG GPU across the fleet, from `gputui exporter` to the readers, against a real Prometheus.
+
+The setup a user reported: four `gputui exporter` instances on loopback, one of them
+(`node-mig`) serving the shipped mig scenario (an A100 80 GB split 3g.40gb / 2g.20gb /
+1g.10gb, and an RTX 3090), scraped by a real Prometheus. A job gets one MIG device, never
+the card: the exporter exports each device's memory with dcgm-exporter's labels, the fleet
+fit ranks the devices and never the parent, and the cluster view lists them.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gputui.core.resources import scenarios_dir
+from gputui.sources.prometheus.source import PrometheusSource
+from gputui.sources.prometheus.view import ViewReader
+from gputui.tui.cluster_app import ClusterApp
+from gputui.tui.screens.cluster import SortedTable
+
+from .conftest import write_scenario
+from .harness import PROMETHEUS, ExporterProcess, PrometheusServer
+from .test_cluster_tui import column, wait_refreshed
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(PROMETHEUS is None, reason="needs the prometheus binary"),
+]
+ROOT = Path(__file__).resolve().parents[2]
+QWEN = str(ROOT / "examples" / "llm" / "qwen2.5-7b.json")
+GiB = 1 << 30
+
+
+@pytest.fixture(scope="module")
+def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusServer]:
+    folder = tmp_path_factory.mktemp("mig-fleet")
+    common = ["--source", "demo", "--listen", "127.0.0.1:0", "--interval", "0.5"]
+    exporters: list[ExporterProcess] = []
+    try:
+        for host in ("node-a", "node-b", "node-c"):
+            scenario = write_scenario(folder, host)
+            exporters.append(ExporterProcess([*common, "--scenario", str(scenario)]))
+        mig = str(scenarios_dir() / "mig.toml")
+        exporters.append(ExporterProcess([*common, "--scenario", mig, "--hostname", "node-mig"]))
+        server = PrometheusServer(folder / "prometheus", [e.address for e in exporters]).start()
+        try:
+            server.wait_targets_up()
+            server.wait_for('DCGM_FI_DEV_FB_FREE{Hostname="node-mig"}', 3 + 1)
+            server.wait_for('gputui_process_gpu_memory_bytes{Hostname="node-mig"}', 5)
+            yield server
+        finally:
+            server.stop()
+    finally:
+        for e in exporters:
+            e.stop()
+
+
+def gputui(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gputui", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_fleet_fit_ranks_the_mig_devices_never_the_parent(prom: PrometheusServer) -> None:
+    args = ("fit", QWEN, "--mode", "generate", "--seq-len", "16384", "--prometheus", prom.url)
+    r = gputui(*args, "--json")
+    assert r.returncode == 0, r.stderr
+    (entry,) = json.loads(r.stdout)["fleet"]
+    mig_gpu = [g for g in entry["gpus"] if g["host"] == "node-mig" and g["gpu"] == 0]
+    assert all(g["mig"] is not None for g in mig_gpu), mig_gpu  # never the card as a whole
+    assert sorted(g["mig"]["profile"] for g in mig_gpu) == ["1g.10gb", "2g.20gb", "3g.40gb"]
+    for g in mig_gpu:  # each device's own memory, never the card's 80 GiB or its 44 GiB free
+        assert g["memory_free"] <= g["memory_total"] < 40 * GiB
+    text = gputui(*args)
+    assert text.returncode == 0, text.stderr
+    parents = [ln for ln in text.stdout.splitlines() if "node-mig GPU 0 " in ln and "MIG" not in ln]
+    assert parents == []
+    assert "node-mig GPU 0 MIG 3g.40gb (GI 1)" in text.stdout
+
+
+def test_snapshot_lists_each_mig_device_in_the_one_notation(prom: PrometheusServer) -> None:
+    r = gputui("snapshot", "--prometheus", prom.url, "--json")
+    assert r.returncode == 0, r.stderr
+    host = next(h for h in json.loads(r.stdout)["hosts"] if h["host"] == "node-mig")
+    assert host["gpus"] == 2  # MIG devices are not GPUs of their own
+    devices = host["mig_devices"]
+    assert [(d["mig"], d["profile"], d["gpu_instance_id"]) for d in devices] == [
+        ("0:0", "3g.40gb", 1),
+        ("0:1", "2g.20gb", 2),
+        ("0:2", "1g.10gb", 3),
+    ]
+    gpu0 = next(d for d in host["devices"] if d["info"]["index"] == 0)["sample"]
+    # the card's memory is its devices' (dcgm-exporter and gputui export none for the card)
+    assert gpu0["memory_used"] == sum(d["memory_used"] for d in devices)
+    assert gpu0["memory_free"] == sum(d["memory_free"] for d in devices)
+    procs = {p["pid"]: p for p in host["process_list"]}
+    assert (procs[41004]["gpu_instance_id"], procs[41004]["mig_index"]) == (3, 2)
+    text = gputui("snapshot", "--prometheus", prom.url)
+    rows = [ln.split() for ln in text.stdout.splitlines() if ln.startswith("node-mig")]
+    assert rows[-2][:6] == ["node-mig", "0:2", "MIG", "1g.10gb", "GI", "3"]
+
+
+def _host(data: Any, name: str) -> Any:
+    return next(h for h in data.hosts if h.name == name)
+
+
+def test_the_cluster_view_counts_gpus_not_mig_devices(prom: PrometheusServer) -> None:
+    reader = ViewReader(PrometheusSource(prom.url))
+    reader.ask(["node-mig"])
+    data = reader.poll()
+    assert _host(data, "node-mig").gpus == 2
+    gpu0 = _host(data.detail, "node-mig").gpus[0]
+    assert [(r.gpu_instance_id, r.mig_index) for r in gpu0.mig] == [(1, 0), (2, 1), (3, 2)]
+
+
+async def test_the_cluster_view_lists_mig_devices_under_their_gpu(prom: PrometheusServer) -> None:
+    app = ClusterApp(PrometheusSource(prom.url), interval=1.0)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await wait_refreshed(app, pilot)
+        gpus = app.screen.query_one("#cluster-gpus", SortedTable)
+        mine = [k for k in gpus.keys if k.startswith("node-mig")]
+        labels = [str(gpus.get_cell(k, "gpu")) for k in mine]
+        assert labels == ["0", "0:0", "0:1", "0:2", "1"]
+        names = [str(gpus.get_cell(k, "name")) for k in mine]
+        assert names[1] == "MIG 3g.40gb GI 1"
+        hosts = app.screen.query_one("#cluster-hosts", SortedTable)
+        assert column(hosts, "gpus") == ["2", "2", "2", "2"]
