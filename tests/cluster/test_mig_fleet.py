@@ -1,4 +1,6 @@
-"""A MIG GPU across the fleet, from `gputui exporter` to the readers, against a real Prometheus.
+"""A MIG GPU across the fleet, from `gputui exporter` to the readers, against a real Prometheus;
+and what a team lead asks of that fleet first: GPU memory per user, and GPUs holding memory at
+0 % utilisation (`idle-1`, a dcgm-exporter page whose GPU 0 holds 20,000 MiB at 0 %).
 
 The setup a user reported: four `gputui exporter` instances on loopback, one of them
 (`node-mig`) serving the shipped mig scenario (an A100 80 GB split 3g.40gb / 2g.20gb /
@@ -25,7 +27,7 @@ from gputui.tui.cluster_app import ClusterApp
 from gputui.tui.screens.cluster import SortedTable
 
 from .conftest import write_scenario
-from .harness import PROMETHEUS, ExporterProcess, PrometheusServer
+from .harness import PROMETHEUS, ExporterProcess, PrometheusServer, StaticEndpoint, dcgm_text
 from .test_cluster_tui import column, wait_refreshed
 
 pytestmark = [
@@ -42,13 +44,15 @@ def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusServer]
     folder = tmp_path_factory.mktemp("mig-fleet")
     common = ["--source", "demo", "--listen", "127.0.0.1:0", "--interval", "0.5"]
     exporters: list[ExporterProcess] = []
+    idle = StaticEndpoint(dcgm_text("idle-1", 2, used_mib=lambda g: 20000.0 - 19000 * g))
     try:
         for host in ("node-a", "node-b", "node-c"):
             scenario = write_scenario(folder, host)
             exporters.append(ExporterProcess([*common, "--scenario", str(scenario)]))
         mig = str(scenarios_dir() / "mig.toml")
         exporters.append(ExporterProcess([*common, "--scenario", mig, "--hostname", "node-mig"]))
-        server = PrometheusServer(folder / "prometheus", [e.address for e in exporters]).start()
+        targets = [e.address for e in exporters] + [idle.address]
+        server = PrometheusServer(folder / "prometheus", targets).start()
         try:
             server.wait_targets_up()
             server.wait_for('DCGM_FI_DEV_FB_FREE{Hostname="node-mig"}', 3 + 1)
@@ -57,6 +61,7 @@ def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusServer]
         finally:
             server.stop()
     finally:
+        idle.stop()
         for e in exporters:
             e.stop()
 
@@ -69,7 +74,7 @@ def gputui(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_fleet_fit_ranks_the_mig_devices_never_the_parent(prom: PrometheusServer) -> None:
     args = ("fit", QWEN, "--mode", "generate", "--seq-len", "16384", "--prometheus", prom.url)
-    r = gputui(*args, "--json")
+    r = gputui(*args, "--json", "--all")  # every GPU, not the best 10
     assert r.returncode == 0, r.stderr
     (entry,) = json.loads(r.stdout)["fleet"]
     mig_gpu = [g for g in entry["gpus"] if g["host"] == "node-mig" and g["gpu"] == 0]
@@ -130,4 +135,37 @@ async def test_the_cluster_view_lists_mig_devices_under_their_gpu(prom: Promethe
         names = [str(gpus.get_cell(k, "name")) for k in mine]
         assert names[1] == "MIG 3g.40gb GI 1"
         hosts = app.screen.query_one("#cluster-hosts", SortedTable)
-        assert column(hosts, "gpus") == ["2", "2", "2", "2"]
+        assert column(hosts, "gpus") == ["2"] * 5  # GPUs, not MIG devices
+
+
+def test_the_cluster_view_shows_users_and_memory_held_at_zero_util(prom: PrometheusServer) -> None:
+    data = ViewReader(PrometheusSource(prom.url)).poll()
+    users = {u.user: u for u in data.users}
+    assert set(users) == {"alice", "bob", "carol", "dave"}
+    assert (users["alice"].gpus, users["alice"].hosts) == (4, 4)  # node-a..c GPU 0, node-mig 0
+    assert (users["dave"].gpus, users["dave"].hosts, users["dave"].processes) == (1, 1, 2)
+    held = {}
+    for series in prom.query("gputui_process_gpu_memory_bytes"):
+        user = series["metric"]["user"]  # type: ignore[index]
+        held[user] = held.get(user, 0.0) + float(series["value"][1])  # type: ignore[index]
+    for name, u in users.items():  # within a scrape of the direct sum
+        assert abs(u.memory - held[name]) <= 0.05 * held[name] + 2 * GiB, name
+    assert [u.user for u in data.users][0] == max(held, key=lambda k: held[k])
+    idle = {h.name: h.gpus_idle_held for h in data.hosts}
+    assert idle["idle-1"] == 1  # GPU 0: 20,000 MiB at 0 %; GPU 1: 1,000 MiB at 10 %
+    assert idle["node-mig"] == 0  # MIG GPUs report no utilisation: never "idle"
+    app = ClusterApp(PrometheusSource(prom.url), interval=1.0)
+    async_test = _people_text(app)
+    import asyncio
+
+    text = asyncio.run(async_test)
+    assert "Users: alice" in text or "Users: bob" in text
+    assert "Memory held at 0% util (>= 1 GiB): idle-1 (1 GPU)" in text
+
+
+async def _people_text(app: ClusterApp) -> str:
+    from textual.widgets import Static
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_refreshed(app, pilot)
+        return str(app.screen.query_one("#cluster-people", Static).content)

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gputui.model.cluster import ClusterGpu, ClusterHost, ClusterSnapshot, MigReading
+from gputui.model.cluster_summary import IDLE_HELD_MIB
 from gputui.model.mig import mig_label
 
 NA = "N/A"
@@ -88,6 +89,13 @@ def host_row(h: ClusterHost) -> dict[str, Any]:
         "exporters": list(h.exporters),
         "simulated": h.simulated,
         "processes": len(h.processes),
+        "gpus_idle_held": sum(
+            1
+            for s in samples
+            if s.utilization_gpu == 0
+            and s.memory_used is not None
+            and s.memory_used >= IDLE_HELD_MIB << 20
+        ),
     }
 
 

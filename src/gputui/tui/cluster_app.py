@@ -192,7 +192,8 @@ class ClusterApp(PolledApp, App[int]):
 
     def _show_info(self) -> None:
         v = self.view
-        parts = ["gputui cluster", self.source.url]
+        # The URL last: at 80 columns the counts, states and times stay, the URL is cut.
+        parts = ["gputui cluster"]
         if v is not None:
             states = [h.state for h in v.hosts]
             parts.append(f"{len(v.hosts)} hosts, {sum(h.gpus for h in v.hosts)} GPUs")
@@ -206,6 +207,7 @@ class ClusterApp(PolledApp, App[int]):
         )
         if self.paused:
             parts.append("PAUSED")
+        parts.append(self.source.url)
         from gputui.core.textsafe import markup_safe
 
         self.main.show_info(markup_safe("  ".join(parts)))

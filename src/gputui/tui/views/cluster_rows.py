@@ -13,7 +13,7 @@ from operator import itemgetter
 from typing import Any
 
 from gputui.model.cluster import ClusterGpu, ClusterHost, MigReading
-from gputui.model.cluster_summary import HostSummary
+from gputui.model.cluster_summary import IDLE_HELD_MIB, HostSummary, UserTotal
 from gputui.render.cluster_text import age_text, mig_name
 from gputui.tui.views.table_columns import Column as TableColumn
 
@@ -80,10 +80,19 @@ def _gib_pair(used: float | None, total: float | None) -> str:
     return f"{u}/{t}"
 
 
+UNKNOWN = "unknown"  # a host's state while Prometheus does not answer: nobody can say
+
+
 def _host_facts(
-    h: HostSummary, by_host: dict[str, list[list[float]]], since_s: float = 0.0
+    h: HostSummary,
+    by_host: dict[str, list[list[float]]],
+    since_s: float = 0.0,
+    reachable: bool = True,
 ) -> dict[str, Any]:
     row = h.row()
+    if not reachable:
+        # Its state is what Prometheus last said; with no answer, "up" would be a guess.
+        row["state"] = UNKNOWN
     row["history"] = host_history(by_host, h.name)
     if row["age_s"] is not None:
         # The age at draw time: while Prometheus is down no new snapshot comes to age it.
@@ -122,14 +131,8 @@ HOST_COLUMNS: tuple[Column, ...] = (
         lambda r: r["gpus"],
         True,
     ),
-    _figure("util_mean", "Util mean", itemgetter("util_mean"), _PCT),
-    _figure("util_max", "Util max", itemgetter("util_max"), _PCT),
-    Column(
-        "history",
-        "Util history",
-        lambda r: sparkline(r["history"]),
-        lambda r: (r["history"] or [None])[-1],
-    ),
+    _figure("util_mean", "Util", itemgetter("util_mean"), _PCT),
+    _figure("util_max", "Max", itemgetter("util_max"), _PCT),
     Column(
         "memory",
         "Mem GiB",
@@ -146,7 +149,17 @@ HOST_COLUMNS: tuple[Column, ...] = (
     ),
     _figure("power", "Power W", itemgetter("power_w"), _WATTS),
     Column("age", "Age", lambda r: age_text(r["age_s"]), lambda r: r["age_s"], True),
+    # Last, and first to give way: on a narrow terminal the figures stay, the sparkline goes.
+    Column(
+        "history",
+        "History",
+        lambda r: sparkline(r["history"]),
+        lambda r: (r["history"] or [None])[-1],
+    ),
 )
+# The terminal width a host column needs (the rest always show): at 80 columns Hottest,
+# Power and Age stay on screen, and the highest utilisation and the sparkline give way.
+HOST_MIN_WIDTH = {"history": 100, "util_max": 90}
 
 
 @dataclass(frozen=True)
@@ -157,6 +170,7 @@ class GpuRow:
     gpu: ClusterGpu
     history: list[float]
     mig: MigReading | None = None
+    stale_view: bool = False  # Prometheus does not answer: its state is unknown
 
     @property
     def key(self) -> str:
@@ -199,6 +213,8 @@ def _sampled(attr: str) -> Callable[[GpuRow], Any]:
 
 
 def _gpu_state(r: GpuRow) -> str:
+    if r.stale_view:
+        return UNKNOWN
     if not r.gpu.up:
         return "lost"
     return r.host.state
@@ -228,20 +244,28 @@ GPU_COLUMNS: tuple[Column, ...] = (
 
 
 def host_rows(
-    hosts: Sequence[HostSummary], by_host: dict[str, list[list[float]]], since_s: float = 0.0
+    hosts: Sequence[HostSummary],
+    by_host: dict[str, list[list[float]]],
+    since_s: float = 0.0,
+    *,
+    reachable: bool = True,
 ) -> list[dict[str, Any]]:
     """`by_host`: history_by_host's; `since_s`: seconds since the snapshot arrived, added to
-    each host's age."""
-    return [_host_facts(h, by_host, since_s) for h in hosts]
+    each host's age; `reachable`: False while Prometheus does not answer (every state then
+    reads "unknown")."""
+    return [_host_facts(h, by_host, since_s, reachable) for h in hosts]
 
 
-def gpu_rows(hosts: Sequence[ClusterHost], history: History) -> list[GpuRow]:
+def gpu_rows(
+    hosts: Sequence[ClusterHost], history: History, *, reachable: bool = True
+) -> list[GpuRow]:
     """Each GPU's row, followed by one row per MIG device it has."""
     out = []
+    stale = not reachable
     for h in hosts:
         for g in h.gpus:
-            out.append(GpuRow(h, g, history.get((h.name, g.index), [])))
-            out += [GpuRow(h, g, [], r) for r in g.mig]
+            out.append(GpuRow(h, g, history.get((h.name, g.index), []), stale_view=stale))
+            out += [GpuRow(h, g, [], r, stale) for r in g.mig]
     return out
 
 
@@ -264,3 +288,31 @@ def gpu_matches(row: GpuRow, needle: str) -> bool:
         f" {row.name()}"
     )
     return needle.casefold() in text.casefold()
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def users_line(users: Sequence[UserTotal], limit: int = 6) -> str:
+    """ "Users: alice 60.0 GiB (3 GPUs, 2 hosts)  bob 8.0 GiB (1 GPU, 1 host)": GPU memory per
+    user across the fleet, most first; what a team lead asks first."""
+    if not users:
+        return "Users: none seen (processes come from `gputui exporter` hosts)"
+    parts = [
+        f"{u.user} {u.memory / GiB:.1f} GiB ({_plural(u.gpus, 'GPU')}, {_plural(u.hosts, 'host')})"
+        for u in users[:limit]
+    ]
+    more = f"  +{len(users) - limit} more" if len(users) > limit else ""
+    return "Users: " + "  ".join(parts) + more
+
+
+def idle_held_line(hosts: Sequence[HostSummary], limit: int = 6) -> str:
+    """The hosts with GPUs holding memory at 0 % utilisation, most such GPUs first."""
+    held = sorted((h for h in hosts if h.gpus_idle_held), key=lambda h: (-h.gpus_idle_held, h.name))
+    head = f"Memory held at 0% util (>= {IDLE_HELD_MIB // 1024} GiB): "
+    if not held:
+        return head + "none"
+    parts = [f"{h.name} ({_plural(h.gpus_idle_held, 'GPU')})" for h in held[:limit]]
+    more = f"  +{len(held) - limit} more" if len(held) > limit else ""
+    return head + "  ".join(parts) + more
