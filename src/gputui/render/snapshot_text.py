@@ -200,7 +200,10 @@ def _device_line(dev: DeviceSnapshot, name_width: int, st: _Style) -> str:
     util = st(st.na(_num(s.utilization_gpu, "{:.0f}", "%").rjust(4)), _pct_color(s.utilization_gpu))
     total = s.memory_total if s.memory_total is not None else dev.info.memory_total
     mem_pct = 100.0 * s.memory_used / total if s.memory_used is not None and total else None
-    mem = st(f"{gib(s.memory_used):>5}/{gib(total)} GiB", _pct_color(mem_pct))
+    if s.memory_used is None and total is None:
+        mem = st.na(NA.ljust(14))  # no memory data at all: one N/A, not "N/A/N/A GiB"
+    else:
+        mem = st(f"{gib(s.memory_used):>5}/{gib(total)} GiB", _pct_color(mem_pct))
     limit = s.power_limit_w if s.power_limit_w is not None else dev.info.power_limit_w
     power = f"{_num(s.power_w).rjust(4)}/{_num(limit)} W"
     if s.power_w is None:

@@ -61,6 +61,7 @@ import pynvml
 
 from gputui.core.textsafe import visible
 from gputui.model.mig import with_mig_indexes
+from gputui.model.record import replace
 from gputui.model.snapshot import (
     DeviceInfo,
     DeviceSnapshot,
@@ -320,6 +321,20 @@ class NvmlSource:
                 cuda_driver_version=self._cuda_version,
                 nvml_version=self._nvml_version,
                 notices=notices,
+            )
+
+    def host_again(self, snapshot: Snapshot) -> Snapshot:
+        """`snapshot` with the host's and its processes' CPU read again (the rest as polled).
+
+        A one-shot command polls once, right after opening: the CPU counters then cover no
+        time at all, so CPU reads unknown. `gputui snapshot` waits a short window and
+        calls this, which reads the host side alone, without a second NVML poll."""
+        host = self._host
+        if host is None:
+            return snapshot
+        with self._lock:
+            return replace(
+                snapshot, host=host.sample(), processes=host.enrich(snapshot.processes)
             )
 
     def close(self) -> None:
