@@ -171,6 +171,7 @@ class ClusterApp(PolledApp, App[int]):
         self.main.show_banner(None)
         top = self.screen
         if isinstance(top, HostScreen):
+            top.set_reachable(True)
             top.update_cluster(view.detail, self.history)
         self._show_info()
         if recovered:
@@ -187,6 +188,8 @@ class ClusterApp(PolledApp, App[int]):
         self.main.show_banner(
             f"Prometheus unreachable: {message.error} ({kept}; retrying in {delay:.0f} s)"
         )
+        if isinstance(self.screen, HostScreen):
+            self.screen.set_reachable(False)
         self._show_info()
         self.poller.next_in(delay)
 

@@ -367,7 +367,9 @@ class ClusterScreen(_SortingScreen):
             host = ClusterHost(key, (), state=summary.state, last_seen=summary.last_seen,
                                age_s=summary.age_s, instances=summary.instances,
                                exporters=summary.exporters, simulated=summary.simulated)  # fmt: skip
-        self.app.push_screen(HostScreen(host, self.history))
+        screen = HostScreen(host, self.history)
+        screen.reachable = not self._behind
+        self.app.push_screen(screen)
 
 
 PROCESS_COLUMNS: tuple[Column, ...] = (
@@ -407,6 +409,12 @@ class HostScreen(_SortingScreen):
         super().__init__()
         self.host = host
         self.history = history
+        self.reachable = True  # False while Prometheus does not answer: states are unknown
+
+    def set_reachable(self, reachable: bool) -> None:
+        if reachable != self.reachable:
+            self.reachable = reachable
+            self._redraw()
 
     def compose(self) -> ComposeResult:
         yield Static("", id="host-info")
@@ -433,12 +441,15 @@ class HostScreen(_SortingScreen):
         exporters = ", ".join(h.exporters) or "?"
         sim = "  SIMULATED GPUs" if h.simulated else ""
         self.query_one("#host-info", Static).update(
-            f"{markup_safe(h.name)}  {h.state}  {len(h.gpus)} GPUs  via {exporters}  "
+            f"{markup_safe(h.name)}  {h.state if self.reachable else rows.UNKNOWN}  "
+            f"{len(h.gpus)} GPUs  via {exporters}  "
             f"age {age_text(h.age_s)}{sim}"
         )
         gpus = self.query_one("#host-gpus", SortedTable)
         grows = rows.sorted_rows(
-            rows.gpu_rows([h], self.history), gpus.column_spec(), gpus.sort_reverse
+            rows.gpu_rows([h], self.history, reachable=self.reachable),
+            gpus.column_spec(),
+            gpus.sort_reverse,
         )
         gpus.fill([(r.key, r) for r in grows])
         procs = self.query_one("#host-processes", SortedTable)
