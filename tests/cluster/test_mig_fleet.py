@@ -106,7 +106,11 @@ def test_snapshot_lists_each_mig_device_in_the_one_notation(prom: PrometheusServ
     assert gpu0["memory_free"] == sum(d["memory_free"] for d in devices)
     procs = {p["pid"]: p for p in host["process_list"]}
     assert (procs[41004]["gpu_instance_id"], procs[41004]["mig_index"]) == (3, 2)
+    users = {u["user"]: u for u in json.loads(r.stdout)["users"]}
+    assert set(users) == {"alice", "bob", "carol", "dave"} and users["dave"]["processes"] == 2
     text = gputui("snapshot", "--prometheus", prom.url)
+    assert "Memory held at 0% util (>= 1 GiB): idle-1 (1 GPU)" in text.stdout
+    assert "Users: alice" in text.stdout or "Users: bob" in text.stdout
     rows = [ln.split() for ln in text.stdout.splitlines() if ln.startswith("node-mig")]
     assert rows[-2][:6] == ["node-mig", "0:2", "MIG", "1g.10gb", "GI", "3"]
 

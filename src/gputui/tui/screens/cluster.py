@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from gputui.core.textsafe import markup_safe
 from gputui.model.cluster import ClusterHost, ClusterSnapshot
-from gputui.render.cluster_text import age_text
+from gputui.render.cluster_text import age_text, idle_held_line, users_line
 from gputui.sources.prometheus.view import ViewData
 from gputui.tui.views import cluster_rows as rows
 from gputui.tui.views.cluster_rows import Column, History
@@ -227,7 +227,8 @@ class ClusterScreen(_SortingScreen):
             self.history = history
             self._by_host = rows.history_by_host(history)
         self._shown_at = self._aged_at = self._now()
-        people = rows.users_line(view.users) + "\n" + rows.idle_held_line(view.hosts)
+        held = ((h.name, h.gpus_idle_held) for h in view.hosts)
+        people = users_line(view.users) + "\n" + idle_held_line(held)
         self.query_one("#cluster-people", Static).update(
             Text(people, no_wrap=True, overflow="ellipsis")
         )

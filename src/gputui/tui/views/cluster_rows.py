@@ -13,7 +13,7 @@ from operator import itemgetter
 from typing import Any
 
 from gputui.model.cluster import ClusterGpu, ClusterHost, MigReading
-from gputui.model.cluster_summary import IDLE_HELD_MIB, HostSummary, UserTotal
+from gputui.model.cluster_summary import HostSummary
 from gputui.render.cluster_text import age_text, mig_name
 from gputui.tui.views.table_columns import Column as TableColumn
 
@@ -288,31 +288,3 @@ def gpu_matches(row: GpuRow, needle: str) -> bool:
         f" {row.name()}"
     )
     return needle.casefold() in text.casefold()
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
-def users_line(users: Sequence[UserTotal], limit: int = 6) -> str:
-    """ "Users: alice 60.0 GiB (3 GPUs, 2 hosts)  bob 8.0 GiB (1 GPU, 1 host)": GPU memory per
-    user across the fleet, most first; what a team lead asks first."""
-    if not users:
-        return "Users: none seen (processes come from `gputui exporter` hosts)"
-    parts = [
-        f"{u.user} {u.memory / GiB:.1f} GiB ({_plural(u.gpus, 'GPU')}, {_plural(u.hosts, 'host')})"
-        for u in users[:limit]
-    ]
-    more = f"  +{len(users) - limit} more" if len(users) > limit else ""
-    return "Users: " + "  ".join(parts) + more
-
-
-def idle_held_line(hosts: Sequence[HostSummary], limit: int = 6) -> str:
-    """The hosts with GPUs holding memory at 0 % utilisation, most such GPUs first."""
-    held = sorted((h for h in hosts if h.gpus_idle_held), key=lambda h: (-h.gpus_idle_held, h.name))
-    head = f"Memory held at 0% util (>= {IDLE_HELD_MIB // 1024} GiB): "
-    if not held:
-        return head + "none"
-    parts = [f"{h.name} ({_plural(h.gpus_idle_held, 'GPU')})" for h in held[:limit]]
-    more = f"  +{len(held) - limit} more" if len(held) > limit else ""
-    return head + "  ".join(parts) + more
