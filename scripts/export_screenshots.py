@@ -60,6 +60,8 @@ SCENES = (
     Scene("kill-dialog", (120, 40), keys=("k",), wait_for_screen=KillScreen),
     Scene("help", (120, 40), keys=("question_mark",), wait_for_screen=HelpScreen),
     Scene("process-details", (120, 40), keys=("enter",), wait_for_screen=ProcessScreen),
+    # MIG: the process table's GPU column and the panel name a MIG device alike ("0:2")
+    Scene("dashboard-mig", (120, 40), scenario="mig.toml"),
     # tab from the process table goes to GPU 0; enter opens its details
     Scene(
         "device-details-mig",

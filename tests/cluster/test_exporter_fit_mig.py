@@ -65,3 +65,33 @@ def test_fit_max_batch_is_per_mig_instance_with_dcgm_labels() -> None:
         expected = check(model, target, precision=precision).chosen.max_batch_size_free
         assert value == expected
         assert value < (card_batch.chosen.max_batch_size_free or 0)
+
+
+def test_memory_and_processes_are_per_mig_device_with_dcgm_labels() -> None:
+    """As dcgm-exporter: a MIG GPU's FB_USED/FB_FREE once per MIG device (GPU_I_ID,
+    GPU_I_PROFILE), none for the card; processes carry the labels of their device; `mig`
+    names the device as the dashboard does ("0:2" is GI 3 in this scenario)."""
+    source = SimulatedSource(load_scenario(scenarios_dir() / "mig.toml"), clock=lambda: 100.0)
+    snap = source.poll()
+    poller = Poller(source, interval=1.0)
+    poller.poll_once()
+    got = samples(scrape_text(poller))
+    for metric, attr in (
+        ("DCGM_FI_DEV_FB_FREE", "memory_free"),
+        ("DCGM_FI_DEV_FB_USED", "memory_used"),
+    ):
+        gpu0 = [(lb, v) for lb, v in got[metric] if lb["gpu"] == "0"]
+        assert all("GPU_I_ID" in lb for lb, _ in gpu0)  # nothing for the card as a whole
+        by_gi = {lb["GPU_I_ID"]: (lb["GPU_I_PROFILE"], lb["mig"], v) for lb, v in gpu0}
+        expected = {
+            str(m.gpu_instance_id): (m.profile, f"0:{m.index}", getattr(m, attr) / 2**20)
+            for m in snap.devices[0].mig_devices
+        }
+        assert by_gi == expected
+        (gpu1,) = [lb for lb, _ in got[metric] if lb["gpu"] == "1"]
+        assert "GPU_I_ID" not in gpu1 and "mig" not in gpu1
+    assert not any(lb["gpu"] == "0" for lb, _ in got.get("DCGM_FI_DEV_FB_RESERVED", []))
+    procs = {lb["pid"]: lb for lb, _ in got["gputui_process_gpu_memory_bytes"]}
+    assert (procs["41004"]["GPU_I_ID"], procs["41004"]["mig"]) == ("3", "0:2")
+    assert procs["41004"]["GPU_I_PROFILE"] == "1g.10gb"
+    assert "mig" not in procs["41010"]  # on the RTX 3090, not in MIG mode

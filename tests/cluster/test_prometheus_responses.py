@@ -263,7 +263,9 @@ LATER: dict[str, tuple[str, fake.Reply, str]] = {
     "fb-free-metric-a-list": (
         "metric:DCGM_FI_DEV_FB_FREE",
         vector_of({"metric": ["gpu"], "value": [1, "2"]}),
-        'query max by (Hostname, hostname, instance, gpu) ({__name__="DCGM_FI_DEV_FB_FREE"})',
+        # memory keeps its MIG device's labels (a MIG GPU has one series per device)
+        'query max by (Hostname, hostname, instance, gpu, GPU_I_ID, GPU_I_PROFILE, mig) '
+        '({__name__="DCGM_FI_DEV_FB_FREE"})',
     ),
     "fresh-truncated": (
         "fresh",

@@ -152,6 +152,9 @@ def test_mig_devices_through_the_real_binding(snapshot_json: dict[str, Any]) -> 
     assert rtx["mig_devices"] == []
     gi = {p["pid"]: p["gpu_instance_id"] for p in snapshot_json["processes"]}
     assert gi == {5001: 1, 5002: 1, 5003: 2, 5004: 3, 5010: None}
+    # the MIG device index (gputui's "0:2", as nvitop) from the device that holds the GI
+    index = {p["pid"]: p["mig_index"] for p in snapshot_json["processes"]}
+    assert index == {5001: 0, 5002: 0, 5003: 1, 5004: 2, 5010: None}
     assert not any("MIG" in n for n in snapshot_json["notices"])
 
 
@@ -160,5 +163,10 @@ def test_snapshot_text_groups_processes_under_mig_devices(snapshot_json: dict[st
     heads = [i for i, line in enumerate(lines) if line.startswith("  MIG ")]
     assert len(heads) == 3
     assert "GI 1/CI 0" in lines[heads[0]] and "mem 23.4/39.2 GiB" in lines[heads[0]]
+    assert [lines[i].split()[1:3] for i in heads] == [
+        ["0:0", "3g.40gb"],
+        ["0:1", "2g.20gb"],
+        ["0:2", "1g.10gb"],
+    ]
     pids_under_first = {line.split()[0] for line in lines[heads[0] + 1 : heads[1]]}
     assert pids_under_first == {"5001", "5002"}

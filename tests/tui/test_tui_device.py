@@ -144,7 +144,7 @@ async def test_mig_devices_under_their_gpu_in_panel_and_details() -> None:
         migs = expected.devices[0].mig_devices
         drawn = panel.render().plain
         for m in migs:
-            assert mig_line(m) in drawn
+            assert mig_line(0, m) in drawn
         assert panel.mig_text().count("\n") == len(migs) - 1
         assert app.dashboard.query_one("#gpu-1", GpuPanel).mig_text() == ""
         assert "MIG" in str(panel.border_subtitle)
@@ -197,9 +197,10 @@ def test_mig_line_counts_processes_of_its_instance(process_factory: Any) -> None
                   memory_total=20 * GIB, memory_used=5 * GIB)
     procs = [process_factory(0, 1, gpu_instance_id=2), process_factory(0, 2, gpu_instance_id=1),
              process_factory(0, 3)]
-    assert mig_line(m, procs).endswith("1 proc")
-    assert "mem 5.0/20.0 GiB" in mig_line(m) and "util N/A" in mig_line(m)
-    assert "proc" not in mig_line(m)
+    line = mig_line(0, m, procs)
+    assert line.startswith("MIG 0:1 2g.20gb  GI 2/CI 0") and line.endswith("1 proc")
+    assert "mem 5.0/20.0 GiB" in mig_line(0, m) and "util N/A" in mig_line(0, m)
+    assert "proc" not in mig_line(0, m)
 
 
 # --- snapshot of the details view (MIG scenario, frozen clock) -------------------------------

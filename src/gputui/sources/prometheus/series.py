@@ -74,6 +74,16 @@ VALUE_METRICS: tuple[str, ...] = (*SAMPLE_METRICS, GPU_UP, *LABELLED_METRICS)
 # the identity query, instead of once per metric (at 512 GPUs that is most of the bytes).
 JOIN_LABELS = "Hostname, hostname, instance, gpu"
 IDENTITY_LABELS = f"{JOIN_LABELS}, modelName, UUID, uuid, pci_bus_id"
+# MIG: dcgm-exporter (and gputui's exporter) export a MIG GPU's memory once per MIG device
+# (GPU_I_ID, GPU_I_PROFILE; gputui adds its `mig` name) and none for the card. These metrics
+# keep those labels, so the reader sums a card's memory over its instances and lists them.
+MIG_METRICS = frozenset(("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE"))
+MIG_JOIN_LABELS = f"{JOIN_LABELS}, GPU_I_ID, GPU_I_PROFILE, mig"
+
+
+def join_labels(metric: str) -> str:
+    """The labels a value query keeps for `metric`: its GPU's, and its MIG device's."""
+    return MIG_JOIN_LABELS if metric in MIG_METRICS else JOIN_LABELS
 
 
 def host_of(labels: dict[str, str]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from gputui.model.mig import process_mig_label
 from gputui.model.snapshot import GpuProcess
 from gputui.tui.views import formatting as fmt
 from gputui.tui.views.table_columns import Column as TableColumn
@@ -23,10 +24,8 @@ Column = TableColumn[GpuProcess]
 
 
 def gpu_cell(p: GpuProcess) -> str:
-    """ "0", or "0:1" (GPU index : GPU instance id, as nvitop) for a process in a MIG instance."""
-    if p.gpu_instance_id is None:
-        return str(p.gpu_index)
-    return f"{p.gpu_index}:{p.gpu_instance_id}"
+    """ "0", or "0:2" (GPU index : MIG device index, model/mig.py) in a MIG device."""
+    return process_mig_label(p)
 
 
 def _short_type(t: str) -> str:
@@ -51,7 +50,7 @@ COLUMNS: tuple[Column, ...] = (
         "gpu",
         "GPU",
         lambda p: gpu_cell(p),
-        lambda p: (p.gpu_index, p.gpu_instance_id or -1),
+        lambda p: (p.gpu_index, -1 if p.mig_index is None else p.mig_index),
         True,
         3,
     ),

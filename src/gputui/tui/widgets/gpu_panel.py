@@ -281,7 +281,7 @@ class GpuPanel(TextLines, can_focus=True):
         dev = self.device
         if dev is None:
             return ""
-        return "\n".join(mig_line(m) for m in dev.mig_devices)
+        return "\n".join(mig_line(dev.index, m) for m in dev.mig_devices)
 
     # -- values, as plain strings (also what the tests read) ----------------------------------
 
@@ -462,4 +462,4 @@ class GpuPanel(TextLines, can_focus=True):
         style = self.component_style("gpu-panel--stats")
         for m in dev.mig_devices:
             out.append("\n" + indent + "└ ", self.component_style("gpu-panel--label"))
-            out.append(mig_line(m), style)
+            out.append(mig_line(dev.index, m), style)
