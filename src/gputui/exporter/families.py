@@ -125,7 +125,12 @@ ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"
 THROTTLE_NAMES: tuple[str, ...] = tuple(name for _, name in THROTTLE_REASONS if name != "idle")
 # A MIG GPU's fields exported once per MIG device (MigDevice attribute), none for the card.
 MIG_FIELDS = {"DCGM_FI_DEV_FB_USED": "memory_used", "DCGM_FI_DEV_FB_FREE": "memory_free"}
-MIG_CARD_SKIPPED = (*MIG_FIELDS, "DCGM_FI_DEV_FB_RESERVED")
+# GPM per GPU instance, as dcgm-exporter's profiling fields on a MIG GPU (0-1, none for the card:
+# a card's ratio is not its instances' sum, and a `max by gpu` over both would mix them).
+MIG_RATIOS = {
+    f.name: f.read for f in DCGM_FIELDS if f.name.startswith("DCGM_FI_PROF_")
+}
+MIG_CARD_SKIPPED = (*MIG_FIELDS, *MIG_RATIOS, "DCGM_FI_DEV_FB_RESERVED")
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +268,10 @@ def _mig_memory(
             raw = getattr(m, attr)
             if raw is not None:
                 dcgm[name].add_sample(name, {**labels, **extra}, raw / MIB)
+        for name, attr in MIG_RATIOS.items():
+            pct = getattr(m, attr)
+            if pct is not None:
+                dcgm[name].add_sample(name, {**labels, **extra}, pct / 100.0)
 
 
 def _device_extras(
