@@ -24,6 +24,7 @@ import hmac
 import io
 import socket
 import ssl
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -32,11 +33,16 @@ from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import ServerHandler, WSGIRequestHandler
 
-from prometheus_client.exposition import make_wsgi_app
+from prometheus_client.exposition import choose_encoder, gzip_accepted, make_wsgi_app
 from prometheus_client.registry import CollectorRegistry
 
 from gputui.core.errors import UserError
+from gputui.core.textsafe import visible
 from gputui.exporter.connections import BACKLOG, BoundedServer, Limits
+from gputui.exporter.errorlog import LOG, LineLog, short
+from gputui.exporter.listen import parse_listen
+
+__all__ = ["MetricsServer", "TlsFiles", "parse_listen"]
 
 StartResponse = Callable[..., Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
@@ -52,16 +58,6 @@ class TlsFiles:
     cert: Path
     key: Path
     client_ca: Path | None = None  # set: clients must present a certificate signed by it
-
-
-def parse_listen(text: str) -> tuple[str, int]:
-    """`HOST:PORT`, `[V6]:PORT` or `:PORT` (all interfaces); UserError naming --listen."""
-    host, sep, port_text = text.rpartition(":")
-    if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise UserError(f"--listen {text!r}: expected HOST:PORT, e.g. 127.0.0.1:9835")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    return host or "0.0.0.0", int(port_text)
 
 
 def is_loopback(host: str) -> bool:
@@ -139,11 +135,13 @@ def cached(app: WsgiApp, generation: Callable[[], int]) -> WsgiApp:
     store: dict[tuple[Any, ...], tuple[str, list[tuple[str, str]], bytes]] = {}
 
     def serve(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        # What the answer depends on, not the raw headers: a client varying its Accept or
+        # Accept-Encoding text cannot make every scrape encode afresh.
         key = (
             generation(),
             environ.get("REQUEST_METHOD"),
-            environ.get("HTTP_ACCEPT"),
-            environ.get("HTTP_ACCEPT_ENCODING"),
+            content_type(environ.get("HTTP_ACCEPT") or ""),
+            gzip_accepted(environ.get("HTTP_ACCEPT_ENCODING") or ""),
             environ.get("QUERY_STRING"),
         )
         with lock:
@@ -162,6 +160,73 @@ def cached(app: WsgiApp, generation: Callable[[], int]) -> WsgiApp:
                     store[key] = hit
         start_response(hit[0], hit[1])
         return [hit[2]]
+
+    return serve
+
+
+def content_type(accept: str) -> str | None:
+    """The exposition format prometheus_client picks for `accept`, or None when it cannot.
+
+    The library raises on versions it cannot compare (`version=abc`) and echoes the
+    version it accepts into the Content-Type: only printable ASCII may go back out.
+    """
+    try:
+        chosen = choose_encoder(accept)[1]
+    except Exception:  # noqa: BLE001 - whatever the library raises on a client's header
+        return None
+    return chosen if chosen.isascii() and chosen.isprintable() else None
+
+
+def plain_on_bad_accept(app: WsgiApp, log: LineLog = LOG) -> WsgiApp:
+    """An Accept header the library cannot negotiate gets the plain text format and one line.
+
+    Prometheus itself always sends a header the library understands; anything else
+    is a curl, a browser or a hostile client, and the text format is what all of
+    them can read. Also retried as plain text: an encoder that fails on an
+    accepted but odd header.
+    """
+
+    def serve(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        accept = environ.get("HTTP_ACCEPT") or ""
+        if accept and content_type(accept) is None:
+            log.line(f"unusable Accept header {short(accept)!r}: answered in the text format")
+            return app({**environ, "HTTP_ACCEPT": ""}, start_response)
+        if not accept:
+            return app(environ, start_response)
+        try:
+            return app(environ, start_response)
+        except Exception as exc:  # noqa: BLE001 - see guarded(); the plain format is the fallback
+            log.line(
+                f"encoding for Accept {short(accept)!r} failed ({type(exc).__name__}): "
+                "answered in the text format"
+            )
+            return app({**environ, "HTTP_ACCEPT": ""}, start_response)
+
+    return serve
+
+
+def guarded(app: WsgiApp, log: LineLog = LOG) -> WsgiApp:
+    """The outermost layer: whatever fails inside is a 500 and one line, never a traceback.
+
+    Every inner app builds its whole answer before calling start_response, so a
+    failure here always comes before the status line was sent.
+    """
+
+    def serve(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        try:
+            return app(environ, start_response)
+        except Exception as exc:  # noqa: BLE001 - one request's failure is one line
+            log.line(
+                f"{short(environ.get('REQUEST_METHOD', '?'), 16)} "
+                f"{short(environ.get('PATH_INFO', '?'), 40)}: answered 500 "
+                f"({type(exc).__name__}: {short(exc, 80)})"
+            )
+            start_response(
+                "500 Internal Server Error",
+                [("Content-Type", "text/plain; charset=utf-8")],
+                sys.exc_info(),
+            )
+            return [b"Internal Server Error: see the exporter's log\n"]
 
     return serve
 
@@ -217,9 +282,14 @@ class _QuietHandler(WSGIRequestHandler):
 
 class _ServerHandler(ServerHandler):
     def log_exception(self, exc_info: Any) -> None:
-        """A client that left or stopped reading (OSError, the write deadline) is its own loss."""
-        if not isinstance(exc_info[1], OSError):
-            super().log_exception(exc_info)
+        """One line, never wsgiref's traceback: a client must not be able to flood the log.
+
+        A client that left or stopped reading (OSError, the write deadline) is its own
+        loss and not logged at all.
+        """
+        error = exc_info[1]
+        if not isinstance(error, OSError):
+            LOG.line(f"request failed ({type(error).__name__}: {short(error, 80)})")
 
 
 class _DeadlineWriter:
@@ -289,7 +359,9 @@ def _listen(host: str, port: int) -> socket.socket:
     try:
         return socket.create_server((host, port), family=family, backlog=BACKLOG)
     except OSError as exc:
-        raise UserError(f"--listen {host}:{port}: {exc.strerror or exc}") from None
+        raise UserError(f"--listen {visible(host)}:{port}: {exc.strerror or exc}") from None
+    except (UnicodeError, ValueError, TypeError, OverflowError) as exc:  # parse_listen's gaps
+        raise UserError(f"--listen {visible(host)}:{port}: {short(exc, 80)}") from None
 
 
 class MetricsServer:
@@ -306,7 +378,8 @@ class MetricsServer:
         generation: Callable[[], int] | None = None,
         limits: Limits | None = None,
     ) -> None:
-        app: WsgiApp = make_wsgi_app(registry)
+        # Inside auth: a client without credentials cannot make it write a line.
+        app: WsgiApp = plain_on_bad_accept(make_wsgi_app(registry))
         if generation is not None:
             app = cached(app, generation)
         if users:
@@ -316,7 +389,7 @@ class MetricsServer:
         self.host = host
         self.port = int(listener.getsockname()[1])
         self.scheme = "https" if tls is not None else "http"
-        wsgi = _WsgiHost(routed(app), host, self.port, tls is not None)
+        wsgi = _WsgiHost(guarded(routed(app)), host, self.port, tls is not None)
         self.connections = BoundedServer(listener, wsgi.answer, tls=context, limits=limits)
         self._thread: threading.Thread | None = None
 
