@@ -52,25 +52,40 @@ SLOW_HEAD = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: " + b"a" * 4096
 
 def _request(method: bytes, path: bytes, *headers: bytes) -> bytes:
     return b"%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n" % (
-        method, path, b"".join(h + b"\r\n" for h in headers)
+        method,
+        path,
+        b"".join(h + b"\r\n" for h in headers),
     )
 
 
 # (kind, request bytes): what a client controls in one request.
 HOSTILE: tuple[tuple[str, bytes], ...] = (
-    ("accept openmetrics version=abc",
-     _request(b"GET", b"/metrics", b"Accept: application/openmetrics-text; version=abc")),
-    ("accept text/plain version=1.0.x",
-     _request(b"GET", b"/metrics", b"Accept: text/plain; version=1.0.x")),
-    ("accept escaping=bogus",
-     _request(b"GET", b"/metrics", b"Accept: application/openmetrics-text; version=1.0.0; escaping=x")),
+    (
+        "accept openmetrics version=abc",
+        _request(b"GET", b"/metrics", b"Accept: application/openmetrics-text; version=abc"),
+    ),
+    (
+        "accept text/plain version=1.0.x",
+        _request(b"GET", b"/metrics", b"Accept: text/plain; version=1.0.x"),
+    ),
+    (
+        "accept escaping=bogus",
+        _request(
+            b"GET", b"/metrics", b"Accept: application/openmetrics-text; version=1.0.0; escaping=x"
+        ),
+    ),
     ("accept 8 KiB", _request(b"GET", b"/metrics", b"Accept: " + b"text/plain;q=0.1," * 480)),
-    ("accept bidi+controls",
-     _request(b"GET", b"/metrics", b"Accept: text/plain; version=\xe2\x80\xae1\x1b[2J")),
+    (
+        "accept bidi+controls",
+        _request(b"GET", b"/metrics", b"Accept: text/plain; version=\xe2\x80\xae1\x1b[2J"),
+    ),
     ("accept non-UTF-8", _request(b"GET", b"/metrics", b"Accept: \xff\xfe; version=\xc0")),
     ("accept-encoding odd", _request(b"GET", b"/metrics", b"Accept-Encoding: gzip;q=abc, \xff")),
     ("authorization junk", _request(b"GET", b"/metrics", b"Authorization: Basic !!!\xff")),
-    ("authorization huge", _request(b"GET", b"/metrics", b"Authorization: Basic " + b"QUFB" * 2000)),
+    (
+        "authorization huge",
+        _request(b"GET", b"/metrics", b"Authorization: Basic " + b"QUFB" * 2000),
+    ),
     ("method BREW", _request(b"BREW", b"/metrics")),
     ("method HEAD", _request(b"HEAD", b"/metrics")),
     ("method POST", _request(b"POST", b"/metrics", b"Content-Length: 5") + b"hello"),
@@ -293,8 +308,10 @@ def report(exp: Exporter, tally: Tally, start: tuple[int, int], end: tuple[int, 
         for kind, by_status in sorted(tally.hostile.items()):
             shown = ", ".join(f"{k} x{v}" for k, v in sorted(by_status.items()))
             print(f"    {kind:34} {shown}")
-    print(f"exporter stderr    {exp.stderr_count} lines after the start line, "
-          f"{exp.tracebacks} tracebacks   (target 0 tracebacks)")
+    print(
+        f"exporter stderr    {exp.stderr_count} lines after the start line, "
+        f"{exp.tracebacks} tracebacks   (target 0 tracebacks)"
+    )
     print(f"exporter threads   {start[0]} at start, {end[0]} at end")
     print(f"exporter RSS MiB   {start[1] / 1024:.1f} at start, {end[1] / 1024:.1f} at end")
     if exp.stderr_lines:

@@ -30,11 +30,16 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     [
         (["--listen", "nowhere"], "--listen 'nowhere': expected HOST:PORT"),
         (["--listen", "127.0.0.1:99999"], "expected HOST:PORT"),
+        (["--listen", "127.0.0.1:\u00b2"], "--listen '127.0.0.1:\u00b2': expected HOST:PORT"),
+        (["--listen", "127.0.0.1:" + "9" * 4301], "expected HOST:PORT"),
+        (["--listen", "h\u00e9te:9835"], "the host must be an IP address or an ASCII hostname"),
+        (["--listen", "a\u202eb:9835"], "the host must be an IP address or an ASCII hostname"),
+        (["--listen", "[nohost]:9835"], "brackets hold an IPv6 address"),
         (["--interval", "0"], "--interval: 0 s is out of range"),
         (["--tls-cert", "x.pem"], "--tls-cert and --tls-key go together"),
         (["--basic-auth-file", "users"], "needs --tls-cert and --tls-key"),
         (["--scenario", "missing.toml"], "--scenario: missing.toml: no such file"),
-        (["--models", "missing.toml"], "missing.toml: no such models file"),
+        (["--models", "missing.toml"], "--models: missing.toml: no such file"),
     ],
 )
 def test_bad_arguments_are_one_line_and_exit_2(args: list[str], needle: str) -> None:
@@ -100,3 +105,15 @@ def test_tls_and_basic_auth(start_exporter: type, scenario: Path, tmp_path: Path
     with pytest.raises(OSError):  # plain HTTP to the TLS port gets nowhere...
         urllib.request.urlopen(exp.url.replace("https", "http"), timeout=5).read()
     assert get("prometheus:s3cret") == 200  # ...and does not take the endpoint down
+
+
+@pytest.mark.parametrize(
+    "text", ["127.0.0.1:\u00b2", "\u202e:80", "x" * 300 + ":80", ":" + "1" * 4301]
+)
+def test_listen_quotes_a_bad_value_short_and_visible(text: str) -> None:
+    from gputui.core.errors import UserError
+
+    with pytest.raises(UserError) as caught:
+        parse_listen(text)
+    message = str(caught.value)
+    assert "\n" not in message and "\u202e" not in message and len(message) < 200

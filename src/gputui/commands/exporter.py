@@ -56,7 +56,9 @@ def register(sub: Any) -> None:
         action="store_true",
         help="also export each process's full command line (arguments can hold secrets)",
     )
-    p.add_argument("--tls-cert", type=Path, metavar="FILE", help="serve HTTPS with this certificate")
+    p.add_argument(
+        "--tls-cert", type=Path, metavar="FILE", help="serve HTTPS with this certificate"
+    )
     p.add_argument("--tls-key", type=Path, metavar="FILE", help="private key of --tls-cert")
     p.add_argument(
         "--tls-client-ca",
@@ -78,8 +80,6 @@ def _check_args(args: argparse.Namespace) -> None:
 
     if not 0.2 <= args.interval <= 3600:
         raise UserError(f"--interval: {args.interval:g} s is out of range (0.2 to 3600)")
-    if args.scenario is not None and not args.scenario.is_file():
-        raise UserError(f"--scenario: {args.scenario}: no such file")
     if (args.tls_cert is None) != (args.tls_key is None):
         raise UserError("--tls-cert and --tls-key go together")
     if args.tls_client_ca is not None and args.tls_cert is None:
@@ -89,10 +89,14 @@ def _check_args(args: argparse.Namespace) -> None:
             "--basic-auth-file needs --tls-cert and --tls-key: without TLS the password "
             "would cross the network in clear"
         )
-    for flag in ("tls_cert", "tls_key", "tls_client_ca"):
+    # Every file an option names: a regular file of bounded size, checked before anything
+    # starts; each is read through core/inputfile where it is used.
+    from gputui.core.inputfile import check_option_file
+
+    for flag in ("scenario", "models", "tls_cert", "tls_key", "tls_client_ca", "basic_auth_file"):
         path = getattr(args, flag)
-        if path is not None and not path.is_file():
-            raise UserError(f"--{flag.replace('_', '-')}: {path}: no such file")
+        if path is not None:
+            check_option_file(path, f"--{flag.replace('_', '-')}")
     if args.hostname is not None:
         from gputui.core.textsafe import is_visible
 
@@ -151,7 +155,10 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:  # a scenario file the simulator could not read
         raise UserError(str(exc)) from None
     if fallback is not None:
-        print(f"gputui exporter: NVML unavailable ({fallback}); serving SIMULATED GPUs", file=sys.stderr)
+        print(
+            f"gputui exporter: NVML unavailable ({fallback}); serving SIMULATED GPUs",
+            file=sys.stderr,
+        )
 
     from gputui.catalog import load_catalog
 
@@ -186,7 +193,9 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, _terminate)
     poller.start()
-    print(f"gputui exporter: serving {server.url} ({source.name} source)", file=sys.stderr, flush=True)
+    print(
+        f"gputui exporter: serving {server.url} ({source.name} source)", file=sys.stderr, flush=True
+    )
     try:
         server.serve_forever()
     finally:

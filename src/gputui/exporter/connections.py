@@ -35,7 +35,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gputui.exporter.errorlog import LOG, short
+from gputui.exporter import errorlog
+from gputui.exporter.errorlog import short
 
 BACKLOG = 1024  # the kernel caps it at net.core.somaxconn
 MAX_HEAD_BYTES = 64 * 1024  # request line and headers; a scrape's are a few hundred bytes
@@ -313,7 +314,7 @@ class BoundedServer:
             except OSError:  # the client left or stopped reading: its loss alone
                 pass
             except Exception as exc:  # noqa: BLE001 - one broken connection must not end a worker
-                LOG.line(f"connection failed ({type(exc).__name__}: {short(exc, 80)})")
+                errorlog.LOG.line(f"connection failed ({type(exc).__name__}: {short(exc, 80)})")
             finally:
                 _close(sock)
                 with self._lock:

@@ -37,9 +37,11 @@ from prometheus_client.exposition import choose_encoder, gzip_accepted, make_wsg
 from prometheus_client.registry import CollectorRegistry
 
 from gputui.core.errors import UserError
+from gputui.core.inputfile import SMALL_CAP, check_option_file, read_option_text, shown
 from gputui.core.textsafe import visible
+from gputui.exporter import errorlog
 from gputui.exporter.connections import BACKLOG, BoundedServer, Limits
-from gputui.exporter.errorlog import LOG, LineLog, short
+from gputui.exporter.errorlog import short
 from gputui.exporter.listen import parse_listen
 
 __all__ = ["MetricsServer", "TlsFiles", "parse_listen"]
@@ -73,16 +75,14 @@ def is_loopback(host: str) -> bool:
 
 def load_users(path: Path) -> dict[str, str]:
     """`user:password` per line (# comments); the file must not be readable by others."""
-    try:
-        mode = path.stat().st_mode
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"--basic-auth-file {path}: {exc.strerror or exc}") from None
+    option = "--basic-auth-file"
+    mode = check_option_file(path, option, SMALL_CAP).st_mode
     if mode & 0o077:
         raise UserError(
-            f"--basic-auth-file {path}: readable by group or others (mode {mode & 0o777:o}); "
+            f"{option}: {shown(path)}: readable by group or others (mode {mode & 0o777:o}); "
             "chmod 600 it"
         )
+    text = read_option_text(path, option, SMALL_CAP)
     users: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), 1):
         line = line.strip()
@@ -90,10 +90,10 @@ def load_users(path: Path) -> dict[str, str]:
             continue
         user, sep, password = line.partition(":")
         if not sep or not user or not password:
-            raise UserError(f"{path}:{number}: expected user:password")
+            raise UserError(f"{option}: {shown(path)}:{number}: expected user:password")
         users[user] = password
     if not users:
-        raise UserError(f"--basic-auth-file {path}: no user:password line")
+        raise UserError(f"{option}: {shown(path)}: no user:password line")
     return users
 
 
@@ -177,7 +177,7 @@ def content_type(accept: str) -> str | None:
     return chosen if chosen.isascii() and chosen.isprintable() else None
 
 
-def plain_on_bad_accept(app: WsgiApp, log: LineLog = LOG) -> WsgiApp:
+def plain_on_bad_accept(app: WsgiApp) -> WsgiApp:
     """An Accept header the library cannot negotiate gets the plain text format and one line.
 
     Prometheus itself always sends a header the library understands; anything else
@@ -189,14 +189,16 @@ def plain_on_bad_accept(app: WsgiApp, log: LineLog = LOG) -> WsgiApp:
     def serve(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         accept = environ.get("HTTP_ACCEPT") or ""
         if accept and content_type(accept) is None:
-            log.line(f"unusable Accept header {short(accept)!r}: answered in the text format")
+            errorlog.LOG.line(
+                f"unusable Accept header {short(accept)!r}: answered in the text format"
+            )
             return app({**environ, "HTTP_ACCEPT": ""}, start_response)
         if not accept:
             return app(environ, start_response)
         try:
             return app(environ, start_response)
         except Exception as exc:  # noqa: BLE001 - see guarded(); the plain format is the fallback
-            log.line(
+            errorlog.LOG.line(
                 f"encoding for Accept {short(accept)!r} failed ({type(exc).__name__}): "
                 "answered in the text format"
             )
@@ -205,7 +207,7 @@ def plain_on_bad_accept(app: WsgiApp, log: LineLog = LOG) -> WsgiApp:
     return serve
 
 
-def guarded(app: WsgiApp, log: LineLog = LOG) -> WsgiApp:
+def guarded(app: WsgiApp) -> WsgiApp:
     """The outermost layer: whatever fails inside is a 500 and one line, never a traceback.
 
     Every inner app builds its whole answer before calling start_response, so a
@@ -216,7 +218,7 @@ def guarded(app: WsgiApp, log: LineLog = LOG) -> WsgiApp:
         try:
             return app(environ, start_response)
         except Exception as exc:  # noqa: BLE001 - one request's failure is one line
-            log.line(
+            errorlog.LOG.line(
                 f"{short(environ.get('REQUEST_METHOD', '?'), 16)} "
                 f"{short(environ.get('PATH_INFO', '?'), 40)}: answered 500 "
                 f"({type(exc).__name__}: {short(exc, 80)})"
@@ -289,7 +291,7 @@ class _ServerHandler(ServerHandler):
         """
         error = exc_info[1]
         if not isinstance(error, OSError):
-            LOG.line(f"request failed ({type(error).__name__}: {short(error, 80)})")
+            errorlog.LOG.line(f"request failed ({type(error).__name__}: {short(error, 80)})")
 
 
 class _DeadlineWriter:
@@ -341,16 +343,40 @@ class _WsgiHost:
         _QuietHandler(head, _DeadlineWriter(sock, deadline), sock, address, self)
 
 
+def _pem(path: Path, option: str, marker: str) -> str:
+    """The PEM text of a TLS file, read through the input boundary (kind, size, UTF-8)."""
+    text = read_option_text(path, option, SMALL_CAP)
+    if "-----BEGIN " not in text or marker not in text:
+        raise UserError(f"{option}: {shown(path)}: no PEM {marker.strip('-').lower()} in it")
+    return text
+
+
+def _no_password(key: Path) -> Callable[[], str]:
+    """OpenSSL would ask for an encrypted key's pass phrase on the terminal: refuse instead."""
+
+    def refuse() -> str:
+        raise UserError(f"--tls-key: {shown(key)}: encrypted; give an unencrypted key (mode 600)")
+
+    return refuse
+
+
 def tls_context(tls: TlsFiles) -> ssl.SSLContext:
+    """The server context. Each file is checked and read through core/inputfile first; the
+    certificate and key then go to `ssl` by name (it takes no other form), the CA as text."""
+    _pem(tls.cert, "--tls-cert", "CERTIFICATE-----")
+    _pem(tls.key, "--tls-key", "PRIVATE KEY-----")
+    ca = _pem(tls.client_ca, "--tls-client-ca", "CERTIFICATE-----") if tls.client_ca else None
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     try:
-        ctx.load_cert_chain(str(tls.cert), str(tls.key))
-        if tls.client_ca is not None:
-            ctx.load_verify_locations(cafile=str(tls.client_ca))
+        ctx.load_cert_chain(str(tls.cert), str(tls.key), password=_no_password(tls.key))
+        if ca is not None:
+            ctx.load_verify_locations(cadata=ca)
             ctx.verify_mode = ssl.CERT_REQUIRED
-    except (OSError, ssl.SSLError) as exc:
-        raise UserError(f"TLS: cannot load {tls.cert} / {tls.key}: {exc}") from None
+    except (OSError, ssl.SSLError, ValueError) as exc:
+        raise UserError(
+            f"TLS: cannot load {shown(tls.cert)} / {shown(tls.key)}: {short(exc, 120)}"
+        ) from None
     return ctx
 
 
