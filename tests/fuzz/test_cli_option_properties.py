@@ -35,6 +35,7 @@ def test_hostile_option_values_are_refused_in_one_line(rng: Random) -> None:
         ("exporter", [("--listen", "string", "127.0.0.1:\u00b2")]),
         ("exporter", [("--basic-auth-file", "path", "fifo")]),
         ("", [("--models", "path", "not-utf8")]),
+        ("fit", [("", "path", "long")]),
     ],
 )
 def test_cases_the_campaign_found(command: str, options: list[tuple[str, str, str]]) -> None:

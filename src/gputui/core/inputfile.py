@@ -186,6 +186,18 @@ def check_option_file(path: Path, option: str, cap: int = TOML_CAP) -> os.stat_r
     return st
 
 
+def check_path_name(path: Path, option: str) -> None:
+    """A path the OS refuses by its name alone (too long, a loop of links, no permission to
+    look) is one line naming the option; a missing file is left to the caller's message."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "invalid path"
+        raise UserError(f"{_option_name(option, path)}: {visible(reason)}") from None
+
+
 def read_option_text(path: Path, option: str, cap: int = SMALL_CAP) -> str:
     """The UTF-8 text of the file `option` names: `read_text`'s rules, errors naming the option."""
     check_option_file(path, option, cap)
