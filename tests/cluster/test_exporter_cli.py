@@ -117,3 +117,36 @@ def test_listen_quotes_a_bad_value_short_and_visible(text: str) -> None:
         parse_listen(text)
     message = str(caught.value)
     assert "\n" not in message and "\u202e" not in message and len(message) < 200
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+def test_tls_files_are_checked_as_pem_and_an_encrypted_key_is_refused(tmp_path: Path) -> None:
+    """OpenSSL would ask for an encrypted key's pass phrase on the terminal (a hang for a
+    service); a file of the wrong kind is named, not reported as `PEM lib (_ssl.c:NNNN)`."""
+    cert, key, locked = tmp_path / "cert.pem", tmp_path / "key.pem", tmp_path / "locked.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-subj", "/CN=127.0.0.1", "-days", "1", "-passout", "pass:secret",
+         "-keyout", str(locked), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    subprocess.run(
+        ["openssl", "ec", "-in", str(locked), "-passin", "pass:secret", "-out", str(key)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    cases = [
+        (["--tls-cert", str(cert), "--tls-key", str(locked)], "--tls-key: ", "encrypted"),
+        (["--tls-cert", str(key), "--tls-key", str(key)], "--tls-cert: ", "no PEM certificate"),
+        (["--tls-cert", str(cert), "--tls-key", str(cert)], "--tls-key: ", "no PEM private key"),
+        (["--tls-cert", str(cert), "--tls-key", str(key), "--tls-client-ca", str(key)],
+         "--tls-client-ca: ", "no PEM certificate"),
+    ]  # fmt: skip
+    for args, option, reason in cases:
+        result = subprocess.run(
+            [sys.executable, "-m", "gputui", "exporter", "--source", "demo", "--listen",
+             "127.0.0.1:0", *args],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+        lines = result.stderr.splitlines()
+        assert result.returncode == 2, (args, result.stderr)
+        assert len(lines) == 1 and option in lines[0] and reason in lines[0], (args, lines)
