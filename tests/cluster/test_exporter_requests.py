@@ -127,6 +127,24 @@ def test_a_failing_collector_is_a_500_and_one_line(
     assert "Traceback" not in capfd.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "accept", ["", "application/openmetrics-text; version=1.0.0", UNNEGOTIABLE[0]]
+)
+def test_a_failing_collector_is_one_line_whatever_the_accept_header(
+    accept: str, log: io.StringIO
+) -> None:
+    """Prometheus always sends an Accept header: a broken scrape must still be one line."""
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(Broken())  # type: ignore[arg-type]
+    server = serve(reg)
+    try:
+        status = get(server, *([f"Accept: {accept}"] if accept else []))[0]
+    finally:
+        server.shutdown()
+    assert status.split()[1] == "500"
+    assert len(log.getvalue().splitlines()) == 1, log.getvalue()
+
+
 def test_a_flood_of_failing_requests_writes_a_bounded_log(
     log: io.StringIO, capfd: pytest.CaptureFixture[str]
 ) -> None:

@@ -189,20 +189,24 @@ def plain_on_bad_accept(app: WsgiApp) -> WsgiApp:
     def serve(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         accept = environ.get("HTTP_ACCEPT") or ""
         if accept and content_type(accept) is None:
+            answer = app({**environ, "HTTP_ACCEPT": ""}, start_response)
             errorlog.LOG.line(
                 f"unusable Accept header {short(accept)!r}: answered in the text format"
             )
-            return app({**environ, "HTTP_ACCEPT": ""}, start_response)
+            return answer
         if not accept:
             return app(environ, start_response)
         try:
             return app(environ, start_response)
         except Exception as exc:  # noqa: BLE001 - see guarded(); the plain format is the fallback
+            # When the text format fails too, the failure is not the header's: guarded()
+            # writes the request's one line; this one only when the retry worked.
+            answer = app({**environ, "HTTP_ACCEPT": ""}, start_response)
             errorlog.LOG.line(
                 f"encoding for Accept {short(accept)!r} failed ({type(exc).__name__}): "
                 "answered in the text format"
             )
-            return app({**environ, "HTTP_ACCEPT": ""}, start_response)
+            return answer
 
     return serve
 
