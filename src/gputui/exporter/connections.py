@@ -32,9 +32,11 @@ import socket
 import ssl
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from gputui.exporter import errorlog
+from gputui.exporter.errorlog import short
 
 BACKLOG = 1024  # the kernel caps it at net.core.somaxconn
 MAX_HEAD_BYTES = 64 * 1024  # request line and headers; a scrape's are a few hundred bytes
@@ -311,8 +313,8 @@ class BoundedServer:
                         self.counters.answered += 1
             except OSError:  # the client left or stopped reading: its loss alone
                 pass
-            except Exception:  # noqa: BLE001 - one broken connection must not end a worker
-                traceback.print_exc()
+            except Exception as exc:  # noqa: BLE001 - one broken connection must not end a worker
+                errorlog.LOG.line(f"connection failed ({type(exc).__name__}: {short(exc, 80)})")
             finally:
                 _close(sock)
                 with self._lock:
