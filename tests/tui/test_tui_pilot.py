@@ -705,18 +705,22 @@ async def test_quit_keys_exit_cleanly(scripted_source: Any, key: str) -> None:
     assert app.return_value == 0
 
 
-async def test_missing_screens_are_reported_not_raised(
-    scripted_source: Any, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("key", "screen"), [("f", "gputui.tui.screens.fit"), ("c", "gputui.tui.screens.catalog")]
+)
+async def test_a_broken_screen_fails_loudly(
+    scripted_source: Any, monkeypatch: pytest.MonkeyPatch, key: str, screen: str
 ) -> None:
-    import gputui.tui.dashboard_actions as app_module
-
-    monkeypatch.setattr(app_module, "_optional_screen", lambda module, name: None)
+    """A screen that cannot be imported ends the app with that ImportError; it never
+    vanishes behind a "not available" notice."""
+    monkeypatch.setitem(sys.modules, screen, None)  # importing it now raises ImportError
     app = make_app(scripted_source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("c", "f")
-        await pilot.pause()
-        assert app.screen is app.dashboard
-        assert sum("not available yet" in n.message for n in app._notifications) == 2
+    with pytest.raises(ImportError, match=screen.replace(".", r"\.")):
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: app.latest_snapshot is not None)
+            await pilot.press(key)
+            await pilot.pause()
+    assert not any("not available" in n.message for n in app._notifications)
 
 
 async def test_notices_are_shown_once(scripted_source: Any, snapshot_factory: Any) -> None:

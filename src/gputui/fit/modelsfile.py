@@ -47,7 +47,7 @@ __all__ = [
     "shown",
 ]
 
-# how the framework runs it (fit.software): the speed estimate's kernels, not the memory
+# how the framework runs it (fit.core.software): the speed estimate's kernels, not the memory
 _SOFTWARE_KEYS = {"memory_format", "optimizer_impl"}
 _COMMON = {"name", "kind", "batch_size", "optimizer", "mode", "attention"} | _SOFTWARE_KEYS
 _MODEL_KEYS = _COMMON | {"input_shape", "layers"}

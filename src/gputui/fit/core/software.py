@@ -1,7 +1,7 @@
 """How the framework runs a model where that changes the kernels, not the maths.
 
 The user says it per model in the models file (`memory_format`, `optimizer_impl`) or on
-the command line (`--memory-format`, `--optimizer-impl`); the roofline (fit.roofline)
+the command line (`--memory-format`, `--optimizer-impl`); the roofline (fit.core.roofline)
 prices the kernels each choice runs. Pure data and the names users write: no imports
 from the estimators, so the models file can carry a `Software` without a cycle.
 """
@@ -43,7 +43,7 @@ class Software:
       automatic transpose operations"; MosaicML Composer's Channels Last method card:
       ~30 % on ResNet-50 on V100 and A100). CUDA-core convolutions run NCHW natively.
     - `optimizer` "foreach" / "fused" / "loop" / "bertadam" (an Adam only): see
-      fit.roofline's OPTIMIZER_TRAFFIC, FUSED_TRAFFIC and BERTADAM_TRAFFIC.
+      fit.core.optimizer_traffic's OPTIMIZER_TRAFFIC, FUSED_TRAFFIC and BERTADAM_TRAFFIC.
     - `score_scale_mask`: an unfused (eager) attention divides the score maps by
       sqrt(head size) and adds the additive mask as two kernels of their own, each a read
       and a write of the maps, and the division's backward a third (NVIDIA's BERT

@@ -77,7 +77,7 @@ def rank_cards(
 
     A card whose figure for that precision is unknown keeps speed None (shown as
     "unknown") and is placed by what is known of it, a rate it is sure to reach (see
-    fit.throughput), rather than as zero; with no floor either it goes after the cards
+    fit.core.throughput), rather than as zero; with no floor either it goes after the cards
     of its verdict.
     """
     from gputui.fit.core.precision import recommend as recommend_for_card

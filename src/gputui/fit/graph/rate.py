@@ -42,7 +42,7 @@ class Speed:
     samples_per_s: float
     basis: str = "fp32"  # which figure: "bf16 tensor", "fp32 rate (no tf32 tensor cores ...)"
     derived: bool = False  # that figure is derived in the catalog by an architecture rule
-    # the roofline behind the figure (fit.roofline): per-op bounds, shares, per-layer
+    # the roofline behind the figure (fit.core.roofline): per-op bounds, shares, per-layer
     # bounds; None when the card lacks a bandwidth figure and FLOPs alone were used
     profile: Profile | None = None
 
@@ -55,10 +55,10 @@ def speed(
     mode: str,
     architecture: Architecture | None = None,
 ) -> Speed | None:
-    """Rough: the roofline step time (fit.roofline). None without a figure.
+    """Rough: the roofline step time (fit.core.roofline). None without a figure.
 
     The peak is the figure the precision really runs at on this card (see
-    fit.throughput.rate): an unknown tensor figure gives None, never a slower
+    fit.core.throughput.rate): an unknown tensor figure gives None, never a slower
     precision's rate passed off as this one's. A card without a bandwidth figure
     falls back to FLOPs / (peak x EFFICIENCY) + launch overhead.
     """

@@ -38,7 +38,7 @@ def layer_dict(
     """One node's row: `input_shapes` are its own inputs' (a Multiply keeps both of them).
 
     `records` / `trains`: whether the node records autograd and whether its own weights
-    train (fit.memory.autograd_flags): a frozen layer keeps no input for a weight
+    train (fit.graph.tensors.autograd_flags): a frozen layer keeps no input for a weight
     gradient, and a node nothing upstream of it trains keeps nothing at all, as the
     memory walk counts them."""
     if not records:
@@ -121,7 +121,7 @@ def peak_tensor_rows(c: ModelCheck, top: int | None = None) -> list[dict[str, An
 
 
 def model_software_dict(model: ModelSpec) -> dict[str, Any]:
-    """What the speed assumed of the framework (fit.software): layout and optimizer kernels."""
+    """What the speed assumed of the framework (fit.core.software): layout and optimizer kernels."""
     from gputui.fit.core.software import software_dict
 
     return software_dict(model.software, training=model.mode == "train")

@@ -40,12 +40,12 @@ def workload(model: ModelSpec, batch_size: int, backend: str) -> dict[str, Any]:
 
 
 def speed_assumed() -> dict[str, Any]:
-    """The efficiencies every layer model's speed assumes (fit.core.estimate, fit.core.roofline)."""
+    """The efficiencies every layer model's speed assumes (fit.graph.rate.EFFICIENCY, fit.core.roofline.EFFICIENCY)."""
     return {"efficiency_assumed": EFFICIENCY, "roofline_efficiency": dict(ROOFLINE_EFFICIENCY)}
 
 
 def speed(s: Speed | None) -> dict[str, Any] | None:
-    """The rough step time, and where it goes (fit.roofline) per model and per layer."""
+    """The rough step time, and where it goes (fit.core.roofline) per model and per layer."""
     if s is None:
         return None
     prof = s.profile

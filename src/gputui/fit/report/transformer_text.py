@@ -71,7 +71,7 @@ def speed_lines(e: Estimate) -> list[str]:
         bits.append(f"training ~{s.train_tokens_per_s:,.0f} tokens/s ({s.train_bound}-bound)")
     if not bits:
         return ["  rough speed: unknown (the catalog lacks a figure this card needs)"]
-    # what the speed assumed of the framework (fit.software): the optimizer's kernels
+    # what the speed assumed of the framework (fit.core.software): the optimizer's kernels
     sw = f"; {wl.optimizer_impl} optimizer" if wl.mode == "train" else ""
     return [
         f"  rough speed: {', '.join(bits)}",

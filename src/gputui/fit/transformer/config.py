@@ -2,7 +2,7 @@
 
 Importers (HF config.json, GGUF metadata, a models TOML table) fill this in;
 everything downstream (parameter layout, KV cache, activations) reads only it.
-Constructing one checks it against fit.llm.bounds, so an out-of-bounds config
+Constructing one checks it against fit.transformer.bounds, so an out-of-bounds config
 cannot exist.
 Field names follow Hugging Face's config keys where one exists.
 """

@@ -165,7 +165,7 @@ def encoder_head(k: Keys, cfg: TransformerConfig) -> TransformerConfig:
                 "counted, only the encoder's layers and embeddings",
             )
     if any(m.shape == ("hidden", "vocab") for m in heads.get(task, ())):
-        # fit.llm.memory models an encoder's forward without any head activations
+        # fit.transformer.memory models an encoder's forward without any head activations
         warnings += (
             f"{visible(arch[:80])}: its logits over the vocabulary (batch x sequence x "
             f"{cfg.vocab_size:,}) are not in the activation estimate; the peak may be higher",

@@ -1,5 +1,5 @@
 """A config.json's `quantization_config`: how a GPTQ/AWQ/bitsandbytes/fp8 checkpoint stores
-its linears, as the weight-format name fit.llm.formats knows."""
+its linears, as the weight-format name fit.transformer.formats knows."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Typed, bounded reads of a Hugging Face config dict, each error naming the key.
 
 Every integer is checked against the bound of the quantity its key holds
-(fit.llm.bounds.KEY_QUANTITY) as it is read, so the message names the key the
+(fit.transformer.bounds.KEY_QUANTITY) as it is read, so the message names the key the
 user wrote (with a prefix such as "text_config."), not an internal field.
 """
 

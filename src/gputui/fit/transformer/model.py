@@ -28,7 +28,7 @@ class TransformerModel:
     warnings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        """The counts the sizes describe and the checkpoint's own, bounded (fit.llm.bounds):
+        """The counts the sizes describe and the checkpoint's own, bounded (fit.transformer.bounds):
         every importer builds one of these, so none can hand on a runaway product."""
         try:
             check_counts(self.exact_params, self.stored_bytes, self.layout.params)

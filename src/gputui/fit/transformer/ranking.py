@@ -128,7 +128,7 @@ def rank_cards(
     pick: Callable[[Workload, Target], Workload] | None = None,
 ) -> list[Ranked]:
     """Every card: those that fit first, then by how few cards would do, fastest first.
-    `pick`: the strategy for each card (fit.llm.parallel_choice, when --parallel is not given)."""
+    `pick`: the strategy for each card (fit.transformer.parallel_choice, when --parallel is not given)."""
     out = []
     for card in cards:
         target = card_target(card, architectures)

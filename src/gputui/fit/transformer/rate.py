@@ -2,7 +2,7 @@
 
 Prefill and training are timed as their matmuls against the tensor peak and the
 bytes they move; decode as one step that reads every weight (shared by the batch)
-and each sequence's KV cache (fit/core/roofline.py: llm_speed, llm_train_speed).
+and each sequence's KV cache (fit/transformer/speed.py: llm_speed, llm_train_speed).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from gputui.fit.transformer.workload import Workload
 
 @dataclass(frozen=True, slots=True)
 class Speed:
-    """Rough throughput from the per-op roofline (fit.roofline): the one speed model.
+    """Rough throughput from the per-op roofline (fit.core.roofline): the one speed model.
 
     Prefill and training are timed as their matmuls against the tensor peak and the
     bytes they move; decode as one step that reads every weight (shared by the batch)
@@ -143,7 +143,7 @@ def speed(
     batch: int,
     architecture: Architecture | None = None,
 ) -> Speed:
-    """Rough tokens/s on `card` through fit.roofline (llm_speed, llm_train_speed).
+    """Rough tokens/s on `card` through the roofline (fit.transformer.speed.llm_speed, llm_train_speed).
 
     Split over GPUs, tensor parallelism divides each GPU's weights, FLOPs and cache by
     `tp`; pipeline stages run one after another for a batch (no speed-up); data-parallel

@@ -39,7 +39,7 @@ KEYS = {
 
 # the keys that set the workload (the CLI's flags of the same names override them)
 WORKLOAD_KEYS = KEYS - {"name", "kind", "hf_config", "config", "allow_longer_context"}
-# the quantity (fit.llm.bounds) each integer key is bounded as
+# the quantity (fit.transformer.bounds) each integer key is bounded as
 INT_QUANTITY = {"batch_size": "batch", "seq_len": "seq_len", "new_tokens": "new_tokens",
                 "lora_rank": "lora_rank", "grad_accum": "grad_accum", "paged_block": "block"}  # fmt: skip
 

@@ -42,7 +42,7 @@ class Workload:
     precision: TrainPrecision = "amp_bf16"  # full fine-tune only
     weights: str = "bf16"  # base weights as stored on the GPU (formats.WEIGHT_FORMATS)
     optimizer: Optimizer = "adamw"
-    optimizer_impl: OptimizerImpl = "foreach"  # its kernels (fit.software): the speed only
+    optimizer_impl: OptimizerImpl = "foreach"  # its kernels (fit.core.software): the speed only
     lora_rank: int = 16
     lora_alpha: float = 32.0  # scales the update; no memory effect, kept for the report
     lora_targets: tuple[str, ...] = DEFAULT_LORA_TARGETS
