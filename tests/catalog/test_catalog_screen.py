@@ -142,7 +142,7 @@ async def test_escape_goes_back() -> None:
 
 
 # ------------------------------------------------------------------ several GPUs, lost GPUs
-# Issue 11 item 10: the comparison used the first installed GPU whatever the user chose.
+# The comparison once used the first installed GPU whatever the user chose.
 
 L4 = gpu(2, "NVIDIA L4", 23034, "8.9")
 A100_40 = gpu(1, "NVIDIA A100-PCIE-40GB", 40960, "8.0")
@@ -264,7 +264,7 @@ def _whole(value: str, text: str) -> bool:
 async def test_comparison_never_cuts_a_number(
     installed: DeviceInfo, query: str, picked: str, size: tuple[int, int]
 ) -> None:
-    """Issue 11 item 7: bandwidth 1008 was shown as `10`. Every figure appears whole."""
+    """A bandwidth of 1008 was once shown as `10`. Every figure appears whole."""
     from gputui.catalog.present import compare, fmt
 
     async with catalog_screen([installed], size=size) as (pilot, screen):

@@ -1,4 +1,4 @@
-"""Issue 21 item 3: a process in a MIG instance reads `0:1` (GPU : GPU instance, as in
+"""A process in a MIG instance reads `0:1` (GPU : GPU instance, as in
 nvitop) in the GPU column, and the details name the instance (profile, GI / CI)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 21, what nvitop users miss: settings that persist (settings.toml in the user config
+"""What nvitop users miss: settings that persist (settings.toml in the user config
 directory: interval, sort, filter, "my processes", theme, hidden columns). A broken file is
 one warning line and the defaults, never a crash; `--no-config` ignores it."""
 

@@ -35,20 +35,14 @@ from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.process_table import ProcessTable
 from tests.waiting import wait_for
 
+from .conftest import make_app
+
 GIB = 1024**3
 
 
 def plain(widget: Static) -> str:
     """What a Static shows, as plain text."""
     return str(widget.render())
-
-
-def make_app(source: Any, **kw: Any) -> GpuTuiApp:
-    kw.setdefault("interval", 0.05)
-    kw.setdefault("clock", lambda: "01:02:03")
-    kw.setdefault("hostname", "testhost")
-    kw.setdefault("card_lookup", None)
-    return GpuTuiApp(source, **kw)
 
 
 def panel_texts(app: GpuTuiApp, index: int) -> tuple[str, str, str]:
@@ -211,7 +205,7 @@ async def test_sort_cycle_and_reverse(scripted_source: Any) -> None:
     async with process_table(app) as (pilot, table):
         # Default: GPU memory, largest first (8, 5, 2 GiB in the fixture).
         assert table.visible_keys() == ["0:1001", "1:1003", "0:1002"]
-        # s steps through the columns on screen (issue 21: at 120 columns Container and
+        # s steps through the columns on screen (at 120 columns Container and
         # Host mem give way to the command), wrapping round to GPU.
         keys = [c.key for c in table.shown]
         start = keys.index("gpu_mem")
@@ -626,7 +620,7 @@ async def test_help_screen_lists_the_keys(scripted_source: Any) -> None:
 async def test_command_palette_offers_the_actions(scripted_source: Any) -> None:
     app = make_app(scripted_source)
     async with app.run_test(size=(120, 40)):
-        # Titles end with their key since issue 21: "Poll faster (+)"
+        # Titles end with their key: "Poll faster (+)"
         titles = {c.title.rsplit(" (", 1)[0] for c in app.get_system_commands(app.screen)}
         assert {
             "Pause / resume polling",
