@@ -223,7 +223,7 @@ def run_fit(
     """Exit 0 when every model fits on some GPU now, 1 when one fits nowhere.
 
     `transformers`: (name, TransformerModel, workload_for(target)) for each transformer;
-    `cluster` and `mig`: the fleet as read by the command (commands/fit_fleet.py). The
+    `cluster` and `mig`: the fleet as read by the command (commands/fit/fleet.py). The
     answers are grouped and printed by fleet_report.py."""
     from gputui.catalog import load_catalog
     from gputui.fit import fleet_report

@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
             )
     # the cluster: fit/fleet.py
     if getattr(args, "prometheus", None) or getattr(args, "match", None):
-        from gputui.commands.fit_fleet import run_fit
+        from gputui.commands.fit.fleet import run_fit
 
         fleet_llm = transformer_tables.fleet_entries(transformers, args, with_layers=bool(models))
         return run_fit(args, models, header(shown(path), origin, args.device, "fleet"), fleet_llm)

@@ -4,7 +4,7 @@ path and its tests share one definition."""
 from __future__ import annotations
 
 
-def fitted(plain: str, width: int, justify: str) -> str | None:
+def clipped(plain: str, width: int, justify: str) -> str | None:
     """What Rich draws for a one-line, unstyled Text with ellipsis overflow in `width` cells.
 
     None where only Rich can say: anything but printable ASCII (wide characters,
