@@ -144,6 +144,7 @@ def slowloris(address: str, ctx: ssl.SSLContext | None, result: dict[str, object
         result["cut_after_s"] = time.monotonic() - started
 
 
+@pytest.mark.slow  # waits out the exporter's own request deadline (REQUEST_TIMEOUT_S)
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_idle_half_hello_and_slowloris_do_not_stop_scrapes_and_are_cut_off(
     start_exporter: type, scenario: Path, certs: Certs, scheme: str

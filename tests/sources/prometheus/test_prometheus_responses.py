@@ -220,6 +220,7 @@ def test_a_broken_answer_is_one_line_naming_the_query(
     assert elapsed < DEFAULT_TIMEOUT_S + MARGIN_S
 
 
+@pytest.mark.slow  # waits out the client's real deadline (DEFAULT_TIMEOUT_S)
 def test_the_deadline_covers_the_tls_handshake() -> None:
     """An https:// URL whose server drips a TLS record: the handshake counts against the query's
     deadline and ends as it does, naming the query (it was "cannot reach ...: handshake timed out")."""
