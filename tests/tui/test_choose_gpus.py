@@ -1,4 +1,4 @@
-"""Issue 21, what nvitop users miss: `--only 0,2`, `--respect-cuda-visible-devices`, and
+"""What nvitop users miss: `--only 0,2`, `--respect-cuda-visible-devices`, and
 `--models FILE`; a bad choice is one line and exit 2, never an empty dashboard."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 21 item 2: a column empty on every row (Container) is hidden, and the command gets
+"""A column empty on every row (Container) is hidden, and the command gets
 the width (nvitop shows about 55 characters at 120 columns; 17 were left here)."""
 
 from __future__ import annotations

@@ -137,15 +137,18 @@ class BoundedServer:
         return 1 + self.limits.workers
 
     def serve_forever(self) -> None:
-        self._stop.clear()
-        self._stopped.clear()
-        self._workers = [
-            threading.Thread(target=self._work, name=f"exporter-worker-{i}", daemon=True)
-            for i in range(self.limits.workers)
-        ]
-        for worker in self._workers:
-            worker.start()
+        # All of it inside the try: SIGTERM (SystemExit in the main thread) may land while
+        # the workers start, and shutdown() then waits for the `_stopped` set below.
         try:
+            self._stop.clear()
+            self._stopped.clear()
+            self._workers = []
+            for i in range(self.limits.workers):
+                worker = threading.Thread(
+                    target=self._work, name=f"exporter-worker-{i}", daemon=True
+                )
+                worker.start()
+                self._workers.append(worker)
             while not self._stop.is_set():
                 self._step()
         finally:
