@@ -82,6 +82,10 @@ class GpuTuiApp(PolledApp, DashboardActions, App[int]):
         Binding("q", "quit", "Quit"),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
         Binding("question_mark", "help", "Help", key_display="?"),
+        # As in nvitop and nvtop: the shell's job control (`fg` brings it back). Textual
+        # restores the terminal before the stop and redraws on SIGCONT; a focused Input
+        # keeps ctrl+z as its own undo.
+        Binding("ctrl+z", "suspend_process", "Suspend", show=False),
     ]
 
     def __init__(

@@ -39,6 +39,7 @@ INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
 # Shown in the help screen; the footer shows the BINDINGS marked show=True.
 HELP_KEYS = [
     ("q, ctrl+c", "quit"),
+    ("ctrl+z", "suspend to the shell (fg resumes)"),
     ("p", "pause / resume polling"),
     ("+ / -", "poll faster / slower"),
     ("s", "cycle the sort column"),
