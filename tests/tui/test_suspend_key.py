@@ -67,6 +67,7 @@ def test_suspend_in_tmux() -> None:
         _tmux(sock, "send-keys", "clear", "Enter")
         _tmux(sock, "send-keys", "fg", "Enter")
         assert poll_until(lambda: screen_has("SIMULATED"), 30), _tmux(sock, "capture-pane", "-p")
+
         # Keys work again once resumed (one typed while the driver restarts may be lost).
         def quit_taken() -> bool | None:
             _tmux(sock, "send-keys", "q")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from gputui.commands import path_arg
+from gputui.commands import checked_scenario, path_arg
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
@@ -144,8 +144,8 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
 
         return run_cluster(args, interval)
     kind: SourceKind = "demo" if args.demo else args.source
-    if args.scenario is not None and not args.scenario.is_file():
-        raise UserError(f"--scenario: {args.scenario}: no such file")
+    if args.scenario is not None:
+        args.scenario = checked_scenario(args.scenario)
     try:
         source, fallback_reason = open_source(kind, args.scenario)
     except SourceUnavailable as exc:
