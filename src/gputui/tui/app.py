@@ -393,6 +393,7 @@ class GpuTuiApp(PolledApp, DashboardActions, App[int]):
     def _show_header(self) -> None:
         self._header_drawn_at = time.monotonic()
         snap = self.latest_snapshot
+        table = self.dashboard.query_one(ProcessTable)
         host = self.hostname
         if host is None:
             host = (
@@ -410,5 +411,12 @@ class GpuTuiApp(PolledApp, DashboardActions, App[int]):
                 clock=self.clock(),
                 source=snap.source if snap else getattr(self.source, "name", "?"),
                 paused=self.paused,
+                readonly=self.readonly,
+                filter=table.filter_text,
+                mine=table.only_user,
             )
         )
+
+    def filters_changed(self) -> None:
+        """The process filter or "mine" changed: the header says what is in force."""
+        self._show_header()

@@ -16,9 +16,9 @@ from pathlib import Path, PurePath
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input
+from textual.widgets import DataTable, Footer, Input, Label
 
 from gputui.model.snapshot import DeviceSnapshot, GpuProcess, Snapshot
 from gputui.tui.first_poll import COMPOSE_WAIT_S, FirstPoll
@@ -141,7 +141,12 @@ class DashboardScreen(Screen[None]):
         yield self._gpus_container()
         yield HostPanel()
         yield FitLine(held=True)  # its first pass waits for the first frame (app.py)
-        yield Input(placeholder="filter processes (enter: keep, escape: clear)", id="filter")
+        with Horizontal(id="filter-row"):
+            yield Label("Filter:", id="filter-label")
+            yield Input(
+                placeholder="PID, user, command, container, type (enter: keep, escape: clear)",
+                id="filter",
+            )
         yield Field("", id="proc-note", classes="hidden")
         yield ProcessTable(id="procs")
         yield Field(process_details(None), id="details")
@@ -264,21 +269,29 @@ class DashboardScreen(Screen[None]):
         """A filter set from outside (the settings): the box shows it, as after enter."""
         box = self.query_one("#filter", Input)
         box.value = text
-        box.set_class(bool(text), "shown")
+        self._show_filter_row(bool(text))
+
+    def _show_filter_row(self, shown: bool) -> None:
+        self.query_one("#filter-row").set_class(shown, "shown")
+
+    def _filters_changed(self) -> None:
+        changed = getattr(self.app, "filters_changed", None)
+        if callable(changed):
+            changed()
 
     def open_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.add_class("shown")
-        box.focus()
+        self._show_filter_row(True)
+        self.query_one("#filter", Input).focus()
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "filter":
             self.query_one(ProcessTable).set_filter(event.value)
+            self._filters_changed()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "filter":
             if not event.value:
-                event.input.remove_class("shown")
+                self._show_filter_row(False)
             self.query_one(ProcessTable).focus()
 
     def action_toggle_mine(self) -> None:
@@ -288,10 +301,12 @@ class DashboardScreen(Screen[None]):
         table = self.query_one(ProcessTable)
         if table.only_user is not None:
             table.set_only_user(None)
+            self._filters_changed()
             self.notify("all users' processes", timeout=3)
             return
         me = user_name(os.getuid())
         table.set_only_user(me)
+        self._filters_changed()
         self.notify(f"only {me}'s processes (m again: everyone's)", timeout=4, markup=False)
 
     def action_toggle_fit_lines(self) -> None:
@@ -299,8 +314,9 @@ class DashboardScreen(Screen[None]):
 
     def key_escape(self) -> None:
         box = self.query_one("#filter", Input)
-        if box.has_focus or box.has_class("shown"):
+        if box.has_focus or self.query_one("#filter-row").has_class("shown"):
             box.value = ""
-            box.remove_class("shown")
+            self._show_filter_row(False)
             self.query_one(ProcessTable).set_filter("")
+            self._filters_changed()
             self.query_one(ProcessTable).focus()
