@@ -350,7 +350,7 @@ class GpuTuiApp(PolledApp, DashboardActions, App[int]):
         self._dashboard_stale = False
         self._show_header()
         self.dashboard.show_banner(snap.source, self.fallback_reason)
-        self.dashboard.update_snapshot(snap, self._recent)
+        self.dashboard.update_snapshot(snap, self._recent, self.history)
 
     def _recent(self, device_index: int, metric: str) -> list[float]:
         """The newest points of a series, as many as a sparkline on this screen can draw."""

@@ -20,6 +20,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Label
 
+from gputui.history.metrics import History
 from gputui.model.snapshot import DeviceSnapshot, GpuProcess, Snapshot
 from gputui.tui.first_poll import COMPOSE_WAIT_S, FirstPoll
 from gputui.tui.messages import DashboardReady
@@ -27,6 +28,7 @@ from gputui.tui.views import formatting as fmt
 from gputui.tui.views.device_facts import instance_label
 from gputui.tui.widgets.field import Field
 from gputui.tui.widgets.fit_line import FitLine
+from gputui.tui.widgets.gpu_graphs import WIDE_MIN, GpuGraphs
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.host_panel import HostPanel
 from gputui.tui.widgets.info_bar import Banner, HeaderFacts, InfoBar, banner_text, header_text
@@ -183,12 +185,14 @@ class DashboardScreen(Screen[None]):
         """The GPU panels' box, with the panels when the first poll has ended by now."""
         first = self._first_poll
         snap = first.result if first is not None and first.wait(COMPOSE_WAIT_S) else None
+        # The graphs beside the panels (docked right; shown on a wide terminal only).
+        graphs = GpuGraphs(id="graphs")
+        wide = "wide" if self.app.size.width >= WIDE_MIN else ""
         if snap is None:
-            return VerticalScroll(id="gpus", can_focus=False)
+            return VerticalScroll(graphs, id="gpus", can_focus=False, classes=wide)
         panels, compact = self._new_panels(snap, self.app.size.height)
-        return VerticalScroll(
-            *panels, id="gpus", can_focus=False, classes="compact" if compact else ""
-        )
+        classes = " ".join(c for c in ("compact" if compact else "", wide) if c)
+        return VerticalScroll(graphs, *panels, id="gpus", can_focus=False, classes=classes)
 
     def _new_panels(self, snap: Snapshot, height: int) -> tuple[list[GpuPanel], bool]:
         """One panel per device, its layout classes set before it is mounted; compact?"""
@@ -207,13 +211,16 @@ class DashboardScreen(Screen[None]):
         if list(self._panels) == indices:
             return
         container = self.query_one("#gpus", VerticalScroll)
-        await container.remove_children()
+        await container.remove_children(GpuPanel)
         panels, compact = self._new_panels(snap, self.size.height)
         container.set_class(compact, "compact")  # only the (now empty) box restyles
         await container.mount_all(panels)
         self._apply_compact()
 
-    def update_snapshot(self, snap: Snapshot, series: SeriesFn | None = None) -> None:
+    def update_snapshot(
+        self, snap: Snapshot, series: SeriesFn | None = None, history: History | None = None
+    ) -> None:
+        """`history`: the graphs' data on a wide terminal (without it, no graphs)."""
         self._devices = snap.devices
         for dev in snap.devices:
             panel = self._panels.get(dev.index)
@@ -222,6 +229,8 @@ class DashboardScreen(Screen[None]):
             util = series(dev.index, "utilization") if series else ()
             mem = series(dev.index, "memory") if series else ()
             panel.update_device(dev, util, mem)
+        if history is not None and self.query_one("#gpus").has_class("wide"):
+            self._update_graphs(history)
         self.query_one(HostPanel).update_host(snap.host)
         self.query_one(FitLine).update_snapshot(snap)
         note = process_list_note(snap)
@@ -232,6 +241,11 @@ class DashboardScreen(Screen[None]):
         table = self.query_one(ProcessTable)
         table.set_processes(snap.processes)
         self._show_details(table.selected)
+
+    def _update_graphs(self, history: History) -> None:
+        """Each GPU's block as tall as its panel."""
+        blocks = [(index, panel.rows()) for index, panel in self._panels.items() if panel.rows()]
+        self.query_one("#graphs", GpuGraphs).set_data(blocks, history.window, history.span_s)
 
     def set_card_labels(self, labels: dict[int, str]) -> None:
         self.card_labels = dict(labels)
@@ -251,6 +265,13 @@ class DashboardScreen(Screen[None]):
 
     def on_resize(self) -> None:
         self._apply_compact()
+        wide = self.size.width >= WIDE_MIN
+        gpus = self.query_one("#gpus")
+        if gpus.has_class("wide") != wide:
+            gpus.set_class(wide, "wide")
+            history = getattr(self.app, "history", None)
+            if wide and isinstance(history, History):
+                self._update_graphs(history)
 
     # -- process table interaction ------------------------------------------------------------
 
