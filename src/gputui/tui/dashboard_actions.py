@@ -48,6 +48,7 @@ HELP_KEYS = [
     ("m", "my processes only / everyone's"),
     ("enter", "all details of the selected process, or of the focused GPU"),
     ("t", "processes as a tree under their parents / flat"),
+    ("left / right", "scroll the command column sideways"),
     ("space", "tag / untag the process (k signals all tagged)"),
     ("k", "kill the selected process (asks first: SIGINT i, SIGTERM t, SIGKILL K)"),
     ("mouse", "click a header: sort; a row: select (again: details); a GPU: its details"),
