@@ -77,10 +77,13 @@ def process_details(
         f"  mem {fmt.na(p.mem_util, '{}%')}"
     )
     if not p.host_visible:
-        # Before the host fields it explains (all N/A then): at 120 columns the end is cut.
-        text.append(
-            f"  (host details: {why_not_visible or 'no: another PID namespace'})", style="bold"
-        )
+        text.append("\n")
+        # The host fields it explains are all N/A: the reason takes their place, at the
+        # start of the second line (after the first line's facts it was cut at 120 columns).
+        why = why_not_visible or "no: another PID namespace"
+        text.append(f"host details: {why}", style="bold")
+        text.append(f"  ·  {p.command or fmt.NA}")
+        return text
     text.append(
         f"  CPU {fmt.na(p.cpu_percent, '{:.0f}%')}  RSS {fmt.size(p.rss)}"
         f"  up {fmt.duration(p.running_s)}"
