@@ -32,6 +32,8 @@ async def test_fit_at_80x24_with_mig_keeps_max_batch_and_units() -> None:
     lines = await _fit_lines("mig.toml", (80, 24))
     header = next(ln for ln in lines if ln.lstrip().startswith("Model "))
     assert "Max batch now" in header, header
+    row = lines[lines.index(header) + 1]
+    assert "0: MIG 3g.40g…" in row, row  # a cut label says it is cut
     shown = "\n".join(lines)
     assert "400.0 MiB" in shown, shown  # the CUDA context, with its unit
 

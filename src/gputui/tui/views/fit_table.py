@@ -92,8 +92,9 @@ def check_cells(c: ModelCheck | TransformerCheck) -> tuple[Text | str, ...]:
     free_known = c.target.memory_free is not None
     return (
         # visible(): the models file is someone else's text (idempotent where fit/ made it safe).
-        Text(visible(c.model.name)),
-        Text(gpu),
+        # "…" where a narrow table cuts them (NARROW_WIDTHS): cut, not silently shortened.
+        Text(visible(c.model.name), overflow="ellipsis", no_wrap=True),
+        Text(gpu, overflow="ellipsis", no_wrap=True),
         verdict_text(e.verdict_free) if free_known else Text("N/A (free unknown)"),
         verdict_text(e.verdict),
         batch_text(
