@@ -1,5 +1,6 @@
 # Quick start: `make run` (the dashboard) and `make test` (the test suite).
-# Both create .venv on first use; nothing else needs installing beyond Python >= 3.10 and make.
+# Both create .venv on first use: they need Python >= 3.10 (with python3-venv on Debian/Ubuntu),
+# make, and network access to the package index for the dependencies.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin

@@ -288,9 +288,11 @@ async def test_process_values_update_in_place(
             await_lines = table.render_lines(Region(0, 0, table.size.width, table.size.height))
             return next(strip.text for strip in await_lines if f" {pid} " in strip.text)
 
-        # What is drawn follows the data: the cell cache is keyed by cell text.
-        await wait_for(pilot, lambda: drawn_row("1001").split()[7] == "99")
-        assert drawn_row("1002").split()[7] == "12"
+        # What is drawn follows the data: the cell cache is keyed by cell text. The CPU
+        # column's word: its place among the shown columns, GPU mem being two ("1.0 GiB").
+        cpu = [c.key for c in table.shown].index("cpu") + 1
+        await wait_for(pilot, lambda: drawn_row("1001").split()[cpu] == "99")
+        assert drawn_row("1002").split()[cpu] == "12"
 
 
 # -- polling controls -------------------------------------------------------------------------

@@ -80,6 +80,10 @@ def _check_args(args: argparse.Namespace) -> None:
 
     if not 0.2 <= args.interval <= 3600:
         raise UserError(f"--interval: {args.interval:g} s is out of range (0.2 to 3600)")
+    if args.scenario is not None:
+        from gputui.commands import checked_scenario
+
+        args.scenario = checked_scenario(args.scenario)
     if (args.tls_cert is None) != (args.tls_key is None):
         raise UserError("--tls-cert and --tls-key go together")
     if args.tls_client_ca is not None and args.tls_cert is None:

@@ -116,6 +116,10 @@ def run(args: Args) -> int:
     from gputui.sources.errors import SourceUnavailable
 
     scenario: Path | None = getattr(args, "scenario", None)
+    if scenario is not None:
+        from gputui.commands import checked_scenario
+
+        scenario = checked_scenario(scenario)
     demo = bool(getattr(args, "demo", False)) or scenario is not None
     as_json = bool(getattr(args, "json", False))
     source: Source

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from gputui.commands import path_arg
+from gputui.commands import checked_scenario, path_arg
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
@@ -149,6 +149,7 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
     from gputui.core.inputfile import TOML_CAP, check_option_file, read_option_text
 
     if args.scenario is not None:
+        args.scenario = checked_scenario(args.scenario)
         check_option_file(args.scenario, "--scenario")
     try:
         source, fallback_reason = open_source(kind, args.scenario)

@@ -38,6 +38,7 @@ INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
 # Shown in the help screen; the footer shows the BINDINGS marked show=True.
 HELP_KEYS = [
     ("q, ctrl+c", "quit"),
+    ("ctrl+z", "suspend to the shell (fg resumes)"),
     ("p", "pause / resume polling"),
     ("+ / -", "poll faster / slower"),
     ("s", "cycle the sort column"),
@@ -46,6 +47,7 @@ HELP_KEYS = [
     ("m", "my processes only / everyone's"),
     ("enter", "all details of the selected process, or of the focused GPU"),
     ("t", "processes as a tree under their parents / flat"),
+    ("left / right", "scroll the command column sideways"),
     ("space", "tag / untag the process (k signals all tagged)"),
     ("k", "kill the selected process (asks first: SIGINT i, SIGTERM t, SIGKILL K)"),
     ("mouse", "click a header: sort; a row: select (again: details); a GPU: its details"),

@@ -276,6 +276,13 @@ class GpuPanel(TextLines, can_focus=True):
             return 2 + len(dev.mig_devices)
         return 2 + len(stats_line(dev, False).plain.split("\n")) + len(dev.mig_devices)
 
+    def rows(self) -> int:
+        """Lines on screen, border included, as the layout classes make them (the graphs
+        beside the panels match them before the panels are laid out)."""
+        if self.device is None:
+            return 0
+        return self._line_count(self.device) + (0 if self.has_class("compact") else 2)
+
     def mig_text(self) -> str:
         """The MIG lines under the stats ("" without MIG devices); also what the tests read."""
         dev = self.device
