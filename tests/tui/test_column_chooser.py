@@ -7,7 +7,7 @@ from pathlib import Path
 
 from demo_driving import app_for, ready
 
-from gputui.tui.settings import Settings, load, save
+from gputui.tui.settings import Settings, changes, load, save_settings
 from gputui.tui.widgets.process_table import ProcessTable
 from tests.waiting import wait_for
 
@@ -38,5 +38,5 @@ async def test_hide_and_show_a_column_from_the_palette_and_keep_it(tmp_path: Pat
     kept = app.exit_settings
     assert kept is not None and kept.hidden_columns == ("time",)
     path = tmp_path / "settings.toml"
-    assert save(path, kept) is None
+    assert save_settings(path, changes(Settings(), kept)) is None
     assert load(path)[0].hidden_columns == ("time",)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from conftest import make_process, make_snapshot
 from demo_driving import app_for, ready
 
 from gputui.tui.widgets.process_table import ProcessTable
+from tests.tui.conftest import make_process, make_snapshot
 
 
 async def test_empty_container_column_hidden_and_command_wide_120() -> None:

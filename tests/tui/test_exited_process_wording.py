@@ -7,11 +7,10 @@ import subprocess
 import sys
 from dataclasses import replace
 
-from conftest import make_process, make_snapshot
-
 from gputui.render.snapshot_text import render
 from gputui.sources.host.exited import exited_pids
 from gputui.tui.views.kill import KillPolicy
+from tests.tui.conftest import make_process, make_snapshot
 
 
 def exited_pid() -> int:

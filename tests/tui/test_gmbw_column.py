@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from conftest import make_process, make_snapshot
 from demo_driving import app_for, ready
 
 from gputui.tui.widgets.process_table import ProcessTable
+from tests.tui.conftest import make_process, make_snapshot
 
 
 async def test_gmbw_column_shows_memory_utilization_at_200_columns() -> None:

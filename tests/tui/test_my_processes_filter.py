@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from conftest import make_process, make_snapshot
 from demo_driving import app_for, ready
 
 from gputui.tui.views.kill import user_name
 from gputui.tui.widgets.process_table import ProcessTable
+from tests.tui.conftest import make_process, make_snapshot
 
 
 async def test_m_keeps_only_my_processes_and_m_again_everyone() -> None:
