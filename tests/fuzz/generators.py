@@ -282,7 +282,7 @@ def mutate_text(rng: Random, text: str) -> str:
 
 def check_scenario(text: str, workdir: Path) -> Outcome:
     """Load the scenario, poll it at several times, render it as text and strict JSON."""
-    from gputui.render.snapshot_json import snapshot_to_json
+    from gputui.model.snapshot_encode import snapshot_to_json
     from gputui.render.snapshot_text import render
     from gputui.sources.simulated.scenario import load_scenario
     from gputui.sources.simulated.source import SimulatedSource

@@ -17,7 +17,7 @@ from gputui.model.snapshot import (
     MigDevice,
     Snapshot,
 )
-from gputui.render.snapshot_json import SCHEMA_VERSION, snapshot_to_dict
+from gputui.model.snapshot_encode import SCHEMA_VERSION, snapshot_to_dict
 from gputui.sources.simulated.source import SimulatedSource
 
 
@@ -104,7 +104,7 @@ def test_jsonout_does_not_import_pydantic() -> None:
     import sys
 
     code = (
-        "import sys, gputui.render.snapshot_json, gputui.sources.simulated.source;"
+        "import sys, gputui.model.snapshot_encode, gputui.sources.simulated.source;"
         "print('pydantic' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -143,7 +143,7 @@ _NON_FINITE = [float("nan"), float("inf"), float("-inf")]
 
 @pytest.mark.parametrize("bad", _NON_FINITE, ids=repr)
 def test_non_finite_readings_are_null_and_the_json_is_strict(bad: float) -> None:
-    from gputui.render.snapshot_json import snapshot_to_json
+    from gputui.model.snapshot_encode import snapshot_to_json
 
     snap = Snapshot(
         timestamp=1_767_225_600.0,

@@ -130,7 +130,7 @@ def run(args: Args) -> int:
         source.close()
 
     if as_json:
-        from gputui.render.snapshot_json import snapshot_to_json
+        from gputui.model.snapshot_encode import snapshot_to_json
 
         print(snapshot_to_json(snap))
         return 0

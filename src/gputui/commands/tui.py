@@ -8,25 +8,20 @@ from __future__ import annotations
 
 import sys
 
-from gputui.commands import path_arg
+from gputui.commands import add_source_arguments, path_arg
+from gputui.sources import registry
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
     import argparse
     from types import SimpleNamespace
 
-SOURCES = ("auto", "nvml", "demo")  # --source's choices, for argparse and fast_args
+SOURCES = registry.choices()  # --source's choices, for argparse and fast_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--source",
-        choices=list(SOURCES),
-        default="auto",
-        help="auto: NVML when it works, else simulated GPUs (with a banner); nvml insists",
-    )
+    add_source_arguments(parser)
     parser.add_argument("--demo", action="store_true", help="same as --source demo")
-    parser.add_argument("--scenario", type=path_arg, help="simulated-GPU scenario TOML file")
     parser.add_argument(
         "--interval", type=float, default=1.0, help="refresh interval in seconds (default 1)"
     )
@@ -51,12 +46,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="the models file the fit line and the Fit screen judge (default: ./gputui.toml, "
         "then the user config's models.toml)",
-    )
-    parser.add_argument(
-        "--prometheus", metavar="URL", help="the cluster view: every GPU a Prometheus server holds"
-    )
-    parser.add_argument(
-        "--match", metavar="SELECTOR", help='with --prometheus: only these series, e.g. \'{job="gpu"}\''
     )
 
 
@@ -138,12 +127,18 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
     interval = float(args.interval)
     if not 0.1 <= interval <= 3600:
         raise UserError(f"--interval: {interval:g} s is out of range (0.1 to 3600)")
+    kind: SourceKind = "demo" if args.demo else args.source
+    entry = registry.lookup(kind)
+    for dest in entry.required:
+        if not getattr(args, dest, None):
+            flag = next(o for o in entry.options if o.dest == dest)
+            raise UserError(f"--source {kind}: needs {flag.flag} {flag.metavar}")
     # the cluster view: tui/cluster_app.py
-    if getattr(args, "prometheus", None) or getattr(args, "match", None):
+    fleet = entry.scope == "fleet"
+    if fleet or getattr(args, "prometheus", None) or getattr(args, "match", None):
         from gputui.tui.cluster_app import run_cluster
 
         return run_cluster(args, interval)
-    kind: SourceKind = "demo" if args.demo else args.source
     if args.scenario is not None and not args.scenario.is_file():
         raise UserError(f"--scenario: {args.scenario}: no such file")
     try:

@@ -114,7 +114,11 @@ def install() -> bool:
     if current is None and sys.__stdout__ is None:
         sys.stdout = io.TextIOWrapper(io.BufferedWriter(_ClosedStdout()), encoding="utf-8")
         return True
-    if current is None or current is not sys.__stdout__ or not isinstance(current, io.TextIOWrapper):
+    if (
+        current is None
+        or current is not sys.__stdout__
+        or not isinstance(current, io.TextIOWrapper)
+    ):
         return False
     try:
         fd = current.fileno()

@@ -42,7 +42,7 @@ def energy(joules: float | None) -> str:
 
 
 def pcie_link(gen: int | None, width: int | None) -> str:
-    """"Gen 4 x16"; a part NVML did not give is N/A on its own: "Gen N/A x16"."""
+    """ "Gen 4 x16"; a part NVML did not give is N/A on its own: "Gen N/A x16"."""
     if gen is None and width is None:
         return NA
     return f"Gen {fmt.na(gen)} x{fmt.na(width)}"
@@ -86,8 +86,11 @@ def device_facts(dev: DeviceSnapshot) -> list[tuple[str, str]]:
         ("PCIe link max", pcie_link(info.pcie_max_gen, info.pcie_max_width)),
         ("power limit default", watts(info.power_default_limit_w)),
         ("power limit range", power_range(info.power_min_limit_w, info.power_max_limit_w)),
-        ("max clocks SM / mem", f"{fmt.na(info.max_sm_clock_mhz, '{} MHz')} / "
-         f"{fmt.na(info.max_mem_clock_mhz, '{} MHz')}"),
+        (
+            "max clocks SM / mem",
+            f"{fmt.na(info.max_sm_clock_mhz, '{} MHz')} / "
+            f"{fmt.na(info.max_mem_clock_mhz, '{} MHz')}",
+        ),
     ]
     if dev.failed is not None or s is None:
         rows.append(("state", f"FAILED: {dev.failed or 'no data'}"))
@@ -97,8 +100,10 @@ def device_facts(dev: DeviceSnapshot) -> list[tuple[str, str]]:
         ("display active", on_off(s.display_active, "yes", "no")),
         ("compute mode", compute_mode(s.compute_mode)),
         ("PCIe link now", pcie_link(s.pcie_gen, s.pcie_width)),
-        ("PCIe rx / tx", f"{fmt.throughput_kbs(s.pcie_rx_kbs)} / "
-         f"{fmt.throughput_kbs(s.pcie_tx_kbs)}"),
+        (
+            "PCIe rx / tx",
+            f"{fmt.throughput_kbs(s.pcie_rx_kbs)} / {fmt.throughput_kbs(s.pcie_tx_kbs)}",
+        ),
         ("utilization GPU", fmt.na(s.utilization_gpu, "{}%")),
         ("utilization memory", fmt.na(s.utilization_memory, "{}%")),
         ("encoder", fmt.na(s.encoder_util, "{}%")),
@@ -111,10 +116,15 @@ def device_facts(dev: DeviceSnapshot) -> list[tuple[str, str]]:
         ("power draw", watts(s.power_w)),
         ("power limit now", watts(s.power_limit_w or info.power_limit_w)),
         ("energy since driver load", energy(s.energy_j)),
-        ("clocks SM / mem", f"{fmt.na(s.sm_clock_mhz, '{} MHz')} / "
-         f"{fmt.na(s.mem_clock_mhz, '{} MHz')}"),
+        (
+            "clocks SM / mem",
+            f"{fmt.na(s.sm_clock_mhz, '{} MHz')} / {fmt.na(s.mem_clock_mhz, '{} MHz')}",
+        ),
         ("P-state", fmt.pstate(s.performance_state)),
-        ("throttle", NA if s.throttle_reasons is None else (", ".join(s.throttle_reasons) or "none")),
+        (
+            "throttle",
+            NA if s.throttle_reasons is None else (", ".join(s.throttle_reasons) or "none"),
+        ),
         ("ECC errors (uncorrected)", fmt.na(s.ecc_volatile_uncorrected)),
     ]
     if s.sm_active_pct is not None or s.dram_active_pct is not None:  # GPM: only where it is
@@ -126,8 +136,10 @@ def device_facts(dev: DeviceSnapshot) -> list[tuple[str, str]]:
         ]
         if sms_mostly_idle(s.utilization_gpu, s.sm_active_pct):
             rows.append(
-                ("busy vs SMs", f"busy {s.utilization_gpu}%, SMs {_pct(s.sm_active_pct)}: "
-                 "few SMs worked")
+                (
+                    "busy vs SMs",
+                    f"busy {s.utilization_gpu}%, SMs {_pct(s.sm_active_pct)}: few SMs worked",
+                )
             )
     return rows
 
@@ -155,9 +167,7 @@ def mig_line(m: MigDevice, processes: Sequence[GpuProcess] | None = None) -> str
     """
     ids = f"GI {fmt.na(m.gpu_instance_id)}/CI {fmt.na(m.compute_instance_id)}"
     mem = (
-        NA
-        if m.memory_total is None
-        else f"{fmt.gib(m.memory_used)}/{fmt.gib(m.memory_total)} GiB"
+        NA if m.memory_total is None else f"{fmt.gib(m.memory_used)}/{fmt.gib(m.memory_total)} GiB"
     )
     line = f"MIG {m.index} {m.profile or NA}  {ids}  mem {mem}  util {fmt.na(m.utilization_gpu, '{}%')}"
     if m.sm_active_pct is not None:  # GPM per GPU instance: what NVML's utilization lacks
