@@ -13,9 +13,10 @@ from .harness import PROMETHEUS
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(PROMETHEUS is None, reason="needs the prometheus binary (apt install prometheus)"),
+    pytest.mark.skipif(
+        PROMETHEUS is None, reason="needs the prometheus binary (apt install prometheus)"
+    ),
 ]
-
 
 
 async def wait_refreshed(app: ClusterApp, pilot: object, count: int = 1) -> None:

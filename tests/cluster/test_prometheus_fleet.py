@@ -20,9 +20,10 @@ from .harness import PROMETHEUS
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(PROMETHEUS is None, reason="needs the prometheus binary (apt install prometheus)"),
+    pytest.mark.skipif(
+        PROMETHEUS is None, reason="needs the prometheus binary (apt install prometheus)"
+    ),
 ]
-
 
 
 def gputui(*args: str) -> subprocess.CompletedProcess[str]:

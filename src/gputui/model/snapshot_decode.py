@@ -220,7 +220,9 @@ def _decode_record(name: str, value: object, where: str) -> Any:
     unknown = [k for k in value if k not in known]
     if unknown:
         at = _at(where, visible(str(unknown[0])[:40]))
-        raise SnapshotDecodeError(f"snapshot: {at}: not a field this gputui knows")
+        raise SnapshotDecodeError(
+            f"snapshot: {at}: not a field this gputui knows (a newer gputui's?)"
+        )
     values = []
     for field, check, has_default, default in plan:
         at = _at(where, field)
