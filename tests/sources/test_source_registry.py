@@ -143,3 +143,38 @@ def test_source_prometheus_with_its_url_opens_the_cluster_source(
 def test_a_host_source_with_prometheus_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--source", "nvml", "--prometheus", "http://127.0.0.1:9"]) == 2
     assert "--source: not with --prometheus" in capsys.readouterr().err
+
+
+def test_a_file_a_source_option_names_must_exist(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--source", "simulated", "--scenario", "missing.toml"]) == 2
+    assert capsys.readouterr().err.strip() == "gputui: --scenario: missing.toml: no such file"
+
+
+def test_the_dashboard_opens_its_source_with_the_options_given(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """--source simulated --scenario FILE reaches SimulatedSource through the registry
+    (run_dashboard stubbed: no UI here)."""
+    import io
+
+    import gputui.tui.run as run
+
+    scenario = tmp_path / "elsewhere.toml"
+    scenario.write_text(DEMO.read_text().replace('hostname = "', 'hostname = "elsewhere-', 1))
+    seen: list[str] = []
+
+    def stub(source: Source, **_kw: object) -> int:
+        host = source.poll().host
+        seen.append(f"{source.name} {host.hostname if host else None}")
+        return 0
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(run, "run_dashboard", stub)
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    argv = ["--source", "simulated", "--scenario", str(scenario), "--no-config"]
+    assert main(argv) == 0
+    assert len(seen) == 1 and seen[0].startswith("simulated elsewhere-"), seen

@@ -139,10 +139,14 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
         from gputui.tui.cluster_app import run_cluster
 
         return run_cluster(args, interval)
-    if args.scenario is not None and not args.scenario.is_file():
-        raise UserError(f"--scenario: {args.scenario}: no such file")
+    # The sources' options, as the registry declares them: a file named must exist.
+    given = {o.dest: getattr(args, o.dest, None) for o in registry.options()}
+    for option in registry.options():
+        path = given[option.dest]
+        if option.kind == "path" and path is not None and not path.is_file():
+            raise UserError(f"{option.flag}: {path}: no such file")
     try:
-        source, fallback_reason = open_source(kind, args.scenario)
+        source, fallback_reason = open_source(kind, options=given)
     except SourceUnavailable as exc:
         raise UserError(f"NVML is not usable: {exc.reason}") from None
     except (OSError, ValueError) as exc:  # a scenario file the simulator could not read
