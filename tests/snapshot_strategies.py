@@ -19,7 +19,13 @@ import gputui.model.snapshot as model
 from gputui.core.textsafe import is_visible
 from gputui.model.snapshot_decode import FLOAT_MAX, INT_MAX, PERCENT_FIELDS
 
-TEXT = st.text(max_size=12).filter(is_visible)
+# Text the decoder keeps as it is: no control characters, line separators or bidi marks
+# (core/textsafe.py's unsafe class); every other character, non-ASCII included.
+SAFE_CHARACTERS = st.characters(
+    exclude_categories=("Cc", "Cs", "Zl", "Zp"),
+    exclude_characters="\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff",
+)
+TEXT = st.text(SAFE_CHARACTERS, max_size=12).filter(is_visible)
 PROCESS_TYPES = st.sampled_from(["compute", "graphics", "mps", "compute+graphics"])
 # Edges on purpose: 0 (never None), the bounds, and floats that print long.
 INTS = st.one_of(st.sampled_from([0, 1, INT_MAX]), st.integers(0, INT_MAX))
