@@ -18,7 +18,7 @@ import argparse
 import json
 import time
 
-from gputui.render.snapshot_json import snapshot_to_dict
+from gputui.model.snapshot_encode import snapshot_to_dict
 from gputui.sources.nvml.source import NvmlSource
 
 

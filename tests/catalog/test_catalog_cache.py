@@ -323,8 +323,7 @@ def test_the_cache_keeps_the_most_recent_directories_only(
         written = cache._file_for(root.resolve(), cache_root)
         os.utime(written, (1_000_000 + n, 1_000_000 + n))
     kept = sorted(
-        cache.decode(p.read_bytes())["directory"]
-        for p in cache_root.glob("catalog-*.json")
+        cache.decode(p.read_bytes())["directory"] for p in cache_root.glob("catalog-*.json")
     )
     assert kept == sorted(str(r) for r in loaded[-3:])
 

@@ -78,7 +78,11 @@ TRAPS: list[tuple[str, int, str | None]] = [
     ("NVIDIA H20", 97871, "H20 96 GB"),  # H20 / H200: tokens, not substrings
     ("NVIDIA H20-3e", 143771, "H20 141 GB"),
     ("NVIDIA H800", 81559, "H800 80 GB"),
-    ("NVIDIA H800 PCIe", 81559, None),  # PCIe part not in the catalog: no memory in NVIDIA's documents
+    (
+        "NVIDIA H800 PCIe",
+        81559,
+        None,
+    ),  # PCIe part not in the catalog: no memory in NVIDIA's documents
     ("NVIDIA H20", 143771, None),  # the 96 GB card's name at 141 GB: neither card, no guess
     ("NVIDIA H200", 97871, None),
     ("NVIDIA B300 SXM6 AC", 275040, "B300"),

@@ -44,7 +44,10 @@ def test_without_nvml_exits_2_with_the_reason() -> None:
     proc = _gputui()
     assert proc.returncode == 2
     first = proc.stderr.splitlines()[0]
-    assert first.startswith("gputui: NVML unavailable: ") and len(first) > len("gputui: NVML unavailable: ") + 5
+    assert (
+        first.startswith("gputui: NVML unavailable: ")
+        and len(first) > len("gputui: NVML unavailable: ") + 5
+    )
     assert "--demo" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert proc.stdout == ""
@@ -98,7 +101,9 @@ def test_demo_does_not_import_textual_pydantic_or_pynvml() -> None:
     assert out.stdout.strip() == ""
     # And the JSON path, too.
     code_json = code.replace("'--demo']", "'--demo', '--json']")
-    out = subprocess.run([sys.executable, "-c", code_json], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code_json], capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == ""
 
 
@@ -114,7 +119,9 @@ def test_importtime_of_demo_has_no_heavy_modules() -> None:
     assert not {"textual", "pydantic", "pynvml"} & imported  # ... and none of the heavy ones
 
 
-def test_no_color_env_and_tty(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_color_env_and_tty(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     monkeypatch.delenv("NO_COLOR", raising=False)
     assert main(["snapshot", "--demo"]) == 0

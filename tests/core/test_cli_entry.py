@@ -102,7 +102,10 @@ def test_reader_that_stops_after_one_line() -> None:
     scenario = REPO / "src/gputui/sources/simulated/scenarios/demo-8gpu.toml"
     proc = subprocess.Popen(
         [sys.executable, "-m", "gputui", "snapshot", "--json", "--scenario", str(scenario)],
-        stdout=write_end, stderr=subprocess.PIPE, cwd=REPO, text=True,
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+        text=True,
     )
     os.close(write_end)
     with os.fdopen(read_end, "rb") as reader:
@@ -175,7 +178,9 @@ def test_unguarded_broken_pipe_in_process_is_141(monkeypatch: pytest.MonkeyPatch
         raise BrokenPipeError(errno.EPIPE, "Broken pipe")
 
     monkeypatch.setattr("gputui.core.outstream._stdout_to_devnull", lambda: None)
-    monkeypatch.setattr("gputui.commands.tui.run", broken)  # `gputui` alone: commands/tui.py's fast_args
+    monkeypatch.setattr(
+        "gputui.commands.tui.run", broken
+    )  # `gputui` alone: commands/tui.py's fast_args
     assert cli.main([]) == 141
 
 

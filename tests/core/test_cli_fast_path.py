@@ -20,9 +20,32 @@ from gputui.commands.snapshot import FAST_FLAGS, fast_args
 # with values, every other option of the subcommand and of the dashboard, help, separators.
 WORDS = (
     *FAST_FLAGS,
-    "--js", "--jso", "--json-s", "--dem", "--json=1", "--demo=", "--JSON", "-j", "-",
-    "--", "-h", "--help", "--version", "--scenario", "x.toml", "--prometheus", "http://h:9090",
-    "--match", "{a=\"b\"}", "--interval", "2", "--source", "nvml", "--readonly", "snapshot", "",
+    "--js",
+    "--jso",
+    "--json-s",
+    "--dem",
+    "--json=1",
+    "--demo=",
+    "--JSON",
+    "-j",
+    "-",
+    "--",
+    "-h",
+    "--help",
+    "--version",
+    "--scenario",
+    "x.toml",
+    "--prometheus",
+    "http://h:9090",
+    "--match",
+    '{a="b"}',
+    "--interval",
+    "2",
+    "--source",
+    "nvml",
+    "--readonly",
+    "snapshot",
+    "",
 )
 
 
@@ -39,7 +62,9 @@ def _argparse(words: list[str]) -> dict[str, object] | None:
 def _command_lines() -> list[list[str]]:
     lines = [["snapshot", *rest] for n in range(3) for rest in itertools.product(WORDS, repeat=n)]
     # every order and repetition of the fast flags, up to four of them
-    lines += [["snapshot", *rest] for n in (3, 4) for rest in itertools.product(FAST_FLAGS, repeat=n)]
+    lines += [
+        ["snapshot", *rest] for n in (3, 4) for rest in itertools.product(FAST_FLAGS, repeat=n)
+    ]
     lines += [[], ["--demo", "snapshot"], ["--json"], ["snapshots"], ["catalog"], ["fit", "--json"]]
     return lines
 
@@ -58,7 +83,12 @@ def test_every_accepted_command_line_parses_as_argparse_parses_it() -> None:
 
 @pytest.mark.parametrize(
     "words",
-    [["snapshot"], ["snapshot", "--json"], ["snapshot", "--demo", "--json"], ["snapshot", "--json-schema"]],
+    [
+        ["snapshot"],
+        ["snapshot", "--json"],
+        ["snapshot", "--demo", "--json"],
+        ["snapshot", "--json-schema"],
+    ],
 )
 def test_the_common_forms_take_the_fast_path(words: list[str]) -> None:
     fast = fast_args(words)
@@ -67,7 +97,12 @@ def test_the_common_forms_take_the_fast_path(words: list[str]) -> None:
 
 @pytest.mark.parametrize(
     "words",
-    [["snapshot", "--js"], ["snapshot", "--json=1"], ["snapshot", "-h"], ["snapshot", "--scenario"]],
+    [
+        ["snapshot", "--js"],
+        ["snapshot", "--json=1"],
+        ["snapshot", "-h"],
+        ["snapshot", "--scenario"],
+    ],
 )
 def test_refused_and_abbreviated_forms_are_left_to_argparse(words: list[str]) -> None:
     """argparse's own answer stands: an error (exit 2 with usage), help, or an expansion."""
@@ -98,12 +133,45 @@ def test_an_argparse_error_is_still_argparse_s(capsys: pytest.CaptureFixture[str
 # Words a user could put on the dashboard's command line: the fast options with good, bad,
 # odd and negative values, `=` spellings, abbreviations, the other options, help, subcommands.
 DASHBOARD_WORDS = (
-    *tui_cmd.FAST_FLAGS, *tui_cmd.FAST_VALUES, *tui_cmd.SOURCES,
-    "2", "0.5", " 3 ", "1_0", "1e3", "inf", "nan", "-1", "-inf", "x", "NVML", "",
-    "--source=nvml", "--source=", "--source=-1", "--interval=2", "--interval=-1", "--interval=",
-    "--interval=1=2", "--demo=", "--readonly=1", "--sou", "--int", "--dem", "--inter=1",
-    "--scenario", "--prometheus", "--match", "--version", "-h", "--help", "--", "-",
-    "snapshot", "catalog", "--json",
+    *tui_cmd.FAST_FLAGS,
+    *tui_cmd.FAST_VALUES,
+    *tui_cmd.SOURCES,
+    "2",
+    "0.5",
+    " 3 ",
+    "1_0",
+    "1e3",
+    "inf",
+    "nan",
+    "-1",
+    "-inf",
+    "x",
+    "NVML",
+    "",
+    "--source=nvml",
+    "--source=",
+    "--source=-1",
+    "--interval=2",
+    "--interval=-1",
+    "--interval=",
+    "--interval=1=2",
+    "--demo=",
+    "--readonly=1",
+    "--sou",
+    "--int",
+    "--dem",
+    "--inter=1",
+    "--scenario",
+    "--prometheus",
+    "--match",
+    "--version",
+    "-h",
+    "--help",
+    "--",
+    "-",
+    "snapshot",
+    "catalog",
+    "--json",
 )
 
 
@@ -119,7 +187,10 @@ def _same(a: dict[str, object] | None, b: dict[str, object] | None) -> bool:
 
 def test_every_accepted_dashboard_line_parses_as_argparse_parses_it() -> None:
     lines = [list(rest) for n in range(4) for rest in itertools.product(DASHBOARD_WORDS, repeat=n)]
-    lines += [list(r) for r in itertools.product(("--demo", "--source", "nvml", "--interval", "5"), repeat=5)]
+    lines += [
+        list(r)
+        for r in itertools.product(("--demo", "--source", "nvml", "--interval", "5"), repeat=5)
+    ]
     accepted = 0
     for words in lines:
         fast = tui_cmd.fast_args(words)
@@ -136,8 +207,16 @@ def test_every_accepted_dashboard_line_parses_as_argparse_parses_it() -> None:
 @pytest.mark.parametrize(
     "words",
     [
-        ["--sou", "nvml"], ["--source", "gpu"], ["--source"], ["--interval", "-1"], ["--interval", "x"],
-        ["--demo=1"], ["-h"], ["--source", "nvml", "snapshot"], ["--scenario", "a.toml"], ["fit"],
+        ["--sou", "nvml"],
+        ["--source", "gpu"],
+        ["--source"],
+        ["--interval", "-1"],
+        ["--interval", "x"],
+        ["--demo=1"],
+        ["-h"],
+        ["--source", "nvml", "snapshot"],
+        ["--scenario", "a.toml"],
+        ["fit"],
     ],
 )
 def test_other_dashboard_lines_are_left_to_argparse(words: list[str]) -> None:
@@ -163,7 +242,11 @@ def test_dashboard_common_line_does_not_import_argparse() -> None:
         "print(rc, 'argparse' in sys.modules, 'gputui.commands.fit' in sys.modules)\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, stdin=subprocess.DEVNULL
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        stdin=subprocess.DEVNULL,
     )
     assert out.stdout.split() == ["2", "False", "False"]
     assert "needs a terminal" in out.stderr

@@ -25,9 +25,20 @@ def test_checkout_finds_repo_catalog() -> None:
 def test_wheel_carries_catalog_and_scenarios(tmp_path: Path) -> None:
     wheel_dir = tmp_path / "wheel"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "-q", "-w", str(wheel_dir), str(REPO)],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(wheel_dir),
+            str(REPO),
+        ],
+        check=True,
+        capture_output=True,
     )
     (wheel,) = wheel_dir.glob("gputui-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
@@ -54,8 +65,12 @@ def test_wheel_carries_catalog_and_scenarios(tmp_path: Path) -> None:
     )
     env = {**os.environ, "PYTHONPATH": str(site)}
     out = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=env,
-        capture_output=True, text=True, check=True,
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split("\n")
     assert out[0].startswith(str(site))
     assert out[1] == str(site / "gputui" / "_data" / "catalog")

@@ -14,12 +14,27 @@ from gputui.core.tomlsafe import TomlError, parse_toml, read_toml
     ("text", "expected"),
     [
         ("a = 1\nb = \n", "f.toml:2: invalid TOML: Invalid value (column 5)"),
-        ("x = " + "[" * 500 + "]" * 500, "f.toml:1: invalid TOML: arrays or inline tables are nested too deeply"),
-        ("\n\nx = " + "{a=" * 400 + "1" + "}" * 400, "f.toml:3: invalid TOML: arrays or inline tables are nested too deeply"),
-        ("y = '[[[['\nx = " + "[" * 500 + "]" * 500, "f.toml:2: invalid TOML: arrays or inline tables"),
+        (
+            "x = " + "[" * 500 + "]" * 500,
+            "f.toml:1: invalid TOML: arrays or inline tables are nested too deeply",
+        ),
+        (
+            "\n\nx = " + "{a=" * 400 + "1" + "}" * 400,
+            "f.toml:3: invalid TOML: arrays or inline tables are nested too deeply",
+        ),
+        (
+            "y = '[[[['\nx = " + "[" * 500 + "]" * 500,
+            "f.toml:2: invalid TOML: arrays or inline tables",
+        ),
         ("x = 1\ny = " + "9" * 5000, "f.toml:2: invalid TOML: a number is too long"),
-        ("a." + ".".join(["b"] * 100) + " = 1", "f.toml: invalid TOML: a.b.b.b…: nested more than 64 levels deep"),
-        ("\nx = [" + "[" * 70 + "]" * 70 + "]", "f.toml:2: invalid TOML: x[0][0][0]…: nested more than 64"),
+        (
+            "a." + ".".join(["b"] * 100) + " = 1",
+            "f.toml: invalid TOML: a.b.b.b…: nested more than 64 levels deep",
+        ),
+        (
+            "\nx = [" + "[" * 70 + "]" * 70 + "]",
+            "f.toml:2: invalid TOML: x[0][0][0]…: nested more than 64",
+        ),
     ],
 )
 def test_parse_failures_are_one_line(text: str, expected: str) -> None:

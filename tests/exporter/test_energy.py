@@ -61,7 +61,9 @@ def test_energy_is_the_snapshots_reading(tmp_path: Path, monkeypatch: pytest.Mon
     snap = dataclasses.replace(
         snap,
         devices=(
-            dataclasses.replace(first, sample=dataclasses.replace(first.sample, energy_j=123_456.789)),
+            dataclasses.replace(
+                first, sample=dataclasses.replace(first.sample, energy_j=123_456.789)
+            ),
             dataclasses.replace(second, sample=dataclasses.replace(second.sample, energy_j=None)),
             *snap.devices[2:],
         ),

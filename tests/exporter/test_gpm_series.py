@@ -66,8 +66,13 @@ def test_the_prometheus_source_reads_gpm_back_as_percent() -> None:
     samples = _scrape(source)
     fresh = [s for s in samples if s.labels["__name__"] == "gputui_gpu_up"]
     hosts = assemble(
-        samples, [Sample(s.labels, 0.0, 1000.0) for s in fresh], [], 1000.0,
-        intervals={}, known={}, gputui_instances=set(),
+        samples,
+        [Sample(s.labels, 0.0, 1000.0) for s in fresh],
+        [],
+        1000.0,
+        intervals={},
+        known={},
+        gputui_instances=set(),
     )
     (host,) = hosts
     for gpu in host.gpus:

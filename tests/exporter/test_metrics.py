@@ -102,7 +102,10 @@ def test_processes_carry_command_name_but_not_arguments(tmp_path: Path) -> None:
     assert procs["4242"]["user"] == "alice"
     assert procs["4242"]["gpu"] == "0"
     assert "cmdline" not in procs["4242"]
-    assert {labels["pid"] for labels, _ in got["gputui_process_sm_util_percent"]} == {"4242", "5151"}
+    assert {labels["pid"] for labels, _ in got["gputui_process_sm_util_percent"]} == {
+        "4242",
+        "5151",
+    }
 
 
 def test_full_cmdline_only_when_asked(tmp_path: Path) -> None:
@@ -117,7 +120,9 @@ def test_throttle_reasons_are_zero_one_per_reason(tmp_path: Path) -> None:
     poller = Poller(sim(write_scenario(tmp_path, "node-a")), interval=1.0)
     poller.poll_once()
     got = samples(scrape_text(poller))
-    values = {(labels["gpu"], labels["reason"]): v for labels, v in got["gputui_gpu_throttle_reason"]}
+    values = {
+        (labels["gpu"], labels["reason"]): v for labels, v in got["gputui_gpu_throttle_reason"]
+    }
     assert {v for v in values.values()} <= {0.0, 1.0}
     assert ("0", "hw_thermal") in values and ("0", "idle") not in values
 
@@ -221,7 +226,18 @@ def test_build_families_sanitises_outside_strings(tmp_path: Path) -> None:
 def test_running_exporter_binds_loopback_and_serves_parseable_text(
     start_exporter: type, scenario: Path
 ) -> None:
-    exp = start_exporter(["--source", "demo", "--scenario", str(scenario), "--listen", "127.0.0.1:0", "--interval", "0.5"])
+    exp = start_exporter(
+        [
+            "--source",
+            "demo",
+            "--scenario",
+            str(scenario),
+            "--listen",
+            "127.0.0.1:0",
+            "--interval",
+            "0.5",
+        ]
+    )
     assert exp.url.startswith("http://127.0.0.1:")
     assert not any("warning" in line for line in exp.lines)
     deadline = time.monotonic() + 10
@@ -240,7 +256,9 @@ def test_scrapes_between_polls_get_the_same_encoding_and_a_poll_changes_it(tmp_p
     from gputui.exporter.server import MetricsServer
 
     clock = {"t": 100.0}
-    source = SimulatedSource(load_scenario(write_scenario(tmp_path, "node-a")), clock=lambda: clock["t"])
+    source = SimulatedSource(
+        load_scenario(write_scenario(tmp_path, "node-a")), clock=lambda: clock["t"]
+    )
     poller = Poller(source, interval=3600)
     poller.poll_once()
     registry = CollectorRegistry(auto_describe=False)
@@ -248,6 +266,7 @@ def test_scrapes_between_polls_get_the_same_encoding_and_a_poll_changes_it(tmp_p
     server = MetricsServer(registry, "127.0.0.1", 0, generation=lambda: poller.generation)
     server.start()
     try:
+
         def get(encoding: str | None = None) -> tuple[bytes, str | None]:
             req = urllib.request.Request(server.url)
             if encoding:
@@ -263,6 +282,8 @@ def test_scrapes_between_polls_get_the_same_encoding_and_a_poll_changes_it(tmp_p
         poller.poll_once()
         after, _ = get()
         assert after != first
-        assert "DCGM_FI_DEV_GPU_UTIL" in {f.name for f in text_string_to_metric_families(after.decode())}
+        assert "DCGM_FI_DEV_GPU_UTIL" in {
+            f.name for f in text_string_to_metric_families(after.decode())
+        }
     finally:
         server.shutdown()

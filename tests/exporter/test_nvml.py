@@ -15,13 +15,19 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-FAKE = Path(os.environ.get("FAKENVML_DIR", Path(__file__).resolve().parents[2] / ".." / "shared" / "fakenvml"))
+FAKE = Path(
+    os.environ.get(
+        "FAKENVML_DIR", Path(__file__).resolve().parents[2] / ".." / "shared" / "fakenvml"
+    )
+)
 FROZEN = 1_767_225_600.0
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc to build the fake NVML"),
-    pytest.mark.skipif(not (FAKE / "fakenvml.c").is_file(), reason=f"no fake NVML sources at {FAKE}"),
+    pytest.mark.skipif(
+        not (FAKE / "fakenvml.c").is_file(), reason=f"no fake NVML sources at {FAKE}"
+    ),
 ]
 
 SCENARIO = """
@@ -55,7 +61,12 @@ lost = true
 @pytest.fixture(scope="module")
 def nvml_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     folder = tmp_path_factory.mktemp("fakenvml")
-    subprocess.run(["make", "-s", "-C", str(FAKE), f"BUILD={folder}"], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        ["make", "-s", "-C", str(FAKE), f"BUILD={folder}"],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     scenario = folder / "scenario.conf"
     scenario.write_text(SCENARIO)
     yield {
@@ -66,8 +77,12 @@ def nvml_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
     }
 
 
-def test_nvml_exporter_energy_unsupported_and_lost(start_exporter: type, nvml_env: dict[str, str]) -> None:
-    exp = start_exporter(["--source", "nvml", "--listen", "127.0.0.1:0", "--interval", "0.5"], env=nvml_env)
+def test_nvml_exporter_energy_unsupported_and_lost(
+    start_exporter: type, nvml_env: dict[str, str]
+) -> None:
+    exp = start_exporter(
+        ["--source", "nvml", "--listen", "127.0.0.1:0", "--interval", "0.5"], env=nvml_env
+    )
     text = ""
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline and "gputui_gpu_up" not in text:
@@ -81,7 +96,9 @@ def test_nvml_exporter_energy_unsupported_and_lost(start_exporter: type, nvml_en
                 got.setdefault(s.name, {})[s.labels["gpu"]] = s.value
                 labels_of.setdefault(s.labels["gpu"], dict(s.labels))
     # energy: the fake's mean power x seconds since its epoch, in mJ; absent where unsupported
-    assert got["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"] == {"0": float(int(100 * (FROZEN - 1.6e9) * 1000))}
+    assert got["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"] == {
+        "0": float(int(100 * (FROZEN - 1.6e9) * 1000))
+    }
     assert got["DCGM_FI_DEV_POWER_USAGE"] == {"0": 100.0}
     assert got["DCGM_FI_DEV_FB_USED"]["0"] == 20480.0
     assert got["DCGM_FI_DEV_GPU_UTIL"]["0"] == 50.0
@@ -92,4 +109,4 @@ def test_nvml_exporter_energy_unsupported_and_lost(start_exporter: type, nvml_en
     assert labels_of["0"]["modelName"] == "NVIDIA A100-SXM4-80GB"
     assert labels_of["0"]["UUID"] == "GPU-a1b2c3d4-e5f6-4789-8abc-def012345678"
     assert labels_of["0"]["pci_bus_id"] == "00000000:41:00.0"
-    assert 'gputui_exporter_last_poll_timestamp_seconds{' in text and 'source="nvml"' in text
+    assert "gputui_exporter_last_poll_timestamp_seconds{" in text and 'source="nvml"' in text

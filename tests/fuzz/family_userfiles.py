@@ -67,7 +67,11 @@ def _value_line(rng: Random, key: str) -> str:
     """One line setting `key`: a valid value, or a bad one."""
     good = rng.random() < 0.6
     if key == "interval":
-        v = rng.choice([0.25, 1, 2.0, 3600]) if good else rng.choice([0.05, 0, -1, 1e309, "'1'", "nan", "inf", 99999])
+        v = (
+            rng.choice([0.25, 1, 2.0, 3600])
+            if good
+            else rng.choice([0.05, 0, -1, 1e309, "'1'", "nan", "inf", 99999])
+        )
     elif key == "sort":
         v = _str(rng, rng.choice(COLUMNS)) if good else rng.choice(['"bogus"', "7", "[]", '""'])
     elif key in ("reverse", "mine"):
@@ -141,7 +145,7 @@ def _break(rng: Random, raw: bytes) -> bytes:
         depth = rng.choice([5, 64, 1000, 100_000])
         return raw + b"\nnested = " + b"[" * depth + b"]" * depth + b"\n"
     if roll == 4:
-        return raw + b"\nk = \"a\x00b\"\n"
+        return raw + b'\nk = "a\x00b"\n'
     if roll == 5:
         return b"\xef\xbb\xbf" + raw  # a BOM
     if roll == 6:

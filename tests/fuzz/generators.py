@@ -77,7 +77,11 @@ def _string(text: str) -> str:
 
 
 def _key(key: str) -> str:
-    return key if key and all(c.isalnum() or c in "_-" for c in key) and key.isascii() else _string(key)
+    return (
+        key
+        if key and all(c.isalnum() or c in "_-" for c in key) and key.isascii()
+        else _string(key)
+    )
 
 
 def _value(value: Any) -> str:
@@ -107,7 +111,11 @@ def to_toml(data: dict[str, Any]) -> str:
     lines: list[str] = []
     later: list[str] = []
     for key, value in data.items():
-        if isinstance(value, dict) and value and all(not isinstance(v, dict) for v in value.values()):
+        if (
+            isinstance(value, dict)
+            and value
+            and all(not isinstance(v, dict) for v in value.values())
+        ):
             later.append(f"\n[{_key(key)}]")
             later.extend(f"{_key(k)} = {_value(v)}" for k, v in value.items())
         elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
@@ -123,7 +131,17 @@ def to_toml(data: dict[str, Any]) -> str:
 
 HUGE_INTS = [2**31, 2**53 + 1, 2**62, 2**63, 2**64, 10**30, 10**400]
 SPECIAL_FLOATS = [1e308, -1e308, math.inf, -math.inf, math.nan, 5e-324, -0.0, 1e-300]
-NASTY_STRINGS = ["", " ", "abc", "\x1b]0;pwn\x07", "\x1b[2J", "[red]x", "x" * 5000, "8.6\n", "é\u202e"]
+NASTY_STRINGS = [
+    "",
+    " ",
+    "abc",
+    "\x1b]0;pwn\x07",
+    "\x1b[2J",
+    "[red]x",
+    "x" * 5000,
+    "8.6\n",
+    "é\u202e",
+]
 NASTY = [0, -1, -5, 1, 0.5, 2.5, True, False, [], [1, 2], {}, {"x": 1}, "maybe"]
 
 
@@ -158,18 +176,67 @@ def size(rng: Random, lo: int = 1 << 20, hi: int = 96 << 30) -> Any:
 # --- scenario files ---------------------------------------------------------------------
 
 SCENARIO_FIELDS = {
-    "": ["seed", "hostname", "driver_version", "cuda_driver_version", "nvml_version",
-         "start_timestamp", "notices"],
-    "host": ["cpu_count", "memory_total", "swap_total", "swap_used", "base_memory_used",
-             "base_cpu_percent"],
-    "gpu": ["name", "memory_total", "power_limit_w", "max_sm_clock_mhz", "max_mem_clock_mhz",
-            "uuid", "pci_bus_id", "compute_capability", "architecture", "memory_reserved",
-            "idle_power_w", "idle_sm_clock_mhz", "idle_mem_clock_mhz", "temp_idle_c",
-            "temp_at_limit_c", "load_pstate", "mig_mode", "unsupported", "lost_after_s"],
-    "process": ["gpu", "pid", "user", "command", "type", "workload", "start_s", "end_s",
-                "gpu_memory", "util", "cpu_percent", "rss", "container", "container_pid",
-                "host_visible", "warmup_s", "memory_ramp_s", "eval_every_s", "eval_s",
-                "checkpoint_every_s", "checkpoint_s"],
+    "": [
+        "seed",
+        "hostname",
+        "driver_version",
+        "cuda_driver_version",
+        "nvml_version",
+        "start_timestamp",
+        "notices",
+    ],
+    "host": [
+        "cpu_count",
+        "memory_total",
+        "swap_total",
+        "swap_used",
+        "base_memory_used",
+        "base_cpu_percent",
+    ],
+    "gpu": [
+        "name",
+        "memory_total",
+        "power_limit_w",
+        "max_sm_clock_mhz",
+        "max_mem_clock_mhz",
+        "uuid",
+        "pci_bus_id",
+        "compute_capability",
+        "architecture",
+        "memory_reserved",
+        "idle_power_w",
+        "idle_sm_clock_mhz",
+        "idle_mem_clock_mhz",
+        "temp_idle_c",
+        "temp_at_limit_c",
+        "load_pstate",
+        "mig_mode",
+        "unsupported",
+        "lost_after_s",
+    ],
+    "process": [
+        "gpu",
+        "pid",
+        "user",
+        "command",
+        "type",
+        "workload",
+        "start_s",
+        "end_s",
+        "gpu_memory",
+        "util",
+        "cpu_percent",
+        "rss",
+        "container",
+        "container_pid",
+        "host_visible",
+        "warmup_s",
+        "memory_ramp_s",
+        "eval_every_s",
+        "eval_s",
+        "checkpoint_every_s",
+        "checkpoint_s",
+    ],
 }
 
 
@@ -199,7 +266,9 @@ def scenario(rng: Random) -> dict[str, Any]:
         if rng.random() < 0.3:
             gpu["lost_after_s"] = rng.choice([0, 30, 1e9])
         if rng.random() < 0.3:
-            gpu["temp_idle_c"], gpu["temp_at_limit_c"] = rng.choice([(-20, 120), (120, -20), (30, 80)])
+            gpu["temp_idle_c"], gpu["temp_at_limit_c"] = rng.choice(
+                [(-20, 120), (120, -20), (30, 80)]
+            )
         gpus.append(gpu)
     data["gpu"] = gpus
     procs = []
@@ -264,9 +333,13 @@ def mutate_text(rng: Random, text: str) -> str:
         at = rng.randrange(n + 1)
         op = rng.randrange(6)
         if op == 0 and n:
-            text = text[:at] + text[at + rng.randint(1, 20):]
+            text = text[:at] + text[at + rng.randint(1, 20) :]
         elif op == 1:
-            text = text[:at] + "".join(rng.choice(TEXT_NOISE) for _ in range(rng.randint(1, 8))) + text[at:]
+            text = (
+                text[:at]
+                + "".join(rng.choice(TEXT_NOISE) for _ in range(rng.randint(1, 8)))
+                + text[at:]
+            )
         elif op == 2 and n:
             end = min(n, at + rng.randint(1, 200))
             text = text[:end] + text[at:end] + text[end:]
@@ -282,7 +355,7 @@ def mutate_text(rng: Random, text: str) -> str:
 
 def check_scenario(text: str, workdir: Path) -> Outcome:
     """Load the scenario, poll it at several times, render it as text and strict JSON."""
-    from gputui.render.snapshot_json import snapshot_to_json
+    from gputui.model.snapshot_encode import snapshot_to_json
     from gputui.render.snapshot_text import render
     from gputui.sources.simulated.scenario import load_scenario
     from gputui.sources.simulated.source import SimulatedSource
@@ -308,10 +381,15 @@ def check_scenario(text: str, workdir: Path) -> Outcome:
                     return Outcome("wrong-accept", f"GPU {name} outside 0..100 | {value}")
             if s.memory_free is not None and s.memory_free < 0:
                 return Outcome("wrong-accept", f"negative memory_free | {s.memory_free}")
-            if s.power_w is not None and dev.info.power_limit_w is not None and not (
-                0 <= s.power_w <= dev.info.power_limit_w
+            if (
+                s.power_w is not None
+                and dev.info.power_limit_w is not None
+                and not (0 <= s.power_w <= dev.info.power_limit_w)
             ):
-                return Outcome("wrong-accept", f"power outside 0..limit | {s.power_w} / {dev.info.power_limit_w}")
+                return Outcome(
+                    "wrong-accept",
+                    f"power outside 0..limit | {s.power_w} / {dev.info.power_limit_w}",
+                )
         if snap.host is not None and not all(0 <= c <= 100 for c in snap.host.per_cpu_percent):
             return Outcome("wrong-accept", "per-core CPU outside 0..100 | ")
     return OK
@@ -363,22 +441,53 @@ RATE_BAD = [-0.1, 1.5, "abc", True]
 BOOL_BAD = ["maybe", 7, {"x": 1}]
 LAYERS: dict[str, tuple[Callable[[Random], dict[str, Any]], dict[str, list[Any]]]] = {
     "Dense": (
-        lambda r: {"units": _pos(r, 512), "activation": r.choice(ACTIVATIONS), "use_bias": r.random() < 0.8},
-        {"units": POSITIVE_INT_BAD, "use_bias": BOOL_BAD, "activation": ["bogus", 5], "lora_rank": [0, -5, "x"]},
+        lambda r: {
+            "units": _pos(r, 512),
+            "activation": r.choice(ACTIVATIONS),
+            "use_bias": r.random() < 0.8,
+        },
+        {
+            "units": POSITIVE_INT_BAD,
+            "use_bias": BOOL_BAD,
+            "activation": ["bogus", 5],
+            "lora_rank": [0, -5, "x"],
+        },
     ),
     "Conv1D": (
-        lambda r: {"filters": _pos(r), "kernel_size": r.randint(1, 3), "padding": r.choice(["valid", "same", "causal"])},
-        {"filters": POSITIVE_INT_BAD, "kernel_size": [0, -1, "x"], "strides": [0, -2], "padding": ["bogus", 1]},
+        lambda r: {
+            "filters": _pos(r),
+            "kernel_size": r.randint(1, 3),
+            "padding": r.choice(["valid", "same", "causal"]),
+        },
+        {
+            "filters": POSITIVE_INT_BAD,
+            "kernel_size": [0, -1, "x"],
+            "strides": [0, -2],
+            "padding": ["bogus", 1],
+        },
     ),
     "Conv2D": (
-        lambda r: {"filters": _pos(r), "kernel_size": _kernel(r, 2), "padding": r.choice(["valid", "same"]),
-                   "strides": r.choice([1, 2])},
-        {"filters": POSITIVE_INT_BAD, "kernel_size": [0, [0, 3], "x"], "dilation_rate": [0, -1],
-         "groups": [0, -1], "padding": ["causal", "bogus"]},
+        lambda r: {
+            "filters": _pos(r),
+            "kernel_size": _kernel(r, 2),
+            "padding": r.choice(["valid", "same"]),
+            "strides": r.choice([1, 2]),
+        },
+        {
+            "filters": POSITIVE_INT_BAD,
+            "kernel_size": [0, [0, 3], "x"],
+            "dilation_rate": [0, -1],
+            "groups": [0, -1],
+            "padding": ["causal", "bogus"],
+        },
     ),
     "Conv2DTranspose": (
-        lambda r: {"filters": _pos(r), "kernel_size": _kernel(r, 2), "padding": r.choice(["valid", "same"]),
-                   "strides": r.choice([1, 2])},
+        lambda r: {
+            "filters": _pos(r),
+            "kernel_size": _kernel(r, 2),
+            "padding": r.choice(["valid", "same"]),
+            "strides": r.choice([1, 2]),
+        },
         {"filters": POSITIVE_INT_BAD, "kernel_size": [0, "x"], "strides": [0, -1]},
     ),
     "DepthwiseConv2D": (
@@ -389,32 +498,55 @@ LAYERS: dict[str, tuple[Callable[[Random], dict[str, Any]], dict[str, list[Any]]
         lambda r: {"filters": _pos(r), "kernel_size": _kernel(r, 2)},
         {"filters": POSITIVE_INT_BAD, "depth_multiplier": POSITIVE_INT_BAD},
     ),
-    "MaxPooling2D": (lambda r: {"pool_size": r.choice([2, [2, 2], 3])}, {"pool_size": [0, -2, "x"], "strides": [0]}),
+    "MaxPooling2D": (
+        lambda r: {"pool_size": r.choice([2, [2, 2], 3])},
+        {"pool_size": [0, -2, "x"], "strides": [0]},
+    ),
     "AveragePooling1D": (lambda r: {"pool_size": r.choice([1, 2])}, {"pool_size": [0, -2]}),
     "GlobalAveragePooling2D": (lambda r: {}, {"keepdims": BOOL_BAD}),
     "GlobalMaxPooling1D": (lambda r: {}, {"keepdims": BOOL_BAD}),
     "Flatten": (lambda r: {}, {}),
     "Reshape": (lambda r: {"target_shape": [-1]}, {"target_shape": [[0], [-1, -1], "x", [2.5]]}),
-    "Dropout": (lambda r: {"rate": r.choice([0.0, 0.25, 0.5])}, {"rate": RATE_BAD, "noise_shape": ["abc", 5]}),
+    "Dropout": (
+        lambda r: {"rate": r.choice([0.0, 0.25, 0.5])},
+        {"rate": RATE_BAD, "noise_shape": ["abc", 5]},
+    ),
     "BatchNormalization": (
         lambda r: {"momentum": r.choice([0.9, 0.99])},
-        {"epsilon": ["abc", -1, 0], "momentum": [-5, 2, "abc"], "center": BOOL_BAD, "scale": BOOL_BAD},
+        {
+            "epsilon": ["abc", -1, 0],
+            "momentum": [-5, 2, "abc"],
+            "center": BOOL_BAD,
+            "scale": BOOL_BAD,
+        },
     ),
     "LayerNormalization": (lambda r: {}, {"epsilon": ["abc", -1], "axis": [[-1, -1], "x", 99]}),
     "Activation": (lambda r: {"activation": r.choice(ACTIVATIONS)}, {"activation": ["bogus", 3]}),
     "ReLU": (lambda r: {}, {"max_value": [-1, "x"], "negative_slope": [-1, "x"]}),
     "LeakyReLU": (lambda r: {"negative_slope": 0.2}, {"negative_slope": ["x", -1]}),
-    "UpSampling2D": (lambda r: {"size": r.choice([2, [2, 2]])}, {"size": [0, -1, "x"], "interpolation": ["bogus"]}),
+    "UpSampling2D": (
+        lambda r: {"size": r.choice([2, [2, 2]])},
+        {"size": [0, -1, "x"], "interpolation": ["bogus"]},
+    ),
     "ZeroPadding2D": (lambda r: {"padding": r.choice([1, [1, 2]])}, {"padding": [-1, "x"]}),
     "Embedding": (
         lambda r: {"input_dim": _pos(r, 20000), "output_dim": _pos(r)},
         {"input_dim": POSITIVE_INT_BAD, "output_dim": POSITIVE_INT_BAD, "mask_zero": BOOL_BAD},
     ),
-    "SimpleRNN": (lambda r: {"units": _pos(r), "return_sequences": r.random() < 0.5}, {"units": POSITIVE_INT_BAD}),
+    "SimpleRNN": (
+        lambda r: {"units": _pos(r), "return_sequences": r.random() < 0.5},
+        {"units": POSITIVE_INT_BAD},
+    ),
     "LSTM": (
         lambda r: {"units": _pos(r), "return_sequences": r.random() < 0.5},
-        {"units": POSITIVE_INT_BAD, "stateful": BOOL_BAD, "unroll": [7, "abc"], "go_backwards": BOOL_BAD,
-         "dropout": RATE_BAD, "recurrent_dropout": RATE_BAD},
+        {
+            "units": POSITIVE_INT_BAD,
+            "stateful": BOOL_BAD,
+            "unroll": [7, "abc"],
+            "go_backwards": BOOL_BAD,
+            "dropout": RATE_BAD,
+            "recurrent_dropout": RATE_BAD,
+        },
     ),
     "GRU": (lambda r: {"units": _pos(r)}, {"units": POSITIVE_INT_BAD, "reset_after": BOOL_BAD}),
 }
@@ -423,15 +555,29 @@ COMMON_BAD = {"trainable": ["maybe", 3]}
 
 # Input rank (per sample) each layer takes -> the rank it gives; None: any rank, kept.
 RANKS: dict[str, tuple[int | None, int | None]] = {
-    "Dense": (None, None), "Dropout": (None, None), "BatchNormalization": (None, None),
-    "LayerNormalization": (None, None), "Activation": (None, None), "ReLU": (None, None),
+    "Dense": (None, None),
+    "Dropout": (None, None),
+    "BatchNormalization": (None, None),
+    "LayerNormalization": (None, None),
+    "Activation": (None, None),
+    "ReLU": (None, None),
     "LeakyReLU": (None, None),
-    "Conv1D": (2, 2), "AveragePooling1D": (2, 2), "GlobalMaxPooling1D": (2, 1),
-    "SimpleRNN": (2, 1), "LSTM": (2, 1), "GRU": (2, 1),
-    "Conv2D": (3, 3), "Conv2DTranspose": (3, 3), "DepthwiseConv2D": (3, 3),
-    "SeparableConv2D": (3, 3), "MaxPooling2D": (3, 3), "UpSampling2D": (3, 3),
-    "ZeroPadding2D": (3, 3), "GlobalAveragePooling2D": (3, 1),
-    "Flatten": (None, 1), "Embedding": (1, 2),
+    "Conv1D": (2, 2),
+    "AveragePooling1D": (2, 2),
+    "GlobalMaxPooling1D": (2, 1),
+    "SimpleRNN": (2, 1),
+    "LSTM": (2, 1),
+    "GRU": (2, 1),
+    "Conv2D": (3, 3),
+    "Conv2DTranspose": (3, 3),
+    "DepthwiseConv2D": (3, 3),
+    "SeparableConv2D": (3, 3),
+    "MaxPooling2D": (3, 3),
+    "UpSampling2D": (3, 3),
+    "ZeroPadding2D": (3, 3),
+    "GlobalAveragePooling2D": (3, 1),
+    "Flatten": (None, 1),
+    "Embedding": (1, 2),
 }
 
 
@@ -440,7 +586,8 @@ def layer(
 ) -> tuple[dict[str, Any], str | None]:
     """A layer table (one that takes `rank` mostly), and the invalid argument planted in it."""
     fitting = [
-        k for k, (takes, _) in RANKS.items()
+        k
+        for k, (takes, _) in RANKS.items()
         if (takes is None or takes == rank) and (first or k != "Embedding")
     ]
     kind = rng.choice(fitting if fitting and rng.random() < 0.9 else list(LAYERS))
@@ -513,12 +660,16 @@ def model_case(rng: Random) -> tuple[str, list[str]]:
         elif roll < 0.11:  # a valid but very deep stack: the walk must stay linear (or be capped)
             del planted[before:]  # the generated layers are replaced
             model["input_shape"] = [8]
-            model["layers"] = [{"type": "Dense", "units": 8} for _ in range(rng.choice([2000, 10_000]))]
+            model["layers"] = [
+                {"type": "Dense", "units": 8} for _ in range(rng.choice([2000, 10_000]))
+            ]
         elif roll < 0.14:  # sizes that multiply past 2^63
             del planted[before:]
             model["input_shape"] = [8, 8, 3]
-            model["layers"] = [{"type": "UpSampling2D", "size": 10**rng.choice([3, 9, 18])}
-                               for _ in range(rng.choice([2, 20]))]
+            model["layers"] = [
+                {"type": "UpSampling2D", "size": 10 ** rng.choice([3, 9, 18])}
+                for _ in range(rng.choice([2, 20]))
+            ]
         if rng.random() < 0.05:
             model["layers"][0]["input_shape"] = [d + 1 for d in dims if isinstance(d, int)] or [3]
             planted.append("first layer's input_shape disagrees with the model's")
@@ -561,13 +712,18 @@ def check_models(text: str, planted: list[str], workdir: Path) -> Outcome:
             for shape in shapes:
                 if any(d <= 0 for d in shape):
                     culprit = _culprit(net, shape)
-                    return Outcome("wrong-accept", f"shape with a dimension <= 0 from {culprit} | {shape}")
+                    return Outcome(
+                        "wrong-accept", f"shape with a dimension <= 0 from {culprit} | {shape}"
+                    )
             if net.params < 0:
                 return Outcome("wrong-accept", f"negative parameter count | {net.params}")
         result = check(model, Target("fuzz", 80 << 30))
         for est in result.estimates:
             if est.peak_bytes <= 0 or est.max_batch_size < 0:
-                return Outcome("wrong-accept", f"peak <= 0 or negative max batch | {est.peak_bytes}, {est.max_batch_size}")
+                return Outcome(
+                    "wrong-accept",
+                    f"peak <= 0 or negative max batch | {est.peak_bytes}, {est.max_batch_size}",
+                )
     real = [p for p in planted if not p.startswith("text damage")]
     if real:
         what = real[0].split(" = ")[0].split(" [")[0]
@@ -578,19 +734,43 @@ def check_models(text: str, planted: list[str], workdir: Path) -> Outcome:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["fit", str(path), "--gpu", "RTX 3090", "--json"])
     if code not in (0, 1):
-        return Outcome("wrong-accept", f"fit exit {code} after parse_models accepted | {err.getvalue()[:80]!r}")
+        return Outcome(
+            "wrong-accept", f"fit exit {code} after parse_models accepted | {err.getvalue()[:80]!r}"
+        )
     json.loads(out.getvalue(), parse_constant=_no_constant)
     return OK
 
 
 # --- catalogs ---------------------------------------------------------------------------
 
-CARD_NUMBERS = ["sm_count", "cuda_cores", "tensor_cores", "boost_clock_mhz", "memory_gib",
-                "memory_bus_width_bits", "memory_data_rate_gbps", "memory_bandwidth_gbs",
-                "fp32_tflops", "fp16_tensor_tflops", "bf16_tensor_tflops", "tf32_tensor_tflops",
-                "int8_tensor_tops", "fp8_tensor_tflops", "tdp_w", "launch_year", "launch_price_usd"]
-CARD_TEXT = ["name", "architecture", "compute_capability", "segment", "memory_type", "source",
-             "nvml_names"]
+CARD_NUMBERS = [
+    "sm_count",
+    "cuda_cores",
+    "tensor_cores",
+    "boost_clock_mhz",
+    "memory_gib",
+    "memory_bus_width_bits",
+    "memory_data_rate_gbps",
+    "memory_bandwidth_gbs",
+    "fp32_tflops",
+    "fp16_tensor_tflops",
+    "bf16_tensor_tflops",
+    "tf32_tensor_tflops",
+    "int8_tensor_tops",
+    "fp8_tensor_tflops",
+    "tdp_w",
+    "launch_year",
+    "launch_price_usd",
+]
+CARD_TEXT = [
+    "name",
+    "architecture",
+    "compute_capability",
+    "segment",
+    "memory_type",
+    "source",
+    "nvml_names",
+]
 
 
 def catalog_case(rng: Random) -> tuple[str, str]:
@@ -613,7 +793,9 @@ def catalog_case(rng: Random) -> tuple[str, str]:
         elif roll < 0.15:
             card[key] = nested(rng)
         elif key in CARD_NUMBERS and roll < 0.6:
-            card[key] = rng.choice([-1, 0, -1e308, 1e308, math.nan, math.inf, -math.inf, 2**64, 10**400])
+            card[key] = rng.choice(
+                [-1, 0, -1e308, 1e308, math.nan, math.inf, -math.inf, 2**64, 10**400]
+            )
         else:
             card[key] = extreme(rng)
     return path.name, to_toml(data)
@@ -649,9 +831,14 @@ def check_catalog(name: str, text: str) -> Outcome:
                 finite = isinstance(value, int) or math.isfinite(value)
                 if not finite or value <= 0:
                     what = "non-finite" if not finite else "<= 0"
-                    return Outcome("wrong-accept", f"{field} {what} accepted | {card.name}: {value!r}")
+                    return Outcome(
+                        "wrong-accept", f"{field} {what} accepted | {card.name}: {value!r}"
+                    )
             if card.memory_gib > 1 << 20:
-                return Outcome("wrong-accept", f"memory_gib over 1 PiB accepted | {card.name}: {card.memory_gib!r}")
+                return Outcome(
+                    "wrong-accept",
+                    f"memory_gib over 1 PiB accepted | {card.name}: {card.memory_gib!r}",
+                )
         out, err, shown = io.StringIO(), io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = main(["catalog", "--catalog-dir", str(root), "--json"])
@@ -659,7 +846,10 @@ def check_catalog(name: str, text: str) -> Outcome:
             with contextlib.redirect_stdout(shown), contextlib.redirect_stderr(err):
                 main(["catalog", "--catalog-dir", str(root), "show", catalog.cards[0].name])
         if code != 0:
-            return Outcome("wrong-accept", f"catalog --json exit {code} after the loader accepted | {err.getvalue()[:80]!r}")
+            return Outcome(
+                "wrong-accept",
+                f"catalog --json exit {code} after the loader accepted | {err.getvalue()[:80]!r}",
+            )
         try:
             json.loads(out.getvalue(), parse_constant=_no_constant)
         except AssertionError as exc:

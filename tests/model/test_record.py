@@ -69,7 +69,9 @@ def test_frozen_and_slotted(cls: type) -> None:
 
 
 def test_constructor_errors_are_a_dataclass_s() -> None:
-    with pytest.raises(TypeError, match="missing 2 required positional arguments: 'index' and 'name'"):
+    with pytest.raises(
+        TypeError, match="missing 2 required positional arguments: 'index' and 'name'"
+    ):
         DeviceInfo()  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
         DeviceInfo(0, "x", bogus=1)  # type: ignore[call-arg]

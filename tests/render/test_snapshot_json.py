@@ -17,7 +17,7 @@ from gputui.model.snapshot import (
     MigDevice,
     Snapshot,
 )
-from gputui.render.snapshot_json import SCHEMA_VERSION, snapshot_to_dict
+from gputui.model.snapshot_encode import SCHEMA_VERSION, snapshot_to_dict
 from gputui.sources.simulated.source import SimulatedSource
 
 
@@ -104,7 +104,7 @@ def test_jsonout_does_not_import_pydantic() -> None:
     import sys
 
     code = (
-        "import sys, gputui.render.snapshot_json, gputui.sources.simulated.source;"
+        "import sys, gputui.model.snapshot_encode, gputui.sources.simulated.source;"
         "print('pydantic' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -115,8 +115,19 @@ def test_docs_describe_every_field() -> None:
     from pathlib import Path
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "snapshot-json.md").read_text()
-    names = {f"`{f.name}`" for cls in (DeviceInfo, DeviceSample, DeviceSnapshot, HostSnapshot,
-                                       GpuProcess, Snapshot, MigDevice) for f in fields(cls)}
+    names = {
+        f"`{f.name}`"
+        for cls in (
+            DeviceInfo,
+            DeviceSample,
+            DeviceSnapshot,
+            HostSnapshot,
+            GpuProcess,
+            Snapshot,
+            MigDevice,
+        )
+        for f in fields(cls)
+    }
     names |= {"`command`", "`schema_version`"}
     missing = sorted(n for n in names if f"| {n} |" not in doc)
     assert not missing, f"docs/snapshot-json.md lacks rows for {missing}"
@@ -124,8 +135,15 @@ def test_docs_describe_every_field() -> None:
 
 @pytest.mark.parametrize(
     ("kind", "ok"),
-    [("compute", True), ("compute+graphics", True), ("graphics+mps", True), ("mps", True),
-     ("cuda", False), ("compute+", False), ("", False)],
+    [
+        ("compute", True),
+        ("compute+graphics", True),
+        ("graphics+mps", True),
+        ("mps", True),
+        ("cuda", False),
+        ("compute+", False),
+        ("", False),
+    ],
 )
 def test_process_type_values(kind: str, ok: bool) -> None:
     proc = {"gpu_index": 0, "pid": 1, "type": kind, "command": None}
@@ -143,7 +161,7 @@ _NON_FINITE = [float("nan"), float("inf"), float("-inf")]
 
 @pytest.mark.parametrize("bad", _NON_FINITE, ids=repr)
 def test_non_finite_readings_are_null_and_the_json_is_strict(bad: float) -> None:
-    from gputui.render.snapshot_json import snapshot_to_json
+    from gputui.model.snapshot_encode import snapshot_to_json
 
     snap = Snapshot(
         timestamp=1_767_225_600.0,
@@ -154,9 +172,7 @@ def test_non_finite_readings_are_null_and_the_json_is_strict(bad: float) -> None
                 sample=DeviceSample(power_w=bad, power_limit_w=bad, utilization_gpu=5),
             ),
         ),
-        processes=(
-            GpuProcess(gpu_index=0, pid=1, type="compute", cpu_percent=bad, running_s=bad),
-        ),
+        processes=(GpuProcess(gpu_index=0, pid=1, type="compute", cpu_percent=bad, running_s=bad),),
         host=HostSnapshot(
             hostname="h",
             cpu_percent=bad,

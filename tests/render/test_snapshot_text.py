@@ -64,7 +64,9 @@ def test_lost_gpu_and_unsupported_fields() -> None:
 def test_colour_only_when_asked() -> None:
     coloured = _render("demo.toml", 60.0, color=True)
     assert ANSI.search(coloured)
-    assert ANSI.sub("", coloured).replace(" SIMULATED (demo.toml) ", "*** SIMULATED (demo.toml) ***") == _render("demo.toml", 60.0)
+    assert ANSI.sub("", coloured).replace(
+        " SIMULATED (demo.toml) ", "*** SIMULATED (demo.toml) ***"
+    ) == _render("demo.toml", 60.0)
 
 
 def test_width_truncates_commands_only() -> None:
@@ -79,12 +81,20 @@ def test_empty_and_nvml_snapshots() -> None:
     snap = Snapshot(timestamp=0.0, source="nvml", devices=(), driver_version=None)
     text = render(snap)
     assert "no GPUs found" in text and "source nvml" in text and "SIMULATED" not in text
-    dev = DeviceSnapshot(info=DeviceInfo(index=0, name="X", memory_total=1 << 30), sample=DeviceSample())
+    dev = DeviceSnapshot(
+        info=DeviceInfo(index=0, name="X", memory_total=1 << 30), sample=DeviceSample()
+    )
     line = _gpu_line(render(Snapshot(0.0, "nvml", (dev,))), 0)
     assert " 0%" not in line and line.count("N/A") >= 4
 
 
 def test_helpers() -> None:
-    assert size(412 << 20) == "412MiB" and size(int(61.8 * (1 << 30))) == "61.8GiB" and size(None) == "N/A"
-    assert duration(59) == "0:59" and duration(3600 + 61) == "1:01:01" and duration(90000) == "1d01h"
+    assert (
+        size(412 << 20) == "412MiB"
+        and size(int(61.8 * (1 << 30))) == "61.8GiB"
+        and size(None) == "N/A"
+    )
+    assert (
+        duration(59) == "0:59" and duration(3600 + 61) == "1:01:01" and duration(90000) == "1d01h"
+    )
     assert duration(None) == "N/A"

@@ -8,7 +8,9 @@ a GPU lost before NVML opened has no UUID, so the index is the one key):
 - LOST_FROM_START: lost before the source opened.
 - LOSES: healthy at first, lost while the source runs (`case.lose()`).
 
-The sources, as a user runs them:
+The sources are the registry's (sources/registry.py), each opened by name through
+`open_source`, as the command line opens it; a source added to the registry without a
+set-up here fails the suite (test_every_registered_source_is_under_contract):
 - nvml: NvmlSource in its own process, on real pynvml and the simulated
   libnvidia-ml.so.1 of ../shared/fakenvml (built here; one scenario per process).
 - simulated: SimulatedSource on a scenario file, on its real clock.
@@ -39,6 +41,8 @@ from typing import Any
 import pytest
 
 from gputui.model.snapshot import GPM_FIELDS, DeviceSample, Snapshot
+from gputui.sources import registry
+from gputui.sources.base import open_source
 
 HERE = Path(__file__).resolve().parent
 FAKE = Path(
@@ -64,7 +68,7 @@ CAPABILITIES: dict[str, frozenset[str]] = {
     "simulated": frozenset({"processes", "unsupported_list", "host", "versions"}),
     "prometheus": frozenset(),
 }
-SOURCES = tuple(CAPABILITIES)
+SOURCES = registry.sources()  # every registered source, in the registry's order
 
 # The DeviceSample fields each source reads; the rest it never fills (always None).
 # Prometheus reads dcgm-exporter's default counters and gputui's extras.
@@ -400,29 +404,39 @@ def prom_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PromFleet]:
 
 
 def open_prometheus(fleet: PromFleet) -> SourceCase:
-    from gputui.sources.prometheus.source import PrometheusSource
-
-    source = PrometheusSource(fleet.prom.url, timeout=5.0)
+    source, _ = open_source("prometheus", options={"prometheus": fleet.prom.url})
     return SourceCase("prometheus", source, fleet.exporters["contract-b"].stop, poll_bound_s=5.0)
 
 
 # --- the fixtures the suite uses ----------------------------------------------------------
 
 
-def _open(
-    request: pytest.FixtureRequest, name: str, tmp_path: Path, *, private: bool
+def _open_prometheus_case(
+    request: pytest.FixtureRequest, folder: Path, private: bool
 ) -> SourceCase:
     """`private`: the test may lose a GPU, so the source gets a Prometheus of its own."""
-    if name == "nvml":
-        return open_nvml(request.getfixturevalue("fakenvml_build"), tmp_path)
-    if name == "simulated":
-        return open_simulated(tmp_path)
     if not private:
         return open_prometheus(request.getfixturevalue("prom_fleet"))
-    fleet = start_prom_fleet(tmp_path)
+    fleet = start_prom_fleet(folder)
     case = open_prometheus(fleet)
     case.cleanup.append(fleet.stop)
     return case
+
+
+# Each registered source's set-up on the four GPUs: (request, folder, private) -> case.
+SETUPS: dict[str, Callable[[pytest.FixtureRequest, Path, bool], SourceCase]] = {
+    "nvml": lambda request, folder, _: open_nvml(request.getfixturevalue("fakenvml_build"), folder),
+    "simulated": lambda _request, folder, _private: open_simulated(folder),
+    "prometheus": _open_prometheus_case,
+}
+
+
+def _open(
+    request: pytest.FixtureRequest, name: str, tmp_path: Path, *, private: bool
+) -> SourceCase:
+    if name not in SETUPS:
+        pytest.fail(f"source {name!r} is registered but has no set-up in tests/sources/conftest.py")
+    return SETUPS[name](request, tmp_path, private)
 
 
 @pytest.fixture

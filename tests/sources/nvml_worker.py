@@ -21,10 +21,10 @@ def _send(value: object) -> None:
 
 
 def main() -> int:
-    from gputui.sources.nvml.source import NvmlSource
+    from gputui.sources.base import open_source
 
     try:
-        source = NvmlSource.open(with_host=True)
+        source, _ = open_source("nvml", with_host=True)  # by name, as `--source nvml` opens it
     except Exception as exc:
         _send(RuntimeError(f"{type(exc).__name__}: {exc}"))
         return 1

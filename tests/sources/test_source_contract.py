@@ -42,6 +42,8 @@ from .conftest import (
     LOST_FROM_START,
     REPORTED_FIELDS,
     SAMPLE_FIELDS,
+    SETUPS,
+    SOURCES,
     UNREPORTABLE,
     UUIDS,
     SourceCase,
@@ -141,6 +143,17 @@ def check_snapshot(snapshot: Snapshot) -> list[str]:
     return wrong
 
 
+# --- the registry ------------------------------------------------------------------------
+
+
+def test_every_registered_source_is_under_contract() -> None:
+    """A source added to sources/registry.py runs this suite: it needs its capabilities, the
+    fields it reads and its set-up on the four GPUs here, or this fails."""
+    from gputui.sources import registry
+
+    assert set(CAPABILITIES) == set(REPORTED_FIELDS) == set(SETUPS) == set(registry.sources())
+
+
 # --- same fields, typed -------------------------------------------------------------------
 
 
@@ -237,14 +250,7 @@ def test_a_gpu_lost_before_the_source_opened_is_reported_lost(case: SourceCase) 
     assert_lost(case.poll(), LOST_FROM_START)
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param("nvml", id="nvml"),
-        pytest.param("simulated", id="simulated"),
-        pytest.param("prometheus", id="prometheus"),
-    ],
-)
+@pytest.mark.parametrize("name", SOURCES)
 def test_a_gpu_lost_while_the_source_runs_is_reported_lost(
     name: str, open_case: Callable[..., SourceCase]
 ) -> None:

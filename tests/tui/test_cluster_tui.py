@@ -12,9 +12,10 @@ from tests.prometheus_harness import PROMETHEUS
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(PROMETHEUS is None, reason="needs the prometheus binary (apt install prometheus)"),
+    pytest.mark.skipif(
+        PROMETHEUS is None, reason="needs the prometheus binary (apt install prometheus)"
+    ),
 ]
-
 
 
 async def wait_refreshed(app: ClusterApp, pilot: object, count: int = 1) -> None:

@@ -13,13 +13,22 @@ from gputui.model.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, MigD
 from gputui.tui.views.device_facts import device_facts, mig_line
 from gputui.tui.widgets.gpu_panel import GpuPanel, stats_line
 
-GPM = {"sm_active_pct": 29.2, "sm_occupancy_pct": 10.3, "tensor_active_pct": 8.3,
-       "dram_active_pct": 14.1}
+GPM = {
+    "sm_active_pct": 29.2,
+    "sm_occupancy_pct": 10.3,
+    "tensor_active_pct": 8.3,
+    "dram_active_pct": 14.1,
+}
 
 
 def _dev(util: int, gpm: bool) -> DeviceSnapshot:
-    sample = DeviceSample(utilization_gpu=util, memory_used=1 << 30, memory_total=80 << 30,
-                          temperature_c=50, power_w=300.0)
+    sample = DeviceSample(
+        utilization_gpu=util,
+        memory_used=1 << 30,
+        memory_total=80 << 30,
+        temperature_c=50,
+        power_w=300.0,
+    )
     if gpm:
         sample = replace(sample, **GPM)
     info = DeviceInfo(index=0, name="NVIDIA H100 80GB HBM3", compute_capability="9.0")
@@ -28,8 +37,15 @@ def _dev(util: int, gpm: bool) -> DeviceSnapshot:
 
 @pytest.mark.parametrize(
     ("util", "sms", "disagree"),
-    [(99, 29.2, True), (80, 39.9, True), (80, 40.0, False), (79, 5.0, False),
-     (100, 91.0, False), (None, 10.0, False), (99, None, False)],
+    [
+        (99, 29.2, True),
+        (80, 39.9, True),
+        (80, 40.0, False),
+        (79, 5.0, False),
+        (100, 91.0, False),
+        (None, 10.0, False),
+        (99, None, False),
+    ],
 )
 def test_the_rule_for_busy_but_sms_mostly_idle(
     util: int | None, sms: float | None, disagree: bool
@@ -61,8 +77,10 @@ def test_details_and_mig_lines() -> None:
 
 def test_history_keeps_sms_active_for_gpm_gpus_only() -> None:
     history = History(maxlen=10)
-    both = (replace(_dev(99, gpm=True), info=DeviceInfo(index=0, name="H100")),
-            replace(_dev(99, gpm=False), info=DeviceInfo(index=1, name="A100")))
+    both = (
+        replace(_dev(99, gpm=True), info=DeviceInfo(index=0, name="H100")),
+        replace(_dev(99, gpm=False), info=DeviceInfo(index=1, name="A100")),
+    )
     for t in range(3):
         history.add(Snapshot(timestamp=float(t), source="simulated", devices=both))
     assert history.series(0, "sm_active") == [29.2, 29.2, 29.2]

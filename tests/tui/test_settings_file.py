@@ -100,7 +100,10 @@ def test_a_setting_the_user_made_a_table_is_left_as_written(tmp_path: Path) -> N
     path = tmp_path / "settings.toml"
     path.write_text("sort.by = 'pid'\nfilter = 'x'\n")
     assert save_settings(path, {"sort": "gpu", "filter": "y"}) is None
-    assert path.read_text() in ("sort.by = 'pid'\nfilter = 'y'\n", "sort.by = 'pid'\nfilter = \"y\"\n")
+    assert path.read_text() in (
+        "sort.by = 'pid'\nfilter = 'y'\n",
+        "sort.by = 'pid'\nfilter = \"y\"\n",
+    )
 
 
 def test_a_value_the_settings_would_refuse_is_not_written(tmp_path: Path) -> None:

@@ -141,9 +141,7 @@ def test_kill_policy_refuses_pids_from_another_namespace_even_for_root() -> None
 def test_kill_policy_refuses_a_pid_that_no_longer_runs_the_listed_process() -> None:
     listed = _proc(running_s=100.0)  # listed at T0 + 100: it started at T0
     assert _policy().check(listed, listed_at=T0 + 100.5)[1] is None
-    reused = KillPolicy(
-        is_root=lambda: True, identify=lambda pid: Identity(pid, T0 + 60.0, ALICE)
-    )
+    reused = KillPolicy(is_root=lambda: True, identify=lambda pid: Identity(pid, T0 + 60.0, ALICE))
     ident, refusal = reused.check(listed, listed_at=T0 + 100.5)
     assert ident is None and refusal is not None and "different process" in refusal
     gone = _policy(None).check(listed)

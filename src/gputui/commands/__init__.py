@@ -1,13 +1,16 @@
 """One module per subcommand: `register(subparsers)` adds its parser, `run(args)` does the work.
 
 Modules here import only argparse at top level; heavy imports go inside `run`.
-`path_arg` is their argparse type for file arguments.
+`path_arg` is their argparse type for file arguments; `add_source_arguments` adds
+`--source` and the sources' options from the registry (sources/registry.py).
 """
 
 from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
     from pathlib import Path
 
 
@@ -37,3 +40,38 @@ def checked_scenario(given: Path) -> Path:
         names = ", ".join(shipped_scenarios())
         raise UserError(f"--scenario: {given}: no such file (shipped scenarios: {names})")
     return found
+
+
+def source_help(scope: str | None = None) -> str:
+    """--source's help: each entry of the registry, in its own words."""
+    from gputui.sources import registry
+
+    each = "; ".join(f"{'/'.join(e.names)}: {e.help}" for e in registry.entries(scope))
+    return f"{each} (default {registry.DEFAULT})"
+
+
+def add_source_arguments(
+    parser: argparse.ArgumentParser,
+    scope: str | None = None,
+    path_type: Callable[[str], object] = path_arg,
+) -> None:
+    """--source with the registry's choices (of `scope`: "host" for a command that serves
+    one machine), and every option those sources read, as each source declares it."""
+    from gputui.sources import registry
+
+    parser.add_argument(
+        "--source",
+        choices=list(registry.choices(scope)),
+        default=registry.DEFAULT,
+        help=source_help(scope),
+    )
+    for option in registry.options(scope):
+        if option.kind == "path":
+            parser.add_argument(
+                option.flag, dest=option.dest, metavar=option.metavar, help=option.help,
+                type=path_type,
+            )  # fmt: skip
+        else:
+            parser.add_argument(
+                option.flag, dest=option.dest, metavar=option.metavar, help=option.help
+            )

@@ -10,6 +10,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from gputui.commands import add_source_arguments
+
 DEFAULT_LISTEN = "127.0.0.1:9835"
 
 
@@ -31,13 +33,7 @@ def register(sub: Any) -> None:
         metavar="HOST:PORT",
         help=f"address to serve on (default {DEFAULT_LISTEN}; 0.0.0.0:9835 for all interfaces)",
     )
-    p.add_argument(
-        "--source",
-        choices=["auto", "nvml", "demo"],
-        default="auto",
-        help="auto: NVML when it works, else simulated GPUs (with a warning); nvml insists",
-    )
-    p.add_argument("--scenario", type=Path, metavar="FILE", help="simulated-GPU scenario TOML")
+    add_source_arguments(p, "host", path_type=Path)  # the registry's one-host sources
     p.add_argument(
         "--interval", type=float, default=5.0, help="seconds between polls (default 5; 0.2-3600)"
     )

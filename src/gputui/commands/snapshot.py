@@ -147,7 +147,7 @@ def run(args: Args) -> int:
     status = EXIT_LOST if any(d.failed is not None for d in snap.devices) else 0
 
     if as_json:
-        from gputui.render.snapshot_json import snapshot_to_json
+        from gputui.model.snapshot_encode import snapshot_to_json
 
         print(snapshot_to_json(snap))
         return status

@@ -8,25 +8,20 @@ from __future__ import annotations
 
 import sys
 
-from gputui.commands import checked_scenario, path_arg
+from gputui.commands import add_source_arguments, checked_scenario, path_arg
+from gputui.sources import registry
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
     import argparse
     from types import SimpleNamespace
 
-SOURCES = ("auto", "nvml", "demo")  # --source's choices, for argparse and fast_args
+SOURCES = registry.choices()  # --source's choices, for argparse and fast_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--source",
-        choices=list(SOURCES),
-        default="auto",
-        help="auto: NVML when it works, else simulated GPUs (with a banner); nvml insists",
-    )
+    add_source_arguments(parser)
     parser.add_argument("--demo", action="store_true", help="same as --source demo")
-    parser.add_argument("--scenario", type=path_arg, help="simulated-GPU scenario TOML file")
     parser.add_argument(
         "--interval", type=float, default=1.0, help="refresh interval in seconds (default 1)"
     )
@@ -51,14 +46,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="the models file the fit line and the Fit screen judge (default: ./gputui.toml, "
         "then the user config's models.toml)",
-    )
-    parser.add_argument(
-        "--prometheus", metavar="URL", help="the cluster view: every GPU a Prometheus server holds"
-    )
-    parser.add_argument(
-        "--match",
-        metavar="SELECTOR",
-        help="with --prometheus: only these series, e.g. '{job=\"gpu\"}'",
     )
 
 
@@ -140,19 +127,31 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
     interval = float(args.interval)
     if not 0.1 <= interval <= 3600:
         raise UserError(f"--interval: {interval:g} s is out of range (0.1 to 3600)")
+    kind: SourceKind = "demo" if args.demo else args.source
+    entry = registry.lookup(kind)
+    for dest in entry.required:
+        if not getattr(args, dest, None):
+            flag = next(o for o in entry.options if o.dest == dest)
+            raise UserError(f"--source {kind}: needs {flag.flag} {flag.metavar}")
     # the cluster view: tui/cluster_app.py
-    if getattr(args, "prometheus", None) or getattr(args, "match", None):
+    fleet = entry.scope == "fleet"
+    if fleet or getattr(args, "prometheus", None) or getattr(args, "match", None):
         from gputui.tui.cluster_app import run_cluster
 
         return run_cluster(args, interval)
-    kind: SourceKind = "demo" if args.demo else args.source
     from gputui.core.inputfile import TOML_CAP, check_option_file, read_option_text
 
-    if args.scenario is not None:
+    if getattr(args, "scenario", None) is not None:
         args.scenario = checked_scenario(args.scenario)
         check_option_file(args.scenario, "--scenario")
+    # The sources' options, as the registry declares them: a file named must exist.
+    given = {o.dest: getattr(args, o.dest, None) for o in registry.options()}
+    for option in registry.options():
+        path = given[option.dest]
+        if option.kind == "path" and path is not None and not path.is_file():
+            raise UserError(f"{option.flag}: {path}: no such file")
     try:
-        source, fallback_reason = open_source(kind, args.scenario)
+        source, fallback_reason = open_source(kind, options=given)
     except SourceUnavailable as exc:
         raise UserError(f"NVML is not usable: {exc.reason}") from None
     except (OSError, ValueError) as exc:  # a scenario file the simulator could not read

@@ -236,7 +236,9 @@ class FleetAnswer:
 
     cluster: ClusterSnapshot
     layer: tuple[tuple[Any, Ranking[FleetFit]], ...]  # (ModelSpec, its ranking)
-    transformers: tuple[tuple[str, Any, Ranking[FleetTransformerFit]], ...]  # (name, model, ranking)
+    transformers: tuple[
+        tuple[str, Any, Ranking[FleetTransformerFit]], ...
+    ]  # (name, model, ranking)
     all_fit: bool
 
 

@@ -248,7 +248,9 @@ def replace(obj: T, /, **changes: Any) -> T:
     for name, value in changes.items():
         i = index.get(name)
         if i is None:
-            raise TypeError(f"{cls.__qualname__}.__init__() got an unexpected keyword argument {name!r}")
+            raise TypeError(
+                f"{cls.__qualname__}.__init__() got an unexpected keyword argument {name!r}"
+            )
         values[i] = value
     new: T = cls(*values)
     return new

@@ -299,7 +299,7 @@ def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[st
 
 
 def cluster_to_dict(cluster: ClusterSnapshot) -> dict[str, Any]:
-    from gputui.render.snapshot_json import snapshot_to_dict
+    from gputui.model.snapshot_encode import snapshot_to_dict
 
     hosts = []
     for h in cluster.hosts:

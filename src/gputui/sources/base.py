@@ -1,10 +1,17 @@
-"""What a telemetry source is, and how the CLI and TUI pick one.
+"""What a telemetry source is, and how the CLI and TUI open one.
 
 Every source is blocking: `poll()` may take tens of milliseconds (NVML ioctls,
 PCIe sampling, /proc reads). Callers in the TUI run it in a worker thread.
+
+`Source` is an abstract base class checked at run time (a class that forgets `poll`
+or `close` cannot be built); `abc` is loaded by every interpreter at start-up, so it
+costs `gputui snapshot` nothing. Which sources exist, their options and how each
+opens are in sources/registry.py; `open_source` opens one by name.
 """
 
 from __future__ import annotations
+
+from abc import ABC, abstractmethod
 
 from gputui.model.snapshot import Snapshot
 from gputui.sources.errors import SourceUnavailable
@@ -14,27 +21,54 @@ from gputui.sources.errors import SourceUnavailable
 # treats any name TYPE_CHECKING as True), and keep typing's names for the type checker.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
-    from typing import Literal, Protocol
+    from typing import Any, Literal
 
-    from gputui.sources.nvml.reading import Detail
+    from typing_extensions import Self
 
-    SourceKind = Literal["auto", "nvml", "demo"]
+    # What NVML reads: everything, or only `gputui snapshot`'s table (nvml/reading.py's
+    # Detail, spelled here: nvml imports this module, not the other way round).
+    Detail = Literal["full", "table"]
 
-    class Source(Protocol):
-        """What a telemetry source offers; checked structurally by mypy."""
-
-        name: str
-
-        def poll(self) -> Snapshot: ...
-
-        def close(self) -> None: ...
-
+    # A name or alias in sources/registry.py (the registry, not this, is the list).
+    SourceKind = Literal["auto", "nvml", "simulated", "demo", "prometheus"]
 else:
-    SourceKind = str  # at run time only a name for annotations: "auto", "nvml" or "demo"
+    SourceKind = str  # at run time only a name for annotations
 
-    class Source:
-        """At run time only a name for annotations; mypy sees the Protocol above."""
+
+class Source(ABC):
+    """What a telemetry source offers: `name` (Snapshot.source), `poll` and `close`."""
+
+    name: str
+
+    @abstractmethod
+    def poll(self) -> Snapshot:
+        """One reading of every GPU; blocking."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release what the source holds (NVML, sockets); safe to call twice."""
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> Self:
+        """Open from the registry's options (`--scenario`, ...), plus `with_host` and
+        `detail`. A wrapper that is never opened by name (a filter) keeps this default."""
+        raise TypeError(f"{cls.__name__} is not opened by name")
+
+
+def _open_one(name: str, options: Mapping[str, Any]) -> Source:
+    from gputui.sources.registry import lookup
+
+    module, _, attr = lookup(name).opener.partition(":")
+    __import__(module)
+    import sys
+
+    cls = getattr(sys.modules[module], attr)
+    source = cls.from_options(options)
+    if not isinstance(source, Source):  # the registry names a class that is not a Source
+        raise TypeError(f"source {name!r}: {attr} opened a {type(source).__name__}")
+    return source
 
 
 def open_source(
@@ -43,27 +77,33 @@ def open_source(
     *,
     with_host: bool = True,
     detail: Detail = "full",
+    options: Mapping[str, Any] | None = None,
 ) -> tuple[Source, str | None]:
-    """Open a source of the requested kind.
+    """Open the source a name or alias of the registry picks.
 
-    Returns the source and, when `auto` fell back to the simulated GPUs, NVML's
-    reason (the banner text). `nvml` raises SourceUnavailable instead of falling
-    back. Imports are local so `gputui snapshot --demo` never loads pynvml and
-    the NVML path never loads the simulator. `detail="table"` asks NVML only for
-    what `gputui snapshot`'s text table prints (see sources/nvml/source.py); the
-    simulator computes everything anyway, so it has no such option.
+    Returns the source and, when a policy entry (`auto`) fell back past a source, that
+    source's reason (the banner text). A source opened by name raises SourceUnavailable
+    instead of falling back. Its class is imported here, only when opened, so `gputui
+    snapshot --demo` never loads pynvml and the NVML path never loads the simulator.
+    `options` holds the registry's options by `dest`; `scenario` is `--scenario`'s.
+    `detail="table"` asks NVML only for what `gputui snapshot`'s text table prints (see
+    sources/nvml/source.py); the others compute everything anyway and ignore it.
+    KeyError for a name the registry does not hold.
     """
-    if kind == "demo":
-        from gputui.sources.simulated.source import SimulatedSource
+    from gputui.sources.registry import lookup
 
-        return SimulatedSource.from_scenario(scenario, with_host=with_host), None
-    from gputui.sources.nvml.source import NvmlSource
-
-    try:
-        return NvmlSource.open(with_host=with_host, detail=detail), None
-    except SourceUnavailable as exc:
-        if kind == "nvml":
-            raise
-        from gputui.sources.simulated.source import SimulatedSource
-
-        return SimulatedSource.from_scenario(scenario, with_host=with_host), exc.reason
+    entry = lookup(kind)
+    given = dict(options or {})
+    given.setdefault("scenario", scenario)
+    given.update(with_host=with_host, detail=detail)
+    if not entry.tries:
+        return _open_one(entry.name, given), None
+    reason: str | None = None
+    for at, name in enumerate(entry.tries):
+        try:
+            return _open_one(name, given), reason
+        except SourceUnavailable as exc:
+            if at == len(entry.tries) - 1:
+                raise
+            reason = reason or exc.reason
+    raise AssertionError(f"source {kind!r} tries nothing")  # the registry checks it does

@@ -263,8 +263,12 @@ def run_cluster(args: Any, interval: float) -> int:
     from gputui.core.errors import UserError
     from gputui.sources.prometheus.connect import check_cluster_args, open_cluster_source
     from gputui.sources.prometheus.series import VIEW_METRICS
+    from gputui.sources.registry import lookup
 
-    check_cluster_args(args, {"demo": "--demo", "scenario": "--scenario", "source": "--source"})
+    conflicts = {"demo": "--demo", "scenario": "--scenario"}
+    if lookup(getattr(args, "source", "auto")).scope != "fleet":  # --source prometheus agrees
+        conflicts["source"] = "--source"
+    check_cluster_args(args, conflicts)
     source = open_cluster_source(args.prometheus, getattr(args, "match", None), VIEW_METRICS)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UserError(

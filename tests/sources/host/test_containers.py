@@ -49,7 +49,9 @@ EXPECTED = {
 }
 
 
-def make_proc(root: Path, pid: int | str, cgroup: str, nspid: tuple[int, ...] | None = None) -> None:
+def make_proc(
+    root: Path, pid: int | str, cgroup: str, nspid: tuple[int, ...] | None = None
+) -> None:
     d = root / str(pid)
     d.mkdir(parents=True)
     (d / "cgroup").write_text(cgroup)
@@ -90,7 +92,9 @@ def test_missing_pid_has_no_container(tmp_path: Path) -> None:
         (None, CGROUPS["k8s-systemd"], True),
     ],
 )
-def test_running_in_container(tmp_path: Path, marker: str | None, self_cgroup: str, expected: bool) -> None:
+def test_running_in_container(
+    tmp_path: Path, marker: str | None, self_cgroup: str, expected: bool
+) -> None:
     proc, root = tmp_path / "proc", tmp_path / "root"
     root.mkdir()
     make_proc(proc, 1, CGROUPS["host-init"])

@@ -42,7 +42,9 @@ def test_real_child_process_is_enriched(child: subprocess.Popen[bytes]) -> None:
     assert second.cpu_percent > 0
 
 
-def test_same_pid_on_two_gpus_is_read_once(child: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_same_pid_on_two_gpus_is_read_once(
+    child: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
     sampler = HostSampler()
     made: list[int] = []
     real = psutil.Process
@@ -72,7 +74,9 @@ def test_exited_process_stays_listed_invisible() -> None:
     sampler = HostSampler()
     (p,) = sampler.enrich([GpuProcess(2, proc.pid, "compute", gpu_memory=5)])
     assert not p.host_visible
-    assert (p.user, p.name, p.cmdline, p.cpu_percent, p.rss, p.running_s, p.container) == (None,) * 7
+    assert (p.user, p.name, p.cmdline, p.cpu_percent, p.rss, p.running_s, p.container) == (
+        None,
+    ) * 7
     assert (p.gpu_index, p.pid, p.gpu_memory) == (2, proc.pid, 5)
 
 

@@ -104,7 +104,9 @@ def odd_children(tmp_path: Path) -> Iterator[list[int]]:
 
 def test_odd_processes(odd_children: list[int]) -> None:
     _compare(odd_children)
-    out = {p.pid: p for p in ProcfsHost().enrich([GpuProcess(0, p, "compute") for p in odd_children])}
+    out = {
+        p.pid: p for p in ProcfsHost().enrich([GpuProcess(0, p, "compute") for p in odd_children])
+    }
     first = out[odd_children[0]]
     assert first.host_visible and first.cmdline is not None
     assert first.cmdline[-2:] == ("arg with spaces", "^[]0;x^G")  # made visible, once
@@ -199,7 +201,11 @@ def test_a_fake_proc_tree(tmp_path: Path) -> None:
     )
     cid = "a" * 64
     _fake_proc(
-        proc, 4242, comm="trainer", cmdline=b"python\x00train.py\x00", uid=0,
+        proc,
+        4242,
+        comm="trainer",
+        cmdline=b"python\x00train.py\x00",
+        uid=0,
         cgroup=f"0::/system.slice/docker-{cid}.scope\n",
     )
     _fake_proc(proc, 4243, comm="nobody-knows-me", cmdline=b"x y z", uid=2**31 - 7, cgroup="0::/\n")
@@ -215,7 +221,9 @@ def test_a_fake_proc_tree(tmp_path: Path) -> None:
     assert b.container is None and b.container_pid is None
     snap = host.sample()
     assert (snap.memory_total, snap.memory_used, snap.memory_available) == (
-        1000 * 1024, 400 * 1024, 600 * 1024
+        1000 * 1024,
+        400 * 1024,
+        600 * 1024,
     )
     assert (snap.swap_total, snap.swap_used) == (50 * 1024, 30 * 1024)
 

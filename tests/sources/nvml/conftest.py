@@ -237,7 +237,11 @@ class FakeNvml:
         if isinstance(g, FakeMig):
             self._enter("nvmlDeviceGetMemoryInfo", g)
             mm = pynvml.c_nvmlMemory_t()
-            mm.total, mm.used, mm.free = g.memory_total, g.memory_used, g.memory_total - g.memory_used
+            mm.total, mm.used, mm.free = (
+                g.memory_total,
+                g.memory_used,
+                g.memory_total - g.memory_used,
+            )
             return mm
         if version:
             self._enter("nvmlDeviceGetMemoryInfo_v2", g)
@@ -476,7 +480,9 @@ class FakeNvml:
             if records is None or count.value < len(entries):
                 count.value = len(entries)
                 return pynvml.NVML_ERROR_INSUFFICIENT_SIZE if entries else pynvml.NVML_SUCCESS
-            assert ctypes.sizeof(records._type_) == record_size, f"{symbol} has {record_size}-byte records"
+            assert ctypes.sizeof(records._type_) == record_size, (
+                f"{symbol} has {record_size}-byte records"
+            )
             for i, (pid, mem) in enumerate(entries):
                 records[i].pid = pid
                 records[i].usedGpuMemory = mem

@@ -63,11 +63,15 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     current, without = folder / "current", folder / "no-gpm"
     subprocess.run(
         ["make", "-s", "-C", str(FAKE), f"BUILD={current}"],
-        check=True, capture_output=True, timeout=120,
+        check=True,
+        capture_output=True,
+        timeout=120,
     )
     subprocess.run(
         ["make", "-s", "-C", str(FAKE), "variant", f"VARIANT_DIR={without}", f"HIDE={GPM_SYMBOLS}"],
-        check=True, capture_output=True, timeout=120,
+        check=True,
+        capture_output=True,
+        timeout=120,
     )
     return {"current": current, "no-gpm": without, "folder": folder}
 
@@ -83,7 +87,10 @@ def _run(lib: Path, scenario: Path, *args: str) -> subprocess.CompletedProcess[s
     )
     out = subprocess.run(
         [sys.executable, "-m", "gputui", "snapshot", *args],
-        env=env, capture_output=True, text=True, timeout=60,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode == 0, out.stderr
     return out
@@ -117,7 +124,8 @@ def test_gpm_reads_the_mean_over_the_interval(builds: dict[str, Path]) -> None:
 def test_the_text_says_when_busy_and_sms_disagree(builds: dict[str, Path]) -> None:
     scenario = _scenario(builds["folder"], "large")
     lines = [
-        line for line in _run(builds["current"], scenario).stdout.splitlines()
+        line
+        for line in _run(builds["current"], scenario).stdout.splitlines()
         if line.startswith("[")
     ]
     assert "SMs 29% (busy, SMs mostly idle)" in lines[3]

@@ -36,7 +36,9 @@ from tests.prometheus_harness import (
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(PROMETHEUS is None, reason="needs the prometheus binary (apt install prometheus)"),
+    pytest.mark.skipif(
+        PROMETHEUS is None, reason="needs the prometheus binary (apt install prometheus)"
+    ),
 ]
 
 
@@ -71,8 +73,16 @@ class FaultFleet:
         self.node_c: MetricsServer | None = server
         self.exporters = {
             host: ExporterProcess(
-                ["--source", "demo", "--scenario", str(write_scenario(folder, host)),
-                 "--listen", "127.0.0.1:0", "--interval", "0.5"]
+                [
+                    "--source",
+                    "demo",
+                    "--scenario",
+                    str(write_scenario(folder, host)),
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--interval",
+                    "0.5",
+                ]
             )  # fmt: skip
             for host in ("node-a", "node-b")
         }
@@ -106,7 +116,9 @@ def states(source: PrometheusSource) -> dict[str, str]:
     return {h.name: h.state for h in source.poll_cluster().hosts}
 
 
-def wait_state(source: PrometheusSource, host: str, state: str, timeout: float = 15) -> dict[str, str]:
+def wait_state(
+    source: PrometheusSource, host: str, state: str, timeout: float = 15
+) -> dict[str, str]:
     deadline = time.monotonic() + timeout
     seen: dict[str, str] = {}
     while time.monotonic() < deadline:

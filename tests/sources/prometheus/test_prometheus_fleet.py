@@ -19,9 +19,10 @@ from tests.prometheus_harness import PROMETHEUS
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(PROMETHEUS is None, reason="needs the prometheus binary (apt install prometheus)"),
+    pytest.mark.skipif(
+        PROMETHEUS is None, reason="needs the prometheus binary (apt install prometheus)"
+    ),
 ]
-
 
 
 def gputui(*args: str) -> subprocess.CompletedProcess[str]:

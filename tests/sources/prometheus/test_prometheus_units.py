@@ -35,7 +35,9 @@ def test_bad_selectors_say_what_is_expected(bad: str) -> None:
         parse_selector(bad)
 
 
-@pytest.mark.parametrize("bad", ["prometheus:9090", "ftp://host", "http://", "http://h:99999", "http://h/?q=1"])
+@pytest.mark.parametrize(
+    "bad", ["prometheus:9090", "ftp://host", "http://", "http://h:99999", "http://h/?q=1"]
+)
 def test_bad_urls(bad: str) -> None:
     with pytest.raises(PrometheusRequestError, match="--prometheus"):
         check_url(bad)
@@ -52,7 +54,9 @@ def test_queries_carry_the_selector_on_every_metric() -> None:
     assert source.metric_query("DCGM_FI_DEV_GPU_UTIL") == (
         'max by (Hostname, hostname, instance, gpu) ({__name__="DCGM_FI_DEV_GPU_UTIL", cluster="a"})'
     )
-    assert 'timestamp({__name__="DCGM_FI_DEV_FB_USED", cluster="a"}) or ' in source.freshness_query()
+    assert (
+        'timestamp({__name__="DCGM_FI_DEV_FB_USED", cluster="a"}) or ' in source.freshness_query()
+    )
 
 
 def test_only_gpu_field_metrics_can_be_asked_for() -> None:
@@ -66,7 +70,9 @@ def test_unreachable_is_a_retryable_error_with_the_reason() -> None:
         source.poll_cluster()
 
 
-@pytest.mark.parametrize(("text", "seconds"), [("15s", 15.0), ("1m30s", 90.0), ("500ms", 0.5), ("x", None), ("", None)])
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("15s", 15.0), ("1m30s", 90.0), ("500ms", 0.5), ("x", None), ("", None)]
+)
 def test_durations(text: str, seconds: float | None) -> None:
     assert parse_duration(text) == seconds
 
@@ -89,11 +95,20 @@ def _gputui(*args: str) -> subprocess.CompletedProcess[str]:
     ("args", "needle"),
     [
         (["snapshot", "--match", 'job="gpu"'], "--match: only with --prometheus URL"),
-        (["snapshot", "--prometheus", "http://127.0.0.1:9", "--demo"], "--demo: not with --prometheus"),
-        (["--prometheus", "http://127.0.0.1:9", "--source", "nvml"], "--source: not with --prometheus"),
+        (
+            ["snapshot", "--prometheus", "http://127.0.0.1:9", "--demo"],
+            "--demo: not with --prometheus",
+        ),
+        (
+            ["--prometheus", "http://127.0.0.1:9", "--source", "nvml"],
+            "--source: not with --prometheus",
+        ),
         (["--match", 'job="gpu"'], "--match: only with --prometheus URL"),
         (["fit", "--match", 'job="gpu"'], "--match: only with --prometheus URL"),
-        (["fit", "--prometheus", "http://x:9090", "--gpu", "RTX 3090"], "not allowed with argument"),
+        (
+            ["fit", "--prometheus", "http://x:9090", "--gpu", "RTX 3090"],
+            "not allowed with argument",
+        ),
         (["snapshot", "--prometheus", "prometheus:9090"], "expected an http:// or https:// URL"),
     ],
 )

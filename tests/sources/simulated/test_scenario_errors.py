@@ -35,18 +35,42 @@ def test_bad_toml_syntax_names_the_line(write_scenario: Write, timeline_text: st
     ("old", "new", "expected"),
     [
         ('memory_total = "80 GiB"', "memory_total = 0", "gpu[1].memory_total: must be positive"),
-        ('memory_total = "80 GiB"', 'memory_total = "lots"', "gpu[1].memory_total: 'lots' is not a size"),
-        ("power_limit_w = 400", 'power_limit_w = "400W"', "gpu[1].power_limit_w: must be a number, not a string"),
+        (
+            'memory_total = "80 GiB"',
+            'memory_total = "lots"',
+            "gpu[1].memory_total: 'lots' is not a size",
+        ),
+        (
+            "power_limit_w = 400",
+            'power_limit_w = "400W"',
+            "gpu[1].power_limit_w: must be a number, not a string",
+        ),
         ("power_limit_w = 400", "", "gpu[1].power_limit_w: is required"),
-        ('unsupported = ["fan", "ecc"]', 'unsupported = ["fan", "colour"]', "gpu[0].unsupported[1]: unknown field 'colour'"),
-        ("lost_after_s = 30", "lost_after_s = 30\nlost_after = 31", "gpu[1].lost_after: unknown field"),
+        (
+            'unsupported = ["fan", "ecc"]',
+            'unsupported = ["fan", "colour"]',
+            "gpu[0].unsupported[1]: unknown field 'colour'",
+        ),
+        (
+            "lost_after_s = 30",
+            "lost_after_s = 30\nlost_after = 31",
+            "gpu[1].lost_after: unknown field",
+        ),
         ("gpu = 1\n", "gpu = 2\n", "process[1].gpu: no such GPU"),
         ("end_s = 50", "end_s = 5", "process[0].end_s: must be after start_s"),
-        ('workload = "inference"', 'workload = "mining"', "process[1].workload: 'mining' is not one of"),
+        (
+            'workload = "inference"',
+            'workload = "mining"',
+            "process[1].workload: 'mining' is not one of",
+        ),
         ("pid = 200", "pid = 100\ngpu_memory = 1\n", None),  # duplicate key: TOML error, line-based
         ("cpu_count = 4", "cpu_count = 0", "host.cpu_count: must be positive"),
         ("seed = 11", "seed = 11.5", "seed: must be an integer, not a number"),
-        ('compute_capability = "8.6"', "compute_capability = 8.6", "gpu[0].compute_capability: must be a string"),
+        (
+            'compute_capability = "8.6"',
+            "compute_capability = 8.6",
+            "gpu[0].compute_capability: must be a string",
+        ),
     ],
 )
 def test_wrong_field_names_its_path(
@@ -66,7 +90,9 @@ def test_same_pid_twice_on_one_gpu(write_scenario: Write, timeline_text: str) ->
 
 
 def test_a_scenario_needs_a_gpu(write_scenario: Write) -> None:
-    assert _error(write_scenario('seed = 1\nhostname = "h"\n', "s.toml")).startswith("gpu: is required")
+    assert _error(write_scenario('seed = 1\nhostname = "h"\n', "s.toml")).startswith(
+        "gpu: is required"
+    )
 
 
 def test_missing_file(tmp_path: Path) -> None:

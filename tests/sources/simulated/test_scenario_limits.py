@@ -46,7 +46,13 @@ def _cli(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[i
     ("top", "gpu", "host", "process", "expected"),
     [
         # the reported ones
-        ("", 'memory_total = "' + "9" * 400 + ' GiB"', "", "", "gpu[0].memory_total: must be at most"),
+        (
+            "",
+            'memory_total = "' + "9" * 400 + ' GiB"',
+            "",
+            "",
+            "gpu[0].memory_total: must be at most",
+        ),
         ("", "power_limit_w = 1e308", "", "", "gpu[0].power_limit_w: must be at most"),
         ("start_timestamp = 1e308", "", "", "", "start_timestamp: must be at most"),
         ("", "", f"cpu_count = {2**63}", "", "host.cpu_count: must be at most"),
@@ -62,16 +68,28 @@ def _cli(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[i
         ("", "", "", "eval_every_s = 1e-300", "process[0].eval_every_s: must be at least"),
         # identities
         ("", "", "", "pid = 99999999999", "process[0].pid: must be at most"),
-        ("", "", "", "container = \"c\"\ncontainer_pid = 99999999999", "process[0].container_pid: must be at most"),
+        (
+            "",
+            "",
+            "",
+            'container = "c"\ncontainer_pid = 99999999999',
+            "process[0].container_pid: must be at most",
+        ),
         ("seed = " + str(2**70), "", "", "", "seed: must be at most"),
-        ("hostname = \"" + "h" * 300 + "\"", "", "", "", "hostname: is longer than"),
-        ("", "", "", "command = \"" + "x " * 40000 + "\"", "process[0].command: is longer than"),
+        ('hostname = "' + "h" * 300 + '"', "", "", "", "hostname: is longer than"),
+        ("", "", "", 'command = "' + "x " * 40000 + '"', "process[0].command: is longer than"),
         ("", 'compute_capability = "8.6\\n"', "", "", "gpu[0].compute_capability: "),
         # clocks and powers
         ("", "max_sm_clock_mhz = 10000000", "", "", "gpu[0].max_sm_clock_mhz: must be at most"),
         ("", "idle_power_w = 1e-320", "", "", "gpu[0].idle_power_w: must be 0 or at least"),
         ("", "", "", "cpu_percent = 1e300", "process[0].cpu_percent: must be at most"),
-        ("", "", "cpu_count = 2", "cpu_percent = 250", "process[0].cpu_percent: is more than host.cpu_count"),
+        (
+            "",
+            "",
+            "cpu_count = 2",
+            "cpu_percent = 250",
+            "process[0].cpu_percent: is more than host.cpu_count",
+        ),
     ],
 )
 def test_out_of_range_field_is_one_line(

@@ -72,7 +72,10 @@ def test_an_idle_link_drops_its_generation(write_scenario: Write) -> None:
 
 
 def test_unsupported_facts_are_none_and_listed(write_scenario: Write) -> None:
-    text = GPU + 'unsupported = ["persistence", "pcie_link", "bar1", "energy", "power_limits", "ecc"]\n'
+    text = (
+        GPU
+        + 'unsupported = ["persistence", "pcie_link", "bar1", "energy", "power_limits", "ecc"]\n'
+    )
     dev = _src(write_scenario(text, "u.toml")).snapshot_at(10.0).devices[0]
     info, s = dev.info, dev.sample
     assert s is not None
@@ -153,22 +156,38 @@ def test_snapshot_text_lists_mig_devices_with_their_processes() -> None:
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        ('[[gpu.mig]]\nprofile = "3g.40gb"\nmemory_total = "40 GiB"\n', "MIG devices need mig_mode"),
-        ('mig_mode = true\n[[gpu.mig]]\nprofile = "3g"\nmemory_total = "40 GiB"\n',
-         "gpu[0].mig[0].profile: '3g' is not a MIG profile"),
-        ('mig_mode = true\n[[gpu.mig]]\nprofile = "7g.80gb"\nmemory_total = "90 GiB"\n',
-         "gpu[0].mig[0].memory_total: the MIG devices together exceed"),
-        ('mig_mode = true\n[[gpu.mig]]\nprofile = "1g.10gb"\nmemory_total = "9 GiB"\n'
-         '[[gpu.mig]]\nprofile = "1g.10gb"\nmemory_total = "9 GiB"\ngpu_instance_id = 1\n',
-         "gpu[0].mig[1].gpu_instance_id: 1 is already used"),
-        ('mig_mode = true\n[[gpu.mig]]\nprofile = "1g.10gb"\nmemory_total = "9 GiB"\nsize = 1\n',
-         "gpu[0].mig[0].size: unknown field"),
+        (
+            '[[gpu.mig]]\nprofile = "3g.40gb"\nmemory_total = "40 GiB"\n',
+            "MIG devices need mig_mode",
+        ),
+        (
+            'mig_mode = true\n[[gpu.mig]]\nprofile = "3g"\nmemory_total = "40 GiB"\n',
+            "gpu[0].mig[0].profile: '3g' is not a MIG profile",
+        ),
+        (
+            'mig_mode = true\n[[gpu.mig]]\nprofile = "7g.80gb"\nmemory_total = "90 GiB"\n',
+            "gpu[0].mig[0].memory_total: the MIG devices together exceed",
+        ),
+        (
+            'mig_mode = true\n[[gpu.mig]]\nprofile = "1g.10gb"\nmemory_total = "9 GiB"\n'
+            '[[gpu.mig]]\nprofile = "1g.10gb"\nmemory_total = "9 GiB"\ngpu_instance_id = 1\n',
+            "gpu[0].mig[1].gpu_instance_id: 1 is already used",
+        ),
+        (
+            'mig_mode = true\n[[gpu.mig]]\nprofile = "1g.10gb"\nmemory_total = "9 GiB"\nsize = 1\n',
+            "gpu[0].mig[0].size: unknown field",
+        ),
         ('compute_mode = "shared"\n', "gpu[0].compute_mode: 'shared' is not one of"),
         ("pcie_max_gen = 2\npcie_idle_gen = 3\n", "gpu[0].pcie_idle_gen: is above pcie_max_gen"),
         ("power_min_limit_w = 300\npower_max_limit_w = 200\n", "is above power_max_limit_w"),
-        ('[[process]]\ngpu = 0\ncommand = "x"\nmig = 0\n', "process[0].mig: gpu 0 has 0 MIG devices"),
+        (
+            '[[process]]\ngpu = 0\ncommand = "x"\nmig = 0\n',
+            "process[0].mig: gpu 0 has 0 MIG devices",
+        ),
     ],
 )
-def test_bad_mig_and_fact_keys_are_one_line(write_scenario: Write, extra: str, message: str) -> None:
+def test_bad_mig_and_fact_keys_are_one_line(
+    write_scenario: Write, extra: str, message: str
+) -> None:
     got = _error(write_scenario, GPU + extra)
     assert message in got and "\n" not in got

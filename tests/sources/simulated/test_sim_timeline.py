@@ -28,8 +28,14 @@ def _sample(snap: Snapshot, gpu: int) -> DeviceSample:
 
 @pytest.mark.parametrize(
     ("t", "expected"),
-    [(0.0, {200}), (9.99, {200}), (10.0, {100, 200}), (29.9, {100, 200}), (49.9, {100}),
-     (50.0, set())],
+    [
+        (0.0, {200}),
+        (9.99, {200}),
+        (10.0, {100, 200}),
+        (29.9, {100, 200}),
+        (49.9, {100}),
+        (50.0, set()),
+    ],
 )
 def test_processes_start_and_finish_at_scenario_times(
     timeline: Path, t: float, expected: set[int]
@@ -132,7 +138,11 @@ def test_idle_gpu_reports_idle_state(timeline: Path) -> None:
 
 def test_power_cap_throttles_clocks() -> None:
     snap = _src(scenarios_dir() / "demo-8gpu.toml").snapshot_at(0.0)
-    capped = [d.sample for d in snap.devices if d.sample and d.sample.throttle_reasons == ("sw_power_cap",)]
+    capped = [
+        d.sample
+        for d in snap.devices
+        if d.sample and d.sample.throttle_reasons == ("sw_power_cap",)
+    ]
     free = [d.sample for d in snap.devices if d.sample and d.sample.throttle_reasons == ()]
     assert capped, "the pretraining job should hit the 700 W cap"
     for s in capped:

@@ -83,8 +83,6 @@ class DeviceFailed(Exception):
         self.reason = reason
 
 
-
-
 class DeviceQuery:
     """NVML calls for one device handle, with the error policy of the module docstring.
 

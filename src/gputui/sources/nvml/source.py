@@ -70,6 +70,7 @@ from gputui.model.snapshot import (
     MigDevice,
     Snapshot,
 )
+from gputui.sources.base import Source
 from gputui.sources.errors import SourceUnavailable
 from gputui.sources.nvml.calls import CUDA_VERSION, DRIVER_VERSION, NVML_VERSION
 from gputui.sources.nvml.gpm_values import with_gpm
@@ -88,7 +89,7 @@ from gputui.sources.nvml.reading import (
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:  # typing only: a Protocol class costs import time on the `snapshot` path
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from typing import Any, Protocol
 
     from gputui.model.snapshot import HostSnapshot
@@ -185,10 +186,17 @@ _NO_PCIE: tuple[None, None] = (None, None)
 SLOW_INTERVAL_S = 30.0  # persistence, display active, compute mode: see the module docstring
 
 
-class NvmlSource:
+class NvmlSource(Source):
     """Telemetry from the NVIDIA driver. Build with `NvmlSource.open()`; see the module docstring."""
 
     name = "nvml"
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> NvmlSource:
+        """`--source nvml` (sources/registry.py): no options of its own."""
+        return cls.open(
+            with_host=bool(options.get("with_host", True)), detail=options.get("detail", "full")
+        )
 
     def __init__(
         self,

@@ -240,7 +240,15 @@ def _api_error(payload: Any) -> str:
     return "not a Prometheus API answer"
 
 
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0, "y": 31536000.0}
+_UNITS = {
+    "ms": 0.001,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+    "d": 86400.0,
+    "w": 604800.0,
+    "y": 31536000.0,
+}
 
 
 def parse_duration(text: str) -> float | None:

@@ -38,7 +38,11 @@ SAMPLE_METRICS: dict[str, tuple[str, float]] = {
     "DCGM_FI_PROF_DRAM_ACTIVE": ("dram_active_pct", 100.0),
 }
 FLOAT_FIELDS = {
-    "power_w", "power_limit_w", "sm_active_pct", "sm_occupancy_pct", "tensor_active_pct",
+    "power_w",
+    "power_limit_w",
+    "sm_active_pct",
+    "sm_occupancy_pct",
+    "tensor_active_pct",
     "dram_active_pct",
 }
 GPU_UP = "gputui_gpu_up"

@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from gputui.model.cluster import ClusterHost, ClusterSnapshot
 from gputui.model.snapshot import Snapshot
+from gputui.sources.base import Source
 from gputui.sources.prometheus.api import (
     PrometheusBadResponse,
     PrometheusClient,
@@ -102,10 +103,19 @@ class Backoff:
         return float(min(self.cap, self.base * 2 ** min(self.failures, 16)))
 
 
-class PrometheusSource:
+class PrometheusSource(Source):
     """Reads the fleet from one Prometheus server; blocking, one refresh at a time."""
 
     name = "prometheus"
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, object]) -> PrometheusSource:
+        """`--source prometheus` (sources/registry.py): `--prometheus URL [--match SELECTOR]`,
+        checked by one query (a bad selector is an error before any view opens)."""
+        match = options.get("match")
+        source = cls(str(options["prometheus"]), match=None if match is None else str(match))
+        source.check()
+        return source
 
     def __init__(
         self,

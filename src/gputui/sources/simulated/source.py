@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from gputui.model.snapshot import (
     HostSnapshot,
     Snapshot,
 )
+from gputui.sources.base import Source
 from gputui.sources.simulated.gpu import SimGpu
 from gputui.sources.simulated.noise import CH_CORE, noise_key, value_noise
 from gputui.sources.simulated.process import Activity, SimProcess
@@ -33,10 +34,18 @@ from gputui.sources.simulated.spec import Scenario
 FIXED_EPOCH = 1_767_225_600.0
 
 
-class SimulatedSource:
+class SimulatedSource(Source):
     """A Source whose GPUs, processes and host come from a scenario file."""
 
     name = "simulated"
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, object]) -> SimulatedSource:
+        """`--source simulated` / `demo` (sources/registry.py): `--scenario FILE`."""
+        scenario = options.get("scenario")
+        if scenario is not None and not isinstance(scenario, Path):
+            scenario = Path(str(scenario))
+        return cls.from_scenario(scenario, with_host=bool(options.get("with_host", True)))
 
     def __init__(
         self,

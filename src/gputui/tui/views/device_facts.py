@@ -137,8 +137,10 @@ def device_facts(dev: DeviceSnapshot) -> list[tuple[str, str]]:
         ]
         if sms_mostly_idle(s.utilization_gpu, s.sm_active_pct):
             rows.append(
-                ("busy vs SMs", f"busy {s.utilization_gpu}%, SMs {_pct(s.sm_active_pct)}: "
-                 "few SMs worked")
+                (
+                    "busy vs SMs",
+                    f"busy {s.utilization_gpu}%, SMs {_pct(s.sm_active_pct)}: few SMs worked",
+                )
             )
     return rows
 

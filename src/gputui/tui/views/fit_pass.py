@@ -172,7 +172,9 @@ def estimate_pass(
             break
         if isinstance(model, TransformerSpec):
             if model.name not in transformer_rankings:
-                transformer_rankings[model.name] = list(check(FitRequest(model, catalog=catalog)).ranked)
+                transformer_rankings[model.name] = list(
+                    check(FitRequest(model, catalog=catalog)).ranked
+                )
         elif model.name not in rankings:
             rankings[model.name] = list(check(FitRequest(model, catalog=catalog)).ranked)
     return replace(

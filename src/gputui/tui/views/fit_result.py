@@ -32,6 +32,8 @@ class FitPass:
     unavailable: tuple[Unavailable, ...] = ()
     checks: tuple[ModelCheck | TransformerCheck, ...] = ()
     rankings: dict[str, list[Ranked]] = field(default_factory=dict)
-    transformer_rankings: dict[str, list[TransformerRanked]] = field(default_factory=dict)  # kind = "transformer"
+    transformer_rankings: dict[str, list[TransformerRanked]] = field(
+        default_factory=dict
+    )  # kind = "transformer"
     stopped: str | None = None  # why the pass did not finish
     elapsed_s: float = 0.0

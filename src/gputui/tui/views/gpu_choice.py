@@ -57,7 +57,7 @@ def parse_cuda_visible(text: str | None) -> tuple[str, ...] | None:
 
 
 @dataclasses.dataclass
-class ChosenGpus:
+class ChosenGpus(Source):
     """A source that keeps only the chosen GPUs (by index or UUID) and their processes."""
 
     source: Source

@@ -1,5 +1,8 @@
 """A Snapshot as plain JSON-ready data, in the documented shape (docs/snapshot-json.md).
 
+The encoder of `gputui snapshot --json`; model/snapshot_decode.py is its inverse
+(decode(encode(s)) == s, tests/core/test_snapshot_codec.py).
+
 Built by walking the record fields rather than listing them by hand, so a
 field added to snapshot.py shows up here at once; tests check that
 model/schema.py (the pydantic mirror) keeps up. No pydantic here: this is
