@@ -185,6 +185,7 @@ def assemble(
     by_host: dict[str, list[ClusterGpu]] = {}
     for gpu_key, b in sorted(gpus.items()):
         by_host.setdefault(gpu_key[0], []).append(b.build(newest.get(gpu_key)))
+    procs_by_host = _processes_by_host(procs)
     hosts: list[ClusterHost] = []
     for name, host_gpus in by_host.items():
         instances = tuple(sorted(host_instances.get(name, ())))
@@ -209,7 +210,7 @@ def assemble(
             ClusterHost(
                 name=name,
                 gpus=tuple(host_gpus),
-                processes=_processes(procs, name),
+                processes=procs_by_host.get(name, ()),
                 state=state,
                 last_seen=last,
                 age_s=age,
@@ -249,19 +250,19 @@ def _add_process(
         entry[name] = value
 
 
-def _processes(
-    procs: dict[tuple[str, int, int], dict[str, object]], host: str
-) -> tuple[GpuProcess, ...]:
-    out = []
-    for (h, index, pid), entry in sorted(procs.items()):
-        if h != host:
-            continue
+def _processes_by_host(
+    procs: dict[tuple[str, int, int], dict[str, object]],
+) -> dict[str, tuple[GpuProcess, ...]]:
+    """Every host's processes, by (gpu index, pid): one sort of the fleet's processes, not
+    one per host (which made a refresh quadratic in the fleet's size)."""
+    out: dict[str, list[GpuProcess]] = {}
+    for (host, index, pid), entry in sorted(procs.items()):
         labels = entry["labels"]
         assert isinstance(labels, dict)
         memory = entry.get(PROC_MEMORY)
         sm = entry.get(PROC_SM)
         cmdline = labels.get("cmdline")
-        out.append(
+        out.setdefault(host, []).append(
             GpuProcess(
                 gpu_index=index,
                 pid=pid,
@@ -274,4 +275,4 @@ def _processes(
                 container=visible(labels.get("container", "")) or None,
             )
         )
-    return tuple(out)
+    return {host: tuple(found) for host, found in out.items()}
