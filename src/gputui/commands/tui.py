@@ -139,7 +139,7 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
     if not 0.1 <= interval <= 3600:
         raise UserError(f"--interval: {interval:g} s is out of range (0.1 to 3600)")
     # the cluster view: tui/cluster_app.py
-    if getattr(args, "prometheus", None) or getattr(args, "match", None):
+    if getattr(args, "prometheus", None) is not None or getattr(args, "match", None) is not None:
         from gputui.tui.cluster_app import run_cluster
 
         return run_cluster(args, interval)
