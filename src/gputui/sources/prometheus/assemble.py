@@ -11,7 +11,7 @@ last poll is).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from gputui.core.textsafe import visible
@@ -98,6 +98,19 @@ def gputui_instances_of(values: Sequence[Sample]) -> set[str]:
     }
 
 
+def in_order(samples: Iterable[Sample], gputui_instances: set[str]) -> Iterator[Sample]:
+    """The samples as a stable sort by gputui_first would give them, grouped by instance in
+    one pass: the key depends on the instance alone, and a fleet has far fewer instances
+    than samples (a sort called the key once per sample, 200,000 times at 1,000 hosts)."""
+    by_instance: dict[str, list[Sample]] = {}
+    for s in samples:
+        by_instance.setdefault(s.labels.get("instance", ""), []).append(s)
+    for instance in sorted(
+        by_instance, key=lambda i: gputui_first({"instance": i}, gputui_instances)
+    ):
+        yield from by_instance[instance]
+
+
 def assemble(
     values: Sequence[Sample],
     fresh: Sequence[Sample],
@@ -118,10 +131,7 @@ def assemble(
     last_poll: dict[str, float] = {}
     poll_interval: dict[str, float] = {}
 
-    def order(s: Sample) -> tuple[bool, str]:
-        return gputui_first(s.labels, gputui_instances)
-
-    for s in sorted(fresh, key=order):
+    for s in in_order(fresh, gputui_instances):
         index = gpu_index(s.labels)
         if index is None:
             continue
@@ -132,7 +142,7 @@ def assemble(
         b.labels(s.labels)
         if s.labels.get("instance"):
             host_instances.setdefault(host, set()).add(s.labels["instance"])
-    for s in sorted(values, key=order):
+    for s in in_order(values, gputui_instances):
         name = s.labels.get("__name__", "")
         host = host_of(s.labels)
         instance = s.labels.get("instance")

@@ -203,10 +203,13 @@ def _read(response: Any, cap: int, deadline: Deadline) -> bytes:
         raise BrokenHttp(
             f"a body in Content-Encoding {encoding.strip()[:40]!r}, which was not asked for"
         )
-    declared = headers.get("Content-Length") if headers else None
-    if declared is not None and declared.strip().isdigit() and len(declared.strip()) > 12:
-        raise BodyTooLarge(cap)
-    if declared is not None and declared.strip().isdigit() and int(declared) > cap:
+    lengths = {v.strip() for v in headers.get_all("Content-Length") or ()} if headers else set()
+    if len(lengths) > 1 or any(not v.isascii() or not v.isdigit() for v in lengths):
+        # http.client would take the first, or read to the end for one it cannot parse
+        shown = ", ".join(sorted(lengths))[:40]
+        raise BrokenHttp(f"a Content-Length that is not one number ({shown!r})")
+    declared = next(iter(lengths), None)
+    if declared is not None and (len(declared) > 12 or int(declared) > cap):
         raise BodyTooLarge(cap)
     chunks: list[bytes] = []
     size = 0
