@@ -82,7 +82,7 @@ def run_once(src: Path, argv: list[str], url: str, timeout: float) -> Run:
         err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
         out.seek(0)
         lines = sum(1 for _ in out)
-    if proc.returncode not in (0, 1) or "Traceback" in err:
+    if proc.returncode not in (0, 1) or "Traceback" in err or (proc.returncode and err.strip()):
         print(f"   ! {' '.join(args)} exited {proc.returncode}: {err.strip()[-300:]}", flush=True)
     return Run(
         wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, lines, proc.returncode

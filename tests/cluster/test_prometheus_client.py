@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 import prometheus_fake as fake  # noqa: E402
 
 from gputui.sources.prometheus import answer as answers  # noqa: E402
-from gputui.sources.prometheus import shapes  # noqa: E402
+from gputui.sources.prometheus import endpoint, shapes  # noqa: E402
 from gputui.sources.prometheus.api import (  # noqa: E402
     CommandDeadline,
     PrometheusClient,
@@ -70,6 +70,39 @@ def test_a_url_that_is_not_one_is_one_line(url: str) -> None:
     code, out, err, _ = run_cli(["snapshot", "--prometheus", url])
     line = one_line(err)
     assert (code, out) == (2, "") and "--prometheus" in line, line
+
+
+@pytest.mark.parametrize(
+    ("url", "base", "origin"),
+    [
+        ("http://[::1]:9090/", "http://[::1]:9090", "http://[::1]:9090"),
+        (
+            "HTTP://Prom.Example.:9090/p/",
+            "http://prom.example.:9090/p",
+            "http://prom.example.:9090",
+        ),
+        ("https://viewer:p%40ss@prom:443", "https://prom:443", "https://prom:443"),
+        (
+            "https://bücher.example",
+            "https://xn--bcher-kva.example",
+            "https://xn--bcher-kva.example:443",
+        ),
+    ],
+)
+def test_a_good_url_is_parsed_once_into_its_origin(url: str, base: str, origin: str) -> None:
+    parsed = endpoint.parse(url)
+    assert (parsed.base, parsed.origin_text()) == (base, origin)
+
+
+@pytest.mark.parametrize(
+    ("location", "same"),
+    [("/x?q=1", True), ("http://h:80/y", True), ("http://H/z", True), ("https://h/", False),
+     ("http://h:81/", False), ("//other/", False), ("http://h.evil/", False)],
+)  # fmt: skip
+def test_a_redirect_keeps_its_origin_or_is_another(location: str, same: bool) -> None:
+    here = endpoint.parse("http://h")
+    origin, _ = endpoint.redirect("http://h/api/v1/query?query=up", location)
+    assert (origin == here.origin) is same
 
 
 def test_an_empty_url_is_refused_not_taken_for_no_url() -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 MAX_URL_CHARS = 2048  # a server's base URL; longer is not one
 DEFAULT_PORTS = {"http": 80, "https": 443}
-_HOST_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9_])?$")
+_HOST_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9_])?\.?$")  # "a.example."
 _PATH_CHARS = re.compile(r"^[A-Za-z0-9._~!$&'()*+,;=:@/%-]*$")  # RFC 3986 pchar and "/"
 
 
