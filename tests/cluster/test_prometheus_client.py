@@ -28,7 +28,7 @@ from gputui.sources.prometheus.api import (  # noqa: E402
     PrometheusTooLarge,
     PrometheusUnreachable,
 )
-from gputui.sources.prometheus.source import PrometheusSource  # noqa: E402
+from gputui.sources.prometheus.source import PrometheusSource, run_all  # noqa: E402
 
 from .test_prometheus_responses import one_line, run_cli  # noqa: E402
 
@@ -250,6 +250,17 @@ def test_a_command_over_the_bound_names_it_and_match(
     assert "--match" in caught.value.reason
     client.reset_series()  # a view's next refresh
     assert len(client.query("up")) == 100
+
+
+def test_the_command_bound_holds_for_answers_read_side_by_side(
+    pair: tuple[fake.FakePrometheus, fake.FakePrometheus],
+) -> None:
+    a, _ = pair
+    a.serve(lambda p, q: fake.Reply(_series(100), delay_s=0.3))  # both asked before either ends
+    client = PrometheusClient(a.url, max_series=300, max_series_total=150)
+    with pytest.raises(PrometheusTooLarge, match="over 150 series in one command"):
+        run_all([lambda: client.query("up"), lambda: client.query("up")])
+    assert a.most_in_flight == 2
 
 
 def test_the_bound_is_one_line_from_the_command(

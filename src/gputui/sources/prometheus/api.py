@@ -212,17 +212,23 @@ class PrometheusClient:
             ) from None
         except answers.TooManySeries:
             if limit < self.max_series:
-                raise PrometheusTooLarge(
-                    f"{self.url}: over {self.max_series_total:,} series in one command (the "
-                    f"bound per command); {NARROW}"
-                ) from None
+                raise self._over_command() from None
             raise PrometheusTooLarge(
                 f"{what}: over {self.max_series:,} series in one answer (the bound per "
                 f"answer); {NARROW}"
             ) from None
-        with self._lock:
+        with self._lock:  # answers read side by side each saw what was left before them
             self.series += len(items)
+            over = self.series > self.max_series_total
+        if over:
+            raise self._over_command()
         return items
+
+    def _over_command(self) -> PrometheusTooLarge:
+        return PrometheusTooLarge(
+            f"{self.url}: over {self.max_series_total:,} series in one command (the bound per "
+            f"command); {NARROW}"
+        )
 
     def _budget(self, what: str) -> tuple[float, bool]:
         """The seconds this request may take, and whether the command's deadline set them."""
