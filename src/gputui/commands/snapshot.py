@@ -49,7 +49,7 @@ def register(sub: Any) -> None:
         "--deadline",
         metavar="SECONDS",
         help="with --prometheus: the time all the queries of the command may take together "
-        "(default 30)",
+        "(default 60)",
     )
     p.add_argument(
         "--all",

@@ -82,7 +82,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--deadline",
         metavar="SECONDS",
         help="with --prometheus: the time all the queries of the command may take together "
-        "(default 30)",
+        "(default 60)",
     )
     p.add_argument(
         "--all",

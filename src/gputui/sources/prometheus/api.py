@@ -46,7 +46,7 @@ from gputui.sources.prometheus import endpoint, shapes
 from gputui.sources.prometheus import http as prometheus_http
 
 DEFAULT_TIMEOUT_S = 5.0  # the deadline of one query, all of it
-DEFAULT_DEADLINE_S = 30.0  # the deadline of a whole command's queries (--deadline)
+DEFAULT_DEADLINE_S = 60.0  # the deadline of a whole command's queries (--deadline)
 MAX_SCRAPE_INTERVAL_S = 86400.0  # a longer one from /targets is not believed: the default applies
 # 1,000 hosts of 8 GPUs with 4 processes each answer 64,000 series to the largest query and
 # about 170,000 to a whole `snapshot`; a series costs the reader about 1 KiB.
@@ -148,6 +148,7 @@ class PrometheusClient:
         )
         self.requests = 0
         self.series = 0  # read since the last reset_series()
+        self._in_flight = 0
         self._lock = threading.Lock()
 
     def reset_series(self) -> None:
@@ -230,14 +231,20 @@ class PrometheusClient:
             f"command); {NARROW}"
         )
 
-    def _budget(self, what: str) -> tuple[float, bool]:
-        """The seconds this request may take, and whether the command's deadline set them."""
+    def _budget(self, what: str, sharing: int) -> tuple[float, bool]:
+        """The seconds this request may take, and whether the command's deadline set them.
+
+        A query sent while `sharing` - 1 others are in flight gets `sharing` times the
+        deadline per query: a busy Prometheus answers k queries at once about k times
+        slower, and the command's deadline still bounds them all together.
+        """
+        own = self.timeout * sharing
         if self.deadline is None:
-            return self.timeout, False
+            return own, False
         left = self.deadline.left()
         if left <= 0:
             raise PrometheusUnreachable(self._late(what))
-        return (left, True) if left < self.timeout else (self.timeout, False)
+        return (left, True) if left < own else (own, False)
 
     def _late(self, what: str) -> str:
         seconds = self.deadline.seconds if self.deadline is not None else 0.0
@@ -256,7 +263,17 @@ class PrometheusClient:
     def _get(self, path: str, params: dict[str, str]) -> bytes:
         """The body of a 2xx answer; every other outcome a PrometheusError naming the query."""
         what = self._what(path, params)
-        seconds, by_command = self._budget(what)
+        with self._lock:
+            self._in_flight += 1
+            sharing = self._in_flight
+        try:
+            return self._exchange(path, params, what, sharing)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def _exchange(self, path: str, params: dict[str, str], what: str, sharing: int) -> bytes:
+        seconds, by_command = self._budget(what, sharing)
         with self._lock:
             self.requests += 1
         try:
@@ -264,8 +281,9 @@ class PrometheusClient:
         except prometheus_http.DeadlinePassed:
             if by_command:
                 raise PrometheusUnreachable(self._late(what)) from None
+            shared = f", {sharing} queries at once" if sharing > 1 else ""
             raise PrometheusUnreachable(
-                f"{what}: no complete answer within {self.timeout:g} s (the deadline per query)"
+                f"{what}: no complete answer within {seconds:g} s (the deadline per query{shared})"
             ) from None
         except prometheus_http.BodyTooLarge as exc:
             raise PrometheusBadResponse(
