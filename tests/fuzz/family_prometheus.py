@@ -417,14 +417,19 @@ def _responder(case: Case, served: list[bool]) -> fake.Responder:
     return respond
 
 
+DRIP_DEADLINE = ["--deadline", "5"]  # a drip ends at the command's deadline, inside a case's
+
+
 def _argv(case: Case, url: str) -> list[str]:
+    slow = DRIP_DEADLINE if case.reply is not None and case.reply.drip_s else []
     if case.command == "fit":
-        return ["fit", MODELS, "--prometheus", url]
+        return ["fit", MODELS, "--prometheus", url, *slow]
     return [
         "snapshot",
         "--prometheus",
         url,
         *(["--json"] if case.command == "snapshot-json" else []),
+        *slow,
     ]
 
 

@@ -32,11 +32,12 @@ sent by POST, form-encoded, as the HTTP API allows for /query and
 from __future__ import annotations
 
 import base64
+import contextlib
 import threading
 import time
 import urllib.error
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -149,7 +150,20 @@ class PrometheusClient:
         self.requests = 0
         self.series = 0  # read since the last reset_series()
         self._in_flight = 0
+        self._sharing = 1  # queries run side by side (side_by_side)
         self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def side_by_side(self, queries: int) -> Iterator[None]:
+        """Queries sent inside run up to `queries` at once: each gets that many times the
+        deadline per query from the start (the first sent is slowed by those that follow)."""
+        with self._lock:
+            self._sharing = queries
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._sharing = 1
 
     def reset_series(self) -> None:
         """A view's next refresh: the bound per command counts again from zero."""
@@ -265,7 +279,7 @@ class PrometheusClient:
         what = self._what(path, params)
         with self._lock:
             self._in_flight += 1
-            sharing = self._in_flight
+            sharing = max(self._in_flight, self._sharing)
         try:
             return self._exchange(path, params, what, sharing)
         finally:

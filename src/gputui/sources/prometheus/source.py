@@ -204,7 +204,8 @@ class PrometheusSource:
         ]
         if want_intervals:
             calls.append(self._scrape_intervals)
-        fresh, labelled, up, *answers = run_all(calls)
+        with self.client.side_by_side(min(CONCURRENT_QUERIES, len(calls))):
+            fresh, labelled, up, *answers = run_all(calls)
         if want_intervals:
             self._intervals = answers.pop()
             self._intervals_at = now
