@@ -187,6 +187,27 @@ def test_a_compressed_body_is_refused_not_inflated(
     assert (code, out) == (2, "") and "Content-Encoding 'gzip'" in line, line
 
 
+@pytest.mark.parametrize("lengths", [(b"-5",), (b"12, 13",), (b"0x20",), (b"%d", b"%d+7")], ids=str)
+def test_a_content_length_that_is_not_one_number_is_refused(
+    pair: tuple[fake.FakePrometheus, fake.FakePrometheus], lengths: tuple[bytes, ...]
+) -> None:
+    a, _ = pair
+
+    def respond(path: str, params: dict[str, str]) -> fake.Reply:
+        body = fake.fleet_reply(path, params).body
+        heads = tuple(
+            b"Content-Length: " + (b"%d" % (len(body) + 7) if v == b"%d+7" else
+                                   b"%d" % len(body) if v == b"%d" else v)
+            for v in lengths
+        )  # fmt: skip
+        return fake.Reply(body, length=None, headers=heads)
+
+    a.serve(respond)
+    code, out, err, _ = run_cli(["snapshot", "--prometheus", a.url])
+    line = one_line(err)
+    assert (code, out) == (2, "") and "Content-Length that is not one number" in line, line
+
+
 # --- long queries -------------------------------------------------------------------------
 
 
