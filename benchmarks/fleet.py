@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""`fit --prometheus` and `snapshot --prometheus` on fleets of 10, 100 and 1,000 hosts (issue 22).
+"""`fit --prometheus` and `snapshot --prometheus` on fleets of 10, 100 and 1,000 hosts.
 
     .venv/bin/python benchmarks/fleet.py [--sizes 10,100,1000] [--runs 1] [--baseline 2825eff]
+        [--kinds dcgm,gputui]
 
-Each size is its own fleet (benchmarks/fleet_server.py): one loopback server of
-dcgm-exporter pages, 8 GPUs a host, two card models and a few MIG GPUs, scraped
-by a real Prometheus every 15 s. On it, as subprocesses (a user's command line):
+Each size and kind is its own fleet (benchmarks/fleet_server.py): one loopback
+server of pages, 8 GPUs a host, two card models, scraped by a real Prometheus
+every 15 s. Kind `dcgm`: dcgm-exporter pages (no processes, a few MIG GPUs);
+kind `gputui`: `gputui exporter` pages with 4 processes per GPU (the
+processes' series are most of the fleet's: 64 per host). On it, as subprocesses (a user's command line):
 `gputui fit examples/models.toml --prometheus URL` (and `--json`) and
 `gputui snapshot --prometheus URL` (and `--json`): wall time, the child's CPU
 time and its peak RSS (wait4), and the lines printed. Each figure's ratio to
@@ -34,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.fleet_server import GPUS_PER_HOST, start_fleet  # noqa: E402
+from benchmarks.fleet_server import GPUS_PER_HOST, PAGES, start_fleet  # noqa: E402
 
 MODELS = str(ROOT / "examples" / "models.toml")
 COMMANDS: dict[str, tuple[list[str], float]] = {  # name: (arguments before the URL, aim)
@@ -79,7 +82,7 @@ def run_once(src: Path, argv: list[str], url: str, timeout: float) -> Run:
         err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
         out.seek(0)
         lines = sum(1 for _ in out)
-    if proc.returncode not in (0, 1) or "Traceback" in err:
+    if proc.returncode not in (0, 1) or "Traceback" in err or (proc.returncode and err.strip()):
         print(f"   ! {' '.join(args)} exited {proc.returncode}: {err.strip()[-300:]}", flush=True)
     return Run(
         wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, lines, proc.returncode
@@ -107,8 +110,11 @@ def baseline_tree(rev: str, folder: Path) -> Path:
     return folder / "src"
 
 
-def measure(sizes: list[int], runs: int, rev: str, timeout: float) -> None:
-    results: dict[tuple[str, str, int], Run] = {}
+Results = dict[tuple[str, str, int], Run]  # (tree, command, hosts) -> the median run
+
+
+def measure(sizes: list[int], runs: int, rev: str, timeout: float, kind: str) -> None:
+    results: Results = {}
     trees = {"after": ROOT / "src"}
     with tempfile.TemporaryDirectory() as tmp:
         if rev:
@@ -116,10 +122,11 @@ def measure(sizes: list[int], runs: int, rev: str, timeout: float) -> None:
         for hosts in sizes:
             t0 = time.perf_counter()
             with start_fleet(
-                Path(tmp) / f"fleet-{hosts}", hosts, interval="15s", timeout=300
+                Path(tmp) / f"fleet-{kind}-{hosts}", hosts, interval="15s", timeout=600, kind=kind
             ) as fleet:
                 print(
-                    f"{hosts:,} hosts ({hosts * GPUS_PER_HOST:,} GPUs): Prometheus at {fleet.url} ready in "
+                    f"{kind} fleet, {hosts:,} hosts ({hosts * GPUS_PER_HOST:,} GPUs): "
+                    f"Prometheus at {fleet.url} ready in "
                     f"{time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.1f}",
                     flush=True,
                 )
@@ -140,13 +147,13 @@ def measure(sizes: list[int], runs: int, rev: str, timeout: float) -> None:
                         ),
                         flush=True,
                     )
-    table(results, sizes, list(trees))
+    table(results, sizes, list(trees), kind)
 
 
-def table(results: dict[tuple[str, str, int], Run], sizes: list[int], trees: list[str]) -> None:
+def table(results: Results, sizes: list[int], trees: list[str], kind: str) -> None:
     small = sizes[0]
     print(
-        f"\nratios are to the same command at {small:,} hosts; aims: fit within 3x, "
+        f"\n{kind} fleet: ratios are to the same command at {small:,} hosts; aims: fit within 3x, "
         f"snapshot within 4x (wall), peak RSS under {RSS_AIM_MIB:.0f} MiB"
     )
     head = f"{'command':16} {'hosts':>6} {'GPUs':>6}"
@@ -178,7 +185,14 @@ def main() -> int:
         "--baseline", default="2825eff", help="git revision of the baseline ('' for none)"
     )
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per command")
+    ap.add_argument(
+        "--kinds", default="dcgm,gputui", help="fleets: dcgm (dcgm-exporter pages), gputui "
+        "(gputui exporter pages with processes)"
+    )  # fmt: skip
     args = ap.parse_args()
+    kinds = [k for k in args.kinds.split(",") if k]
+    if not kinds or any(k not in PAGES for k in kinds):
+        ap.error(f"--kinds: some of {', '.join(PAGES)}")
     sizes = [int(s) for s in args.sizes.split(",")]
     if sorted(sizes) != sizes or sizes[0] < 1:
         ap.error("--sizes: host counts, smallest first")
@@ -187,7 +201,8 @@ def main() -> int:
         f"this tree {ROOT}, baseline {args.baseline or 'none'}",
         flush=True,
     )
-    measure(sizes, max(1, args.runs), args.baseline, args.timeout)
+    for kind in kinds:
+        measure(sizes, max(1, args.runs), args.baseline, args.timeout, kind)
     return 0
 
 

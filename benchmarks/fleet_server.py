@@ -99,11 +99,44 @@ def page(i: int, gpus: int = GPUS_PER_HOST, used: Used = used_mib) -> str:
     return "\n".join(out) + "\n"
 
 
+PROCS_PER_GPU = 4
+Page = Callable[[int, int, Used], str]  # (host, gpus, used) -> its page
+
+
+def exporter_page(i: int, gpus: int = GPUS_PER_HOST, used: Used = used_mib) -> str:
+    """Host `i` as `gputui exporter` serves it: dcgm-exporter's names, gputui's extras and
+    PROCS_PER_GPU processes per GPU (two series each: memory and SM share)."""
+    model, total = host_card(i)
+    host = host_name(i)
+    lines = [dcgm_text(host, gpus, model=model, total_mib=total, used_mib=lambda g: used(i, g))]
+    for g in range(gpus):
+        # the UUID dcgm_text gives the same GPU
+        uuid = f"GPU-{abs(hash((host, g))) % 10**12:012d}-0000-0000-0000-000000000000"
+        gpu = f'gpu="{g}",UUID="{uuid}",Hostname="{host}"'
+        lines.append(f"gputui_gpu_up{{{gpu}}} 1.0")
+        lines.append(f"gputui_gpu_memory_total_bytes{{{gpu}}} {float(total << 20)!r}")
+        lines.append(f"gputui_gpu_power_limit_watts{{{gpu}}} 700.0")
+        for p in range(PROCS_PER_GPU):
+            proc = (
+                f'{gpu},pid="{10000 + g * PROCS_PER_GPU + p}",user="user{p}",container="",'
+                f'command="python3"'
+            )
+            lines.append(f"gputui_process_gpu_memory_bytes{{{proc}}} {float(256 << 20)!r}")
+            lines.append(f"gputui_process_sm_util_percent{{{proc}}} {float(10 * p)!r}")
+    lines.append("gputui_exporter_poll_interval_seconds 1.0")
+    return "\n".join(lines) + "\n"
+
+
+PAGES: dict[str, Page] = {"dcgm": page, "gputui": exporter_page}
+
+
 class PageServer:
     """Every host's page from one threaded loopback server, at /host/<i>/metrics."""
 
-    def __init__(self, hosts: int, gpus: int = GPUS_PER_HOST, used: Used = used_mib) -> None:
-        self.pages = [page(i, gpus, used).encode() for i in range(hosts)]
+    def __init__(
+        self, hosts: int, gpus: int = GPUS_PER_HOST, used: Used = used_mib, kind: str = "dcgm"
+    ) -> None:
+        self.pages = [PAGES[kind](i, gpus, used).encode() for i in range(hosts)]
         self.scrapes = 0
         self.http = PageHTTP(self._body)
         self.address = self.http.address
@@ -176,16 +209,22 @@ def start_fleet(
     used: Used = used_mib,
     interval: str = "1s",
     timeout: float = 120.0,
+    kind: str = "dcgm",
 ) -> Iterator[Fleet]:
     """A fleet of `hosts` pages of `gpus` GPUs (`used(host, gpu)` MiB in use) and a
-    Prometheus that has scraped every one of them."""
-    pages = PageServer(hosts, gpus, used)
+    Prometheus that has scraped every one of them. `kind`: "dcgm" (dcgm-exporter pages, a
+    few MIG GPUs) or "gputui" (`gputui exporter` pages with PROCS_PER_GPU processes a GPU)."""
+    pages = PageServer(hosts, gpus, used, kind)
     prom = FleetPrometheus(folder, pages.address, hosts, interval)
     try:
         prom.start()
         prom.wait_targets_up(timeout)
-        series = hosts * gpus + sum(is_mig(i, g) for i in range(hosts) for g in range(gpus))
+        mig = kind == "dcgm"
+        series = hosts * gpus + sum(mig and is_mig(i, g) for i in range(hosts) for g in range(gpus))
         prom.wait_for("DCGM_FI_DEV_FB_FREE", series, timeout)
+        if kind == "gputui":
+            procs = hosts * gpus * PROCS_PER_GPU
+            prom.wait_for("gputui_process_gpu_memory_bytes", procs, timeout)
         yield Fleet(hosts, gpus, pages, prom)
     finally:
         prom.stop()

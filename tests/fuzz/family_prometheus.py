@@ -36,7 +36,11 @@ from gputui.sources.prometheus.series import GPU_UP, SAMPLE_METRICS
 FAMILY = "prometheus"
 MODELS = str(Path(__file__).resolve().parent / "prometheus_models.toml")
 _UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
-_FLOAT_FIELDS = {"power_w", "power_limit_w"}
+# Fields the reader keeps as floats (the rest it rounds): watts, and GPM's ratios as percent.
+_FLOAT_FIELDS = {
+    "power_w", "power_limit_w", "sm_active_pct", "sm_occupancy_pct", "tensor_active_pct",
+    "dram_active_pct",
+}
 METRICS = tuple(SAMPLE_METRICS)
 # What a real reading of each metric can be (in its unit); the generator draws valid values
 # from here, and planted values from outside.
@@ -55,6 +59,11 @@ RANGES.update(
         "gputui_gpu_power_limit_watts": (100.0, 1_000.0),
         "gputui_gpu_memory_total_bytes": (8e9, 2e11),
         "gputui_gpu_performance_state": (0.0, 12.0),
+        # GPM's ratios, on DCGM's 0-1 scale
+        "DCGM_FI_PROF_SM_ACTIVE": (0.0, 1.0),
+        "DCGM_FI_PROF_SM_OCCUPANCY": (0.0, 1.0),
+        "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": (0.0, 1.0),
+        "DCGM_FI_PROF_DRAM_ACTIVE": (0.0, 1.0),
     }
 )
 INVALID_VALUES = ("+Inf", "-Inf", "NaN", "Inf", "1e999", "-1e999", "1e300", "-1e300", "1e16")
@@ -73,6 +82,10 @@ ABOVE_RANGE = {
     "gputui_gpu_power_limit_watts": "5e6",
     "gputui_gpu_memory_total_bytes": "1e19",
     "gputui_gpu_performance_state": "99",
+    "DCGM_FI_PROF_SM_ACTIVE": "2.5",
+    "DCGM_FI_PROF_SM_OCCUPANCY": "2.5",
+    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": "2.5",
+    "DCGM_FI_PROF_DRAM_ACTIVE": "2.5",
 }
 NOT_NUMBERS = ("", "lots", "0x10", "1_000", " 5", "5 ", "1e", "--1", "infinity", "\u0661")
 
@@ -417,14 +430,19 @@ def _responder(case: Case, served: list[bool]) -> fake.Responder:
     return respond
 
 
+DRIP_DEADLINE = ["--deadline", "5"]  # a drip ends at the command's deadline, inside a case's
+
+
 def _argv(case: Case, url: str) -> list[str]:
+    slow = DRIP_DEADLINE if case.reply is not None and case.reply.drip_s else []
     if case.command == "fit":
-        return ["fit", MODELS, "--prometheus", url]
+        return ["fit", MODELS, "--prometheus", url, *slow]
     return [
         "snapshot",
         "--prometheus",
         url,
         *(["--json"] if case.command == "snapshot-json" else []),
+        *slow,
     ]
 
 

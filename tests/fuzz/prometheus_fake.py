@@ -33,6 +33,7 @@ class Reply:
     length: int | None = AUTO  # None: no Content-Length (the body ends when the connection does)
     drip_s: float = 0.0  # seconds between bytes of the whole answer
     hold_s: float = 0.0  # keep the connection open this long after the body
+    delay_s: float = 0.0  # wait this long before the first byte (a slow query)
     raw: bytes | None = None  # the whole answer, bytes as they are, instead of the above
 
     def wire(self) -> tuple[bytes, bytes]:
@@ -55,18 +56,48 @@ def json_reply(payload: Any, **kwargs: Any) -> Reply:
 Responder = Callable[[str, dict[str, str]], Reply]
 
 
+@dataclass(frozen=True)
+class Seen:
+    """A request as the fake server received it."""
+
+    method: str
+    path: str
+    params: dict[str, str]
+    authorization: str | None
+    target_length: int  # of the request line's target (path and query string)
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         parts = urllib.parse.urlsplit(self.path)
+        self._answer(parts.path, dict(urllib.parse.parse_qsl(parts.query)))
+
+    def do_POST(self) -> None:  # noqa: N802 - the API's form-encoded POST of /query, /query_range
+        parts = urllib.parse.urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        form = self.rfile.read(length).decode("utf-8", "replace")
         params = dict(urllib.parse.parse_qsl(parts.query))
+        params.update(urllib.parse.parse_qsl(form))
+        self._answer(parts.path, params)
+
+    def _answer(self, path: str, params: dict[str, str]) -> None:
+        self.server.seen.append(
+            Seen(self.command, path, params, self.headers.get("Authorization"), len(self.path))
+        )
         self.close_connection = True
         try:
-            reply = self.server.responder(parts.path, params)
+            reply = self.server.responder(path, params)
         except Exception as exc:  # a bug in a test's responder: say so, as a 500
             reply = Reply(f"responder failed: {exc!r}".encode(), status=b"HTTP/1.1 500 Oops")
         head, body = reply.wire()
+        with self.server.lock:  # waiting for an answer: none is written until the delay ends
+            self.server.in_flight += 1
+            self.server.most_in_flight = max(self.server.most_in_flight, self.server.in_flight)
+        time.sleep(reply.delay_s)
+        with self.server.lock:
+            self.server.in_flight -= 1
         try:
             if reply.drip_s > 0:  # status line, headers and body alike
                 wire = head + body
@@ -91,6 +122,10 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
     responder: Responder
+    seen: list[Seen]
+    lock: threading.Lock
+    in_flight: int
+    most_in_flight: int  # requests waiting for their answer at once, at most, since `serve`
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hung up (its deadline) is the point, not an error to print:
@@ -106,6 +141,9 @@ class FakePrometheus:
     def __init__(self, responder: Responder | None = None) -> None:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.responder = responder or (lambda path, params: fleet_reply(path, params))
+        self._server.seen = []
+        self._server.lock = threading.Lock()
+        self._server.in_flight = self._server.most_in_flight = 0
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
 
@@ -113,8 +151,19 @@ class FakePrometheus:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
+    @property
+    def seen(self) -> list[Seen]:
+        """Every request received since the last `serve` (the server's own list)."""
+        return self._server.seen
+
     def serve(self, responder: Responder) -> None:
         self._server.responder = responder
+        self._server.seen = []
+        self._server.most_in_flight = 0
+
+    @property
+    def most_in_flight(self) -> int:
+        return self._server.most_in_flight
 
     def stop(self) -> None:
         self._server.shutdown()

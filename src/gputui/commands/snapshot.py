@@ -52,6 +52,12 @@ def register(sub: Any) -> None:
     p.add_argument("--prometheus", metavar="URL", help="the whole cluster, read from Prometheus")
     p.add_argument("--match", metavar="SELECTOR", help="with --prometheus: e.g. '{cluster=\"a\"}'")
     p.add_argument(
+        "--deadline",
+        metavar="SECONDS",
+        help="with --prometheus: the time all the queries of the command may take together "
+        "(default 60)",
+    )
+    p.add_argument(
         "--all",
         action="store_true",
         help="with --prometheus: the GPU table lists every GPU "
@@ -72,6 +78,7 @@ _FAST_DEFAULTS: dict[str, object] = {
     "json_schema": False,
     "demo": False,
     "all": False,
+    "deadline": None,
 }
 
 
@@ -106,12 +113,14 @@ def run(args: Args) -> int:
         print(json.dumps(json_schema(), indent=2))
         return 0
 
-    if getattr(args, "prometheus", None) or getattr(args, "match", None):
+    if getattr(args, "prometheus", None) is not None or getattr(args, "match", None) is not None:
         return _run_cluster(args)
-    if getattr(args, "all", False):
-        from gputui.core.errors import UserError
+    for flag, attr in (("--all", "all"), ("--deadline", "deadline")):
+        if getattr(args, attr, None) not in (None, False):
+            from gputui.core.errors import UserError
 
-        raise UserError("--all: only with --prometheus URL (it lists every GPU of the fleet)")
+            what = " (it lists every GPU of the fleet)" if attr == "all" else ""
+            raise UserError(f"{flag}: only with --prometheus URL{what}")
     from gputui.sources.base import Source, open_source
     from gputui.sources.errors import SourceUnavailable
 
@@ -183,6 +192,7 @@ def _run_cluster(args: Args) -> int:
     from gputui.render.cluster_text import TEXT_METRICS, cluster_json_text, render_cluster
     from gputui.sources.prometheus.connect import (
         check_cluster_args,
+        command_deadline,
         open_cluster_source,
         poll_or_fail,
     )
@@ -190,7 +200,8 @@ def _run_cluster(args: Args) -> int:
     check_cluster_args(args, {"demo": "--demo", "scenario": "--scenario"})
     as_json = bool(getattr(args, "json", False))
     metrics = None if as_json else TEXT_METRICS
-    source = open_cluster_source(args.prometheus, getattr(args, "match", None), metrics)
+    deadline = command_deadline(getattr(args, "deadline", None))
+    source = open_cluster_source(args.prometheus, getattr(args, "match", None), metrics, deadline)
     cluster = poll_or_fail(source)
     if as_json:
         print(cluster_json_text(cluster))

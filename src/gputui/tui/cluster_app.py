@@ -179,7 +179,7 @@ class ClusterApp(PolledApp, HangUp, App[int]):
                 self.backoff = Backoff(pace, RETRY_CAP_S)
                 self.poller.interval = pace
         self.main.show(view, self.history)
-        self.main.show_banner(None)
+        self.main.show_banner(view.refused)  # a query refused is said, never left out
         top = self.screen
         if isinstance(top, HostScreen):
             top.set_reachable(True)

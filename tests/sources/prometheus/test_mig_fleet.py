@@ -39,7 +39,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(PROMETHEUS is None, reason="needs the prometheus binary"),
 ]
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 QWEN = str(ROOT / "examples" / "llm" / "qwen2.5-7b.json")
 GiB = 1 << 30
 

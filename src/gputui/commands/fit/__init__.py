@@ -39,12 +39,14 @@ def run(args: argparse.Namespace) -> int:
     from gputui.commands.fit import models_file, transformer_file
     from gputui.core.errors import UserError
 
-    if getattr(args, "all", False) and not getattr(args, "prometheus", None):
+    if getattr(args, "all", False) and getattr(args, "prometheus", None) is None:
         raise UserError("--all: only with --prometheus URL (it lists every GPU of the fleet)")
     if args.models is not None:  # a name the OS refuses is one line before any importer looks
         from gputui.core.inputfile import check_path_name
 
         check_path_name(args.models, "MODELS")
+    if getattr(args, "deadline", None) is not None and getattr(args, "prometheus", None) is None:
+        raise UserError("--deadline: only with --prometheus URL")
     if transformer_file.handles(args):  # HF config/folder, --hf, GGUF: the transformer estimator
         return transformer_file.run(args)
     return models_file.run(args)

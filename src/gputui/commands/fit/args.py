@@ -77,6 +77,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--match", metavar="SELECTOR", help="with --prometheus: only these series")
     p.add_argument(
+        "--deadline",
+        metavar="SECONDS",
+        help="with --prometheus: the time all the queries of the command may take together "
+        "(default 60)",
+    )
+    p.add_argument(
         "--all",
         action="store_true",
         help="with --prometheus: list every GPU (default: the groups and the best 10)",

@@ -32,13 +32,17 @@ def run_fit(
     from gputui.fit.report.fleet import render_json, render_text
     from gputui.sources.prometheus.connect import (
         check_cluster_args,
+        command_deadline,
         open_cluster_source,
         poll_or_fail,
         read_mig_or_fail,
     )
 
     check_cluster_args(args, {})
-    source = open_cluster_source(args.prometheus, getattr(args, "match", None), FIT_METRICS)
+    deadline = command_deadline(getattr(args, "deadline", None))
+    source = open_cluster_source(
+        args.prometheus, getattr(args, "match", None), FIT_METRICS, deadline
+    )
     cluster = poll_or_fail(source)
     mig = read_mig_or_fail(source, cluster.timestamp)
     answer = fleet.answer_fleet(

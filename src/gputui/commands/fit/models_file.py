@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
                 'has mode = "train"'
             )
     # the cluster: fit/fleet.py
-    if getattr(args, "prometheus", None) or getattr(args, "match", None):
+    if getattr(args, "prometheus", None) is not None or getattr(args, "match", None) is not None:
         from gputui.commands.fit.fleet import run_fit
 
         fleet_llm = transformer_tables.fleet_entries(transformers, args, with_layers=bool(models))

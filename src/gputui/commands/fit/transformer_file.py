@@ -85,7 +85,9 @@ def run(args: argparse.Namespace) -> int:
         )
     model = load_model(args)
     allow = bool(getattr(args, "allow_longer_context", False))
-    if getattr(args, "prometheus", None) or getattr(args, "match", None):  # the fleet
+    if (
+        getattr(args, "prometheus", None) is not None or getattr(args, "match", None) is not None
+    ):  # the fleet
         from gputui.commands.fit.fleet import run_fit
 
         return run_fit(args, (), _header(args, "fleet"), (config_fleet_entry(args, model),))

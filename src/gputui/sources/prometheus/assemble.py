@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from gputui.core.textsafe import visible
@@ -157,6 +157,19 @@ def gputui_instances_of(values: Sequence[Sample]) -> set[str]:
     }
 
 
+def in_order(samples: Iterable[Sample], gputui_instances: set[str]) -> Iterator[Sample]:
+    """The samples as a stable sort by gputui_first would give them, grouped by instance in
+    one pass: the key depends on the instance alone, and a fleet has far fewer instances
+    than samples (a sort called the key once per sample, 200,000 times at 1,000 hosts)."""
+    by_instance: dict[str, list[Sample]] = {}
+    for s in samples:
+        by_instance.setdefault(s.labels.get("instance", ""), []).append(s)
+    for instance in sorted(
+        by_instance, key=lambda i: gputui_first({"instance": i}, gputui_instances)
+    ):
+        yield from by_instance[instance]
+
+
 def assemble(
     values: Sequence[Sample],
     fresh: Sequence[Sample],
@@ -177,10 +190,7 @@ def assemble(
     last_poll: dict[str, float] = {}
     poll_interval: dict[str, float] = {}
 
-    def order(s: Sample) -> tuple[bool, str]:
-        return gputui_first(s.labels, gputui_instances)
-
-    for s in sorted(fresh, key=order):
+    for s in in_order(fresh, gputui_instances):
         index = gpu_index(s.labels)
         if index is None:
             continue
@@ -191,7 +201,7 @@ def assemble(
         b.labels(s.labels)
         if s.labels.get("instance"):
             host_instances.setdefault(host, set()).add(s.labels["instance"])
-    for s in sorted(values, key=order):
+    for s in in_order(values, gputui_instances):
         name = s.labels.get("__name__", "")
         host = host_of(s.labels)
         instance = s.labels.get("instance")
@@ -248,6 +258,7 @@ def assemble(
     by_host: dict[str, list[ClusterGpu]] = {}
     for gpu_key, b in sorted(gpus.items()):
         by_host.setdefault(gpu_key[0], []).append(b.build(newest.get(gpu_key)))
+    procs_by_host = _processes_by_host(procs)
     hosts: list[ClusterHost] = []
     for name, host_gpus in by_host.items():
         instances = tuple(sorted(host_instances.get(name, ())))
@@ -272,7 +283,7 @@ def assemble(
             ClusterHost(
                 name=name,
                 gpus=tuple(host_gpus),
-                processes=_processes(procs, name),
+                processes=procs_by_host.get(name, ()),
                 state=state,
                 last_seen=last,
                 age_s=age,
@@ -312,19 +323,19 @@ def _add_process(
         entry[name] = value
 
 
-def _processes(
-    procs: dict[tuple[str, int, int], dict[str, object]], host: str
-) -> tuple[GpuProcess, ...]:
-    out = []
-    for (h, index, pid), entry in sorted(procs.items()):
-        if h != host:
-            continue
+def _processes_by_host(
+    procs: dict[tuple[str, int, int], dict[str, object]],
+) -> dict[str, tuple[GpuProcess, ...]]:
+    """Every host's processes, by (gpu index, pid): one sort of the fleet's processes, not
+    one per host (which made a refresh quadratic in the fleet's size)."""
+    out: dict[str, list[GpuProcess]] = {}
+    for (host, index, pid), entry in sorted(procs.items()):
         labels = entry["labels"]
         assert isinstance(labels, dict)
         memory = entry.get(PROC_MEMORY)
         sm = entry.get(PROC_SM)
         cmdline = labels.get("cmdline")
-        out.append(
+        out.setdefault(host, []).append(
             GpuProcess(
                 gpu_index=index,
                 pid=pid,
@@ -339,4 +350,4 @@ def _processes(
                 mig_index=_mig_index(labels.get("mig"), index),
             )
         )
-    return tuple(out)
+    return {host: tuple(found) for host, found in out.items()}

@@ -11,8 +11,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from gputui.core.errors import UserError
+from gputui.core.textsafe import visible
 from gputui.model.cluster import ClusterSnapshot, MigReadings
-from gputui.sources.prometheus.api import PrometheusRequestError, PrometheusUnreachable
+from gputui.sources.prometheus.api import (
+    DEFAULT_DEADLINE_S,
+    CommandDeadline,
+    PrometheusRequestError,
+    PrometheusUnreachable,
+)
 from gputui.sources.prometheus.source import PrometheusSource
 
 T = TypeVar("T")
@@ -20,7 +26,7 @@ T = TypeVar("T")
 
 def check_cluster_args(args: Any, conflicts: Mapping[str, str]) -> None:
     """--match only with --prometheus; options that pick a local source do not mix with it."""
-    if not getattr(args, "prometheus", None):
+    if getattr(args, "prometheus", None) is None:
         raise UserError("--match: only with --prometheus URL")
     for attr, flag in conflicts.items():
         value = getattr(args, attr, None)
@@ -37,13 +43,34 @@ def _or_fail(call: Callable[[], T]) -> T:
         raise UserError(exc.reason, exit_code=1) from None
 
 
+MAX_DEADLINE_S = 3600.0
+
+
+def command_deadline(text: str | None) -> CommandDeadline:
+    """`--deadline SECONDS`, started now: every query of the command ends within it."""
+    if text is None:
+        return CommandDeadline(DEFAULT_DEADLINE_S)
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise UserError(f"--deadline {visible(text[:40])!r}: expected seconds, e.g. 30") from None
+    if not 1.0 <= seconds <= MAX_DEADLINE_S:
+        raise UserError(f"--deadline: {seconds:g} s is out of range (1 to {MAX_DEADLINE_S:g})")
+    return CommandDeadline(seconds)
+
+
 def open_cluster_source(
-    url: str, match: str | None, metrics: Sequence[str] | None = None
+    url: str,
+    match: str | None,
+    metrics: Sequence[str] | None = None,
+    deadline: CommandDeadline | None = None,
 ) -> PrometheusSource:
-    """A checked PrometheusSource, or UserError: 2 for a bad URL/selector, 1 unreachable."""
+    """A checked PrometheusSource, or UserError: 2 for a bad URL/selector, 1 unreachable.
+    `deadline`: a command's (command_deadline); the cluster view has none, each of its
+    queries having its own."""
 
     def opened() -> PrometheusSource:
-        source = PrometheusSource(url, match=match, metrics=metrics)
+        source = PrometheusSource(url, match=match, metrics=metrics, deadline=deadline)
         source.check()
         return source
 

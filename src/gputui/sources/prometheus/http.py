@@ -1,4 +1,5 @@
-"""One GET to a Prometheus server with a total deadline and a cap on the body.
+"""The HTTP policy of every request to Prometheus: one deadline, capped bodies, same-origin
+redirects, credentials to the server named only, no compression.
 
 Why not `urlopen(timeout=...)` alone: a socket timeout restarts at every
 byte, so a server (or a proxy in front of it) that sends one byte every two
@@ -7,10 +8,22 @@ whole. Here a timer shuts the connection down when the query's deadline
 passes, whatever phase it is in (connect, TLS handshake, status line,
 headers, body), and the body is read in chunks up to the cap.
 
-urllib still does the HTTP work (proxies from the environment, redirects,
-Basic auth headers): only its connections are made through `_watched`, which
-keeps a duplicate of each socket so the timer can shut it down even after TLS
-has taken the original over.
+Redirects are followed here, not by urllib (whose handler copies every
+ordinary header, `Authorization` included, to wherever the Location points):
+only to the same origin (scheme, host and port, as endpoint.py parses them),
+at most MAX_REDIRECTS, never in a loop, keeping the method and the body (the
+query API takes GET and POST alike), all within the one deadline. A redirect
+to another origin is refused with both origins named: the credentials of
+`--prometheus http://user:pass@A` go to A only, and a query answered by a
+server the user did not name is not a reading of their fleet.
+
+No `Accept-Encoding` is sent; a body sent compressed anyway is refused, never
+inflated (a small gzip bomb inflates past any cap).
+
+urllib still does the rest of the HTTP work (proxies from the environment):
+its connections are made through `_watched`, which keeps a duplicate of each
+socket so the timer can shut it down even after TLS has taken the original
+over.
 """
 
 from __future__ import annotations
@@ -27,8 +40,12 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+from gputui.sources.prometheus import endpoint
+
 MAX_BODY_BYTES = 64 << 20  # far above the answer for thousands of GPUs; a bound on memory
 MAX_ERROR_BODY_BYTES = 64 << 10  # an error answer is read only for its message
+MAX_REDIRECTS = 5
+REDIRECTS = (301, 302, 303, 307, 308)
 _CHUNK = 1 << 16
 
 
@@ -44,11 +61,32 @@ class BrokenHttp(Exception):
     """What http.client or urllib raise for a response that is not valid HTTP."""
 
 
+class RedirectRefused(Exception):
+    """A redirect this policy does not follow (another origin, a loop, too many, a bad URL)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One request as the client means it; `credentials` go to `origin` only."""
+
+    method: str  # GET or POST
+    url: str
+    origin: tuple[str, str, int]  # (scheme, host, port) of endpoint.Endpoint
+    origin_text: str
+    body: bytes | None = None  # form-encoded, for POST
+    credentials: str | None = None  # the Authorization header's value
+
+
 @dataclass(frozen=True, slots=True)
 class Answer:
     status: int
     reason: str
     body: bytes
+    location: str | None = None  # a redirect's Location
 
 
 class Deadline:
@@ -143,32 +181,8 @@ class _HttpsHandler(urllib.request.HTTPSHandler):
         )
 
 
-class _CappedBody:
-    """A redirect's body as urllib's redirect handler sees it: read at most the error cap."""
-
-    def __init__(self, fp: Any) -> None:
-        self._fp = fp
-
-    def read(self, amt: int = -1) -> bytes:
-        limit = MAX_ERROR_BODY_BYTES if amt is None or amt < 0 else min(amt, MAX_ERROR_BODY_BYTES)
-        data: bytes = self._fp.read(limit)
-        return data
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._fp, name)
-
-
-class _RedirectHandler(urllib.request.HTTPRedirectHandler):
-    """urllib reads a redirect's whole body before it follows the redirect: not here."""
-
-    def http_error_302(self, req: Any, fp: Any, code: int, msg: str, headers: Any) -> Any:
-        return super().http_error_302(req, _CappedBody(fp), code, msg, headers)  # type: ignore[arg-type]
-
-    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
-
-
 def _opener(deadline: Deadline) -> urllib.request.OpenerDirector:
-    """urllib's default chain for http(s) only: a redirect elsewhere (ftp:) is refused."""
+    """urllib's chain for http(s) only, without its redirect handler: a 3xx is an answer."""
     opener = urllib.request.OpenerDirector()
     for handler in (
         urllib.request.ProxyHandler(),
@@ -176,7 +190,6 @@ def _opener(deadline: Deadline) -> urllib.request.OpenerDirector:
         _HttpHandler(deadline),
         _HttpsHandler(deadline),
         urllib.request.HTTPDefaultErrorHandler(),
-        _RedirectHandler(),
         urllib.request.HTTPErrorProcessor(),
     ):
         opener.add_handler(handler)
@@ -184,8 +197,19 @@ def _opener(deadline: Deadline) -> urllib.request.OpenerDirector:
 
 
 def _read(response: Any, cap: int, deadline: Deadline) -> bytes:
-    declared = response.headers.get("Content-Length") if response.headers else None
-    if declared is not None and declared.strip().isdigit() and int(declared) > cap:
+    headers = response.headers
+    encoding = headers.get("Content-Encoding", "identity") if headers else "identity"
+    if encoding.strip().lower() not in ("", "identity"):
+        raise BrokenHttp(
+            f"a body in Content-Encoding {encoding.strip()[:40]!r}, which was not asked for"
+        )
+    lengths = {v.strip() for v in headers.get_all("Content-Length") or ()} if headers else set()
+    if len(lengths) > 1 or any(not v.isascii() or not v.isdigit() for v in lengths):
+        # http.client would take the first, or read to the end for one it cannot parse
+        shown = ", ".join(sorted(lengths))[:40]
+        raise BrokenHttp(f"a Content-Length that is not one number ({shown!r})")
+    declared = next(iter(lengths), None)
+    if declared is not None and (len(declared) > 12 or int(declared) > cap):
         raise BodyTooLarge(cap)
     chunks: list[bytes] = []
     size = 0
@@ -208,21 +232,67 @@ def _read(response: Any, cap: int, deadline: Deadline) -> bytes:
             raise BodyTooLarge(cap)
 
 
-def get(request: urllib.request.Request, seconds: float, cap: int = MAX_BODY_BYTES) -> Answer:
-    """The status and body of one GET, HTTP errors included (their body capped smaller).
+def _one(request: Request, url: str, deadline: Deadline, cap: int) -> Answer:
+    """One exchange, no redirect followed; an HTTP error's body is capped smaller."""
+    sent = urllib.request.Request(
+        url,
+        data=request.body,
+        method=request.method,
+        headers={"Accept": "application/json", "Accept-Encoding": "identity"},
+    )
+    if request.body is not None:
+        sent.add_header("Content-Type", "application/x-www-form-urlencoded")
+    if request.credentials is not None:
+        sent.add_unredirected_header("Authorization", request.credentials)
+    try:
+        response = _opener(deadline).open(sent, timeout=deadline.remaining())
+    except urllib.error.HTTPError as exc:
+        with contextlib.closing(exc):
+            location = exc.headers.get("Location") if exc.headers else None
+            if exc.code in REDIRECTS:  # its body is not read: it may be huge
+                return Answer(exc.code, str(exc.reason), b"", location)
+            body = _read(exc, MAX_ERROR_BODY_BYTES, deadline) if exc.fp is not None else b""
+            return Answer(exc.code, str(exc.reason), body)
+    with response:
+        return Answer(response.status, str(response.reason), _read(response, cap, deadline))
+
+
+def _follow(request: Request, deadline: Deadline, cap: int) -> Answer:
+    url = request.url
+    seen = {url}
+    for _ in range(MAX_REDIRECTS + 1):
+        answer = _one(request, url, deadline, cap)
+        if answer.status not in REDIRECTS or answer.location is None:
+            return answer
+        try:
+            origin, target = endpoint.redirect(url, answer.location)
+        except endpoint.BadUrl as exc:
+            raise RedirectRefused(f"HTTP {answer.status} to a bad URL: {exc.reason}") from None
+        if origin != request.origin:
+            there = endpoint.Endpoint(origin[0], origin[1], origin[2], "").origin_text()
+            raise RedirectRefused(
+                f"HTTP {answer.status} from {request.origin_text} to another origin, {there}: "
+                "not followed (gputui sends queries and credentials only where --prometheus "
+                "points; give the URL it redirects to)"
+            )
+        if target in seen:
+            raise RedirectRefused(f"HTTP {answer.status}: a redirect loop")
+        seen.add(target)
+        url = target
+    raise RedirectRefused(f"over {MAX_REDIRECTS} redirects")
+
+
+def fetch(request: Request, seconds: float, cap: int = MAX_BODY_BYTES) -> Answer:
+    """The status and body of one request, HTTP errors included, redirects followed as the
+    module says, everything within `seconds`.
 
     Raises DeadlinePassed, BodyTooLarge, BrokenHttp (the server's answer is not
-    valid HTTP), or urllib.error.URLError / OSError for a server not reached.
+    valid HTTP), RedirectRefused, or urllib.error.URLError / OSError for a server
+    not reached.
     """
     with Deadline(seconds) as deadline:
         try:
-            try:
-                response = _opener(deadline).open(request, timeout=seconds)
-            except urllib.error.HTTPError as exc:
-                body = _read(exc, MAX_ERROR_BODY_BYTES, deadline) if exc.fp is not None else b""
-                return Answer(exc.code, str(exc.reason), body)
-            with response:
-                return Answer(response.status, str(response.reason), _read(response, cap, deadline))
+            return _follow(request, deadline, cap)
         except (DeadlinePassed, BodyTooLarge, BrokenHttp) as exc:
             raise _after(deadline, exc) from None
         except http.client.RemoteDisconnected as exc:  # a ConnectionResetError too

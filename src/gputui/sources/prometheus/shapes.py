@@ -85,13 +85,13 @@ def nesting(body: bytes, bound: int = MAX_DEPTH) -> int:
     return depth if depth <= bound else _deepest(_STRINGS.sub(b"", body))
 
 
-def _bounded_int(text: str) -> int:
+def bounded_int(text: str) -> int:
     if len(text.lstrip("-")) > MAX_INT_DIGITS:
         raise ShapeError(f"an integer of {len(text)} digits (the bound is {MAX_INT_DIGITS})")
     return int(text)
 
 
-def _no_constant(name: str) -> Any:
+def no_constant(name: str) -> Any:
     raise ShapeError(f"{name} is not JSON")
 
 
@@ -105,7 +105,7 @@ def decode(body: bytes) -> Any:
     if depth > MAX_DEPTH:
         raise ShapeError(f"JSON nested {depth} deep (the bound is {MAX_DEPTH})")
     try:
-        return json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
+        return json.loads(text, parse_int=bounded_int, parse_constant=no_constant)
     except RecursionError:  # unbalanced brackets can fool the count above, not the parser
         raise ShapeError(f"JSON nested over {MAX_DEPTH} deep") from None
     except ValueError as exc:
@@ -191,53 +191,43 @@ def _pair_at(value: Any, where: str) -> tuple[float, float]:
         raise ShapeError(where + exc.detail) from None
 
 
-def _result(data: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+def result(data: dict[str, Any], kind: str, items: list[Any]) -> None:
+    """The answer's `resultType` is `kind` and its `result` a list (read as `items`)."""
     got = data.get("resultType")
     if got != kind:
         raise ShapeError(f"resultType is {short(got)}, expected {kind!r}")
-    items = _list(data.get("result"), "data.result")
-    return [_object(item, f"data.result[{i}]") for i, item in enumerate(items)]
+    if "result" not in data:
+        raise ShapeError("data.result is not a list")
 
 
-def vector(data: dict[str, Any]) -> list[VectorItem]:
-    """An instant query's series; a native histogram sample (no `value`) counts as missing."""
-    out = []
-    for i, item in enumerate(_result(data, "vector")):
-        where = f"data.result[{i}]"
-        metric = labels(item.get("metric", {}), f"{where}.metric")
-        if "value" not in item and "histogram" in item:
-            out.append((metric, math.nan, math.nan))
-            continue
-        t, v = _pair_at(item.get("value"), f"{where}.value")
-        out.append((metric, t, v))
-    return out
+def vector_item(value: Any, where: str) -> VectorItem:
+    """One series of an instant query; a native histogram sample (no `value`) is missing."""
+    item = _object(value, where)
+    metric = labels(item.get("metric", {}), f"{where}.metric")
+    if "value" not in item and "histogram" in item:
+        return (metric, math.nan, math.nan)
+    t, v = _pair_at(item.get("value"), f"{where}.value")
+    return (metric, t, v)
 
 
-def matrix(data: dict[str, Any]) -> list[MatrixItem]:
-    """A range query's series (native histogram points are left out)."""
-    out = []
-    for i, item in enumerate(_result(data, "matrix")):
-        where = f"data.result[{i}]"
-        metric = labels(item.get("metric", {}), f"{where}.metric")
-        values = _list(item.get("values", []), f"{where}.values")
-        try:
-            points = tuple(map(_pair, values))
-        except ShapeError:  # which point: looked for only now
-            for j, p in enumerate(values):
-                _pair_at(p, f"{where}.values[{j}]")
-            raise
-        out.append((metric, points))
-    return out
+def matrix_item(value: Any, where: str) -> MatrixItem:
+    """One series of a range query (native histogram points are left out)."""
+    item = _object(value, where)
+    metric = labels(item.get("metric", {}), f"{where}.metric")
+    values = _list(item.get("values", []), f"{where}.values")
+    try:
+        points = tuple(map(_pair, values))
+    except ShapeError:  # which point: looked for only now
+        for j, p in enumerate(values):
+            _pair_at(p, f"{where}.values[{j}]")
+        raise
+    return (metric, points)
 
 
-def targets(data: dict[str, Any]) -> list[tuple[Labels, str]]:
-    """(labels, scrapeInterval) of each active target of /api/v1/targets."""
-    out = []
-    for i, item in enumerate(_list(data.get("activeTargets", []), "data.activeTargets")):
-        where = f"data.activeTargets[{i}]"
-        target = _object(item, where)
-        interval = target.get("scrapeInterval", "")
-        if not isinstance(interval, str):
-            raise ShapeError(f"{where}.scrapeInterval is not a string")
-        out.append((labels(target.get("labels", {}), f"{where}.labels"), interval))
-    return out
+def target_item(value: Any, where: str) -> tuple[Labels, str]:
+    """(labels, scrapeInterval) of one active target of /api/v1/targets."""
+    target = _object(value, where)
+    interval = target.get("scrapeInterval", "")
+    if not isinstance(interval, str):
+        raise ShapeError(f"{where}.scrapeInterval is not a string")
+    return (labels(target.get("labels", {}), f"{where}.labels"), interval)

@@ -34,11 +34,13 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any, TypeVar
 
 from gputui.model.cluster import ClusterHost, ClusterSnapshot
 from gputui.model.snapshot import Snapshot
 from gputui.sources.base import Source
 from gputui.sources.prometheus.api import (
+    CommandDeadline,
     PrometheusBadResponse,
     PrometheusClient,
     PrometheusRequestError,
@@ -58,6 +60,21 @@ from gputui.sources.prometheus.series import (
 )
 
 TARGETS_EVERY_S = 60.0
+CONCURRENT_QUERIES = 4  # in flight at once: a refresh's latency, not a load on Prometheus
+T = TypeVar("T")
+
+
+def run_all(calls: Sequence[Callable[[], T]]) -> list[T]:
+    """Every call's result, in order, CONCURRENT_QUERIES at a time (the queries of a refresh
+    are independent; each has its deadline, and the command's bounds them all). The first
+    failure in order is raised once every call has ended (none left running)."""
+    if len(calls) <= 1:
+        return [call() for call in calls]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(CONCURRENT_QUERIES, len(calls))) as pool:
+        futures = [pool.submit(call) for call in calls]
+    return [f.result() for f in futures]
 
 
 def parse_selector(text: str | None) -> str:
@@ -126,8 +143,9 @@ class PrometheusSource(Source):
         timeout: float = 5.0,
         clock: Callable[[], float] = time.time,
         client: PrometheusClient | None = None,
+        deadline: CommandDeadline | None = None,
     ) -> None:
-        self.client = client or PrometheusClient(url, timeout=timeout)
+        self.client = client or PrometheusClient(url, timeout=timeout, deadline=deadline)
         self.url = self.client.url
         self.matchers = parse_selector(match)
         self.metrics = tuple(metrics) if metrics is not None else tuple(SAMPLE_METRICS)
@@ -182,23 +200,40 @@ class PrometheusSource(Source):
     def poll_cluster(self) -> ClusterSnapshot:
         before = self.client.requests
         now = self.clock()
-        if self._intervals_at is None or now - self._intervals_at >= TARGETS_EVERY_S:
-            try:
-                self._intervals = self.client.scrape_intervals()
-            except PrometheusBadResponse:
-                raise  # an answer, but a broken one: as for any other query
-            except PrometheusRequestError:
-                self._intervals = {}  # an API without /targets (e.g. a proxy): use the default
+        want_intervals = self._intervals_at is None or now - self._intervals_at >= TARGETS_EVERY_S
+        names = (*self.metrics, GPU_UP)
+
+        def query(expr: str) -> Callable[[], list[Sample]]:
+            return lambda: self.client.query(expr, at=now)
+
+        calls: list[Callable[[], Any]] = [
+            query(self.freshness_query()),
+            query(self.labelled_query()),
+            query("up"),
+            *(query(self.metric_query(name)) for name in names),
+        ]
+        if want_intervals:
+            calls.append(self._scrape_intervals)
+        with self.client.side_by_side(min(CONCURRENT_QUERIES, len(calls))):
+            fresh, labelled, up, *answers = run_all(calls)
+        if want_intervals:
+            self._intervals = answers.pop()
             self._intervals_at = now
-        fresh = self.client.query(self.freshness_query(), at=now)
         values: list[Sample] = []
-        for name in (*self.metrics, GPU_UP):
-            for sample in self.client.query(self.metric_query(name), at=now):
+        for name, samples in zip(names, answers, strict=True):
+            for sample in samples:
                 sample.labels["__name__"] = name
-                values.append(sample)
-        values += self.client.query(self.labelled_query(), at=now)
-        up = self.client.query("up", at=now)
+            values += samples
+        values += labelled
         return self._assembled(values, fresh, up, now, before)
+
+    def _scrape_intervals(self) -> dict[str, float]:
+        try:
+            return self.client.scrape_intervals()
+        except PrometheusBadResponse:
+            raise  # an answer, but a broken one: as for any other query
+        except PrometheusRequestError:
+            return {}  # an API without /targets (e.g. a proxy): use the default
 
     def _assembled(
         self,

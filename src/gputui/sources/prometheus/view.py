@@ -10,17 +10,18 @@ intervals), and the sparklines' range query for the same hosts when due.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from gputui.model.cluster import ClusterSnapshot
 from gputui.model.cluster_summary import HostSummary, UserTotal
 from gputui.sources.prometheus.api import PrometheusBadResponse, PrometheusRequestError, Sample
+from gputui.sources.prometheus.promql import quoted, regex_alternation
 from gputui.sources.prometheus.series import (
     GPU_UP,
     IDENTITY_LABELS,
     LABELLED_METRICS,
+    host_of,
     join_labels,
 )
 from gputui.sources.prometheus.source import TARGETS_EVERY_S, PrometheusSource
@@ -38,12 +39,27 @@ class ViewData:
     requests: int  # HTTP requests this refresh made
     scrape_interval: float | None  # the fastest scrape interval among the fleet's targets
     users: tuple[UserTotal, ...] = ()  # GPU memory per user across the fleet
+    refused: str | None = None  # why the GPUs of the hosts asked were not read, if refused
 
 
 def _regex(names: Collection[str]) -> str:
-    """An anchored RE2 alternation of the names, quoted for a PromQL string."""
-    alternation = "|".join(re.escape(n) for n in sorted(names))
-    return alternation.replace("\\", "\\\\").replace('"', '\\"')
+    """A PromQL string literal (quotes included) of an RE2 alternation matching the names."""
+    return quoted(regex_alternation(sorted(names)))
+
+
+def _raw_names(samples: Iterable[Sample]) -> dict[str, dict[str, set[str]]]:
+    """Each host as shown (host_of) -> the label that names it -> its values as stored.
+
+    A shown name has its control characters made visible (a newline is `^J`); the
+    query for its GPUs must match the label as Prometheus holds it.
+    """
+    out: dict[str, dict[str, set[str]]] = {}
+    for s in samples:
+        label = next((k for k in HOST_LABELS if s.labels.get(k)), None)
+        if label is not None:
+            shown = out.setdefault(host_of(s.labels), {})
+            shown.setdefault(label, set()).add(s.labels[label])
+    return out
 
 
 class HostsSource(PrometheusSource):
@@ -57,7 +73,7 @@ class HostsSource(PrometheusSource):
         if self.matchers:
             base.append(self.matchers)
         return [
-            "{" + ", ".join([*base, f'{label}=~"{_regex(names)}"']) + "}"
+            "{" + ", ".join([*base, f"{label}=~{_regex(names)}"]) + "}"
             for label, names in self.hosts.items()
             if names
         ] or ['{__name__="gputui_no_host_asked"}']  # nothing asked: an empty answer
@@ -109,7 +125,9 @@ class ViewReader:
             client=source.client,
         )  # fmt: skip
         self.detail.hosts = {}
+        self.asked: frozenset[str] = frozenset()  # the names shown, as ask() was given them
         self._known: dict[str, HostSummary] = {}
+        self._raw: dict[str, dict[str, set[str]]] = {}
         self._intervals: dict[str, float] = {}
         self._intervals_at: float | None = None
 
@@ -134,7 +152,13 @@ class ViewReader:
         """The hosts whose GPUs the next polls read (at most MAX_HOSTS of them)."""
         known = self._known
         by_label: dict[str, set[str]] = {label: set() for label in HOST_LABELS}
-        for name in sorted(names)[:MAX_HOSTS]:
+        self.asked = frozenset(sorted(names)[:MAX_HOSTS])
+        for name in self.asked:
+            raw = self._raw.get(name)
+            if raw:
+                for label, values in raw.items():
+                    by_label[label] |= values
+                continue
             host = known.get(name)
             # A host's label is not in the summary: each name is matched under the label
             # that names hosts (Hostname, 4.x's hostname) and, for hosts named by their
@@ -150,17 +174,26 @@ class ViewReader:
         """One refresh; `first`: with no hosts asked yet, the GPUs of the first hosts by name
         are read (the view's first screenful, before it knows any host)."""
         before = self.client.requests
+        self.client.reset_series()
         now = self.source.clock()
         self._scrape_intervals(now)
         answer = [s for expr in self.query.exprs() for s in self.client.query(expr, at=now)]
         hosts = summarise(answer, now, intervals=self._intervals, known=self._known)
         up = [s for s in answer if s.labels.get("stat") == "up"]
         self._known = {h.name: h for h in hosts}
-        if first and not any(self.detail.hosts.values()):
+        self._raw = _raw_names(s for s in answer if s.labels.get("stat") != "up")
+        if first and not self.asked:
             self.ask([h.name for h in hosts[:first]])
-        asked = set().union(*self.detail.hosts.values())
+        asked = self.asked
         self.detail._known = {k: v for k, v in self.detail._known.items() if k in asked}
-        detail = self.detail.poll_hosts(up)
+        refused = None
+        try:
+            detail = self.detail.poll_hosts(up)
+        except PrometheusBadResponse:
+            raise  # a broken answer: the refresh failed, as for any other query
+        except PrometheusRequestError as exc:  # refused (HTTP 400): said, the table kept
+            refused = f"the GPUs of the hosts on screen were not read: {exc.reason}"
+            detail = ClusterSnapshot(now, self.url, ())
         detail = ClusterSnapshot(
             detail.timestamp, detail.url, tuple(h for h in detail.hosts if h.name in asked)
         )
@@ -170,6 +203,7 @@ class ViewReader:
             self.client.requests - before,
             self.scrape_interval(hosts),
             user_totals(answer),
+            refused,
         )
 
     def scrape_interval(self, hosts: tuple[HostSummary, ...]) -> float | None:
