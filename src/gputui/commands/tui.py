@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 
 from gputui.commands import path_arg
+from gputui.core import pathprobe
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
 
         return run_cluster(args, interval)
     kind: SourceKind = "demo" if args.demo else args.source
-    if args.scenario is not None and not args.scenario.is_file():
+    if args.scenario is not None and not pathprobe.is_file(args.scenario):
         raise UserError(f"--scenario: {args.scenario}: no such file")
     try:
         source, fallback_reason = open_source(kind, args.scenario)
@@ -154,7 +155,12 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
         raise UserError(str(exc)) from None
 
     models = getattr(args, "dashboard_models", None)
-    if models is not None and not models.is_file():
+    try:
+        models_missing = models is not None and not pathprobe.is_file(models)
+    except UserError:
+        source.close()
+        raise
+    if models_missing:
         source.close()
         raise UserError(f"--models: {models}: no such file")
     only = getattr(args, "only", None)

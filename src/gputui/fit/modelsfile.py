@@ -11,12 +11,14 @@ Keras importer builds exactly such a dict from a Keras JSON file.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from gputui.core.errors import UserError
+from gputui.core.pathprobe import absolute, probe, short
 from gputui.core.textsafe import visible
 from gputui.core.tomlsafe import parse_toml
 from gputui.fit.core.software import DEFAULT_SOFTWARE, Software, memory_format, optimizer_impl
@@ -67,11 +69,15 @@ def layer_models(models: tuple[AnyModel, ...]) -> tuple[ModelSpec, ...]:
 
 
 def shown(path: Path) -> str:
+    """How a models or Keras file is named in messages: relative to the working folder when
+    inside it. It never asks the file system about `path` (a link loop, a name too long),
+    as it names the file in the very message that says so."""
+    full = absolute(path)
     try:
-        text = str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
+        text = str(full.relative_to(Path(os.getcwd())))
+    except (OSError, ValueError):
         text = str(path)
-    return visible(text)
+    return short(text)
 
 
 @collector_paused
@@ -198,7 +204,7 @@ def load_keras_model(
     from gputui.fit.importers.keras import load_keras
 
     where = shown(path)
-    if not path.is_file():
+    if probe(path) is None:  # anything else there is refused by the reader, in one line
         raise UserError(f"{where}: no such Keras model file")
     model = load_keras(
         path, name=name, input_shapes=input_shapes, skip_unknown=skip_unknown, where=where
