@@ -60,9 +60,7 @@ def test_hf_with_a_cache_folder_name_too_long(
 
 
 @pytest.mark.parametrize("name", [LONG, f"{LONG}/config.json", "a\x00b"])
-def test_fit_on_a_path_the_system_refuses(
-    name: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_fit_on_a_path_the_system_refuses(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     rc = main(["fit", name, "--gpu", "RTX 4090"])
     assert rc == 2 and len(one_line(capsys.readouterr().err)) < 400
 

@@ -86,7 +86,7 @@ config = { model_type = "llama", hidden_size = 4096, num_hidden_layers = 32, num
         ('lora_targets = [["q"]]', "lora_targets"),
         (f'lora_targets = ["{"q" * 5000}"]', "lora_targets"),
         ("weights = 4", "weights"),
-        ("weights = [\"bf16\"]", "weights"),
+        ('weights = ["bf16"]', "weights"),
         (f'weights = "{"x" * 5000}"', "weights"),
         ("precision = 1979-05-27", "precision"),
         (f'optimizer = "{"a" * 5000}"', "optimizer"),

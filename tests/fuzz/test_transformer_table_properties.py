@@ -41,18 +41,22 @@ _scalars = (
 )
 HOSTILE = st.recursive(
     _scalars,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.lists(_scalars, min_size=60, max_size=120)
-    | st.dictionaries(st.sampled_from(["a", "model_type", "hidden_size"]), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(_scalars, min_size=60, max_size=120)
+        | st.dictionaries(st.sampled_from(["a", "model_type", "hidden_size"]), inner, max_size=3)
+    ),
     max_leaves=12,
 )
 
 
 def toml_string(text: str) -> str:
     """A TOML basic string: quotes, backslashes and control characters escaped as \\uXXXX."""
-    return '"' + "".join(
-        f"\\u{ord(c):04x}" if ord(c) < 0x20 or c in '"\\\x7f' else c for c in text
-    ) + '"'
+    return (
+        '"'
+        + "".join(f"\\u{ord(c):04x}" if ord(c) < 0x20 or c in '"\\\x7f' else c for c in text)
+        + '"'
+    )
 
 
 def toml_value(value: Any) -> str:
