@@ -57,6 +57,8 @@ _FUNCTIONAL_KEYS = _COMMON | {"inputs", "outputs", "layers", "blocks"}
 _GAN_KEYS = _COMMON | {"generator", "discriminator"}
 _NET_KEYS = {"input_shape", "layers"}
 MAX_BATCH = 1 << 24
+# the longest error line: the known layer types (about 1,100 characters) still fit whole
+MAX_MESSAGE = 1500
 
 
 # What a models file holds: layer models and (kind = "transformer") Hugging Face-style configs.
@@ -97,7 +99,17 @@ def parse_models(
         return _parse_models(text, where, base)
     except UserError as exc:
         # one boundary for everything echoed from the file: names, keys, values
-        raise UserError(visible(str(exc)), exc.exit_code) from None
+        raise UserError(one_line(str(exc)), exc.exit_code) from None
+
+
+def one_line(message: str, limit: int = MAX_MESSAGE) -> str:
+    """A message as printed: control characters visible, and a value echoed whole (a
+    5,000-item list, a 400-digit number) elided in the middle so the line stays readable."""
+    text = visible(message)
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 2 // 3], text[-(limit // 3) :]
+    return f"{head}…({len(text) - len(head) - len(tail):,} characters left out)…{tail}"
 
 
 def _parse_models(text: str, where: str, base: Path | None) -> tuple[AnyModel, ...]:
@@ -150,7 +162,7 @@ def parse_model_table(raw: dict[str, Any], where: str) -> ModelSpec:
     try:
         return _model(raw, f"{where}: model", where)
     except UserError as exc:
-        raise UserError(visible(str(exc)), exc.exit_code) from None
+        raise UserError(one_line(str(exc)), exc.exit_code) from None
 
 
 _SIDECAR_KEYS = (
