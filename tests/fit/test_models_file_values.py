@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 
-from test_transformer_table_properties import toml_value  # noqa: E402
+from family_transformer_table import toml_value  # noqa: E402
 
 from gputui.core.errors import UserError  # noqa: E402
 from gputui.fit.modelsfile import parse_models  # noqa: E402

@@ -9,11 +9,11 @@ file and one of the replaced keys: never a traceback.
 from __future__ import annotations
 
 import datetime as dt
-import math
 from pathlib import Path
 from typing import Any
 
 import properties
+from family_transformer_table import toml_string, toml_value
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -50,37 +50,6 @@ HOSTILE = st.recursive(
 )
 
 
-def toml_string(text: str) -> str:
-    """A TOML basic string: quotes, backslashes and control characters escaped as \\uXXXX."""
-    return (
-        '"'
-        + "".join(f"\\u{ord(c):04x}" if ord(c) < 0x20 or c in '"\\\x7f' else c for c in text)
-        + '"'
-    )
-
-
-def toml_value(value: Any) -> str:
-    """`value` as a TOML inline value (a small writer: the test needs no TOML library)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    if isinstance(value, str):
-        return toml_string(value)
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    items = ", ".join(f"{toml_string(k)} = {toml_value(v)}" for k, v in value.items())
-    return "{ " + items + " }"
-
-
 @SETTINGS
 @given(
     mode=st.sampled_from(["train", "generate"]),
@@ -97,7 +66,7 @@ def test_every_key_takes_any_value_without_a_traceback(
         load_models(path)
     except UserError as exc:
         message = str(exc)
-        assert "\n" not in message and len(message) < 600, message
+        assert "\n" not in message and len(message) < 1600, message
         assert "models.toml" in message, message
         named = [*planted, "mode", "hf_config"]  # the replaced keys, or a rule they broke
         assert any(f"{key}{sep}" in message for key in named for sep in (":", ".", " =")), message
