@@ -119,7 +119,9 @@ def test_fp8_and_nvfp4_schemes(tmp_path: Path) -> None:
 
 
 def test_ignoring_what_stays_16_bit_anyway_changes_nothing(tmp_path: Path) -> None:
-    config = quantized(ignore=["lm_head", "re:.*mlp.gate$", "re:vision_tower.*"])
+    config = quantized(
+        ignore=["lm_head", "re:.*mlp.gate$", "re:vision_tower.*", "model.layers.0.mlp.gate"]
+    )
     assert weights_of(tmp_path, config) == weights_of(tmp_path, quantized())
 
 
@@ -137,6 +139,8 @@ def test_ignoring_what_stays_16_bit_anyway_changes_nothing(tmp_path: Path) -> No
             quantized(ignore=["model.layers.0.mlp.down_proj"]),
             "ignore: 'model.layers.0.mlp.down_proj' leaves a linear of the blocks unquantized",
         ),
+        (quantized(ignore=["re:.*mlp.gate"]), "ignore: 're:.*mlp.gate' leaves a linear"),
+        (quantized(ignore=["re:lm_head|.*q_proj"]), "leaves a linear of the blocks"),
         (quantized(ignore="lm_head"), "ignore: must be a list"),
         (quantized(config_groups={}), "config_groups: must be a table of 1 to 64"),
     ],

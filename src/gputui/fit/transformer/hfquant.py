@@ -68,10 +68,8 @@ _CT_STORAGE = {
 _CT_MAX_GROUPS = 64
 # `ignore` entries that leave the estimate unchanged: the LM head (always 16-bit here),
 # MoE routers (never quantized here) and towers outside the text model
-_CT_KEPT = re.compile(
-    r".*(lm_head|vision|visual|multi_modal_projector|mm_projector|audio).*"
-    r"|.*(^|[.*])(gate|router|shared_expert_gate)\$?"
-)
+_CT_OUTSIDE = re.compile(r".*(lm_head|vision|visual|multi_modal_projector|mm_projector|audio).*")
+_CT_ROUTER = re.compile(r"(.*[.*])?(gate|router|shared_expert_gate)")
 
 
 def _compressed_tensors(qk: Keys) -> Quantization:
@@ -147,16 +145,29 @@ def _ct_weights(raw: Any, field: str, storage: str) -> str:
     return f"ct-int{bits}-{scales}{'' if symmetric else '-asym'}{'-gidx' if g_idx else ''}"
 
 
+def _ct_kept(entry: str) -> bool:
+    """Whether an `ignore` entry names only what stays unquantized here anyway. A "re:"
+    entry is matched from the start of a module name (re.match), so a router pattern must
+    end in `$` (".*mlp.gate" would also take gate_proj) and no alternation is trusted."""
+    if entry.startswith("re:"):
+        pattern = entry[3:]
+        if "|" in pattern:
+            return False
+        if _CT_OUTSIDE.fullmatch(pattern):
+            return True
+        return pattern.endswith("$") and bool(_CT_ROUTER.fullmatch(pattern[:-1]))
+    return bool(_CT_OUTSIDE.fullmatch(entry) or _CT_ROUTER.fullmatch(entry))
+
+
 def _ct_ignore(qk: Keys) -> None:
-    """`ignore` may name only what stays unquantized here anyway (see _CT_KEPT)."""
+    """`ignore` may name only what stays unquantized here anyway (see _ct_kept)."""
     ignore = qk.raw.get("ignore", [])
     if not isinstance(ignore, list) or len(ignore) > 100_000:
         raise ConfigError(qk._field("ignore"), "must be a list of module names")
     for entry in ignore:
         if not isinstance(entry, str):
             raise ConfigError(qk._field("ignore"), f"must hold module names, got {show(entry)}")
-        name = entry.removeprefix("re:")
-        if not _CT_KEPT.fullmatch(name):
+        if not _ct_kept(entry):
             raise ConfigError(
                 qk._field("ignore"),
                 f"{show(entry)} leaves a linear of the blocks unquantized: gputui sizes only "
