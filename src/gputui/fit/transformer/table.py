@@ -39,11 +39,11 @@ KEYS = {
 
 # the keys that set the workload (the CLI's flags of the same names override them)
 WORKLOAD_KEYS = KEYS - {"name", "kind", "hf_config", "config", "allow_longer_context"}
-# the quantity (fit.llm.bounds) each integer key is bounded as
 # bounds of the table's other values: longer names and lists than any real one
 MAX_NAME = 64
 MAX_TARGETS = 64
 ALPHA_TOP = 1e9
+# the quantity (fit.llm.bounds) each integer key is bounded as
 INT_QUANTITY = {"batch_size": "batch", "seq_len": "seq_len", "new_tokens": "new_tokens",
                 "lora_rank": "lora_rank", "grad_accum": "grad_accum", "paged_block": "block"}  # fmt: skip
 
