@@ -213,3 +213,29 @@ def test_a_regular_file_still_reads(tmp_path: Path) -> None:
     path.write_text(json.dumps({"a": [[[1]]], "n": 10**99}))
     assert hf_read_json(path) == {"a": [[[1]]], "n": 10**99}
     assert inputfile.read_text(path) == path.read_text()
+
+
+def _claim_members(path: Path, claimed: int) -> None:
+    """Rewrite the end record's two member counts: an archive's own claim, which can lie."""
+    raw = bytearray(path.read_bytes())
+    at = raw.rfind(b"PK\x05\x06")
+    raw[at + 8 : at + 12] = claimed.to_bytes(2, "little") * 2
+    path.write_bytes(bytes(raw))
+
+
+def test_the_member_bound_counts_the_directory_not_the_end_record(tmp_path: Path) -> None:
+    members = {f"{i}": b"" for i in range(inputfile.ZIP_MAX_MEMBERS + 904)}
+    path = _archive(tmp_path / "m.keras", {"config.json": json.dumps(KERAS).encode(), **members})
+    _claim_members(path, 3)
+    with zipfile.ZipFile(path) as archive:  # zipfile itself believes the directory
+        assert len(archive.infolist()) == inputfile.ZIP_MAX_MEMBERS + 905
+    one_line_error(lambda: read_archive_config(path), "more than 4,096 members", "claims 3")
+
+
+def test_an_archive_at_the_member_bound_with_an_honest_record_reads(tmp_path: Path) -> None:
+    members = {f"{i}": b"" for i in range(inputfile.ZIP_MAX_MEMBERS - 1)}
+    path = _archive(tmp_path / "m.keras", {"config.json": json.dumps(KERAS).encode(), **members})
+    prefixed = tmp_path / "p.keras"  # data before the archive: zipfile finds it all the same
+    prefixed.write_bytes(b"#!/bin/sh\n" * 10 + path.read_bytes())
+    for archive in (path, prefixed):
+        assert json.loads(inputfile.read_zip_member(archive, "config.json") or b"") == KERAS

@@ -193,8 +193,48 @@ QUANT_OK = [
     {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"},
     {"quant_method": "bitsandbytes", "load_in_8bit": True},
     {"quant_method": "fp8"},
+    {
+        "quant_method": "compressed-tensors",
+        "format": "pack-quantized",
+        "ignore": ["lm_head"],
+        "config_groups": {
+            "g": {
+                "targets": ["Linear"],
+                "weights": {
+                    "num_bits": 4,
+                    "type": "int",
+                    "symmetric": False,
+                    "strategy": "group",
+                    "group_size": 64,
+                },
+            }
+        },
+    },
+    {
+        "quant_method": "compressed-tensors",
+        "format": "float-quantized",
+        "config_groups": {
+            "g": {
+                "targets": ["Linear"],
+                "weights": {"num_bits": 8, "type": "float", "strategy": "channel"},
+            }
+        },
+    },
 ]
 QUANT_BAD = [
+    {
+        "quant_method": "compressed-tensors",
+        "config_groups": {"g": {"weights": {"num_bits": 4, "type": "int", "strategy": "block"}}},
+    },
+    {
+        "quant_method": "compressed-tensors",
+        "config_groups": {
+            "g": {"weights": {"num_bits": 4, "strategy": "group", "group_size": 128}}
+        },
+        "ignore": ["re:.*q_proj"],
+    },
+    {"quant_method": "compressed-tensors", "config_groups": [1]},
+    {"quant_method": "compressed-tensors", "format": "dense", "config_groups": {}},
     {"quant_method": "gptq", "bits": 5},
     {"quant_method": "gptq", "bits": "4"},
     {"quant_method": "gptq", "bits": 4, "group_size": 10**12},

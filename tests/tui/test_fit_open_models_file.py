@@ -41,3 +41,27 @@ async def test_f_then_o_opens_a_models_file_and_the_fit_line_follows(
         assert app.models_path == EXAMPLES
         await pilot.press("escape")
         await wait_for(pilot, lambda: "fits now" in line.render().plain, timeout=60)
+
+
+async def test_a_path_the_system_refuses_is_said_on_the_screen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    loop = tmp_path / "loop.toml"
+    loop.symlink_to(loop)
+    app = app_for(None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("f")
+        await wait_for(pilot, lambda: isinstance(app.screen, FitScreen))
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(app.screen, OpenModelsScreen))
+        for typed, said in ((str(tmp_path / ("o" * 5000)), "too long"), (str(loop), "loop")):
+            field = app.screen.query_one("#open-models-path")
+            field.value = typed  # type: ignore[attr-defined]
+            await pilot.press("enter")
+            await pilot.pause(0.1)
+            assert isinstance(app.screen, OpenModelsScreen)
+            error = app.screen.query_one("#open-models-error")
+            assert said in str(error.render())  # type: ignore[attr-defined]

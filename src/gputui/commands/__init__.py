@@ -26,20 +26,22 @@ def path_arg(text: str) -> Path:
 
 
 def checked_scenario(given: Path) -> Path:
-    """`--scenario`: the user's file, else a shipped scenario by name; neither is one line
-    naming the option and the shipped names (UserError, exit 2)."""
+    """`--scenario`: the user's path when anything is there (the input boundary then judges
+    what it is: a FIFO, a folder), else a shipped scenario by that name; neither is one line
+    naming the shipped ones. A name the OS refuses (too long, a loop) is one line too."""
+    from gputui.core import pathprobe
     from gputui.core.errors import UserError
     from gputui.core.resources import scenario_path, shipped_scenarios
 
-    try:
-        found = scenario_path(given)
-        exists = found.is_file()
-    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, a link loop
-        raise UserError(f"--scenario: {given}: cannot be read ({exc.__class__.__name__})") from None
-    if not exists:
-        names = ", ".join(shipped_scenarios())
-        raise UserError(f"--scenario: {given}: no such file (shipped scenarios: {names})")
-    return found
+    if pathprobe.present(given):
+        return given
+    found = scenario_path(given)
+    if found != given and pathprobe.is_file(found):
+        return found
+    names = ", ".join(shipped_scenarios())
+    raise UserError(
+        f"--scenario: {pathprobe.short(given)}: scenario file not found (shipped scenarios: {names})"
+    )
 
 
 def source_help(scope: str | None = None) -> str:

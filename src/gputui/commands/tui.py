@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 
 from gputui.commands import add_source_arguments, checked_scenario, path_arg
+from gputui.core import pathprobe
 from gputui.sources import registry
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
@@ -148,7 +149,7 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
     given = {o.dest: getattr(args, o.dest, None) for o in registry.options()}
     for option in registry.options():
         path = given[option.dest]
-        if option.kind == "path" and path is not None and not path.is_file():
+        if option.kind == "path" and path is not None and not pathprobe.is_file(path):
             raise UserError(f"{option.flag}: {path}: no such file")
     try:
         source, fallback_reason = open_source(kind, options=given)

@@ -67,8 +67,11 @@ class InputError(ValueError):
 
 
 def shown(path: Path | str) -> str:
-    """A path as it may be printed (control characters made visible)."""
-    return visible(str(path))
+    """A path as it may be printed: control characters made visible, a long one shortened
+    (pathprobe's rule, so every message about a user's path reads the same)."""
+    from gputui.core.pathprobe import short
+
+    return short(path)
 
 
 def _what(mode: int) -> str:
@@ -283,9 +286,11 @@ def read_json(path: Path, cap: int = JSON_CAP, what: str = "JSON file") -> Any:
 # --- zip archives (.keras) -----------------------------------------------------------------
 
 
-def _zip_directory(handle: IO[bytes], size: int) -> tuple[int, int] | None:
-    """(member count, central directory bytes) from the end record, or None when absent
-    (zipfile then says what is wrong). Read before zipfile parses the directory."""
+def _zip_directory(handle: IO[bytes], size: int) -> tuple[int, int, int] | None:
+    """(member count, central directory bytes, where the directory starts) from the end
+    record, or None when absent (zipfile then says what is wrong). Read before zipfile
+    parses the directory; the start is found as zipfile finds it (the end record's own
+    position less the directory size, so a prefixed archive agrees)."""
     import struct
 
     tail_len = min(size, 22 + 0xFFFF)
@@ -295,6 +300,7 @@ def _zip_directory(handle: IO[bytes], size: int) -> tuple[int, int] | None:
     if at < 0 or at + 22 > len(tail):
         return None
     count, directory = struct.unpack_from("<HI", tail, at + 10)
+    end = size - tail_len + at
     locator = at - 20
     zip64 = count == 0xFFFF or directory == 0xFFFFFFFF
     if zip64 and locator >= 0 and tail[locator : locator + 4] == b"PK\x06\x07":
@@ -304,7 +310,30 @@ def _zip_directory(handle: IO[bytes], size: int) -> tuple[int, int] | None:
             record = handle.read(56)
             if record[:4] == b"PK\x06\x06" and len(record) == 56:
                 count, directory = struct.unpack_from("<QQ", record, 32)
-    return count, directory
+                end = end - 20 - 56  # the zip64 end record sits before its locator
+    return count, directory, end - directory
+
+
+def _directory_entries(handle: IO[bytes], start: int, directory: int, bound: int) -> int:
+    """Central directory entries counted as zipfile reads them (46 fixed bytes, then the
+    name, extra field and comment), stopping once past `bound`: the end record's count
+    is the archive's own claim and can lie. A malformed entry stops the count; zipfile
+    then refuses the archive itself."""
+    import struct
+
+    if start < 0:
+        return 0
+    handle.seek(start)
+    data = handle.read(directory)
+    count = 0
+    pos = 0
+    while pos + 46 <= len(data) and count <= bound:
+        if data[pos : pos + 4] != b"PK\x01\x02":
+            break
+        name, extra, comment = struct.unpack_from("<HHH", data, pos + 28)
+        pos += 46 + name + extra + comment
+        count += 1
+    return count
 
 
 def _zip_errors() -> tuple[type[BaseException], ...]:
@@ -337,16 +366,7 @@ def read_zip_member(path: Path, member: str, cap: int = ZIP_MEMBER_CAP) -> bytes
     errors = _zip_errors()
     with open_regular(path) as handle:
         try:
-            found = _zip_directory(handle, file_size(handle))
-            if found is not None and found[0] > ZIP_MAX_MEMBERS:
-                raise UserError(
-                    f"{name}: zip archive of {found[0]:,} members (at most {ZIP_MAX_MEMBERS:,})"
-                )
-            if found is not None and found[1] > ZIP_MAX_DIRECTORY:
-                raise UserError(
-                    f"{name}: zip directory of {_size_text(found[1])} "
-                    f"(at most {ZIP_MAX_DIRECTORY // MiB} MiB)"
-                )
+            _check_directory(name, handle, _zip_directory(handle, file_size(handle)))
             handle.seek(0)
             with zipfile.ZipFile(handle) as archive:
                 try:
@@ -364,6 +384,26 @@ def read_zip_member(path: Path, member: str, cap: int = ZIP_MEMBER_CAP) -> bytes
     if len(data) > cap:
         raise UserError(f"{name}!{visible(member)}: inflates past {cap // MiB} MiB")
     return data
+
+
+def _check_directory(name: str, handle: IO[bytes], found: tuple[int, int, int] | None) -> None:
+    """The member bound on the count the end record claims, then (the directory's size
+    bounded first) on the entries the directory really holds."""
+    if found is None:
+        return
+    count, directory, start = found
+    if count > ZIP_MAX_MEMBERS:
+        raise UserError(f"{name}: zip archive of {count:,} members (at most {ZIP_MAX_MEMBERS:,})")
+    if directory > ZIP_MAX_DIRECTORY:
+        raise UserError(
+            f"{name}: zip directory of {_size_text(directory)} "
+            f"(at most {ZIP_MAX_DIRECTORY // MiB} MiB)"
+        )
+    if _directory_entries(handle, start, directory, ZIP_MAX_MEMBERS) > ZIP_MAX_MEMBERS:
+        raise UserError(
+            f"{name}: zip archive of more than {ZIP_MAX_MEMBERS:,} members "
+            f"(its end record claims {count:,})"
+        )
 
 
 def _check_member(name: str, info: zipfile.ZipInfo, cap: int) -> None:

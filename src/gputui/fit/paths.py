@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from gputui.core import pathprobe
 from gputui.core.errors import UserError
 from gputui.core.inputfile import regular_stat
 from gputui.core.textsafe import visible
@@ -76,12 +77,13 @@ def resolve_models_path(
     `warn` receives one line when `./gputui.toml` is skipped (default: stderr).
     """
     if given is not None:
-        if not given.exists() and not given.is_symlink():
-            raise UserError(f"{visible(str(given))}: no such models file")
+        if not pathprobe.present(given):
+            raise UserError(f"{pathprobe.short(given)}: no such models file")
         regular_stat(given)  # a FIFO or device is refused before anything opens it
         return given, "given"
     local = (cwd or Path.cwd()) / LOCAL_NAME
-    if local.is_file() or local.is_symlink():
+    entry = pathprobe.probe(local, follow=False)
+    if entry is not None and (stat.S_ISREG(entry.st_mode) or stat.S_ISLNK(entry.st_mode)):
         reason = untrusted_reason(local)
         if reason is None:
             return local, f"./{LOCAL_NAME}"
@@ -89,6 +91,6 @@ def resolve_models_path(
             f"not reading {visible(str(local))}: {reason}; using the next models file"
         )
     user = user_models_file()
-    if user.is_file():  # follows links; a FIFO or device is not a candidate
+    if pathprobe.is_file(user):  # follows links; a FIFO or device is not a candidate
         return user, "user config"
     return shipped_examples(), "shipped examples"

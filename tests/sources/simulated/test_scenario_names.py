@@ -40,7 +40,7 @@ def test_unknown_name_lists_the_shipped_scenarios(
     assert cli.main(["snapshot", "--scenario", "nope.toml"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert "--scenario: nope.toml: no such file" in err and "demo-8gpu.toml" in err
+    assert "--scenario: nope.toml: scenario file not found" in err and "demo-8gpu.toml" in err
 
 
 def test_docs_list_every_shipped_scenario_and_count_them() -> None:

@@ -14,7 +14,7 @@ import hashlib
 from pathlib import Path
 from typing import Any, Literal
 
-from gputui.core import inputfile
+from gputui.core import inputfile, pathprobe
 from gputui.core.errors import UserError
 from gputui.core.textsafe import visible
 
@@ -47,8 +47,8 @@ _JSON_KINDS_SIZE = 16
 def detect_kind(path: Path) -> FileKind:
     """The kind of model file at `path`, or a one-line `UserError` naming the file."""
     name = visible(str(path))
-    if path.is_dir():
-        if (path / _HF_CONFIG).is_file():
+    if pathprobe.is_dir(path):
+        if pathprobe.is_file(path / _HF_CONFIG):
             return "hf-folder"
         raise UserError(
             f"{name}: a folder without {_HF_CONFIG} (expected a Hugging Face model folder)"

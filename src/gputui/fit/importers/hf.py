@@ -9,11 +9,12 @@ checkpoint stores its linears.
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from gputui.core import inputfile
+from gputui.core import inputfile, pathprobe
 from gputui.core.errors import UserError
 from gputui.core.textsafe import visible
 from gputui.fit.importers.hfkeys import from_hf_dict
@@ -21,6 +22,9 @@ from gputui.fit.importers.safetensors import SafetensorsError, read_header
 from gputui.fit.transformer.config import ConfigError
 from gputui.fit.transformer.model import TransformerModel, from_config
 
+# huggingface_hub's rule for a repo id (validate_repo_id): ASCII word characters, '-' and '.'
+MAX_REPO_ID = 96
+_REPO_PART = re.compile(r"[A-Za-z0-9_.-]+")
 DTYPE_FORMAT = {"F32": "fp32", "F16": "fp16", "BF16": "bf16", "F8_E4M3": "fp8", "F8_E5M2": "fp8"}
 
 
@@ -45,8 +49,8 @@ def load_config(path: Path, name: str | None = None) -> TransformerModel:
 
 def load_folder(folder: Path, name: str | None = None) -> TransformerModel:
     config = folder / "config.json"
-    if not config.is_file():
-        raise UserError(f"{visible(str(folder))}: no config.json in this folder")
+    if not pathprobe.is_file(config):
+        raise UserError(f"{pathprobe.short(folder)}: no config.json in this folder")
     model = load_config(config, name or folder.name)
     files = sorted(folder.glob("*.safetensors"))
     if not files:
@@ -104,25 +108,44 @@ def cached_snapshot(repo_id: str) -> Path:
     """The local snapshot of `ORG/NAME` (the one refs/main points at, else the newest)."""
     parts = repo_id.split("/")
     if len(parts) != 2 or not all(parts) or any(p in (".", "..") for p in parts):
-        raise UserError(f"--hf: expected ORG/NAME, got {visible(repo_id)!r}")
+        raise UserError(f"--hf: expected ORG/NAME, got {pathprobe.short(repo_id, 80)!r}")
+    if len(repo_id) > MAX_REPO_ID or not all(_REPO_PART.fullmatch(p) for p in parts):
+        raise UserError(
+            f"--hf: a Hugging Face repo id is ORG/NAME of letters, digits, '-', '_' and '.', "
+            f"at most {MAX_REPO_ID} characters, got {pathprobe.short(repo_id, 80)!r}"
+        )
     cache = hub_cache()
     repo = cache / f"models--{parts[0]}--{parts[1]}"
     snapshots = repo / "snapshots"
-    if not snapshots.is_dir():
+    if not pathprobe.is_dir(snapshots):
         raise UserError(
             f"--hf {visible(repo_id)}: not in the local Hugging Face cache ({visible(str(cache))}); "
             "gputui works offline: download it first (e.g. `huggingface-cli download "
             f"{visible(repo_id)} config.json`) or pass the path of its config.json"
         )
     ref = repo / "refs" / "main"
-    if ref.is_file():
+    if pathprobe.is_file(ref):
         rev = _revision(ref)
-        if rev is not None and (snapshots / rev / "config.json").is_file():
+        if rev is not None and pathprobe.is_file(snapshots / rev / "config.json"):
             return snapshots / rev
-    candidates = [s for s in snapshots.iterdir() if (s / "config.json").is_file()]
+    try:
+        entries = list(snapshots.iterdir())
+    except OSError as exc:
+        raise UserError(
+            f"--hf {visible(repo_id)}: cannot list {pathprobe.short(snapshots)}: "
+            f"{visible(exc.strerror or str(exc))}"
+        ) from None
+    candidates = [(st.st_mtime, s) for s in entries if (st := _config_stat(s)) is not None]
     if not candidates:
         raise UserError(f"--hf {visible(repo_id)}: cached, but no snapshot has a config.json")
-    return max(candidates, key=lambda s: s.stat().st_mtime)
+    return max(candidates)[1]
+
+
+def _config_stat(snapshot: Path) -> os.stat_result | None:
+    """The snapshot folder's stat when it holds a config.json (its mtime picks the newest)."""
+    if not pathprobe.is_file(snapshot / "config.json"):
+        return None
+    return pathprobe.probe(snapshot)
 
 
 def _revision(ref: Path) -> str | None:
@@ -145,6 +168,6 @@ def load_cached(repo_id: str) -> TransformerModel:
 
 def load_path(path: Path) -> TransformerModel:
     """A config.json or a model folder."""
-    if path.is_dir():
+    if pathprobe.is_dir(path):
         return load_folder(path)
     return load_config(path)

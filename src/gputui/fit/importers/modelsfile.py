@@ -11,12 +11,14 @@ Keras importer builds exactly such a dict from a Keras JSON file.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from gputui.core.errors import UserError
+from gputui.core.pathprobe import absolute, probe, short
 from gputui.core.textsafe import visible
 from gputui.core.tomlsafe import parse_toml
 from gputui.fit.core.software import DEFAULT_SOFTWARE, Software, memory_format, optimizer_impl
@@ -55,6 +57,8 @@ _FUNCTIONAL_KEYS = _COMMON | {"inputs", "outputs", "layers", "blocks"}
 _GAN_KEYS = _COMMON | {"generator", "discriminator"}
 _NET_KEYS = {"input_shape", "layers"}
 MAX_BATCH = 1 << 24
+# the longest error line: the known layer types (about 1,100 characters) still fit whole
+MAX_MESSAGE = 1500
 
 
 # What a models file holds: layer models and (kind = "transformer") Hugging Face-style configs.
@@ -67,11 +71,15 @@ def layer_models(models: tuple[AnyModel, ...]) -> tuple[ModelSpec, ...]:
 
 
 def shown(path: Path) -> str:
+    """How a models or Keras file is named in messages: relative to the working folder when
+    inside it. It never asks the file system about `path` (a link loop, a name too long),
+    as it names the file in the very message that says so."""
+    full = absolute(path)
     try:
-        text = str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
+        text = str(full.relative_to(Path(os.getcwd())))
+    except (OSError, ValueError):
         text = str(path)
-    return visible(text)
+    return short(text)
 
 
 @collector_paused
@@ -91,7 +99,17 @@ def parse_models(
         return _parse_models(text, where, base)
     except UserError as exc:
         # one boundary for everything echoed from the file: names, keys, values
-        raise UserError(visible(str(exc)), exc.exit_code) from None
+        raise UserError(one_line(str(exc)), exc.exit_code) from None
+
+
+def one_line(message: str, limit: int = MAX_MESSAGE) -> str:
+    """A message as printed: control characters visible, and a value echoed whole (a
+    5,000-item list, a 400-digit number) elided in the middle so the line stays readable."""
+    text = visible(message)
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 2 // 3], text[-(limit // 3) :]
+    return f"{head}…({len(text) - len(head) - len(tail):,} characters left out)…{tail}"
 
 
 def _parse_models(text: str, where: str, base: Path | None) -> tuple[AnyModel, ...]:
@@ -144,7 +162,7 @@ def parse_model_table(raw: dict[str, Any], where: str) -> ModelSpec:
     try:
         return _model(raw, f"{where}: model", where)
     except UserError as exc:
-        raise UserError(visible(str(exc)), exc.exit_code) from None
+        raise UserError(one_line(str(exc)), exc.exit_code) from None
 
 
 _SIDECAR_KEYS = (
@@ -198,7 +216,7 @@ def load_keras_model(
     from gputui.fit.importers.keras import load_keras
 
     where = shown(path)
-    if not path.is_file():
+    if probe(path) is None:  # anything else there is refused by the reader, in one line
         raise UserError(f"{where}: no such Keras model file")
     model = load_keras(
         path, name=name, input_shapes=input_shapes, skip_unknown=skip_unknown, where=where

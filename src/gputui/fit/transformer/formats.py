@@ -9,6 +9,12 @@ zeros), so their cost is bits per weight *including* that overhead:
   * GPTQ / AWQ int4, group 128: 4 bits + an fp16 scale and a 4-bit zero per group
     of 128 inputs (4 + 16/128 + 4/128 = 4.156 bits); GPTQ also keeps an int32
     g_idx per input row;
+  * compressed-tensors (llm-compressor's W4A16, W8A16, ...), named `ct-int{bits}-{scales}`
+    with `-asym` and `-gidx` when so: `bits` packed per weight, a 16-bit scale per group
+    of `g{N}` inputs, per output row (`channel`) or per tensor, a zero point of `bits`
+    per scale when asymmetric, an int32 g_idx per input row with GPTQ's group act-order;
+    W4A16 group 128 symmetric is 4 + 16/128 = 4.125 bits;
+  * NVFP4: 4 bits + an fp8 scale per 16 weights (4.5 bits), an fp32 scale per tensor;
   * GGUF / llama.cpp types: bytes per block / weights per block from ggml's type
     table (Q4_K 144 bytes per 256 weights = 4.5 bits, Q8_0 34 per 32 = 8.5 bits, ...).
 Only the linear layers of the blocks are quantized; embeddings, norms, biases and
@@ -17,6 +23,7 @@ Only the linear layers of the blocks are quantized; embeddings, norms, biases an
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # ggml type id -> (name, weights per block, bytes per block); ggml.h / gguf-py constants
@@ -103,7 +110,30 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
     ),
     "awq-int4": _q("awq-int4", 4 + 16 / 128 + 4 / 128, compute="fp16", tensor_key="fp16"),
     "mxfp4": _q("mxfp4", 4 + 8 / 32),
+    "nvfp4": _q("nvfp4", 4 + 8 / 16),
 }
+# compressed-tensors integer schemes (see the module docstring): scale dtype 16 bit
+_COMPRESSED = re.compile(
+    r"ct-int([2348])-(?:g([1-9][0-9]{0,6})|(channel)|(tensor))(-asym)?(-gidx)?"
+)
+COMPRESSED_SCALE_BITS = 16
+
+
+def compressed_format(name: str) -> WeightFormat | None:
+    """The WeightFormat a `ct-int...` name describes, or None when it is not one."""
+    m = _COMPRESSED.fullmatch(name)
+    if m is None:
+        return None
+    bits = int(m[1])
+    per_scale = COMPRESSED_SCALE_BITS + (bits if m[5] else 0)  # a scale, and a zero point
+    g_idx = 4 if m[6] else 0
+    if m[2]:
+        return _q(name, bits + per_scale / int(m[2]), per_input_bytes=g_idx)
+    if m[3]:
+        return _q(name, bits, per_row_bytes=-(-per_scale // 8), per_input_bytes=g_idx)
+    return _q(name, bits, per_input_bytes=g_idx)  # one scale per tensor: nothing per weight
+
+
 ALIASES = {
     "gptq": "gptq-int4",
     "awq": "awq-int4",
@@ -123,9 +153,13 @@ def weight_format(name: str) -> WeightFormat:
     try:
         return WEIGHT_FORMATS[key]
     except KeyError:
+        compressed = compressed_format(key)
+        if compressed is not None:
+            return compressed
         known = ", ".join(n for n in WEIGHT_FORMATS if not n.startswith("gguf-"))
         raise ValueError(
-            f"unknown weight format {name!r} (known: {known}, or a GGUF type such as q4_k, q8_0)"
+            f"unknown weight format {name!r} (known: {known}, a GGUF type such as q4_k, q8_0, "
+            "or a compressed-tensors scheme such as ct-int4-g128)"
         ) from None
 
 

@@ -46,12 +46,13 @@ class Speed:
 # and call a cuBLAS GEMM: 2 bytes written and 2 read back per weight. bitsandbytes
 # (nf4/fp4 and LLM.int8) dequantizes per matmul; llama.cpp (GGUF) does so for batches
 # over 32 tokens on its cuBLAS path (which computes in FP16). GPTQ/AWQ kernels
-# (ExLlama, Marlin) and fp8 GEMMs read the packed weights directly: nothing extra.
+# (ExLlama, Marlin; vLLM's for compressed-tensors too) and fp8/fp4 GEMMs read the packed
+# weights directly: nothing extra.
 DEQUANT_BYTES_PER_PARAM = 4.0
 
 
 def _dequant_bytes(fmt: WeightFormat) -> float:
-    if not fmt.quantized or fmt.name.startswith(("gptq", "awq", "fp8", "mxfp4")):
+    if not fmt.quantized or fmt.name.startswith(("gptq", "awq", "fp8", "mxfp4", "nvfp4", "ct-")):
         return 0.0
     return DEQUANT_BYTES_PER_PARAM
 

@@ -38,6 +38,10 @@ KEYS = {
 
 # the keys that set the workload (the CLI's flags of the same names override them)
 WORKLOAD_KEYS = KEYS - {"name", "kind", "hf_config", "config", "allow_longer_context"}
+# bounds of the table's other values: longer names and lists than any real one
+MAX_NAME = 64
+MAX_TARGETS = 64
+ALPHA_TOP = 1e9
 # the quantity (fit.transformer.bounds) each integer key is bounded as
 INT_QUANTITY = {"batch_size": "batch", "seq_len": "seq_len", "new_tokens": "new_tokens",
                 "lora_rank": "lora_rank", "grad_accum": "grad_accum", "paged_block": "block"}  # fmt: skip
@@ -68,7 +72,7 @@ def _int(raw: Mapping[str, Any], key: str, default: int, where: str) -> int:
         raise UserError(f"{where}: {key}: must be a positive integer, got {show(v)}")
     top = bound_of(INT_QUANTITY[key])
     if v > top:
-        raise UserError(f"{where}: {key}: {v} is over the bound {top}")
+        raise UserError(f"{where}: {key}: {show(v)} is over the bound {top}")
     return v
 
 
@@ -76,9 +80,50 @@ def _choice(
     raw: Mapping[str, Any], key: str, default: str, choices: tuple[str, ...], where: str
 ) -> str:
     v = raw.get(key, default)
-    if v not in choices:
-        raise UserError(f"{where}: {key}: must be one of {', '.join(choices)}, got {v!r}")
-    return str(v)
+    if not isinstance(v, str) or v not in choices:
+        raise UserError(f"{where}: {key}: must be one of {', '.join(choices)}, got {show(v)}")
+    return v
+
+
+def _text(raw: Mapping[str, Any], key: str, default: str, where: str) -> str:
+    """A name-like string value (a format, a dtype), refused unless a short string."""
+    v = raw.get(key, default)
+    if not isinstance(v, str) or not 0 < len(v) <= MAX_NAME:
+        raise UserError(
+            f"{where}: {key}: must be a string of 1 to {MAX_NAME} characters, got {show(v)}"
+        )
+    return v
+
+
+def _alpha(raw: Mapping[str, Any], default: int, where: str) -> float:
+    """`lora_alpha`: a positive int or float under ALPHA_TOP, compared before any float
+    conversion (a 400-digit integer overflows one)."""
+    v = raw.get("lora_alpha", default)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise UserError(f"{where}: lora_alpha: must be a positive number, got {show(v)}")
+    if isinstance(v, float) and not math.isfinite(v) or not 0 < v < ALPHA_TOP:
+        raise UserError(
+            f"{where}: lora_alpha: must be a positive number under {ALPHA_TOP:.0e}, got {show(v)}"
+        )
+    return float(v)
+
+
+def _targets(raw: Mapping[str, Any], where: str) -> tuple[str, ...]:
+    """`lora_targets`: a short list of short module names (PEFT's or the roles)."""
+    v = raw.get("lora_targets", ["q", "k", "v", "o"])
+    if (
+        not isinstance(v, list)
+        or not 0 < len(v) <= MAX_TARGETS
+        or not all(isinstance(t, str) and len(t) <= MAX_NAME for t in v)
+    ):
+        raise UserError(
+            f"{where}: lora_targets: must be a list of 1 to {MAX_TARGETS} module names "
+            f'such as ["q_proj", "v_proj"], got {show(v)}'
+        )
+    try:
+        return normalize_targets(v)
+    except ValueError as exc:
+        raise UserError(f"{where}: lora_targets: {visible(str(exc))}") from None
 
 
 def from_model_table(
@@ -153,18 +198,22 @@ def from_model_table(
         default_weights = "nf4-dq"
     elif mode == "train" and default_weights not in ("bf16", "fp16", "fp32"):
         default_weights = "bf16"  # LoRA and full fine-tunes train on an unquantized base
-    weights = raw.get("weights", default_weights)
+    weights = _text(raw, "weights", default_weights, where)
     if mode == "train" and method == "full" and "weights" in raw:
         raise UserError(
             f"{where}: weights: a full fine-tune keeps its weights in precision "
             "(fp32, amp_bf16, bf16, ...); leave weights out"
         )
+    kv_dtype = _text(raw, "kv_dtype", "fp16", where)
     try:
-        fmt = weight_format(str(weights))
-        kv_bits(str(raw.get("kv_dtype", "fp16")))
-        targets = normalize_targets(raw.get("lora_targets", ["q", "k", "v", "o"]))
-    except (ValueError, TypeError) as exc:
-        raise UserError(f"{where}: {exc}") from None
+        fmt = weight_format(weights)
+    except ValueError as exc:
+        raise UserError(f"{where}: weights: {visible(str(exc))}") from None
+    try:
+        kv_bits(kv_dtype)
+    except ValueError as exc:
+        raise UserError(f"{where}: kv_dtype: {visible(str(exc))}") from None
+    targets = _targets(raw, where)
     four_bit = ("nf4", "nf4-dq", "fp4", "fp4-dq")
     if method == "lora" and fmt.name in four_bit:
         method = "qlora"
@@ -178,17 +227,11 @@ def from_model_table(
     seq = _int(raw, "seq_len", default_seq(cfg, mode, new_tokens), where)
     for key in ("grad_checkpointing", "allow_longer_context"):
         if key in raw and not isinstance(raw[key], bool):
-            raise UserError(f"{where}: {key}: must be true or false, got {raw[key]!r}")
+            raise UserError(f"{where}: {key}: must be true or false, got {show(raw[key])}")
     allow = bool(raw.get("allow_longer_context", False))
     keys = (f"{where}: seq_len", f"{where}: new_tokens", "allow_longer_context = true")
     check_context(cfg, seq, new_tokens, mode, allow, keys, "new_tokens" in raw)
-    alpha = raw.get("lora_alpha", 2 * _int(raw, "lora_rank", 16, where))
-    if (
-        isinstance(alpha, bool)
-        or not isinstance(alpha, (int, float))
-        or not (math.isfinite(alpha) and 0 < alpha < 1e9)
-    ):
-        raise UserError(f"{where}: lora_alpha: must be a positive number, got {show(alpha)}")
+    alpha = _alpha(raw, 2 * _int(raw, "lora_rank", 16, where), where)
     wl = Workload(
         mode=mode,  # type: ignore[arg-type]
         batch_size=_int(raw, "batch_size", 1, where),
@@ -202,12 +245,12 @@ def from_model_table(
         ),  # type: ignore[arg-type]
         optimizer_impl=_choice(raw, "optimizer_impl", "foreach", OPTIMIZER_IMPLS, where),  # type: ignore[arg-type]
         lora_rank=_int(raw, "lora_rank", 16, where),
-        lora_alpha=float(alpha),
+        lora_alpha=alpha,
         lora_targets=targets,
         grad_checkpointing=bool(raw.get("grad_checkpointing", False)),
         grad_accum=_int(raw, "grad_accum", 1, where),
         attention=_choice(raw, "attention", "sdpa", ATTENTIONS, where),  # type: ignore[arg-type]
-        kv_dtype=str(raw.get("kv_dtype", default_kv_dtype(model, fmt.name))),
+        kv_dtype=kv_dtype if "kv_dtype" in raw else default_kv_dtype(model, fmt.name),
         paged_block=_int(raw, "paged_block", 16, where) if "paged_block" in raw else None,
     )
     given = frozenset(k for k in raw if k in WORKLOAD_KEYS)

@@ -16,7 +16,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from gputui.core.textsafe import visible
+from gputui.core import pathprobe
+from gputui.core.errors import UserError
+from gputui.core.textsafe import markup_safe
 
 
 class OpenModelsScreen(ModalScreen[Path | None]):
@@ -47,10 +49,15 @@ class OpenModelsScreen(ModalScreen[Path | None]):
         text = event.value.strip()
         if not text:
             return
-        path = Path(text).expanduser()
-        if not path.is_file():
-            shown = visible(str(path))
-            self.query_one("#open-models-error", Label).update(f"{shown}: no such file")
+        error = self.query_one("#open-models-error", Label)
+        try:
+            path = Path(text).expanduser()  # RuntimeError: "~nosuchuser/..."
+            found = pathprobe.is_file(path)
+        except (RuntimeError, UserError) as exc:  # a name too long, a link loop, ...
+            error.update(markup_safe(str(exc)))
+            return
+        if not found:
+            error.update(f"{markup_safe(pathprobe.short(path))}: no such file")
             return
         self.dismiss(path)
 
