@@ -1,6 +1,7 @@
 """Text and JSON of fit results, for every model kind: shared by the CLI and the TUI.
 
 - document: the one `fit --json` document (SCHEMA_VERSION, docs/fit.md)
+- ranking_text / ranking_json: every kind's ranking, one table and one row shape
 - graph_facts / graph_json / graph_text: a layer model's facts, JSON parts and text
 - transformer_json / transformer_text: a transformer's (its model and workload facts
   are gputui.fit.transformer.report's, the lines the TUI shows too)

@@ -7,6 +7,8 @@ Textual-free: screens/fit.py lays out the screen; these only build rich renderab
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -96,7 +98,9 @@ def layers_table(m: ModelSpec, prof: Profile | None = None) -> Table:
     return t
 
 
-def ranking_table(m: ModelSpec, rankings: dict[str, list[Ranked]], top: int = RANK_TOP) -> Table:
+def ranking_table(
+    m: ModelSpec, rankings: dict[str, list[Ranked[Any]]], top: int = RANK_TOP
+) -> Table:
     """From the worker's pass: ranking every card is not done on the UI thread."""
     t = titled_table(
         f"Other cards (top {top}, recommended precision each)",
@@ -119,17 +123,17 @@ def ranking_table(m: ModelSpec, rankings: dict[str, list[Ranked]], top: int = RA
         t.add_row(
             str(i + 1),
             Text(r.card.name),
-            r.precision,
+            r.precision or "-",
             gib(r.card.memory_bytes),
-            verdict_text(r.estimate.verdict),
-            batch_text(r.estimate.max_batch_size),
-            f"{r.samples_per_s:,.0f}" if r.samples_per_s is not None else "-",
+            verdict_text(r.verdict),
+            batch_text(r.max_batch_size),
+            f"{r.throughput:,.0f}" if r.throughput is not None else "-",
             bound_text(r.estimate.speed),
         )
     return t
 
 
-def model_detail(c: ModelCheck, rankings: dict[str, list[Ranked]]) -> Group:
+def model_detail(c: ModelCheck, rankings: dict[str, list[Ranked[Any]]]) -> Group:
     """Everything about one layer model on one GPU, for the pane under the Fit table."""
     m = c.model
     e = c.chosen

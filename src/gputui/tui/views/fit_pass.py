@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from gputui.catalog import load_catalog
 from gputui.core.errors import UserError
@@ -28,7 +29,6 @@ from gputui.fit import (
     Ranked,
     Target,
     TransformerCheck,
-    TransformerRanked,
     TransformerSpec,
     check,
     load_any,
@@ -116,8 +116,8 @@ def estimate_pass(
     mtime = mtime_of(path)
     models: tuple[AnyModel, ...]
     error: str | None = None
-    rankings: dict[str, list[Ranked]] = {}
-    transformer_rankings: dict[str, list[TransformerRanked]] = {}
+    rankings: dict[str, list[Ranked[Any]]] = {}
+    transformer_rankings: dict[str, list[Ranked[Any]]] = {}
     if (
         not reload
         and previous is not None
@@ -172,7 +172,9 @@ def estimate_pass(
             break
         if isinstance(model, TransformerSpec):
             if model.name not in transformer_rankings:
-                transformer_rankings[model.name] = list(check(FitRequest(model, catalog=catalog)).ranked)
+                transformer_rankings[model.name] = list(
+                    check(FitRequest(model, catalog=catalog)).ranked
+                )
         elif model.name not in rankings:
             rankings[model.name] = list(check(FitRequest(model, catalog=catalog)).ranked)
     return replace(

@@ -7,13 +7,14 @@ workload, the breakdown at the peak, the largest batch and the longest context
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 from gputui.core.textsafe import visible
-from gputui.fit import TransformerCheck
-from gputui.fit import TransformerRanked as Ranked
+from gputui.fit import Ranked, TransformerCheck
 from gputui.fit import transformer_model_line as model_line
 from gputui.fit import transformer_workload_line as workload_line
 from gputui.fit.report import gib
@@ -27,7 +28,9 @@ def _verdict(v: str | None) -> Text:
     return Text(v or "-", style=VERDICT_STYLE.get(v or "", ""))
 
 
-def transformer_detail(c: TransformerCheck, ranked: list[Ranked] | None, top: int = 10) -> Group:
+def transformer_detail(
+    c: TransformerCheck, ranked: list[Ranked[Any]] | None, top: int = 10
+) -> Group:
     e = c.estimate
     wl = e.workload
     seq_word = "prompt" if wl.mode == "generate" else "sequence"
@@ -81,7 +84,7 @@ def _answers(c: TransformerCheck, seq_word: str) -> Table:
     return t
 
 
-def _ranking(ranked: list[Ranked] | None, mode: str, top: int) -> Table:
+def _ranking(ranked: list[Ranked[Any]] | None, mode: str, top: int) -> Table:
     word = {"train": "train tok/s", "generate": "decode tok/s"}.get(mode, "prefill tok/s")
     t = titled_table(
         f"Other cards (top {top})",
@@ -100,15 +103,15 @@ def _ranking(ranked: list[Ranked] | None, mode: str, top: int) -> Table:
     if ranked is None:
         t.caption = "ranking the catalog's cards… (shown on a later pass)"
     for i, r in enumerate((ranked or [])[:top]):
-        need = f"{r.min_cards[0]} ({r.min_cards[1]})" if r.min_cards else "> 64"
+        need = f"{r.cards_needed} ({r.cards_split})" if r.cards_needed else "> 64"
         t.add_row(
             str(i + 1),
             Text(r.card.name),
             gib(r.card.memory_bytes),
             _verdict(r.estimate.verdict),
-            count(r.estimate.max_batch_size),
-            f"{r.estimate.longest_seq:,}",
-            f"{r.tokens_per_s:,.0f}" if r.tokens_per_s else "-",
+            count(r.max_batch_size),
+            f"{r.longest_seq_len or 0:,}",
+            f"{r.throughput:,.0f}" if r.throughput else "-",
             need,
         )
     return t
