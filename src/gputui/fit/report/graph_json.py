@@ -93,7 +93,7 @@ def precision_row(e: PrecisionEstimate) -> dict[str, Any]:
     }
 
 
-def estimate(c: ModelCheck) -> dict[str, Any]:
+def check_dict(c: ModelCheck) -> dict[str, Any]:
     """The model on one GPU: the chosen precision's row (the recommended one, or the one
     asked for) with the recommendation, the tensors alive at its peak, and every row."""
     return {
