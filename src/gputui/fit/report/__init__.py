@@ -12,6 +12,17 @@ The names below are the ones the TUI reads; sizes and counts are gputui.fit.unit
 
 from gputui.fit.report.graph_facts import network_layers, speed_assumes
 from gputui.fit.report.graph_text import bound_text
+from gputui.fit.report.ranking_text import bound_cell, throughput_cell, throughput_label
 from gputui.fit.units import batch_text, flops_text, gib
 
-__all__ = ["batch_text", "bound_text", "flops_text", "gib", "network_layers", "speed_assumes"]
+__all__ = [
+    "batch_text",
+    "bound_cell",
+    "bound_text",
+    "flops_text",
+    "gib",
+    "network_layers",
+    "speed_assumes",
+    "throughput_cell",
+    "throughput_label",
+]

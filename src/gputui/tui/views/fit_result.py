@@ -33,9 +33,6 @@ class FitPass:
     targets: tuple[Target, ...] = ()
     unavailable: tuple[Unavailable, ...] = ()
     checks: tuple[ModelCheck | TransformerCheck, ...] = ()
-    rankings: dict[str, list[Ranked[Any]]] = field(default_factory=dict)
-    transformer_rankings: dict[str, list[Ranked[Any]]] = field(
-        default_factory=dict
-    )  # kind = "transformer"
+    rankings: dict[str, list[Ranked[Any]]] = field(default_factory=dict)  # by model name, any kind
     stopped: str | None = None  # why the pass did not finish
     elapsed_s: float = 0.0

@@ -19,9 +19,12 @@ from gputui.fit import transformer_model_line as model_line
 from gputui.fit import transformer_workload_line as workload_line
 from gputui.fit.report import gib
 from gputui.fit.units import count
-from gputui.tui.views.detail_tables import breakdown_table, titled_table
-
-VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}
+from gputui.tui.views.detail_tables import (
+    VERDICT_STYLE,
+    breakdown_table,
+    ranking_table,
+    titled_table,
+)
 
 
 def _verdict(v: str | None) -> Text:
@@ -45,7 +48,7 @@ def transformer_detail(
         breakdown_table(e.breakdown.as_dict()),
         _answers(c, seq_word),
         *(Text(f"note: {visible(w)}", style="yellow") for w in e.warnings),
-        _ranking(ranked, wl.mode, top),
+        ranking_table(ranked, top),
     )
 
 
@@ -80,38 +83,5 @@ def _answers(c: TransformerCheck, seq_word: str) -> Table:
             count(e.max_batch_size_free or 0),
             f"{longest:,}" if longest else "none fits",
             f"{longest + extra:,}" if longest else "-",
-        )
-    return t
-
-
-def _ranking(ranked: list[Ranked[Any]] | None, mode: str, top: int) -> Table:
-    word = {"train": "train tok/s", "generate": "decode tok/s"}.get(mode, "prefill tok/s")
-    t = titled_table(
-        f"Other cards (top {top})",
-        (
-            "#",
-            "card",
-            "memory",
-            "verdict",
-            "max batch",
-            "longest",
-            f"{word} (rough)",
-            "cards needed",
-        ),
-        left={"card"},
-    )
-    if ranked is None:
-        t.caption = "ranking the catalog's cards… (shown on a later pass)"
-    for i, r in enumerate((ranked or [])[:top]):
-        need = f"{r.cards_needed} ({r.cards_split})" if r.cards_needed else "> 64"
-        t.add_row(
-            str(i + 1),
-            Text(r.card.name),
-            gib(r.card.memory_bytes),
-            _verdict(r.estimate.verdict),
-            count(r.max_batch_size),
-            f"{r.longest_seq_len or 0:,}",
-            f"{r.throughput:,.0f}" if r.throughput else "-",
-            need,
         )
     return t
