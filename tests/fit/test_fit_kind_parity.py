@@ -134,3 +134,16 @@ def test_ranking_rows_have_one_shape(entries: tuple[dict[str, Any], dict[str, An
     assert nested == {"kind_facts"}
     assert {r["throughput_unit"] for r in keras["ranking"]} == {"samples/s"}
     assert {r["throughput_unit"] for r in hf["ranking"]} == {"tokens/s"}
+
+
+def test_an_unknown_speed_says_why_for_both_kinds(
+    entries: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    """One policy for the reason: a row without a throughput names the figure it lacks."""
+    for entry in entries:
+        unknown = [r for r in entry["ranking"] if r["throughput"] is None]
+        assert unknown, entry["kind"]  # the catalog has cards without the figures
+        for row in unknown:
+            assert row["speed_unknown_reason"], (entry["kind"], row["card"])
+        known = [r for r in entry["ranking"] if r["throughput"] is not None]
+        assert all(r["speed_unknown_reason"] is None for r in known)

@@ -27,6 +27,8 @@ from gputui.catalog.models import Card
 from gputui.fit.core import power
 from gputui.fit.core.power import Unit
 from gputui.fit.core.price import per_dollar
+from gputui.fit.core.roofline import missing_figure
+from gputui.fit.core.throughput import Rate
 
 
 class RankRow(Protocol):
@@ -147,3 +149,14 @@ class Ranked(Generic[E]):
 def rank_cards(cards: Iterable[Card], row: Callable[[Card], Ranked[E]]) -> list[Ranked[E]]:
     """Every card's row (the front-end's `row`), in ranking order."""
     return order(row(card) for card in cards)
+
+
+def unknown_reason(found: Rate, card: Card) -> str:
+    """Why a card's roofline speed is unknown, for every kind's row: the precision's rate
+    (`found`, fit.core.throughput) is unknown, or another figure the roofline needs is."""
+    if found.tflops is None and found.unknown_reason:
+        return found.unknown_reason
+    return (
+        f"{missing_figure(card) or 'a figure missing'}, which the roofline needs "
+        "for the ops tensor cores do not run"
+    )

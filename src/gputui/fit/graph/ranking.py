@@ -10,8 +10,7 @@ from dataclasses import replace
 
 from gputui.catalog.models import Architecture, Card
 from gputui.fit.core.power import SAMPLES
-from gputui.fit.core.ranking import Ranked
-from gputui.fit.core.roofline import missing_figure
+from gputui.fit.core.ranking import Ranked, unknown_reason
 from gputui.fit.core.target import card_target
 from gputui.fit.graph.estimate import MAX_BATCH_CAP, PrecisionEstimate, check
 from gputui.fit.graph.rate import speed
@@ -50,13 +49,9 @@ def graph_row(
         floor = speed(model, floored, name, est.batch_size, model.mode, arch)
         if floor is not None:
             floor = replace(floor, basis=found.lower_bound_basis or "a floor", derived=False)
-    reason = found.unknown_reason if found.tflops is None else None
     s = est.speed
-    if reason is None and s is not None and s.profile is None:
-        reason = (
-            f"{missing_figure(card) or 'a figure missing'}, which the roofline needs "
-            "for the ops tensor cores do not run"
-        )
+    unknown = found.tflops is None or (s is not None and s.profile is None)
+    reason = unknown_reason(found, card) if unknown else None
     prof = s.profile if s is not None else None
     return Ranked(
         card=card,

@@ -8,8 +8,9 @@ from dataclasses import replace
 
 from gputui.catalog.models import Architecture, Card
 from gputui.fit.core.power import TOKENS
-from gputui.fit.core.ranking import Ranked
+from gputui.fit.core.ranking import Ranked, unknown_reason
 from gputui.fit.core.target import Target, card_target
+from gputui.fit.core.throughput import rate
 from gputui.fit.transformer.estimate import (
     CARD_COUNTS,
     MAX_BATCH_CAP,
@@ -99,6 +100,10 @@ def transformer_row(
             "decode": (s.decode_tokens_per_s, s.decode_bound),
             "prefill": (s.prefill_tokens_per_s, s.prefill_bound),
         }[phase]
+    reason = None
+    if s is not None and tps is None and not s.basis:  # no roofline: a card figure is unknown
+        arch = architectures.get(card.architecture)
+        reason = unknown_reason(rate(card, arch, s.compute_precision or "bf16"), card)
     return Ranked(
         card=card,
         estimate=est,
@@ -114,6 +119,7 @@ def transformer_row(
         bound=bound,
         speed_basis=s.basis if s is not None else None,
         speed_derived=None,
+        unknown_reason=reason,
         cards_needed=need[0] if need else None,
         cards_split=need[1] if need else None,
         cards_counted=True,
