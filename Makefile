@@ -1,5 +1,6 @@
 # Quick start: `make run` (the dashboard) and `make test` (the test suite).
-# Both create .venv on first use; nothing else needs installing beyond Python >= 3.10 and make.
+# Both create .venv on first use: they need Python >= 3.10 (with python3-venv on Debian/Ubuntu),
+# make, and network access to the package index for the dependencies.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -28,8 +29,13 @@ $(STAMP_LINT): pyproject.toml | $(BIN)/python
 run: $(STAMP_RUN)
 	$(BIN)/gputui $(ARGS)
 
+# Two workers (pytest-xdist) by default, one per core of the project's machines; each test
+# module stays on one worker (loadscope), so a module's shared servers start once.
+# TEST_WORKERS=0 runs the suite in this process.
+TEST_WORKERS ?= 2
+
 test: $(STAMP_TEST)
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
 
 lint: $(STAMP_LINT)
 	$(BIN)/ruff check src tests benchmarks scripts

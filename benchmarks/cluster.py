@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # tests/cluster/harness.py: the same Prometheus and pages as the tests
+sys.path.insert(0, str(ROOT))  # tests/prometheus_harness.py: the same Prometheus and pages as the tests
 
 HOSTS = 64
 GPUS_PER_HOST = 8
@@ -46,7 +46,7 @@ GPUS_PER_HOST = 8
 
 def serve_fleet() -> None:
     """Child: the generated dcgm pages, addresses on stdout, until stdin closes."""
-    from tests.cluster.harness import StaticEndpoint, dcgm_text
+    from tests.prometheus_harness import StaticEndpoint, dcgm_text
 
     pages = [
         StaticEndpoint(dcgm_text(f"h{i:02d}", GPUS_PER_HOST, used_mib=lambda g, i=i: 1000.0 * ((g + i) % 8)))
@@ -269,7 +269,7 @@ def main() -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
     if any(s % GPUS_PER_HOST or not 0 < s <= HOSTS * GPUS_PER_HOST for s in sizes):
         ap.error(f"--sizes: multiples of {GPUS_PER_HOST} up to {HOSTS * GPUS_PER_HOST}")
-    from tests.cluster.harness import PROMETHEUS, PrometheusServer
+    from tests.prometheus_harness import PROMETHEUS, PrometheusServer
 
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory() as tmp:

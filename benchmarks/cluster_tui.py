@@ -5,7 +5,7 @@
         [--scrape 15s] [--baseline 2825eff]
 
 Per fleet size: one threaded stdlib HTTP server in a child process serves
-every host's dcgm-exporter page (tests/cluster/harness.py's dcgm_text, 8 GPUs,
+every host's dcgm-exporter page (tests/prometheus_harness.py's dcgm_text, 8 GPUs,
 2 card models, memory changing every 30 s) at /host/<i>/metrics; a real
 Prometheus (Debian's binary, our own child on a free port) scrapes each page as
 its own target (`__metrics_path__`, `instance` host-<i>:9400) at --scrape.
@@ -50,7 +50,7 @@ from typing import Any
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # tests/cluster/harness.py: the Prometheus wrapper and dcgm pages
+sys.path.insert(0, str(ROOT))  # tests/prometheus_harness.py: the Prometheus wrapper and dcgm pages
 
 GPUS_PER_HOST = 8
 PAGE_VARIANTS = 2  # the pages change every VARIANT_EVERY_S: some rows differ between refreshes
@@ -66,7 +66,7 @@ def host_name(i: int) -> str:
 
 def serve_pages(hosts: int) -> None:
     """Child: every host's page at /host/<i>/metrics; the port on stdout, until stdin closes."""
-    from tests.cluster.harness import PageHTTP, dcgm_text
+    from tests.prometheus_harness import PageHTTP, dcgm_text
 
     models = (("NVIDIA H100 80GB HBM3", 81559), ("NVIDIA A100-SXM4-40GB", 40960))
     pages: list[list[bytes]] = []
@@ -96,7 +96,7 @@ def serve_pages(hosts: int) -> None:
 
 def start_prometheus(folder: Path, port: int, hosts: int, scrape: str) -> Any:
     """A harness PrometheusServer whose config lists every page as a target of one job."""
-    from tests.cluster.harness import PrometheusServer
+    from tests.prometheus_harness import PrometheusServer
 
     class FleetPrometheus(PrometheusServer):
         def write_config(self) -> None:
@@ -222,7 +222,7 @@ def main() -> int:
     if args.serve_pages:
         serve_pages(args.serve_pages)
         return 0
-    from tests.cluster.harness import PROMETHEUS
+    from tests.prometheus_harness import PROMETHEUS
 
     if PROMETHEUS is None:
         print("skipped: no prometheus binary (apt install prometheus)")

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Exporter soak (issue 20): normal scrapes under idle, slowloris and half-handshake clients.
+"""Exporter soak: normal scrapes under idle, slowloris, half-handshake and hostile-header clients.
 
     PYTHONPATH=src .venv/bin/python benchmarks/exporter_soak.py [--minutes 20]
-        [--scrapers 8] [--idle 8] [--slow 8] [--half 8]
+        [--scrapers 8] [--idle 8] [--slow 8] [--half 8] [--headers 4]
 
 Starts `gputui exporter --source demo` twice on loopback (plain HTTP, and
 HTTPS with a self-signed certificate made by the `openssl` command) and for
@@ -13,13 +13,18 @@ HTTPS with a self-signed certificate made by the `openssl` command) and for
 - slowloris clients: a request head one byte every 3 s, reconnect when cut off
   (over TLS after a full handshake);
 - half handshakes: half a ClientHello on the TLS server (half a request line
-  on the plain one), reconnect when cut off.
+  on the plain one), reconnect when cut off;
+- hostile headers: one whole request after another with a hostile Accept,
+  Accept-Encoding, Authorization, method, path or header bytes (a rotating
+  list, see HOSTILE), each answer's status counted; a 5xx is a failure.
 
 Prints per server: scrapes, failures, p50/p99/max latency of the normal
 scrapes, how many took over 1 s, how often the server cut off each hostile
-kind, and the exporter's thread count and RSS at the start and the end.
-Target (issue 20): no failure and every normal scrape under 1 s. A script,
-not a test: it prints figures and asserts nothing.
+kind, the hostile requests by kind and status, every line the exporter wrote
+to stderr after its start line (and how many were tracebacks), and the
+exporter's thread count and RSS at the start and the end. Target: no failure,
+every normal scrape under 1 s, no traceback and a bounded log. A script, not a
+test: it prints figures and asserts nothing.
 """
 
 from __future__ import annotations
@@ -45,18 +50,72 @@ HALF_REQUEST = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 SLOW_HEAD = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: " + b"a" * 4096
 
 
+def _request(method: bytes, path: bytes, *headers: bytes) -> bytes:
+    return b"%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n" % (
+        method,
+        path,
+        b"".join(h + b"\r\n" for h in headers),
+    )
+
+
+# (kind, request bytes): what a client controls in one request.
+HOSTILE: tuple[tuple[str, bytes], ...] = (
+    (
+        "accept openmetrics version=abc",
+        _request(b"GET", b"/metrics", b"Accept: application/openmetrics-text; version=abc"),
+    ),
+    (
+        "accept text/plain version=1.0.x",
+        _request(b"GET", b"/metrics", b"Accept: text/plain; version=1.0.x"),
+    ),
+    (
+        "accept escaping=bogus",
+        _request(
+            b"GET", b"/metrics", b"Accept: application/openmetrics-text; version=1.0.0; escaping=x"
+        ),
+    ),
+    ("accept 8 KiB", _request(b"GET", b"/metrics", b"Accept: " + b"text/plain;q=0.1," * 480)),
+    (
+        "accept bidi+controls",
+        _request(b"GET", b"/metrics", b"Accept: text/plain; version=\xe2\x80\xae1\x1b[2J"),
+    ),
+    ("accept non-UTF-8", _request(b"GET", b"/metrics", b"Accept: \xff\xfe; version=\xc0")),
+    ("accept-encoding odd", _request(b"GET", b"/metrics", b"Accept-Encoding: gzip;q=abc, \xff")),
+    ("authorization junk", _request(b"GET", b"/metrics", b"Authorization: Basic !!!\xff")),
+    (
+        "authorization huge",
+        _request(b"GET", b"/metrics", b"Authorization: Basic " + b"QUFB" * 2000),
+    ),
+    ("method BREW", _request(b"BREW", b"/metrics")),
+    ("method HEAD", _request(b"HEAD", b"/metrics")),
+    ("method POST", _request(b"POST", b"/metrics", b"Content-Length: 5") + b"hello"),
+    ("path traversal", _request(b"GET", b"/../../etc/passwd")),
+    ("path controls", _request(b"GET", b"/metrics%00%1b[2J?name[]=\xff")),
+    ("path query names", _request(b"GET", b"/metrics?name[]=DCGM_FI_DEV_GPU_TEMP&name[]=%ff")),
+    ("header folded", _request(b"GET", b"/metrics", b"Accept: text/plain;", b" version=1.0.0")),
+    ("header 99 of them", _request(b"GET", b"/metrics", *(b"X-%d: y" % i for i in range(99)))),
+    ("request line junk", b"\x16\x03\x01 / HTTP/9.9\r\n\r\n"),
+)
+
+
 @dataclass
 class Tally:
     latencies: list[float] = field(default_factory=list)
     failures: int = 0
     errors: dict[str, int] = field(default_factory=dict)
     cut: dict[str, int] = field(default_factory=dict)
+    hostile: dict[str, dict[str, int]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def fail(self, what: str) -> None:
         with self.lock:
             self.failures += 1
             self.errors[what] = self.errors.get(what, 0) + 1
+
+    def answered(self, kind: str, status: str) -> None:
+        with self.lock:
+            by_status = self.hostile.setdefault(kind, {})
+            by_status[status] = by_status.get(status, 0) + 1
 
     def cut_off(self, kind: str) -> None:
         with self.lock:
@@ -87,11 +146,15 @@ class Exporter:
         self.host, port = self.url.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)
         self.port = int(port)
         self.stderr_lines: list[str] = []
+        self.stderr_count = 0
+        self.tracebacks = 0
         threading.Thread(target=self._drain, daemon=True).start()
 
     def _drain(self) -> None:
         assert self.proc.stderr is not None
         for line in self.proc.stderr:
+            self.stderr_count += 1
+            self.tracebacks += line.startswith("Traceback")
             if len(self.stderr_lines) < 20:
                 self.stderr_lines.append(line.rstrip())
 
@@ -176,6 +239,36 @@ def hostile(
             tally.cut_off(kind)
 
 
+def header_client(
+    exp: Exporter, ctx: ssl.SSLContext | None, tally: Tally, stop_at: float, first: int
+) -> None:
+    """Hostile requests one after another, each answer's status line counted by kind."""
+    index = first
+    while time.monotonic() < stop_at:
+        kind, request = HOSTILE[index % len(HOSTILE)]
+        index += 1
+        try:
+            with socket.create_connection((exp.host, exp.port), timeout=10) as raw:
+                sock = ctx.wrap_socket(raw, server_hostname=exp.host) if ctx is not None else raw
+                sock.sendall(request)
+                answer = b""
+                while len(answer) < 64 and (chunk := sock.recv(4096)):
+                    answer += chunk
+            parts = answer.split(b" ", 2)
+            if not answer:
+                status = "closed"
+            elif answer.startswith(b"HTTP/") and len(parts) > 1:
+                status = parts[1].decode("ascii", "replace")
+            else:
+                status = "no status line"
+        except OSError as exc:
+            status = type(exc).__name__
+        tally.answered(kind, status)
+        if status.startswith("5"):
+            tally.fail(f"{kind}: HTTP {status}")
+        time.sleep(0.05)
+
+
 def make_cert(folder: Path) -> tuple[Path, Path] | None:
     if shutil.which("openssl") is None:
         return None
@@ -209,10 +302,20 @@ def report(exp: Exporter, tally: Tally, start: tuple[int, int], end: tuple[int, 
         print(f"over 1 s           {sum(x > 1.0 for x in lat)}   (target 0)")
     cut = ", ".join(f"{k} {v}" for k, v in sorted(tally.cut.items())) or "none"
     print(f"cut off by server  {cut}")
+    if tally.hostile:
+        total = sum(sum(v.values()) for v in tally.hostile.values())
+        print(f"hostile requests   {total}, by kind and status:")
+        for kind, by_status in sorted(tally.hostile.items()):
+            shown = ", ".join(f"{k} x{v}" for k, v in sorted(by_status.items()))
+            print(f"    {kind:34} {shown}")
+    print(
+        f"exporter stderr    {exp.stderr_count} lines after the start line, "
+        f"{exp.tracebacks} tracebacks   (target 0 tracebacks)"
+    )
     print(f"exporter threads   {start[0]} at start, {end[0]} at end")
     print(f"exporter RSS MiB   {start[1] / 1024:.1f} at start, {end[1] / 1024:.1f} at end")
     if exp.stderr_lines:
-        print("exporter stderr   ", *exp.stderr_lines[:5], sep="\n    ")
+        print("first lines:", *exp.stderr_lines[:5], sep="\n    ")
 
 
 def main() -> None:
@@ -222,10 +325,11 @@ def main() -> None:
     ap.add_argument("--idle", type=int, default=8)
     ap.add_argument("--slow", type=int, default=8)
     ap.add_argument("--half", type=int, default=8)
+    ap.add_argument("--headers", type=int, default=4, help="hostile-header clients per server")
     args = ap.parse_args()
     if not 0 < args.minutes <= 24 * 60:
         raise SystemExit("--minutes: expected more than 0 and at most 1440")
-    for name in ("scrapers", "idle", "slow", "half"):
+    for name in ("scrapers", "idle", "slow", "half", "headers"):
         if not 0 <= getattr(args, name) <= 200:
             raise SystemExit(f"--{name}: expected 0 to 200")
     with tempfile.TemporaryDirectory(prefix="gputui-soak-") as tmp:
@@ -242,7 +346,7 @@ def main() -> None:
             stop_at = time.monotonic() + args.minutes * 60
             print(
                 f"soak: {args.minutes:g} min; per server {args.scrapers} scrapers, {args.idle} idle, "
-                f"{args.slow} slowloris, {args.half} half-handshake clients",
+                f"{args.slow} slowloris, {args.half} half-handshake, {args.headers} hostile-header clients",
                 flush=True,
             )
             tallies = [Tally() for _ in servers]
@@ -252,6 +356,12 @@ def main() -> None:
                 threads += [
                     threading.Thread(target=scraper, args=(exp, ctx, tally, stop_at), daemon=True)
                     for _ in range(args.scrapers)
+                ]
+                threads += [
+                    threading.Thread(
+                        target=header_client, args=(exp, ctx, tally, stop_at, i * 5), daemon=True
+                    )
+                    for i in range(args.headers)
                 ]
                 for kind, count in (
                     ("idle", args.idle),

@@ -7,7 +7,7 @@
 
 One loopback HTTP server (standard library, threaded) serves every host's
 page at /host/<i>/metrics: 8 GPUs in dcgm-exporter's names (the default
-counters of tests/cluster/harness.py's `dcgm_text`, with `Hostname`, `gpu`,
+counters of tests/prometheus_harness.py's `dcgm_text`, with `Hostname`, `gpu`,
 `UUID`, `modelName`). Two card models: three hosts in four are H100 80GB
 HBM3, the fourth A100-SXM4-40GB, and every tenth host's last GPU is in MIG
 mode (two 3g.40gb instances, labelled `GPU_I_PROFILE` / `GPU_I_ID` as
@@ -38,9 +38,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))  # tests/cluster/harness.py: the same Prometheus and pages
+    sys.path.insert(0, str(ROOT))  # tests/prometheus_harness.py: the same Prometheus and pages
 
-from tests.cluster.harness import PageHTTP, PrometheusServer, dcgm_text  # noqa: E402
+from tests.prometheus_harness import PageHTTP, PrometheusServer, dcgm_text  # noqa: E402
 
 GPUS_PER_HOST = 8
 H100 = ("NVIDIA H100 80GB HBM3", 81559)

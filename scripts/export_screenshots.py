@@ -53,6 +53,8 @@ SCENES = (
     Scene("dashboard", (120, 40)),
     Scene("dashboard-80x24", (80, 24)),
     Scene("dashboard-8gpu", (120, 40), scenario="demo-8gpu.toml"),
+    # a wide terminal: graphs with a time axis beside the GPU panels
+    Scene("dashboard-8gpu-200x50", (200, 50), scenario="demo-8gpu.toml"),
     # 8 GPUs on a laptop terminal: one line per GPU, and process rows under them
     Scene("dashboard-8gpu-80x24", (80, 24), scenario="demo-8gpu.toml"),
     Scene("dashboard-faults", (120, 40), scenario="faults.toml"),
@@ -60,6 +62,8 @@ SCENES = (
     Scene("kill-dialog", (120, 40), keys=("k",), wait_for_screen=KillScreen),
     Scene("help", (120, 40), keys=("question_mark",), wait_for_screen=HelpScreen),
     Scene("process-details", (120, 40), keys=("enter",), wait_for_screen=ProcessScreen),
+    # MIG: the process table's GPU column and the panel name a MIG device alike ("0:2")
+    Scene("dashboard-mig", (120, 40), scenario="mig.toml"),
     # tab from the process table goes to GPU 0; enter opens its details
     Scene(
         "device-details-mig",

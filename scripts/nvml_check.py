@@ -336,7 +336,7 @@ def run_text(cmd: list[str], lib: str, conf: str, frozen: bool = True) -> str:
     else:
         env.pop("FAKE_NVML_TIME", None)
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
+    if r.returncode not in (0, 3):  # 3: a GPU is lost (the faults scenario has one)
         raise RuntimeError(f"{shlex.join(cmd)} exited {r.returncode}: {r.stderr.strip()[-2000:]}")
     return r.stdout
 

@@ -1,9 +1,12 @@
 """Set-up every test shares.
 
 The catalog keeps a validated copy of itself in the user's cache directory
-(`gputui.catalog.cache`); tests never write to ~, so from before collection
-(some test modules load the catalog at import) it goes to a temporary folder,
-and subprocesses, which inherit the environment, use it too.
+(`gputui.catalog.cache`), and the dashboard saves its settings (and looks for a
+models file) in the user's config directory; tests never write to ~, so from
+before collection (some test modules load the catalog at import) both go to
+temporary folders of this process, and subprocesses, which inherit the
+environment, use them too. Under pytest-xdist each worker is a process of its
+own and gets its own folders, so parallel tests never see each other's files.
 
 Under CI (`CI` set, as `.ci/run` is run) hypothesis draws the same examples every
 run (`derandomize`): a submission's verdict must not depend on which random inputs
@@ -16,6 +19,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -25,20 +30,50 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 CACHE_ENV = "GPUTUI_CACHE_DIR"  # gputui.catalog.cache.ENV (not imported: before collection)
+CONFIG_ENV = "XDG_CONFIG_HOME"  # platformdirs' user_config_dir: settings.toml, models.toml
 _saved: dict[str, str | None] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    _saved[CACHE_ENV] = os.environ.get(CACHE_ENV)
-    os.environ[CACHE_ENV] = tempfile.mkdtemp(prefix="gputui-test-cache-")
+    for name in (CACHE_ENV, CONFIG_ENV):
+        _saved[name] = os.environ.get(name)
+        os.environ[name] = tempfile.mkdtemp(prefix=f"gputui-test-{name.lower()}-")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if CACHE_ENV not in _saved:
-        return
-    shutil.rmtree(os.environ.get(CACHE_ENV, ""), ignore_errors=True)
-    saved = _saved.pop(CACHE_ENV)
-    if saved is None:
-        os.environ.pop(CACHE_ENV, None)
-    else:
-        os.environ[CACHE_ENV] = saved
+    for name in (CACHE_ENV, CONFIG_ENV):
+        if name not in _saved:
+            continue
+        shutil.rmtree(os.environ.get(name, ""), ignore_errors=True)
+        saved = _saved.pop(name)
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
+
+
+@pytest.fixture(scope="session")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One real Prometheus and fleet (tests/fleet.py) for every read-only test of it, in
+    whichever folder: starting one takes seconds. Under pytest-xdist, one per worker."""
+    from tests.fleet import start_fleet
+    from tests.prometheus_harness import PROMETHEUS
+
+    if PROMETHEUS is None:
+        pytest.skip("needs the prometheus binary (apt install prometheus)")
+    f = start_fleet(tmp_path_factory.mktemp("fleet"))
+    yield f
+    f.stop()
+
+
+def run_fit(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """`gputui fit ARGV` in this process: its exit status, stdout and stderr.
+
+    Test modules import it (`from tests.conftest import run_fit`); gputui is imported
+    here, not at the top, because this file runs before collection.
+    """
+    from gputui.cli import main
+
+    code = main(["fit", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err

@@ -67,6 +67,10 @@ def _dispatch(argv: Sequence[str] | None) -> int:
 
         args = dashboard_args(words)
     if args is None:
+        dashes = _dashes_as_value(words)
+        if dashes is not None:
+            print(f"gputui: {visible(dashes)}: '--' is not a value", file=sys.stderr)
+            return 2
         parser = build_parser(words[0]) if words and words[0] in COMMANDS else build_parser()
         args = parser.parse_args(words)
     try:
@@ -78,6 +82,18 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+
+
+def _dashes_as_value(words: list[str]) -> str | None:
+    """The option written `--interval=--`, if any: argparse strips the `--` and hands the
+    command an empty list where it promised a value (a float, a path)."""
+    for word in words:
+        if word == "--":
+            return None
+        option, eq, value = word.partition("=")
+        if eq and value == "--" and option.startswith("-"):
+            return option
+    return None
 
 
 if __name__ == "__main__":

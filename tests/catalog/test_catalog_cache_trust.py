@@ -1,4 +1,4 @@
-"""The catalog cache is believed only when nobody else could have written it (issue 20, security 3).
+"""The catalog cache is believed only when nobody else could have written it.
 
 What the cache says is what `catalog show` and `fit` report. A file edited by
 hand is a miss; a file forged in the right format (its CRC recomputed) is

@@ -12,18 +12,18 @@ from gputui.cli import main
 from gputui.commands.catalog import compare_table
 
 Capsys = pytest.CaptureFixture[str]
-ISSUE_CARDS = ["RTX 4070 Ti SUPER", "RTX 3090", "RTX 4090"]
+REPORTED_CARDS = ["RTX 4070 Ti SUPER", "RTX 3090", "RTX 4090"]
 
 
 def test_compare_fits_80_columns_and_cuts_no_number(
     capsys: Capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "80")
-    assert main(["catalog", "compare", *ISSUE_CARDS]) == 0
+    assert main(["catalog", "compare", *REPORTED_CARDS]) == 0
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= 80
     catalog = load_catalog()
-    cards = [catalog.find(n) for n in ISSUE_CARDS]
+    cards = [catalog.find(n) for n in REPORTED_CARDS]
     for row in compare(cards):
         for value in row.values:
             if value is not None:

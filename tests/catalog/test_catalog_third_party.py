@@ -1,4 +1,4 @@
-"""Third-party catalog figures (issue 23, item 11): a figure NVIDIA does not publish may
+"""Third-party catalog figures: a figure NVIDIA does not publish may
 come from a named third party, marked so, and the ranking says so beside the card."""
 
 from __future__ import annotations

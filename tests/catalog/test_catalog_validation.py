@@ -1,4 +1,4 @@
-"""Range and finiteness checks on catalog figures (issue 8: mutated catalogs were accepted).
+"""Range and finiteness checks on catalog figures (mutated catalogs were accepted).
 
 A card with `memory_gib = -1`, `sm_count = -1`, `tdp_w = -1e308` or a NaN/infinite figure
 used to load, and `gputui catalog --json` then printed `NaN`/`Infinity` (invalid JSON).
@@ -161,7 +161,7 @@ def test_hostile_toml_in_a_card_file_is_one_line(
 def test_control_characters_in_an_error_line_are_shown_not_sent(
     capsys: Capsys, scratch_catalog: MakeCatalog
 ) -> None:
-    # A card name echoed in a validation error must not retitle the terminal (issue 8).
+    # A card name echoed in a validation error must not retitle the terminal.
     text = GOOD_CARD.replace('name = "Test Card"', 'name = "\\u001b]0;pwn\\u0007"')
     text = text.replace("memory_gib = 24", "memory_gib = -1")
     assert text != GOOD_CARD

@@ -1,6 +1,6 @@
 """The card ranking (`gputui fit --all-cards`) and the per-chip precision rules.
 
-Issue 12: a missing figure ranked a card as if it were slow (RTX A5000 below a T4, TITAN
+A missing figure once ranked a card as if it were slow (RTX A5000 below a T4, TITAN
 RTX with no throughput at all), the P100 was told to train in fp32 although GP100 runs
 FP16 at twice its FP32 rate, and `--precision amp_fp16` there used the FP32 rate.
 """

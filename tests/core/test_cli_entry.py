@@ -34,7 +34,7 @@ def test_unknown_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str])
     assert "invalid choice" in capsys.readouterr().err
 
 
-# --- stdout that cannot be written (issue 8): one handler for every subcommand -------------
+# --- stdout that cannot be written: one handler for every subcommand -------------
 
 REPO = Path(__file__).resolve().parents[2]
 OUTPUT_COMMANDS = [
@@ -124,7 +124,7 @@ CLOSED_STDOUT_COMMANDS = [
 @pytest.mark.parametrize("args", CLOSED_STDOUT_COMMANDS, ids=" ".join)
 def test_closed_stdout_is_one_line_and_exit_1(args: list[str]) -> None:
     """`gputui catalog --json >&-`: Python sets sys.stdout to None and print() would drop
-    the output without a word (exit 0); EBADF is an output error like ENOSPC (issue 20)."""
+    the output without a word (exit 0); EBADF is an output error like ENOSPC."""
     proc = subprocess.run(
         ["sh", "-c", '"$0" "$@" >&-', sys.executable, "-m", "gputui", *args],
         stdout=subprocess.DEVNULL,

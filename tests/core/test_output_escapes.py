@@ -1,4 +1,4 @@
-"""No control character from outside reaches the terminal in one-shot output (issue 20, security 2).
+"""No control character from outside reaches the terminal in one-shot output.
 
 Hostile strings go in through each source and importer: an HF config's
 model_type, layer names of a models TOML graph and of a Keras file (the "alive
@@ -7,7 +7,7 @@ a catalog folder's card texts, a real process renamed by its owner (comm and
 argv, read from /proc by both host samplers). Each command's stdout (and stderr)
 must hold none of C0 (but newline), DEL, C1, U+2028/2029, the bidi embeddings,
 overrides and isolates: shown in caret or escape notation instead. The NVML
-strings at the pynvml boundary are covered by tests/sources_nvml/test_escape_injection.py.
+strings at the pynvml boundary are covered by tests/sources/nvml/test_escape_injection.py.
 """
 
 from __future__ import annotations

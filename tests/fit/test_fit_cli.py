@@ -7,21 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from gputui.cli import main
 from gputui.fit import paths
+from tests.conftest import run_fit
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = str(ROOT / "examples" / "models.toml")
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["fit", *argv])
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 def test_rtx_3090_text(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, EXAMPLES, "--gpu", "RTX 3090")
+    code, out, _ = run_fit(capsys, EXAMPLES, "--gpu", "RTX 3090")
     assert code == 0
     assert "GeForce RTX 3090" in out
     assert "recommended: amp_bf16" in out  # Ampere
@@ -30,7 +24,7 @@ def test_rtx_3090_text(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, EXAMPLES, "--gpu", "RTX 3090", "--json")
+    code, out, _ = run_fit(capsys, EXAMPLES, "--gpu", "RTX 3090", "--json")
     assert code == 0
     data = json.loads(out)
     assert data["schema_version"] == 3 and data["mode"] == "check"
@@ -62,7 +56,7 @@ def test_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_does_not_fit_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(
+    code, out, _ = run_fit(
         capsys, EXAMPLES, "--gpu", "Tesla T4", "--model", "vgg16", "--batch-size", "4096"
     )
     assert code == 1
@@ -70,7 +64,7 @@ def test_does_not_fit_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_all_cards_ranks_fitting_cards_first(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, EXAMPLES, "--all-cards", "--model", "vgg16", "--json")
+    code, out, _ = run_fit(capsys, EXAMPLES, "--all-cards", "--model", "vgg16", "--json")
     assert code == 0
     (entry,) = json.loads(out)["models"]
     assert entry["estimates"] is None
@@ -92,7 +86,7 @@ def test_no_gpu_without_card_is_a_one_line_error(
         raise source.SourceUnavailable("NVML library not found")
 
     monkeypatch.setattr(source, "open_source", unavailable)
-    code, _, err = run(capsys, EXAMPLES)
+    code, _, err = run_fit(capsys, EXAMPLES)
     assert code == 2
     assert err.count("\n") == 1
     assert "--gpu NAME" in err and "--all-cards" in err
@@ -101,7 +95,7 @@ def test_no_gpu_without_card_is_a_one_line_error(
 def test_inference_precision_rejected_for_training_models(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, _, err = run(capsys, EXAMPLES, "--gpu", "H100 SXM", "--precision", "fp8")
+    code, _, err = run_fit(capsys, EXAMPLES, "--gpu", "H100 SXM", "--precision", "fp8")
     assert code == 2 and "inference only" in err
 
 
@@ -122,7 +116,7 @@ def test_shipped_examples_are_labelled(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(paths, "user_models_file", lambda: tmp_path / "none.toml")
-    code, out, _ = run(capsys, "--gpu", "A100 SXM4 80 GB", "--model", "mnist-cnn")
+    code, out, _ = run_fit(capsys, "--gpu", "A100 SXM4 80 GB", "--model", "mnist-cnn")
     assert code == 0
     assert "(shipped examples)" in out.splitlines()[0]
 
@@ -156,7 +150,7 @@ def test_installed_gpu_uses_free_memory(
     from gputui.sources import base as source
 
     monkeypatch.setattr(source, "open_source", lambda *a, **k: (FakeSource(free_gib * 2**30), None))
-    rc, out, _ = run(capsys, EXAMPLES, "--model", "vgg16", "--json")
+    rc, out, _ = run_fit(capsys, EXAMPLES, "--model", "vgg16", "--json")
     assert rc == code
     (entry,) = json.loads(out)["models"]
     (chosen,) = entry["estimates"]  # the recommended precision's answer on the one GPU
@@ -174,5 +168,5 @@ def test_index_out_of_range(
     from gputui.sources import base as source
 
     monkeypatch.setattr(source, "open_source", lambda *a, **k: (FakeSource(2**30), None))
-    rc, _, err = run(capsys, EXAMPLES, "--index", "3")
+    rc, _, err = run_fit(capsys, EXAMPLES, "--index", "3")
     assert rc == 2 and "--index 3: no such GPU" in err

@@ -1,4 +1,4 @@
-"""What a no-grad forward of a CNN holds at its peak, worked by hand (issue 23 item 9).
+"""What a no-grad forward of a CNN holds at its peak, worked by hand.
 
 PyTorch frees a tensor when its last reader has returned, so while a convolution
 runs its input and its output are alive (and the data batch, which the caller

@@ -1,4 +1,4 @@
-"""Graph CNNs in inference against PyTorch on CPU (skipped without torch): issue 23 item 9.
+"""Graph CNNs in inference against PyTorch on CPU (skipped without torch).
 
 The estimate read +18 % to +30 % high on DenseNet- and VGG-style graphs (one
 input-sized reorder buffer too many at every convolution) and missed a 2-D max

@@ -1,4 +1,4 @@
-"""Graphs of tens of thousands of layers (issue 22): accepted up to the memory bound, with
+"""Graphs of tens of thousands of layers: accepted up to the memory bound, with
 the answer the structure predicts, and refused past it with one line that says why.
 
 Before: more than 5,000 layers were refused by both importers ("at most 5000 layers are

@@ -1,5 +1,5 @@
 """Which MIG profile would hold a job (gputui.fit.core.mig.advice): the profile table and the
-per-instance answer, from instances as NVML reports them (issue 23, item 1)."""
+per-instance answer, from instances as NVML reports them."""
 
 from __future__ import annotations
 

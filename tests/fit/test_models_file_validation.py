@@ -1,4 +1,4 @@
-"""The models file (TOML graph models) is validated: crashes, hangs and wrong accepts found in issue 8.
+"""The models file (TOML graph models) is validated: crashes, hangs and wrong accepts found by fuzzing.
 
 Each case failed before its fix (a traceback, a hang, or a model reported as fitting).
 """

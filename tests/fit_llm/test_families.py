@@ -1,5 +1,5 @@
-"""Falcon, BLOOM, T5, StarCoder2, Phi, Cohere, Jamba and GPT-J from their config.json
-(issue 23 item 5), against counts and cache sizes transformers itself produced
+"""Falcon, BLOOM, T5, StarCoder2, Phi, Cohere, Jamba and GPT-J from their config.json,
+against counts and cache sizes transformers itself produced
 (tests/fixtures/hf/family_counts.json, scripts/gen_hf_family_fixtures.py)."""
 
 from __future__ import annotations

@@ -13,17 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from gputui.cli import main
+from tests.conftest import run_fit
 
 ROOT = Path(__file__).resolve().parents[2]
 LLAMA3 = str(ROOT / "examples/llm/llama-3-8b.json")
 GPT2 = str(ROOT / "examples/llm/gpt2.json")
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    rc = main(["fit", *argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def one_line(err: str) -> str:
@@ -33,22 +27,22 @@ def one_line(err: str) -> str:
 
 
 def test_a_prompt_beyond_the_context_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    rc, out, err = run(capsys, LLAMA3, "--seq-len", "8192", "--gpu", "RTX 3090")
+    rc, out, err = run_fit(capsys, LLAMA3, "--seq-len", "8192", "--gpu", "RTX 3090")
     assert rc == 2 and not out
     assert one_line(err) == (
         "gputui: --seq-len: 8192 + 256 new tokens = 8448 is beyond the model's context of 8192 "
         "tokens (max_position_embeddings); --allow-longer-context estimates it anyway"
     )
-    rc, _, err = run(capsys, LLAMA3, "--seq-len", "8000", "--new-tokens", "500", "--gpu", "T4")
+    rc, _, err = run_fit(capsys, LLAMA3, "--seq-len", "8000", "--new-tokens", "500", "--gpu", "T4")
     assert rc == 2 and one_line(err).startswith("gputui: --new-tokens: 8000 + 500 new tokens")
-    rc, _, err = run(capsys, LLAMA3, "--mode", "train", "--seq-len", "16384", "--gpu", "T4")
+    rc, _, err = run_fit(capsys, LLAMA3, "--mode", "train", "--seq-len", "16384", "--gpu", "T4")
     assert rc == 2 and "--seq-len: 16384 is beyond the model's context of 8192" in err
 
 
 def test_within_the_context_the_longest_answer_stays_within_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    rc, out, _ = run(capsys, LLAMA3, "--seq-len", "7936", "--gpu", "H100 SXM5 80GB", "--json")
+    rc, out, _ = run_fit(capsys, LLAMA3, "--seq-len", "7936", "--gpu", "H100 SXM5 80GB", "--json")
     est = json.loads(out)["models"][0]["estimates"][0]
     assert rc == 0 and est["longest_context"] <= 8192 and est["longest_capped_by_model"]
 
@@ -56,12 +50,12 @@ def test_within_the_context_the_longest_answer_stays_within_it(
 def test_asked_for_it_is_estimated_and_said_to_be_beyond(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    rc, out, _ = run(
+    rc, out, _ = run_fit(
         capsys, LLAMA3, "--seq-len", "8192", "--allow-longer-context", "--gpu", "RTX 3090"
     )
     assert rc in (0, 1)
     assert "beyond the trained context of 8,192 tokens" in out
-    rc, out, _ = run(
+    rc, out, _ = run_fit(
         capsys, LLAMA3, "--seq-len", "8192", "--allow-longer-context", "--gpu", "RTX 3090",
         "--json",
     )  # fmt: skip
@@ -73,7 +67,7 @@ def test_asked_for_it_is_estimated_and_said_to_be_beyond(
 def test_a_learned_position_table_has_no_longer_context(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    rc, _, err = run(
+    rc, _, err = run_fit(
         capsys, GPT2, "--seq-len", "1000", "--new-tokens", "100", "--allow-longer-context",
         "--gpu", "T4",
     )  # fmt: skip
@@ -88,23 +82,23 @@ def test_the_toml_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     )
     path = tmp_path / "models.toml"
     path.write_text(table)
-    rc, _, err = run(capsys, str(path), "--gpu", "RTX 3090")
+    rc, _, err = run_fit(capsys, str(path), "--gpu", "RTX 3090")
     assert rc == 2 and "model 'l': seq_len: 16000 is beyond the model's context" in one_line(err)
     assert "allow_longer_context = true estimates it anyway" in err
     path.write_text(table + "allow_longer_context = true\n")
-    rc, out, err = run(capsys, str(path), "--gpu", "H100 SXM5 80GB", "--json")
+    rc, out, err = run_fit(capsys, str(path), "--gpu", "H100 SXM5 80GB", "--json")
     assert rc in (0, 1), err
     (entry,) = json.loads(out)["models"]
     assert entry["workload"]["seq_len"] == 16000
     path.write_text(table.replace("16000", "4000"))
-    rc, _, err = run(capsys, str(path), "--seq-len", "9000", "--gpu", "T4")
+    rc, _, err = run_fit(capsys, str(path), "--seq-len", "9000", "--gpu", "T4")
     assert rc == 2 and "beyond the model's context of 8192" in err
-    rc, _, err = run(
+    rc, _, err = run_fit(
         capsys, str(path), "--seq-len", "9000", "--allow-longer-context", "--gpu", "T4"
     )
     assert rc in (0, 1), err
     path.write_text(table + 'allow_longer_context = "yes"\n')
-    rc, _, err = run(capsys, str(path), "--gpu", "T4")
+    rc, _, err = run_fit(capsys, str(path), "--gpu", "T4")
     assert rc == 2 and "allow_longer_context: must be true or false" in err
 
 
@@ -128,7 +122,7 @@ def test_the_toml_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_every_number_flag_is_bounded(
     capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
-    rc, out, err = run(capsys, LLAMA3, "--gpu", "RTX 3090", *argv)
+    rc, out, err = run_fit(capsys, LLAMA3, "--gpu", "RTX 3090", *argv)
     assert rc == 2 and not out
     assert one_line(err).startswith(f"gputui: {message}")
 
@@ -138,7 +132,7 @@ def test_the_flag_is_for_transformers(tmp_path: Path, capsys: pytest.CaptureFixt
     path.write_text(
         '[[model]]\nname = "mlp"\ninput_shape = [16]\nlayers = [{ type = "Dense", units = 4 }]\n'
     )
-    rc, _, err = run(capsys, str(path), "--allow-longer-context", "--gpu", "T4")
+    rc, _, err = run_fit(capsys, str(path), "--allow-longer-context", "--gpu", "T4")
     assert rc == 2 and "--allow-longer-context: applies to transformer models" in err
 
 
@@ -153,13 +147,13 @@ def test_no_known_context_says_where_the_search_stopped(
             "max_position_embeddings": None}  # fmt: skip
     path = tmp_path / "config.json"
     path.write_text(json.dumps(tiny))
-    rc, out, _ = run(capsys, str(path), "--gpu", "H100 SXM5 80GB")
+    rc, out, _ = run_fit(capsys, str(path), "--gpu", "H100 SXM5 80GB")
     assert rc == 0
     longest = next(line for line in out.splitlines() if "longest prompt" in line)
     assert ": at least " in longest
     assert "names no maximum context" in out
-    rc, out, _ = run(capsys, str(path), "--gpu", "H100 SXM5 80GB", "--json")
+    rc, out, _ = run_fit(capsys, str(path), "--gpu", "H100 SXM5 80GB", "--json")
     estimate = json.loads(out)["models"][0]["estimates"][0]
     assert estimate["longest_at_search_limit"] is True
-    rc, out, _ = run(capsys, LLAMA3, "--gpu", "H100 SXM5 80GB")
+    rc, out, _ = run_fit(capsys, LLAMA3, "--gpu", "H100 SXM5 80GB")
     assert ": at least " not in out and "names no maximum context" not in out

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from gputui.cli import main
 from gputui.core.errors import UserError
 from gputui.fit.importers.modelsfile import ModelSpec, load_models, parse_models
 from gputui.fit.transformer import TransformerSpec
+from tests.conftest import run_fit
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "models.toml"
@@ -40,12 +40,6 @@ seq_len = 256
 new_tokens = 64
 config = { model_type = "gpt2", n_embd = 768, n_layer = 12, n_head = 12, n_positions = 1024, vocab_size = 50257 }
 """
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    rc = main(["fit", *argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 @pytest.fixture
@@ -112,13 +106,13 @@ def test_bad_tables_one_line_naming_model_and_field(
     assert "\n" not in str(err.value) and str(err.value).startswith("m.toml")
     path = tmp_path / "m.toml"
     path.write_text(text)
-    rc, out, errout = run(capsys, str(path), "--gpu", "RTX 4090")
+    rc, out, errout = run_fit(capsys, str(path), "--gpu", "RTX 4090")
     assert rc == 2 and out == "" and "Traceback" not in errout
     assert len(errout.strip().splitlines()) == 1
 
 
 def test_mixed_file_text(mixed: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc, out, _ = run(capsys, str(mixed), "--gpu", "RTX 4090")
+    rc, out, _ = run_fit(capsys, str(mixed), "--gpu", "RTX 4090")
     assert rc == 0
     assert "mlp" in out  # the layer model, by the layer estimator
     assert "model: llama3-lora (llama, 8,030,261,248 params" in out
@@ -130,7 +124,7 @@ def test_mixed_file_text(mixed: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_mixed_file_json_matches_the_single_file_estimate(
     mixed: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    rc, out, _ = run(capsys, str(mixed), "--gpu", "RTX 4090", "--json")
+    rc, out, _ = run_fit(capsys, str(mixed), "--gpu", "RTX 4090", "--json")
     data = json.loads(out)
     assert rc == 0 and data["all_fit"] is True
     assert [(m["name"], m["kind"]) for m in data["models"]] == [
@@ -143,7 +137,7 @@ def test_mixed_file_json_matches_the_single_file_estimate(
     llama = by_name["llama3-lora"]
     assert llama["workload"]["method"] == "lora" and llama["workload"]["seq_len"] == 1024
     # the same question asked of the config file directly gives the same answer
-    rc1, single, _ = run(
+    rc1, single, _ = run_fit(
         capsys, str(mixed.parent / "llm/llama-3-8b.json"), "--mode", "train",
         "--lora-rank", "16", "--seq-len", "1024", "--gpu", "RTX 4090", "--json",
     )  # fmt: skip
@@ -155,7 +149,7 @@ def test_mixed_file_json_matches_the_single_file_estimate(
 def test_flags_override_the_table_and_set_the_exit_status(
     mixed: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    rc, out, _ = run(
+    rc, out, _ = run_fit(
         capsys, str(mixed), "--model", "llama3-lora", "--seq-len", "16384", "--batch-size", "4",
         "--gpu", "RTX 4090", "--json", "--allow-longer-context",  # Llama-3-8B: context 8192
     )  # fmt: skip
@@ -169,18 +163,20 @@ def test_flags_override_the_table_and_set_the_exit_status(
 
 
 def test_model_picks_and_mode_checks(mixed: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc, out, _ = run(capsys, str(mixed), "--model", "gpt2", "--mode", "inference", "--gpu", "T4")
+    rc, out, _ = run_fit(
+        capsys, str(mixed), "--model", "gpt2", "--mode", "inference", "--gpu", "T4"
+    )
     assert rc == 0 and "inference (one forward, no labels)" in out and "mlp" not in out
     # generate is for transformers: refused while a layer model is chosen
-    rc, _, err = run(capsys, str(mixed), "--mode", "generate", "--gpu", "T4")
+    rc, _, err = run_fit(capsys, str(mixed), "--mode", "generate", "--gpu", "T4")
     assert rc == 2 and "layer model 'mlp'" in err
     # transformer-only flags need a transformer among the chosen models
-    rc, _, err = run(capsys, str(mixed), "--model", "mlp", "--seq-len", "8", "--gpu", "T4")
+    rc, _, err = run_fit(capsys, str(mixed), "--model", "mlp", "--seq-len", "8", "--gpu", "T4")
     assert rc == 2 and "none of the models chosen is one" in err
 
 
 def test_all_cards_ranks_transformers_too(mixed: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc, out, _ = run(
+    rc, out, _ = run_fit(
         capsys, str(mixed), "--all-cards", "--json", "--model", "mlp", "--model", "gpt2"
     )
     data = json.loads(out)
@@ -189,7 +185,7 @@ def test_all_cards_ranks_transformers_too(mixed: Path, capsys: pytest.CaptureFix
     assert (mlp["name"], mlp["kind"], gpt2["kind"]) == ("mlp", "graph", "transformer")
     assert gpt2["name"] == "gpt2" and any(r["fits"] for r in gpt2["ranking"])
     assert gpt2["ranking"][0]["fits"] and gpt2["ranking"][0]["cards_needed"] == 1
-    rc, text, _ = run(capsys, str(mixed), "--all-cards", "--model", "gpt2")
+    rc, text, _ = run_fit(capsys, str(mixed), "--all-cards", "--model", "gpt2")
     assert rc == 0 and "cards needed" in text and "decode tok/s" in text
 
 
@@ -198,7 +194,7 @@ def test_shared_flags_meant_for_layer_models_leave_transformers_alone(
 ) -> None:
     """--optimizer rmsprop / --precision tf32 are layer-model values here: the transformers
     keep their tables' settings; asked of a transformer alone they are refused."""
-    rc, out, _ = run(
+    rc, out, _ = run_fit(
         capsys, str(mixed), "--optimizer", "rmsprop", "--precision", "tf32", "--gpu", "RTX 4090",
         "--json",
     )  # fmt: skip
@@ -206,5 +202,7 @@ def test_shared_flags_meant_for_layer_models_leave_transformers_alone(
     assert rc == 0 and data["models"][0]["workload"]["optimizer"] == "rmsprop"
     llama = next(t for t in data["models"] if t["name"] == "llama3-lora")
     assert llama["workload"]["optimizer"] == "adamw"
-    rc, _, err = run(capsys, str(mixed), "--model", "gpt2", "--optimizer", "adam", "--gpu", "T4")
+    rc, _, err = run_fit(
+        capsys, str(mixed), "--model", "gpt2", "--optimizer", "adam", "--gpu", "T4"
+    )
     assert rc == 2 and "--optimizer: only with --mode train" in err

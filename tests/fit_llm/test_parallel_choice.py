@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gputui.cli import main
+from tests.conftest import run_fit
 
 ROOT = Path(__file__).resolve().parents[2]
 LLAMA3 = str(ROOT / "examples/llm/llama-3-8b.json")
@@ -20,8 +20,8 @@ GIB = 2**30
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    rc = main(["fit", *argv])
-    out, err = capsys.readouterr()
+    """`gputui fit ARGV`: its status and stdout; it writes nothing to stderr."""
+    rc, out, err = run_fit(capsys, *argv)
     assert err == ""
     return rc, out
 
@@ -81,7 +81,7 @@ def test_explicit_parallel_is_honoured_even_when_it_does_not_fit(
     assert rc == 1 and "2 GPUs (ddp, TP 1 x PP 1)" in out and "parallel: " not in out
     _, d = run_json(capsys, *FULL_8B, "--gpus", "8", "--parallel", "fsdp", "--gpu", "RTX 4090")
     assert d["workload"]["parallel"] == "fsdp" and d["parallel_choice"]["chosen_by"] == "asked"
-    assert round(d["estimates"][0]["peak_bytes"] / GIB, 1) == 30.5  # the figure in issue 23
+    assert round(d["estimates"][0]["peak_bytes"] / GIB, 1) == 30.5  # the figure reported for this model
 
 
 def test_inference_default_splits_by_pipeline_when_heads_do_not_split(

@@ -25,7 +25,7 @@ def test_counts_equal_transformers(name: str) -> None:
     assert layout(from_hf_dict(load(name))).params == COUNTS[name]["num_parameters"]
 
 
-def test_issue_figures_are_in_the_fixtures() -> None:
+def test_figures_are_in_the_fixtures() -> None:
     expected = {
         "gpt2": 124_439_808,
         "bert-base-uncased": 109_482_240,
@@ -55,7 +55,7 @@ def test_sliding_and_full_layers() -> None:
 
 
 def test_unknown_model_type_is_a_range_with_a_warning() -> None:
-    """An unknown type's count is not one confident number (issue 23 item 5): the real
+    """An unknown type's count is not one confident number: the real
     Llama count lies in the range, and the estimate is built on its upper end."""
     raw = {**load("llama-2-7b"), "model_type": "my-llama"}
     cfg = from_hf_dict(raw)

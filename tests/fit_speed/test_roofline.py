@@ -112,7 +112,7 @@ def test_unknown_bandwidth_gives_no_estimate(cat: Catalog) -> None:
 
 
 def test_vgg16_ranks_by_bandwidth_and_tensor_rate_not_tensor_rate_alone(cat: Catalog) -> None:
-    # Issue 14: FLOPs at 40 % of the datasheet put the L4 (300 GB/s, 121 fp16 TFLOPS)
+    # FLOPs at 40 % of the datasheet put the L4 (300 GB/s, 121 fp16 TFLOPS)
     # 1.7x ahead of the RTX 3090 (936 GB/s, 71 TFLOPS with fp32 accumulate). With the
     # bytes counted, the L4 spends most of the step waiting on memory and falls behind.
     vgg = next(m for m in load_models(EXAMPLES) if m.name == "vgg16")

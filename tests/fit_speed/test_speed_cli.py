@@ -8,19 +8,14 @@ from pathlib import Path
 import pytest
 
 from gputui.catalog import load_catalog
-from gputui.cli import main
+from tests.conftest import run_fit
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = str(ROOT / "examples" / "models.toml")
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    code = main(["fit", *argv])
-    return code, capsys.readouterr().out
-
-
 def test_layers_table_names_each_layers_bound(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = run(capsys, EXAMPLES, "--gpu", "RTX 3090", "--model", "vgg16", "--layers")
+    code, out, _ = run_fit(capsys, EXAMPLES, "--gpu", "RTX 3090", "--model", "vgg16", "--layers")
     assert code == 0
     assert "bound (time)" in out
     rows = [line.split() for line in out.splitlines() if line.strip()[:2].strip().isdigit()]
@@ -36,7 +31,7 @@ def test_layers_table_names_each_layers_bound(capsys: pytest.CaptureFixture[str]
 def test_json_gives_shares_by_bound_per_estimate_and_card(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out = run(capsys, EXAMPLES, "--gpu", "RTX 3090", "--model", "vgg16", "--json")
+    code, out, _ = run_fit(capsys, EXAMPLES, "--gpu", "RTX 3090", "--model", "vgg16", "--json")
     assert code == 0
     (vgg,) = json.loads(out)["models"]
     (on_3090,) = vgg["estimates"]
@@ -48,7 +43,7 @@ def test_json_gives_shares_by_bound_per_estimate_and_card(
     assert {lb["bound"] for lb in est["layer_bounds"]} <= {"compute", "memory", "launch"}
     assert sum(lb["seconds"] for lb in est["layer_bounds"]) < est["step_time_s"]  # + optimizer
 
-    code, out = run(capsys, EXAMPLES, "--all-cards", "--model", "vgg16", "--json")
+    code, out, _ = run_fit(capsys, EXAMPLES, "--all-cards", "--model", "vgg16", "--json")
     (vgg,) = json.loads(out)["models"]
     known = [c for c in vgg["ranking"] if c["throughput"] is not None]
     figures = {

@@ -1,6 +1,6 @@
 """Fuzz family `scenario_text`: scenario files with control characters in every string field.
 
-The campaign of issue 20 found escape leaks in `gputui snapshot --scenario FILE`.
+A fuzz campaign found escape leaks in `gputui snapshot --scenario FILE`.
 Each case is a valid scenario (tests/fuzz/generators.py) whose string fields
 (host name, versions, notices, GPU name, UUID, bus id, architecture, process
 user, command and container) hold C0/C1 controls, DEL, escape sequences, line

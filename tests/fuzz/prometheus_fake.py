@@ -1,6 +1,6 @@
 """A fake Prometheus HTTP API on 127.0.0.1 that answers each query as it is told to.
 
-Shared by tests/cluster/test_prometheus_responses.py (the named broken
+Shared by tests/sources/prometheus/test_prometheus_responses.py (the named broken
 answers) and family_prometheus.py (generated ones). The cluster reader sends
 a fixed set of queries (sources/prometheus/source.py); `kind_of` names each one,
 `fleet_answer` gives the answer a real Prometheus would for a small fleet,

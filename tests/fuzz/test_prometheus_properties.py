@@ -2,7 +2,7 @@
 
 The same generator as `benchmarks/fuzz.py --families prometheus`, with bounded
 example counts and without the slow cases (a drip that runs into the 5 s
-deadline, bodies over the 64 MiB cap: tests/cluster/test_prometheus_responses.py
+deadline, bodies over the 64 MiB cap: tests/sources/prometheus/test_prometheus_responses.py
 has those).
 """
 

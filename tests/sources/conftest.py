@@ -329,13 +329,25 @@ def sim_scenario(hostname: str, gpus: str) -> str:
 
 
 def open_simulated(folder: Path) -> SourceCase:
+    """On a clock that runs with the real one and that `lose` moves on past LOSES_AFTER_S
+    (no wait); the scenario starts at the real time, so timestamps are the poll's unix time."""
     from gputui.sources.simulated.source import SimulatedSource
 
     path = folder / "contract.toml"
-    path.write_text(sim_scenario("contract-host", SIM_GPUS + SIM_LOSES))
-    opened = time.monotonic()
-    source = SimulatedSource.from_scenario(path)  # its real clock, as `gputui --demo` runs it
-    return SourceCase("simulated", source, _sleep_until(opened + LOSES_AFTER_S), poll_bound_s=2.0)
+    started = time.time()
+    path.write_text(
+        f"start_timestamp = {started!r}\n" + sim_scenario("contract-host", SIM_GPUS + SIM_LOSES)
+    )
+    opened, skipped = time.monotonic(), [0.0]
+
+    def clock() -> float:
+        return time.monotonic() - opened + skipped[0]
+
+    def lose() -> None:
+        skipped[0] = max(skipped[0], LOSES_AFTER_S)
+
+    source = SimulatedSource.from_scenario(path, clock=clock)
+    return SourceCase("simulated", source, lose, poll_bound_s=2.0)
 
 
 # --- prometheus ---------------------------------------------------------------------------
@@ -353,7 +365,7 @@ class PromFleet:
 
 
 def start_prom_fleet(folder: Path) -> PromFleet:
-    from tests.cluster.harness import PROMETHEUS, ExporterProcess, PrometheusServer
+    from tests.prometheus_harness import PROMETHEUS, ExporterProcess, PrometheusServer
 
     if PROMETHEUS is None:
         pytest.skip("needs the prometheus binary (apt install prometheus)")

@@ -19,11 +19,21 @@ from gputui.model.snapshot import (
     HostSnapshot,
     Snapshot,
 )
+from gputui.tui.app import GpuTuiApp
 
 GIB = 1024**3
 
 # Tests share helpers in demo_driving.py, imported by name (--import-mode=importlib adds no paths).
 sys.path.insert(0, str(Path(__file__).parent))
+
+
+def make_app(source: Any, **kw: Any) -> GpuTuiApp:
+    """The dashboard on `source`, with a fixed clock and hostname and no catalog lookup."""
+    kw.setdefault("interval", 0.05)
+    kw.setdefault("clock", lambda: "01:02:03")
+    kw.setdefault("hostname", "testhost")
+    kw.setdefault("card_lookup", None)
+    return GpuTuiApp(source, **kw)
 
 
 def make_device(

@@ -11,18 +11,14 @@ from gputui.tui.app import GpuTuiApp
 from gputui.tui.widgets.process_table import ProcessTable
 from tests.waiting import wait_for
 
+from .conftest import make_app
+
+__all__ = ["make_app"]  # the dashboard tests import it from here too
+
 GIB = 1024**3
 
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def make_app(source: Any, **kw: Any) -> GpuTuiApp:
-    kw.setdefault("interval", 0.05)
-    kw.setdefault("clock", lambda: "01:02:03")
-    kw.setdefault("hostname", "testhost")
-    kw.setdefault("card_lookup", None)
-    return GpuTuiApp(source, **kw)
 
 
 def screen_lines(app: GpuTuiApp) -> list[str]:

@@ -1,4 +1,4 @@
-"""Issue 21, what nvitop users miss: `--only 0,2`, `--respect-cuda-visible-devices`, and
+"""What nvitop users miss: `--only 0,2`, `--respect-cuda-visible-devices`, and
 `--models FILE`; a bad choice is one line and exit 2, never an empty dashboard."""
 
 from __future__ import annotations
@@ -78,3 +78,14 @@ async def test_respect_cuda_visible_devices_by_uuid_and_index(
     assert ORDER_NOTICE not in ordered.poll().notices
     with pytest.raises(UserError):
         choose_gpus(source, None, True, {"CUDA_VISIBLE_DEVICES": "GPU-ffffffff"})
+
+
+def test_cuda_visible_devices_ends_at_the_first_entry_that_names_no_gpu() -> None:
+    """CUDA reads "1,9,0" on a two-GPU box as GPU 1 only: 9 ends the list, 0 is never read."""
+    source, _ = open_source("demo")
+    chosen = choose_gpus(source, None, True, {"CUDA_VISIBLE_DEVICES": "1,9,0"})
+    snap = chosen.poll()
+    assert [d.index for d in snap.devices] == [1]
+    assert {p.gpu_index for p in snap.processes} == {1}
+    with pytest.raises(UserError, match="'9' names no GPU here"):
+        choose_gpus(source, None, True, {"CUDA_VISIBLE_DEVICES": "9,0"})

@@ -1,4 +1,4 @@
-"""Issue 21 item 1: eight GPUs leave room for processes (one line per GPU), and the fit
+"""Eight GPUs leave room for processes (one line per GPU), and the fit
 verdicts take one line until expanded."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 21 item 4: a process that exited while NVML still lists it is said to have exited,
+"""A process that exited while NVML still lists it is said to have exited,
 by the kill path and by `snapshot`, not "not visible from this PID namespace"."""
 
 from __future__ import annotations

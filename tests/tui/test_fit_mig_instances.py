@@ -1,8 +1,8 @@
-"""The dashboard's fit line and the Fit screen on a GPU in MIG mode (issue 23 item 1), and the
-Fit screen opened on the GPU selected on the dashboard (issue 21: "the Fit comparisons
+"""The dashboard's fit line and the Fit screen on a GPU in MIG mode, and the
+Fit screen opened on the GPU selected on the dashboard ("the Fit comparisons
 against the selected GPU, today always GPU 0").
 
-At the pynvml boundary (tests/sources_nvml/conftest.py's fake): GPU 0 is an A100 80 GB
+At the pynvml boundary (tests/sources/nvml/conftest.py's fake): GPU 0 is an A100 80 GB
 split 3g.40gb / 2g.20gb / 1g.10gb with 42.56 GiB free on the card but 15.81 GiB at most in
 one instance, as in ../shared/fakenvml's mig scenario; GPU 1 an RTX 3090. The job is
 examples/models.toml's llama-3-8b-lora (a 20.36 GiB peak): it must not be said to fit GPU 0.
@@ -35,11 +35,11 @@ GiB = 1 << 30
 
 
 def _nvml_fakes() -> Any:
-    """tests/sources_nvml/conftest.py, loaded by path (pytest loads each folder's apart)."""
+    """tests/sources/nvml/conftest.py, loaded by path (pytest loads each folder's apart)."""
     name = "_fit_mig_nvml_fakes"
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(
-            name, ROOT / "tests" / "sources_nvml" / "conftest.py"
+            name, ROOT / "tests" / "sources" / "nvml" / "conftest.py"
         )
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)

@@ -1,4 +1,4 @@
-"""Issue 21: "no models configured: f to choose a file" holds: `f`, then `o` on the Fit
+"""The hint "no models configured: f to choose a file" holds: `f`, then `o` on the Fit
 screen opens a models file by its path, and the dashboard's fit line follows it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 21, what nvitop users miss: the Fit screen judges a Hugging Face config or a GGUF
+"""What nvitop users miss: the Fit screen judges a Hugging Face config or a GGUF
 file as well as a models TOML (`--models FILE`, or `o` on the Fit screen)."""
 
 from __future__ import annotations

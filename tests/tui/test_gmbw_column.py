@@ -1,4 +1,4 @@
-"""Issue 21, what nvitop users miss: the %GMBW column (a process's share of the memory
+"""What nvitop users miss: the %GMBW column (a process's share of the memory
 bandwidth, NVML's per-process memory utilization), shown where the width allows."""
 
 from __future__ import annotations

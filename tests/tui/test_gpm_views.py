@@ -55,8 +55,8 @@ def test_details_and_mig_lines() -> None:
     assert "busy vs SMs" in rows
     assert not any("GPM" in label for label, _ in device_facts(_dev(99, gpm=False)))
     mig = MigDevice(index=0, gpu_instance_id=1, profile="1g.20gb", sm_active_pct=12.0)
-    assert "SMs 12%" in mig_line(mig)
-    assert "SMs" not in mig_line(replace(mig, sm_active_pct=None))
+    assert "SMs 12%" in mig_line(0, mig)
+    assert "SMs" not in mig_line(0, replace(mig, sm_active_pct=None))
 
 
 def test_history_keeps_sms_active_for_gpm_gpus_only() -> None:

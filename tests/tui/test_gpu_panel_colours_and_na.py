@@ -3,6 +3,7 @@ cannot report, and compact memory sizes that keep their decimals."""
 
 from __future__ import annotations
 
+import colorsys
 from dataclasses import replace
 from typing import Any
 
@@ -31,8 +32,16 @@ async def test_sparklines_are_not_a_warning_colour_in_16_colours(scripted_source
         host = app.dashboard.query_one("#host")
         cores = host.get_component_rich_style("host-panel--cores").color
         assert cores is not None and cores.downgrade(ColorSystem.STANDARD).number not in WARNING_16
+        # A busy bar stands out from a normal one, but in no warning colour either: not red
+        # with 16 colours (TERM=screen), not orange or red with 256.
         hot = panel.get_component_rich_style("gpu-panel--bar-hot").color
-        assert hot is not None and hot.downgrade(ColorSystem.STANDARD).number in WARNING_16
+        normal = panel.get_component_rich_style("gpu-panel--bar").color
+        assert hot is not None and normal is not None
+        assert hot.downgrade(ColorSystem.STANDARD).number not in WARNING_16
+        assert hot.downgrade(ColorSystem.STANDARD) != normal.downgrade(ColorSystem.STANDARD)
+        red, green, blue = hot.downgrade(ColorSystem.EIGHT_BIT).get_truecolor()
+        hue = colorsys.rgb_to_hsv(red / 255, green / 255, blue / 255)[0] * 360
+        assert 90 < hue < 300, hue  # not in red, orange or yellow
 
 
 # -- one N/A per field; compact sizes keep their decimals -------------------------------

@@ -1,4 +1,4 @@
-"""Issue 21, what nvitop users miss: a time axis under the history graphs (marks at 30 s,
+"""What nvitop users miss: a time axis under the history graphs (marks at 30 s,
 1 min and 2 min before now)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 21, what nvitop users miss: SIGINT in the kill dialog (a training script's
+"""What nvitop users miss: SIGINT in the kill dialog (a training script's
 KeyboardInterrupt: checkpoint and stop), by key and by button."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 21, what nvitop users miss: a "my processes" filter (m), by the real uid's name."""
+"""What nvitop users miss: a "my processes" filter (m), by the real uid's name."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 21 item 6: every dashboard key is a command palette entry, sort by each column too."""
+"""Every dashboard key is a command palette entry, sort by each column too."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ async def test_sort_indicator_on_every_column(scripted_source: Any, width: int) 
     [
         (80, {"Container", "Host mem", "Time"}),
         (100, {"Container", "Host mem"}),
-        # Issue 21: the command takes its share (COMMAND_SHARE) before Container and Host mem.
+        # the command takes its share (COMMAND_SHARE) before Container and Host mem.
         (120, {"Container", "Host mem"}),
         (200, set()),
     ],

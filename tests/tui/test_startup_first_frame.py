@@ -21,13 +21,7 @@ from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from tests.waiting import wait_for
 
-
-def make_app(source: Any, **kw: Any) -> GpuTuiApp:
-    kw.setdefault("interval", 30.0)  # no second poll during the test unless it asks
-    kw.setdefault("clock", lambda: "01:02:03")
-    kw.setdefault("hostname", "testhost")
-    kw.setdefault("card_lookup", None)
-    return GpuTuiApp(source, **kw)
+from .conftest import make_app
 
 
 async def test_panels_composed_with_the_screen_and_filled_before_polling_again() -> None:
@@ -35,7 +29,7 @@ async def test_panels_composed_with_the_screen_and_filled_before_polling_again()
     first = FirstPoll(source)
     assert first.wait(30)
     assert first.result is not None
-    app = make_app(source, first_poll=first)
+    app = make_app(source, interval=30.0, first_poll=first)
     mounted_later: list[int] = []
     original = DashboardScreen.ensure_panels
 
@@ -92,7 +86,7 @@ async def test_slow_first_poll_is_drawn_when_it_ends_and_never_doubled(
     monkeypatch.setattr(dashboard_module, "COMPOSE_WAIT_S", 0.01)
     scripted_source.gate = threading.Event()
     first = FirstPoll(scripted_source)
-    app = make_app(scripted_source, first_poll=first)
+    app = make_app(scripted_source, interval=30.0, first_poll=first)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause(0.2)
         assert len(app.dashboard.query(GpuPanel)) == 0  # composed without it
@@ -110,7 +104,7 @@ async def test_card_labels_and_fit_line_start_after_the_first_frame(
     events: list[str] = []
     first = FirstPoll(scripted_source)
     assert first.wait(30)
-    app = make_app(scripted_source, first_poll=first, card_lookup=lambda devices: {})
+    app = make_app(scripted_source, interval=30.0, first_poll=first, card_lookup=lambda devices: {})
     original_apply = GpuTuiApp.apply_snapshot
     original_after = GpuTuiApp._after_first_frame
     original_release = FitLine.release
@@ -173,7 +167,7 @@ async def test_process_table_is_focused_from_the_start_never_a_panel_first(
     source = SimulatedSource.from_scenario(scenarios_dir() / "demo-8gpu.toml", clock=lambda: 600.0)
     first = FirstPoll(source)
     assert first.wait(30)
-    app = make_app(source, first_poll=first)
+    app = make_app(source, interval=30.0, first_poll=first)
     async with app.run_test(size=(200, 50)) as pilot:
         await wait_for(pilot, lambda: app.latest_snapshot is not None)
         await pilot.pause(0.1)

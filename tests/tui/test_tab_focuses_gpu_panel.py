@@ -1,4 +1,4 @@
-"""Issue 21 item 5: the first tab from the process table goes to the first GPU panel (not
+"""The first tab from the process table goes to the first GPU panel (not
 the invisible container around the panels), so `tab` `enter` opens its details."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Catalog screen opened from the dashboard of a mixed, partly failed box (issue 11 item 10).
+"""The Catalog screen opened from the dashboard of a mixed, partly failed box.
 
 The faults scenario: GPU 0 a GTX 1080 Ti, GPU 1 an A100 PCIe 40 GB that fell off the bus
 at 30 s, GPU 2 an L4. The user tabs to a GPU on the dashboard and presses `c`.

@@ -24,14 +24,10 @@ from gputui.tui.widgets.fit_line import FitLine
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from tests.waiting import wait_for
 
+from .conftest import make_app
+
 GIB = 1024**3
 MIB = 1024**2
-
-
-def make_app(source: Any) -> GpuTuiApp:
-    return GpuTuiApp(
-        source, interval=0.05, clock=lambda: "01:02:03", hostname="testhost", card_lookup=None
-    )
 
 
 def _render_plain(app: GpuTuiApp, widget: Static) -> str:
@@ -72,9 +68,19 @@ async def test_enter_on_a_gpu_opens_its_facts_and_escape_closes(
         encoder_util=12,
         decoder_util=None,
     )
-    d0 = replace(d0, info=replace(d0.info, pci_bus_id="00000000:01:00.0", pcie_max_gen=4,
-                                  pcie_max_width=16, bar1_total=256 * MIB, ecc_mode=None,
-                                  power_min_limit_w=100.0, power_max_limit_w=400.0))
+    d0 = replace(
+        d0,
+        info=replace(
+            d0.info,
+            pci_bus_id="00000000:01:00.0",
+            pcie_max_gen=4,
+            pcie_max_width=16,
+            bar1_total=256 * MIB,
+            ecc_mode=None,
+            power_min_limit_w=100.0,
+            power_max_limit_w=400.0,
+        ),
+    )
     scripted_source.next_snapshot = snapshot_factory(devices=(d0, device_factory(1)))
     app = make_app(scripted_source)
     async with app.run_test(size=(130, 45)) as pilot:
@@ -114,8 +120,9 @@ async def test_the_details_view_follows_the_polls(
         scripted_source.next_snapshot = snapshot_factory(devices=(later, device_factory(1)))
         screen = app.screen
         assert isinstance(screen, DeviceScreen)
-        await wait_for(pilot, lambda: screen.device.sample is not None
-                       and screen.device.sample.pcie_gen == 4)
+        await wait_for(
+            pilot, lambda: screen.device.sample is not None and screen.device.sample.pcie_gen == 4
+        )
         text = _render_plain(app, screen.query_one("#device-facts", Static))
         assert "Gen 4" in text and "5.0 kJ" in text
 
@@ -144,7 +151,7 @@ async def test_mig_devices_under_their_gpu_in_panel_and_details() -> None:
         migs = expected.devices[0].mig_devices
         drawn = panel.render().plain
         for m in migs:
-            assert mig_line(m) in drawn
+            assert mig_line(0, m) in drawn
         assert panel.mig_text().count("\n") == len(migs) - 1
         assert app.dashboard.query_one("#gpu-1", GpuPanel).mig_text() == ""
         assert "MIG" in str(panel.border_subtitle)
@@ -175,8 +182,14 @@ def test_pcie_link_text(gen: int | None, width: int | None, text: str) -> None:
 
 @pytest.mark.parametrize(
     ("joules", "text"),
-    [(None, "N/A"), (0.0, "0 J"), (999.0, "999 J"), (4500.0, "4.5 kJ"),
-     (3.6e6, "3.60 MJ (1.00 kWh)"), (4.6579e10, "46.58 GJ (12,939 kWh)")],
+    [
+        (None, "N/A"),
+        (0.0, "0 J"),
+        (999.0, "999 J"),
+        (4500.0, "4.5 kJ"),
+        (3.6e6, "3.60 MJ (1.00 kWh)"),
+        (4.6579e10, "46.58 GJ (12,939 kWh)"),
+    ],
 )
 def test_energy_text(joules: float | None, text: str) -> None:
     assert energy(joules) == text
@@ -185,9 +198,19 @@ def test_energy_text(joules: float | None, text: str) -> None:
 def test_unsupported_facts_read_na_never_zero_or_off(device_factory: Any) -> None:
     dev = device_factory(0)  # the factory leaves every new fact None
     rows = dict(device_facts(dev))
-    for label in ("persistence mode", "display active", "compute mode", "PCIe link now",
-                  "PCIe link max", "BAR1", "energy since driver load", "ECC mode", "MIG mode",
-                  "power limit default", "power limit range"):
+    for label in (
+        "persistence mode",
+        "display active",
+        "compute mode",
+        "PCIe link now",
+        "PCIe link max",
+        "BAR1",
+        "energy since driver load",
+        "ECC mode",
+        "MIG mode",
+        "power limit default",
+        "power limit range",
+    ):
         assert rows[label] == "N/A", label
     assert "N/A" in subtitle(dev) and "0%" not in subtitle(dev)
 
@@ -197,9 +220,10 @@ def test_mig_line_counts_processes_of_its_instance(process_factory: Any) -> None
                   memory_total=20 * GIB, memory_used=5 * GIB)
     procs = [process_factory(0, 1, gpu_instance_id=2), process_factory(0, 2, gpu_instance_id=1),
              process_factory(0, 3)]
-    assert mig_line(m, procs).endswith("1 proc")
-    assert "mem 5.0/20.0 GiB" in mig_line(m) and "util N/A" in mig_line(m)
-    assert "proc" not in mig_line(m)
+    line = mig_line(0, m, procs)
+    assert line.startswith("MIG 0:1 2g.20gb  GI 2/CI 0") and line.endswith("1 proc")
+    assert "mem 5.0/20.0 GiB" in mig_line(0, m) and "util N/A" in mig_line(0, m)
+    assert "proc" not in mig_line(0, m)
 
 
 # --- snapshot of the details view (MIG scenario, frozen clock) -------------------------------

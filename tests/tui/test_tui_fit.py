@@ -1,5 +1,5 @@
 """The Fit screen as a user meets it: an untrusted ./gputui.toml, estimates that take long,
-lost GPUs, and its own keys only (issue 8 security 4; issue 11 items 1, 3, 5)."""
+lost GPUs, and its own keys only."""
 
 from __future__ import annotations
 
@@ -153,7 +153,7 @@ async def test_a_slow_estimate_blocks_neither_the_screen_nor_quitting(
         release.set()
 
 
-# -- lost and unreadable GPUs are never a place a model fits (issue 11, item 1) -------------
+# -- lost and unreadable GPUs are never a place a model fits -------------
 
 
 def _lost_snapshot(make_snapshot: Any, make_device: Any) -> Snapshot:
@@ -202,7 +202,7 @@ async def test_lost_gpu_is_listed_with_its_reason_not_as_fitting(
         await wait_for(pilot, lambda: "GPU is lost" in str(detail.content))
 
 
-# -- each screen obeys only its own keys (issue 11, item 3) ---------------------------------
+# -- each screen obeys only its own keys ---------------------------------
 
 
 async def test_dashboard_keys_do_nothing_on_the_fit_screen_and_are_not_in_its_footer(

@@ -1,4 +1,4 @@
-"""Issue 11: the Fit verdict on the dashboard, one line per GPU, live and cheap."""
+"""The Fit verdict on the dashboard, one line per GPU, live and cheap."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from gputui.tui.app import GpuTuiApp
 from gputui.tui.widgets.fit_line import FitLine, needs_pass, pass_inputs
 from tests.waiting import wait_for
 
-from .conftest import GIB, ScriptedSource, make_device, make_snapshot
+from .conftest import GIB, ScriptedSource, make_app, make_device, make_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "models.toml"
@@ -43,21 +43,15 @@ def gpu(index: int, used_gib: float) -> DeviceSnapshot:
     return make_device(index, used_gib=used_gib, memory_free=int(total - used_gib * GIB))
 
 
-def make_app(source: Any, models: Path) -> GpuTuiApp:
-    return GpuTuiApp(
-        source, interval=0.05, clock=lambda: "01:02:03", card_lookup=None, models_path=models
-    )
-
-
 async def test_one_line_per_gpu_lost_gpu_with_its_reason() -> None:
     lost = DeviceSnapshot(info=make_device(1).info, failed="GPU is lost (fell off the bus)")
     source = ScriptedSource(make_snapshot(devices=(gpu(0, 2.0), lost)))
-    app = make_app(source, EXAMPLES)
+    app = make_app(source, models_path=EXAMPLES)
     async with app.run_test(size=(160, 50)) as pilot:
         line = app.dashboard.query_one(FitLine)
         await wait_for(pilot, lambda: line.passes >= 1)
         await pilot.pause(0.1)
-        assert "GPU 1 unavailable" in fit_text(app)[0]  # one summary line (issue 21)
+        assert "GPU 1 unavailable" in fit_text(app)[0]  # one summary line
         await pilot.press("e")  # every GPU's line
         await pilot.pause(0.1)
         text = fit_text(app)
@@ -71,7 +65,7 @@ async def test_follows_free_memory_but_skips_small_changes(tmp_path: Path) -> No
     models = tmp_path / "models.toml"
     models.write_text(ONE_MODEL)
     source = ScriptedSource(make_snapshot(devices=(gpu(0, 1.0),)))
-    app = make_app(source, models)
+    app = make_app(source, models_path=models)
     async with app.run_test(size=(160, 50)) as pilot:
         line = app.dashboard.query_one(FitLine)
         line.min_gap_s = 0.0  # this test is about the threshold, the next one about the gap
@@ -95,7 +89,7 @@ async def test_moving_free_memory_waits_for_the_gap_a_lost_gpu_does_not(tmp_path
     models = tmp_path / "models.toml"
     models.write_text(ONE_MODEL)
     source = ScriptedSource(make_snapshot(devices=(gpu(0, 1.0),)))
-    app = make_app(source, models)
+    app = make_app(source, models_path=models)
     async with app.run_test(size=(160, 50)) as pilot:
         line = app.dashboard.query_one(FitLine)
         await wait_for(pilot, lambda: line.passes >= 1)

@@ -1,5 +1,5 @@
 """The Fit screen with `kind = "transformer"` models, driven as a user drives it: `f`, the
-arrow keys, the detail view (issue 10: transformers in the TUI Fit screen)."""
+arrow keys, the detail view (transformers in the TUI Fit screen)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
-"""Issue 11: the history view (`h`): power, temperature, PCIe per GPU over 1 / 5 / 15 min."""
+"""The history view (`h`): power, temperature, PCIe per GPU over 1 / 5 / 15 min."""
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from gputui.history.metrics import History
 from gputui.model.snapshot import DeviceSnapshot, Snapshot
@@ -12,7 +11,7 @@ from gputui.tui.screens.history import HistoryScreen
 from gputui.tui.widgets.history_chart import HistoryChart, buckets, chart_rows
 from tests.waiting import wait_for
 
-from .conftest import make_device, make_snapshot
+from .conftest import make_app, make_device, make_snapshot
 
 
 class TimedSource:
@@ -38,10 +37,6 @@ class TimedSource:
 
 def screen_text(app: GpuTuiApp) -> str:
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-
-
-def make_app(source: Any) -> GpuTuiApp:
-    return GpuTuiApp(source, interval=0.05, clock=lambda: "01:02:03", card_lookup=None)
 
 
 async def test_h_opens_the_history_and_it_follows_the_polls() -> None:

@@ -35,20 +35,14 @@ from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.process_table import ProcessTable
 from tests.waiting import wait_for
 
+from .conftest import make_app
+
 GIB = 1024**3
 
 
 def plain(widget: Static) -> str:
     """What a Static shows, as plain text."""
     return str(widget.render())
-
-
-def make_app(source: Any, **kw: Any) -> GpuTuiApp:
-    kw.setdefault("interval", 0.05)
-    kw.setdefault("clock", lambda: "01:02:03")
-    kw.setdefault("hostname", "testhost")
-    kw.setdefault("card_lookup", None)
-    return GpuTuiApp(source, **kw)
 
 
 def panel_texts(app: GpuTuiApp, index: int) -> tuple[str, str, str]:
@@ -211,7 +205,7 @@ async def test_sort_cycle_and_reverse(scripted_source: Any) -> None:
     async with process_table(app) as (pilot, table):
         # Default: GPU memory, largest first (8, 5, 2 GiB in the fixture).
         assert table.visible_keys() == ["0:1001", "1:1003", "0:1002"]
-        # s steps through the columns on screen (issue 21: at 120 columns Container and
+        # s steps through the columns on screen (at 120 columns Container and
         # Host mem give way to the command), wrapping round to GPU.
         keys = [c.key for c in table.shown]
         start = keys.index("gpu_mem")
@@ -294,9 +288,11 @@ async def test_process_values_update_in_place(
             await_lines = table.render_lines(Region(0, 0, table.size.width, table.size.height))
             return next(strip.text for strip in await_lines if f" {pid} " in strip.text)
 
-        # What is drawn follows the data: the cell cache is keyed by cell text.
-        await wait_for(pilot, lambda: drawn_row("1001").split()[7] == "99")
-        assert drawn_row("1002").split()[7] == "12"
+        # What is drawn follows the data: the cell cache is keyed by cell text. The CPU
+        # column's word: its place among the shown columns, GPU mem being two ("1.0 GiB").
+        cpu = [c.key for c in table.shown].index("cpu") + 1
+        await wait_for(pilot, lambda: drawn_row("1001").split()[cpu] == "99")
+        assert drawn_row("1002").split()[cpu] == "12"
 
 
 # -- polling controls -------------------------------------------------------------------------
@@ -626,7 +622,7 @@ async def test_help_screen_lists_the_keys(scripted_source: Any) -> None:
 async def test_command_palette_offers_the_actions(scripted_source: Any) -> None:
     app = make_app(scripted_source)
     async with app.run_test(size=(120, 40)):
-        # Titles end with their key since issue 21: "Poll faster (+)"
+        # Titles end with their key: "Poll faster (+)"
         titles = {c.title.rsplit(" (", 1)[0] for c in app.get_system_commands(app.screen)}
         assert {
             "Pause / resume polling",
@@ -705,18 +701,22 @@ async def test_quit_keys_exit_cleanly(scripted_source: Any, key: str) -> None:
     assert app.return_value == 0
 
 
-async def test_missing_screens_are_reported_not_raised(
-    scripted_source: Any, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("key", "screen"), [("f", "gputui.tui.screens.fit"), ("c", "gputui.tui.screens.catalog")]
+)
+async def test_a_broken_screen_fails_loudly(
+    scripted_source: Any, monkeypatch: pytest.MonkeyPatch, key: str, screen: str
 ) -> None:
-    import gputui.tui.dashboard_actions as app_module
-
-    monkeypatch.setattr(app_module, "_optional_screen", lambda module, name: None)
+    """A screen that cannot be imported ends the app with that ImportError; it never
+    vanishes behind a "not available" notice."""
+    monkeypatch.setitem(sys.modules, screen, None)  # importing it now raises ImportError
     app = make_app(scripted_source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("c", "f")
-        await pilot.pause()
-        assert app.screen is app.dashboard
-        assert sum("not available yet" in n.message for n in app._notifications) == 2
+    with pytest.raises(ImportError, match=screen.replace(".", r"\.")):
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: app.latest_snapshot is not None)
+            await pilot.press(key)
+            await pilot.pause()
+    assert not any("not available" in n.message for n in app._notifications)
 
 
 async def test_notices_are_shown_once(scripted_source: Any, snapshot_factory: Any) -> None:

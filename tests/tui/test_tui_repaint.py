@@ -1,7 +1,7 @@
 """What one poll repaints: only what changed, without a layout pass, in one frame.
 
 Counted, not timed: Widget.refresh calls per widget, those asking for a layout
-pass, and compositor frames, around one poll (issue 11's cost work; the
+pass, and compositor frames, around one poll (the cost work; the
 timings are in benchmarks/tui.py).
 """
 

@@ -20,3 +20,20 @@ def path_arg(text: str) -> Path:
     from pathlib import Path
 
     return Path(text)
+
+
+def checked_scenario(given: Path) -> Path:
+    """`--scenario`: the user's file, else a shipped scenario by name; neither is one line
+    naming the option and the shipped names (UserError, exit 2)."""
+    from gputui.core.errors import UserError
+    from gputui.core.resources import scenario_path, shipped_scenarios
+
+    try:
+        found = scenario_path(given)
+        exists = found.is_file()
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, a link loop
+        raise UserError(f"--scenario: {given}: cannot be read ({exc.__class__.__name__})") from None
+    if not exists:
+        names = ", ".join(shipped_scenarios())
+        raise UserError(f"--scenario: {given}: no such file (shipped scenarios: {names})")
+    return found

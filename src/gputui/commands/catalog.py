@@ -87,10 +87,20 @@ def run(args: argparse.Namespace) -> int:
         return _dispatch(catalog, action, as_json, args)
 
 
+#: 16 TiB: far over any GPU's memory, and a bound for a number from the command line.
+MAX_MEMORY_MIB = 16 << 20
+
+
 def _dispatch(catalog: Catalog, action: str, as_json: bool, args: argparse.Namespace) -> int:
     if action == "show":
         return _show(catalog, " ".join(args.name), as_json)
     if action == "match":
+        if args.memory_mib is not None and not 1 <= args.memory_mib <= MAX_MEMORY_MIB:
+            from gputui.core.errors import UserError
+
+            raise UserError(
+                f"--memory-mib: {args.memory_mib} is out of range (1 to {MAX_MEMORY_MIB})"
+            )
         return _match(catalog, args.nvml_name, args.memory_mib, args.cc, as_json)
     if action == "compare":
         return _compare(catalog, args.names, as_json)

@@ -80,8 +80,10 @@ def _check_args(args: argparse.Namespace) -> None:
 
     if not 0.2 <= args.interval <= 3600:
         raise UserError(f"--interval: {args.interval:g} s is out of range (0.2 to 3600)")
-    if args.scenario is not None and not args.scenario.is_file():
-        raise UserError(f"--scenario: {args.scenario}: no such file")
+    if args.scenario is not None:
+        from gputui.commands import checked_scenario
+
+        args.scenario = checked_scenario(args.scenario)
     if (args.tls_cert is None) != (args.tls_key is None):
         raise UserError("--tls-cert and --tls-key go together")
     if args.tls_client_ca is not None and args.tls_cert is None:
@@ -91,10 +93,14 @@ def _check_args(args: argparse.Namespace) -> None:
             "--basic-auth-file needs --tls-cert and --tls-key: without TLS the password "
             "would cross the network in clear"
         )
-    for flag in ("tls_cert", "tls_key", "tls_client_ca"):
+    # Every file an option names: a regular file of bounded size, checked before anything
+    # starts; each is read through core/inputfile where it is used.
+    from gputui.core.inputfile import check_option_file
+
+    for flag in ("scenario", "models", "tls_cert", "tls_key", "tls_client_ca", "basic_auth_file"):
         path = getattr(args, flag)
-        if path is not None and not path.is_file():
-            raise UserError(f"--{flag.replace('_', '-')}: {path}: no such file")
+        if path is not None:
+            check_option_file(path, f"--{flag.replace('_', '-')}")
     if args.hostname is not None:
         from gputui.core.textsafe import is_visible
 

@@ -12,6 +12,12 @@ from gputui.commands import path_arg
 from gputui.commands.tui import FAST_DEFAULTS
 
 GPU_TABLE_MAX = 64  # render/cluster_text.py's: the text GPU table without --all
+# Exit status when a GPU is lost (failed): the snapshot is printed, but it is not the whole
+# machine; as `gputui fit` answers in part (commands/fit/args.py EXIT_PARTIAL).
+EXIT_LOST = 3
+# The window a one-shot poll measures CPU over (host and processes): ten clock ticks at
+# Linux's usual 100 Hz, the least that gives a process's share a meaning.
+CPU_WINDOW_S = 0.1
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
@@ -110,6 +116,10 @@ def run(args: Args) -> int:
     from gputui.sources.errors import SourceUnavailable
 
     scenario: Path | None = getattr(args, "scenario", None)
+    if scenario is not None:
+        from gputui.commands import checked_scenario
+
+        scenario = checked_scenario(scenario)
     demo = bool(getattr(args, "demo", False)) or scenario is not None
     as_json = bool(getattr(args, "json", False))
     source: Source
@@ -126,14 +136,21 @@ def run(args: Args) -> int:
             return 2
     try:
         snap = source.poll()
+        again = getattr(source, "host_again", None)
+        if callable(again) and _cpu_unknown(snap):
+            import time
+
+            time.sleep(CPU_WINDOW_S)
+            snap = again(snap)
     finally:
         source.close()
+    status = EXIT_LOST if any(d.failed is not None for d in snap.devices) else 0
 
     if as_json:
         from gputui.render.snapshot_json import snapshot_to_json
 
         print(snapshot_to_json(snap))
-        return 0
+        return status
 
     import shutil
 
@@ -146,7 +163,15 @@ def run(args: Args) -> int:
     label = scenario.name if scenario is not None else ("demo.toml" if demo else None)
     text = render(snap, color=color, width=width, source_label=label, exited=exited_pids(snap))
     sys.stdout.write(text)
-    return 0
+    return status
+
+
+def _cpu_unknown(snap: Any) -> bool:
+    """The host's or a visible process's CPU is unknown: the poll's counters covered no time."""
+    host = snap.host
+    if host is not None and host.cpu_percent is None:
+        return True
+    return any(p.host_visible and p.cpu_percent is None for p in snap.processes)
 
 
 def _run_cluster(args: Args) -> int:
@@ -171,4 +196,4 @@ def _run_cluster(args: Args) -> int:
         print(cluster_json_text(cluster))
     else:
         sys.stdout.write(render_cluster(cluster, every=bool(getattr(args, "all", False))))
-    return 0
+    return EXIT_LOST if any(not g.up for g in cluster.gpus) else 0

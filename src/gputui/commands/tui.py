@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from gputui.commands import path_arg
+from gputui.commands import checked_scenario, path_arg
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
@@ -56,7 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--prometheus", metavar="URL", help="the cluster view: every GPU a Prometheus server holds"
     )
     parser.add_argument(
-        "--match", metavar="SELECTOR", help='with --prometheus: only these series, e.g. \'{job="gpu"}\''
+        "--match",
+        metavar="SELECTOR",
+        help="with --prometheus: only these series, e.g. '{job=\"gpu\"}'",
     )
 
 
@@ -144,8 +146,11 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
 
         return run_cluster(args, interval)
     kind: SourceKind = "demo" if args.demo else args.source
-    if args.scenario is not None and not args.scenario.is_file():
-        raise UserError(f"--scenario: {args.scenario}: no such file")
+    from gputui.core.inputfile import TOML_CAP, check_option_file, read_option_text
+
+    if args.scenario is not None:
+        args.scenario = checked_scenario(args.scenario)
+        check_option_file(args.scenario, "--scenario")
     try:
         source, fallback_reason = open_source(kind, args.scenario)
     except SourceUnavailable as exc:
@@ -154,9 +159,12 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
         raise UserError(str(exc)) from None
 
     models = getattr(args, "dashboard_models", None)
-    if models is not None and not models.is_file():
-        source.close()
-        raise UserError(f"--models: {models}: no such file")
+    if models is not None:
+        try:  # read once here so a file that is no models file at all is refused at start
+            read_option_text(models, "--models", TOML_CAP)
+        except UserError:
+            source.close()
+            raise
     only = getattr(args, "only", None)
     if only is not None or getattr(args, "respect_cuda_visible_devices", False):
         from gputui.tui.views.gpu_choice import choose_gpus

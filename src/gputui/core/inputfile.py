@@ -155,6 +155,61 @@ def read_text(path: Path, cap: int = TOML_CAP, what: str = "file", where: str | 
         raise UserError(f"{name}:{line}: not UTF-8 text") from None
 
 
+# --- files a command-line option names -------------------------------------------------------
+
+#: Small files an option names (a password file, a PEM certificate, key or CA bundle).
+SMALL_CAP = 1 * MiB
+
+
+def _option_name(option: str, path: Path) -> str:
+    return f"{option}: {shown(path)}"
+
+
+def check_option_file(path: Path, option: str, cap: int = TOML_CAP) -> os.stat_result:
+    """The stat of the regular file `option` names, refused by kind and by size before use.
+
+    For a file that something else opens by its name later (the TLS library, a
+    loader with its own checks): the errors name the option, e.g.
+    `--tls-key: key.pem: not a regular file, a FIFO (named pipe)`.
+    """
+    try:
+        st = regular_stat(path)
+    except UserError as exc:
+        if not os.path.lexists(path):  # False for a NUL in the name too
+            raise UserError(f"{_option_name(option, path)}: no such file") from None
+        raise UserError(f"{option}: {exc}") from None
+    if st.st_size > cap:
+        raise UserError(
+            f"{_option_name(option, path)}: {_size_text(st.st_size)}, over the "
+            f"{cap // MiB} MiB limit"
+        )
+    return st
+
+
+def check_path_name(path: Path, option: str) -> None:
+    """A path the OS refuses by its name alone (too long, a loop of links, no permission to
+    look) is one line naming the option; a missing file is left to the caller's message."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "invalid path"
+        raise UserError(f"{_option_name(option, path)}: {visible(reason)}") from None
+
+
+def read_option_text(path: Path, option: str, cap: int = SMALL_CAP) -> str:
+    """The UTF-8 text of the file `option` names: `read_text`'s rules, errors naming the option."""
+    check_option_file(path, option, cap)
+    try:
+        return read_text(path, cap, "file", _option_name(option, path))
+    except UserError as exc:
+        text = str(exc)
+        if text.startswith(_option_name(option, path)):
+            raise
+        raise UserError(f"{option}: {text}") from None
+
+
 # --- JSON ---------------------------------------------------------------------------------
 
 

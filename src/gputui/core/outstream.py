@@ -114,7 +114,11 @@ def install() -> bool:
     if current is None and sys.__stdout__ is None:
         sys.stdout = io.TextIOWrapper(io.BufferedWriter(_ClosedStdout()), encoding="utf-8")
         return True
-    if current is None or current is not sys.__stdout__ or not isinstance(current, io.TextIOWrapper):
+    if (
+        current is None
+        or current is not sys.__stdout__
+        or not isinstance(current, io.TextIOWrapper)
+    ):
         return False
     try:
         fd = current.fileno()
@@ -129,6 +133,90 @@ def install() -> bool:
         encoding=current.encoding,
         errors=current.errors,
         line_buffering=current.line_buffering,
+    )
+    return True
+
+
+class _QuietRaw(io.RawIOBase):
+    """fd 2 as a raw stream whose write errors are dropped: a message that cannot be
+    written (`2>/dev/full`, a reader gone) is lost, and the command goes on or exits
+    with its own status instead of a traceback nobody can read either."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self._fd)
+
+    def write(self, data: object) -> int:
+        size = len(memoryview(data))  # type: ignore[arg-type]
+        try:
+            return os.write(self._fd, data)  # type: ignore[arg-type]
+        except OSError:
+            return size
+
+
+def _fd_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def install_stderr() -> bool:
+    """Make `sys.stderr` a stream that never fails, once, when it is the process's own.
+
+    Closed at start (`2>&-`): Python sets `sys.stderr` to None, and `print(...,
+    file=sys.stderr)` then writes to *stdout*, mixing error messages into the
+    output. /dev/null takes fd 2 (so no file gputui opens later gets that number
+    and receives a library's messages) and `sys.stderr` writes there. Open but
+    failing (`2>/dev/full`): writes are dropped (`_QuietRaw`). Left alone when
+    something else replaced it (pytest's capture). True when installed.
+    """
+    current = sys.stderr
+    if current is None and sys.__stderr__ is None:
+        if not _fd_open(2):
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+            except OSError:
+                devnull = -1
+            if devnull >= 0 and devnull != 2:
+                with contextlib.suppress(OSError):
+                    os.dup2(devnull, 2)
+                os.close(devnull)
+        target = 2 if _fd_open(2) else -1
+        raw: io.RawIOBase = _QuietRaw(target) if target >= 0 else _ClosedStdout()
+        if isinstance(raw, _ClosedStdout):
+            raw.silenced = True
+        sys.stderr = io.TextIOWrapper(
+            io.BufferedWriter(raw), encoding="utf-8", errors="backslashreplace", line_buffering=True
+        )
+        return True
+    if (
+        current is None
+        or current is not sys.__stderr__
+        or not isinstance(current, io.TextIOWrapper)
+    ):
+        return False
+    try:
+        fd = current.fileno()
+    except (OSError, ValueError):
+        return False
+    with contextlib.suppress(OSError, ValueError):
+        current.flush()
+    sys.stderr = io.TextIOWrapper(
+        io.BufferedWriter(_QuietRaw(fd)),
+        encoding=current.encoding,
+        errors=current.errors,
+        line_buffering=True,
     )
     return True
 
@@ -166,6 +254,7 @@ def report(error: OutputError | BrokenPipeError) -> int:
 def run_guarded(body: Callable[[], int]) -> int:
     """`body()` with every stdout failure turned into `report`'s exit code."""
     try:
+        install_stderr()
         install()
         try:
             code = body()

@@ -41,5 +41,24 @@ def scenarios_dir() -> Path:
     return _PACKAGE_DIR / "sources" / "simulated" / "scenarios"
 
 
+def scenario_path(given: Path) -> Path:
+    """`--scenario NAME`: the file as given when it exists, else a shipped scenario of that
+    name (`demo-8gpu.toml`, or `demo-8gpu`), so the names the docs list work from anywhere.
+    A file of the user's always wins; anything else is returned unchanged (the caller
+    says "no such file")."""
+    if given.exists() or given.name != str(given) or given.name in ("", ".", ".."):
+        return given
+    for name in (given.name, f"{given.name}.toml"):
+        shipped = scenarios_dir() / name
+        if shipped.is_file():
+            return shipped
+    return given
+
+
+def shipped_scenarios() -> list[str]:
+    """The scenario files that ship with gputui, by name."""
+    return sorted(p.name for p in scenarios_dir().glob("*.toml"))
+
+
 def default_scenario() -> Path:
     return scenarios_dir() / "demo.toml"

@@ -6,5 +6,8 @@
   keeps the families of the last poll, so a scrape never waits on NVML and ten
   scrapers do not mean ten polls.
 - `server.py`: the HTTP endpoint (prometheus_client's WSGI app), with optional
-  TLS and basic auth.
+  TLS and basic auth, behind request guards that never print a traceback.
+- `connections.py`: the bounded acceptor (deadlines, worker threads).
+- `errorlog.py`: the one-line, rate-limited log the request path writes to.
+- `listen.py`: `--listen HOST:PORT`, bounded.
 """

@@ -32,9 +32,11 @@ import socket
 import ssl
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from gputui.exporter import errorlog
+from gputui.exporter.errorlog import short
 
 BACKLOG = 1024  # the kernel caps it at net.core.somaxconn
 MAX_HEAD_BYTES = 64 * 1024  # request line and headers; a scrape's are a few hundred bytes
@@ -135,15 +137,18 @@ class BoundedServer:
         return 1 + self.limits.workers
 
     def serve_forever(self) -> None:
-        self._stop.clear()
-        self._stopped.clear()
-        self._workers = [
-            threading.Thread(target=self._work, name=f"exporter-worker-{i}", daemon=True)
-            for i in range(self.limits.workers)
-        ]
-        for worker in self._workers:
-            worker.start()
+        # All of it inside the try: SIGTERM (SystemExit in the main thread) may land while
+        # the workers start, and shutdown() then waits for the `_stopped` set below.
         try:
+            self._stop.clear()
+            self._stopped.clear()
+            self._workers = []
+            for i in range(self.limits.workers):
+                worker = threading.Thread(
+                    target=self._work, name=f"exporter-worker-{i}", daemon=True
+                )
+                worker.start()
+                self._workers.append(worker)
             while not self._stop.is_set():
                 self._step()
         finally:
@@ -311,8 +316,8 @@ class BoundedServer:
                         self.counters.answered += 1
             except OSError:  # the client left or stopped reading: its loss alone
                 pass
-            except Exception:  # noqa: BLE001 - one broken connection must not end a worker
-                traceback.print_exc()
+            except Exception as exc:  # noqa: BLE001 - one broken connection must not end a worker
+                errorlog.LOG.line(f"connection failed ({type(exc).__name__}: {short(exc, 80)})")
             finally:
                 _close(sock)
                 with self._lock:

@@ -24,6 +24,14 @@ Rules:
   series carry only the command *name* unless `full_cmdline` is asked for.
 - Every string from outside (NVML names, user and command names) passes
   through `textsafe.visible` here, once.
+- MIG, as dcgm-exporter: a GPU in MIG mode with MIG devices has its memory
+  (FB_USED, FB_FREE) once per MIG device, labelled `GPU_I_PROFILE` and
+  `GPU_I_ID` (the GPU instance id), and none for the card; its processes carry
+  the same labels. Both also carry `mig`, gputui's name of the MIG device
+  ("0:2", model/mig.py), so a reader can show what the dashboard shows.
+  Device-wide readings (temperature, power, clocks) stay one series per GPU:
+  dcgm-exporter repeats them on every instance, which makes a `sum()` over a
+  host count a MIG GPU's power once per instance.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from dataclasses import dataclass
 from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily, Metric
 
 from gputui.core.textsafe import visible
+from gputui.model.mig import mig_label
 from gputui.model.snapshot import (
     THROTTLE_REASONS,
     DeviceSample,
@@ -114,6 +123,14 @@ DCGM_FIELDS: tuple[DcgmField, ...] = (
 )
 ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"
 THROTTLE_NAMES: tuple[str, ...] = tuple(name for _, name in THROTTLE_REASONS if name != "idle")
+# A MIG GPU's fields exported once per MIG device (MigDevice attribute), none for the card.
+MIG_FIELDS = {"DCGM_FI_DEV_FB_USED": "memory_used", "DCGM_FI_DEV_FB_FREE": "memory_free"}
+# GPM per GPU instance, as dcgm-exporter's profiling fields on a MIG GPU (0-1, none for the card:
+# a card's ratio is not its instances' sum, and a `max by gpu` over both would mix them).
+MIG_RATIOS = {
+    f.name: f.read for f in DCGM_FIELDS if f.name.startswith("DCGM_FI_PROF_")
+}
+MIG_CARD_SKIPPED = (*MIG_FIELDS, *MIG_RATIOS, "DCGM_FI_DEV_FB_RESERVED")
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,10 +218,12 @@ def build_families(
             continue
         up.add_metric(values, 1.0)
         s = dev.sample
+        skipped = MIG_CARD_SKIPPED if dev.mig_devices else ()
         for f in DCGM_FIELDS:
             raw = getattr(s, f.read)
-            if raw is not None:
+            if raw is not None and f.name not in skipped:
                 dcgm[f.name].add_metric(values, float(raw) * f.scale)
+        _mig_memory(dev, labels, dcgm)
         if s.energy_j is not None:
             # NVML counts whole mJ; the sample holds J as a float: round back to the count
             energy.add_sample(ENERGY, labels, float(round(s.energy_j * 1000.0)))
@@ -219,9 +238,40 @@ def build_families(
             },
         )
     families: list[Metric] = [*dcgm.values(), energy, up, throttle, pstate, fan, limit, total, card]
-    families += _process_families(snapshot.processes, labels_of, full_cmdline)
-    families.append(_fit_family(fit, labels_of))
+    devices = {d.index: d for d in snapshot.devices}
+    families += _process_families(snapshot.processes, labels_of, full_cmdline, devices)
+    families.append(_fit_family(fit, labels_of, devices))
     return [m for m in families if m.samples]
+
+
+def mig_labels(dev: DeviceSnapshot, gpu_instance_id: int | None) -> dict[str, str] | None:
+    """dcgm-exporter's labels of a MIG device of `dev` (by its GPU instance id), and gputui's
+    `mig` name of it; None where `dev` lists no MIG device with that id."""
+    m = dev.mig_device(gpu_instance_id)
+    if m is None or m.gpu_instance_id is None:
+        return None
+    return {
+        "GPU_I_PROFILE": visible(m.profile or ""),
+        "GPU_I_ID": str(m.gpu_instance_id),
+        "mig": mig_label(dev.index, m.index),
+    }
+
+
+def _mig_memory(
+    dev: DeviceSnapshot, labels: dict[str, str], dcgm: Mapping[str, GaugeMetricFamily]
+) -> None:
+    for m in dev.mig_devices:
+        extra = mig_labels(dev, m.gpu_instance_id)
+        if extra is None:
+            continue
+        for name, attr in MIG_FIELDS.items():
+            raw = getattr(m, attr)
+            if raw is not None:
+                dcgm[name].add_sample(name, {**labels, **extra}, raw / MIB)
+        for name, attr in MIG_RATIOS.items():
+            pct = getattr(m, attr)
+            if pct is not None:
+                dcgm[name].add_sample(name, {**labels, **extra}, pct / 100.0)
 
 
 def _device_extras(
@@ -253,7 +303,10 @@ def _device_extras(
 
 
 def _process_families(
-    processes: Iterable[GpuProcess], labels_of: Mapping[int, dict[str, str]], full_cmdline: bool
+    processes: Iterable[GpuProcess],
+    labels_of: Mapping[int, dict[str, str]],
+    full_cmdline: bool,
+    devices: Mapping[int, DeviceSnapshot],
 ) -> list[Metric]:
     label_names = (*PROCESS_LABELS, "cmdline") if full_cmdline else PROCESS_LABELS
     memory = GaugeMetricFamily(
@@ -281,14 +334,22 @@ def _process_families(
         ]
         if full_cmdline:
             values.append(visible(" ".join(p.cmdline)) if p.cmdline else "")
+        named = dict(zip(label_names, values, strict=True))
+        dev_snap = devices.get(p.gpu_index)
+        extra = mig_labels(dev_snap, p.gpu_instance_id) if dev_snap is not None else None
+        named.update(extra or {})  # MIG: the device it runs in, as the memory series name it
         if p.gpu_memory is not None:
-            memory.add_metric(values, float(p.gpu_memory))
+            memory.add_sample(memory.name, named, float(p.gpu_memory))
         if p.sm_util is not None:
-            sm.add_metric(values, float(p.sm_util))
+            sm.add_sample(sm.name, named, float(p.sm_util))
     return [memory, sm]
 
 
-def _fit_family(fit: Sequence[FitAnswer], labels_of: Mapping[int, dict[str, str]]) -> Metric:
+def _fit_family(
+    fit: Sequence[FitAnswer],
+    labels_of: Mapping[int, dict[str, str]],
+    devices: Mapping[int, DeviceSnapshot],
+) -> Metric:
     family = GaugeMetricFamily(
         "gputui_fit_max_batch",
         "Largest batch of a configured model that fits in this GPU's free memory now "
@@ -310,6 +371,9 @@ def _fit_family(fit: Sequence[FitAnswer], labels_of: Mapping[int, dict[str, str]
         if a.gpu_instance_id is not None:  # dcgm-exporter's MIG labels; absent on whole GPUs
             labels["GPU_I_ID"] = str(a.gpu_instance_id)
             labels["GPU_I_PROFILE"] = visible(a.profile or "")
+            parent = devices.get(a.gpu_index)
+            extra = mig_labels(parent, a.gpu_instance_id) if parent is not None else None
+            labels.update(extra or {})
         family.add_sample("gputui_fit_max_batch", labels, float(a.max_batch))
     return family
 

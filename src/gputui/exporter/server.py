@@ -24,6 +24,7 @@ import hmac
 import io
 import socket
 import ssl
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -32,11 +33,18 @@ from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import ServerHandler, WSGIRequestHandler
 
-from prometheus_client.exposition import make_wsgi_app
+from prometheus_client.exposition import choose_encoder, gzip_accepted, make_wsgi_app
 from prometheus_client.registry import CollectorRegistry
 
 from gputui.core.errors import UserError
+from gputui.core.inputfile import SMALL_CAP, check_option_file, read_option_text, shown
+from gputui.core.textsafe import visible
+from gputui.exporter import errorlog
 from gputui.exporter.connections import BACKLOG, BoundedServer, Limits
+from gputui.exporter.errorlog import short
+from gputui.exporter.listen import parse_listen
+
+__all__ = ["MetricsServer", "TlsFiles", "parse_listen"]
 
 StartResponse = Callable[..., Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
@@ -54,16 +62,6 @@ class TlsFiles:
     client_ca: Path | None = None  # set: clients must present a certificate signed by it
 
 
-def parse_listen(text: str) -> tuple[str, int]:
-    """`HOST:PORT`, `[V6]:PORT` or `:PORT` (all interfaces); UserError naming --listen."""
-    host, sep, port_text = text.rpartition(":")
-    if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise UserError(f"--listen {text!r}: expected HOST:PORT, e.g. 127.0.0.1:9835")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    return host or "0.0.0.0", int(port_text)
-
-
 def is_loopback(host: str) -> bool:
     import ipaddress
 
@@ -77,16 +75,14 @@ def is_loopback(host: str) -> bool:
 
 def load_users(path: Path) -> dict[str, str]:
     """`user:password` per line (# comments); the file must not be readable by others."""
-    try:
-        mode = path.stat().st_mode
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"--basic-auth-file {path}: {exc.strerror or exc}") from None
+    option = "--basic-auth-file"
+    mode = check_option_file(path, option, SMALL_CAP).st_mode
     if mode & 0o077:
         raise UserError(
-            f"--basic-auth-file {path}: readable by group or others (mode {mode & 0o777:o}); "
+            f"{option}: {shown(path)}: readable by group or others (mode {mode & 0o777:o}); "
             "chmod 600 it"
         )
+    text = read_option_text(path, option, SMALL_CAP)
     users: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), 1):
         line = line.strip()
@@ -94,10 +90,10 @@ def load_users(path: Path) -> dict[str, str]:
             continue
         user, sep, password = line.partition(":")
         if not sep or not user or not password:
-            raise UserError(f"{path}:{number}: expected user:password")
+            raise UserError(f"{option}: {shown(path)}:{number}: expected user:password")
         users[user] = password
     if not users:
-        raise UserError(f"--basic-auth-file {path}: no user:password line")
+        raise UserError(f"{option}: {shown(path)}: no user:password line")
     return users
 
 
@@ -139,11 +135,13 @@ def cached(app: WsgiApp, generation: Callable[[], int]) -> WsgiApp:
     store: dict[tuple[Any, ...], tuple[str, list[tuple[str, str]], bytes]] = {}
 
     def serve(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        # What the answer depends on, not the raw headers: a client varying its Accept or
+        # Accept-Encoding text cannot make every scrape encode afresh.
         key = (
             generation(),
             environ.get("REQUEST_METHOD"),
-            environ.get("HTTP_ACCEPT"),
-            environ.get("HTTP_ACCEPT_ENCODING"),
+            content_type(environ.get("HTTP_ACCEPT") or ""),
+            gzip_accepted(environ.get("HTTP_ACCEPT_ENCODING") or ""),
             environ.get("QUERY_STRING"),
         )
         with lock:
@@ -162,6 +160,79 @@ def cached(app: WsgiApp, generation: Callable[[], int]) -> WsgiApp:
                     store[key] = hit
         start_response(hit[0], hit[1])
         return [hit[2]]
+
+    return serve
+
+
+def content_type(accept: str) -> str | None:
+    """The exposition format prometheus_client picks for `accept`, or None when it cannot.
+
+    The library raises on versions it cannot compare (`version=abc`) and echoes the
+    version it accepts into the Content-Type: only printable ASCII may go back out.
+    """
+    try:
+        chosen = choose_encoder(accept)[1]
+    except Exception:  # noqa: BLE001 - whatever the library raises on a client's header
+        return None
+    return chosen if chosen.isascii() and chosen.isprintable() else None
+
+
+def plain_on_bad_accept(app: WsgiApp) -> WsgiApp:
+    """An Accept header the library cannot negotiate gets the plain text format and one line.
+
+    Prometheus itself always sends a header the library understands; anything else
+    is a curl, a browser or a hostile client, and the text format is what all of
+    them can read. Also retried as plain text: an encoder that fails on an
+    accepted but odd header.
+    """
+
+    def serve(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        accept = environ.get("HTTP_ACCEPT") or ""
+        if accept and content_type(accept) is None:
+            answer = app({**environ, "HTTP_ACCEPT": ""}, start_response)
+            errorlog.LOG.line(
+                f"unusable Accept header {short(accept)!r}: answered in the text format"
+            )
+            return answer
+        if not accept:
+            return app(environ, start_response)
+        try:
+            return app(environ, start_response)
+        except Exception as exc:  # noqa: BLE001 - see guarded(); the plain format is the fallback
+            # When the text format fails too, the failure is not the header's: guarded()
+            # writes the request's one line; this one only when the retry worked.
+            answer = app({**environ, "HTTP_ACCEPT": ""}, start_response)
+            errorlog.LOG.line(
+                f"encoding for Accept {short(accept)!r} failed ({type(exc).__name__}): "
+                "answered in the text format"
+            )
+            return answer
+
+    return serve
+
+
+def guarded(app: WsgiApp) -> WsgiApp:
+    """The outermost layer: whatever fails inside is a 500 and one line, never a traceback.
+
+    Every inner app builds its whole answer before calling start_response, so a
+    failure here always comes before the status line was sent.
+    """
+
+    def serve(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        try:
+            return app(environ, start_response)
+        except Exception as exc:  # noqa: BLE001 - one request's failure is one line
+            errorlog.LOG.line(
+                f"{short(environ.get('REQUEST_METHOD', '?'), 16)} "
+                f"{short(environ.get('PATH_INFO', '?'), 40)}: answered 500 "
+                f"({type(exc).__name__}: {short(exc, 80)})"
+            )
+            start_response(
+                "500 Internal Server Error",
+                [("Content-Type", "text/plain; charset=utf-8")],
+                sys.exc_info(),
+            )
+            return [b"Internal Server Error: see the exporter's log\n"]
 
     return serve
 
@@ -217,9 +288,14 @@ class _QuietHandler(WSGIRequestHandler):
 
 class _ServerHandler(ServerHandler):
     def log_exception(self, exc_info: Any) -> None:
-        """A client that left or stopped reading (OSError, the write deadline) is its own loss."""
-        if not isinstance(exc_info[1], OSError):
-            super().log_exception(exc_info)
+        """One line, never wsgiref's traceback: a client must not be able to flood the log.
+
+        A client that left or stopped reading (OSError, the write deadline) is its own
+        loss and not logged at all.
+        """
+        error = exc_info[1]
+        if not isinstance(error, OSError):
+            errorlog.LOG.line(f"request failed ({type(error).__name__}: {short(error, 80)})")
 
 
 class _DeadlineWriter:
@@ -271,16 +347,40 @@ class _WsgiHost:
         _QuietHandler(head, _DeadlineWriter(sock, deadline), sock, address, self)
 
 
+def _pem(path: Path, option: str, marker: str) -> str:
+    """The PEM text of a TLS file, read through the input boundary (kind, size, UTF-8)."""
+    text = read_option_text(path, option, SMALL_CAP)
+    if "-----BEGIN " not in text or marker not in text:
+        raise UserError(f"{option}: {shown(path)}: no PEM {marker.strip('-').lower()} in it")
+    return text
+
+
+def _no_password(key: Path) -> Callable[[], str]:
+    """OpenSSL would ask for an encrypted key's pass phrase on the terminal: refuse instead."""
+
+    def refuse() -> str:
+        raise UserError(f"--tls-key: {shown(key)}: encrypted; give an unencrypted key (mode 600)")
+
+    return refuse
+
+
 def tls_context(tls: TlsFiles) -> ssl.SSLContext:
+    """The server context. Each file is checked and read through core/inputfile first; the
+    certificate and key then go to `ssl` by name (it takes no other form), the CA as text."""
+    _pem(tls.cert, "--tls-cert", "CERTIFICATE-----")
+    _pem(tls.key, "--tls-key", "PRIVATE KEY-----")
+    ca = _pem(tls.client_ca, "--tls-client-ca", "CERTIFICATE-----") if tls.client_ca else None
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     try:
-        ctx.load_cert_chain(str(tls.cert), str(tls.key))
-        if tls.client_ca is not None:
-            ctx.load_verify_locations(cafile=str(tls.client_ca))
+        ctx.load_cert_chain(str(tls.cert), str(tls.key), password=_no_password(tls.key))
+        if ca is not None:
+            ctx.load_verify_locations(cadata=ca)
             ctx.verify_mode = ssl.CERT_REQUIRED
-    except (OSError, ssl.SSLError) as exc:
-        raise UserError(f"TLS: cannot load {tls.cert} / {tls.key}: {exc}") from None
+    except (OSError, ssl.SSLError, ValueError) as exc:
+        raise UserError(
+            f"TLS: cannot load {shown(tls.cert)} / {shown(tls.key)}: {short(exc, 120)}"
+        ) from None
     return ctx
 
 
@@ -289,7 +389,9 @@ def _listen(host: str, port: int) -> socket.socket:
     try:
         return socket.create_server((host, port), family=family, backlog=BACKLOG)
     except OSError as exc:
-        raise UserError(f"--listen {host}:{port}: {exc.strerror or exc}") from None
+        raise UserError(f"--listen {visible(host)}:{port}: {exc.strerror or exc}") from None
+    except (UnicodeError, ValueError, TypeError, OverflowError) as exc:  # parse_listen's gaps
+        raise UserError(f"--listen {visible(host)}:{port}: {short(exc, 80)}") from None
 
 
 class MetricsServer:
@@ -306,7 +408,8 @@ class MetricsServer:
         generation: Callable[[], int] | None = None,
         limits: Limits | None = None,
     ) -> None:
-        app: WsgiApp = make_wsgi_app(registry)
+        # Inside auth: a client without credentials cannot make it write a line.
+        app: WsgiApp = plain_on_bad_accept(make_wsgi_app(registry))
         if generation is not None:
             app = cached(app, generation)
         if users:
@@ -316,7 +419,7 @@ class MetricsServer:
         self.host = host
         self.port = int(listener.getsockname()[1])
         self.scheme = "https" if tls is not None else "http"
-        wsgi = _WsgiHost(routed(app), host, self.port, tls is not None)
+        wsgi = _WsgiHost(guarded(routed(app)), host, self.port, tls is not None)
         self.connections = BoundedServer(listener, wsgi.answer, tls=context, limits=limits)
         self._thread: threading.Thread | None = None
 

@@ -35,6 +35,7 @@ class ClusterGpu:
     card: str | None = None
     architecture: str | None = None
     throttle_reasons: tuple[str, ...] | None = None
+    mig: tuple[MigReading, ...] = ()  # its MIG devices, by GPU instance id; () when none
 
     @property
     def key(self) -> tuple[str, int]:
@@ -106,7 +107,8 @@ class ClusterSnapshot:
 
 @dataclass(frozen=True, slots=True)
 class MigReading:
-    """One MIG instance as dcgm-exporter reports it (sizes in bytes)."""
+    """One MIG instance as dcgm-exporter reports it (sizes in bytes). `mig_index`: its MIG
+    device index, where a gputui exporter names it (its `mig` label); dcgm-exporter does not."""
 
     host: str
     gpu: int
@@ -114,6 +116,7 @@ class MigReading:
     profile: str | None
     memory_free: int
     memory_used: int
+    mig_index: int | None = None
 
     @property
     def memory_total(self) -> int:

@@ -33,6 +33,7 @@ class HostSummary:
     exporters: tuple[str, ...] = ()  # "dcgm", "gputui"
     simulated: bool = False
     processes: int | None = None  # not aggregated: None where unknown
+    gpus_idle_held: int = 0  # GPUs holding IDLE_HELD_MIB or more at 0 % utilisation
 
     def row(self) -> dict[str, Any]:
         """The host table's figures, keyed as render.cluster_text.host_row keys them."""
@@ -52,4 +53,22 @@ class HostSummary:
             "exporters": list(self.exporters),
             "simulated": self.simulated,
             "processes": self.processes,
+            "gpus_idle_held": self.gpus_idle_held,
         }
+
+
+# A GPU holding this much memory (MiB) at 0 % utilisation is "idle with memory held": a job
+# that keeps its memory and does nothing, what a team lead asks about first. The floor
+# leaves out the driver's and an idle context's few hundred MiB.
+IDLE_HELD_MIB = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class UserTotal:
+    """One user's GPU memory across the fleet (from gputui exporters' process series)."""
+
+    user: str
+    memory: float  # bytes
+    processes: int
+    gpus: int
+    hosts: int

@@ -154,6 +154,9 @@ class ProcessModel(_Strict):
     host_visible: bool = True
     gpu_instance_id: int | None = Field(None, description="MIG GPU instance; null: whole GPU")
     compute_instance_id: int | None = None
+    mig_index: int | None = Field(
+        None, description='MIG device index on its GPU: "gpu:mig_index" (e.g. "0:2") names it'
+    )
     command: str | None = Field(description="cmdline joined by spaces, or the name")
 
 

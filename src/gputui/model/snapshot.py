@@ -195,6 +195,7 @@ class GpuProcess:
     host_visible: bool = True
     gpu_instance_id: int | None = None  # MIG: the GPU instance it runs in (None: whole GPU)
     compute_instance_id: int | None = None
+    mig_index: int | None = None  # MIG: the index of that MIG device on its GPU (model/mig.py)
 
     @property
     def command(self) -> str | None:

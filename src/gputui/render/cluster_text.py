@@ -11,7 +11,9 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from gputui.model.cluster import ClusterGpu, ClusterHost, ClusterSnapshot
+from gputui.model.cluster import ClusterGpu, ClusterHost, ClusterSnapshot, MigReading
+from gputui.model.cluster_summary import IDLE_HELD_MIB, UserTotal
+from gputui.model.mig import mig_label
 
 NA = "N/A"
 SCHEMA_VERSION = 1
@@ -87,6 +89,13 @@ def host_row(h: ClusterHost) -> dict[str, Any]:
         "exporters": list(h.exporters),
         "simulated": h.simulated,
         "processes": len(h.processes),
+        "gpus_idle_held": sum(
+            1
+            for s in samples
+            if s.utilization_gpu == 0
+            and s.memory_used is not None
+            and s.memory_used >= IDLE_HELD_MIB << 20
+        ),
     }
 
 
@@ -132,10 +141,16 @@ def render_cluster(cluster: ClusterSnapshot, *, every: bool = False) -> str:
             ]
         )
     lines += _table(header, rows, right={2, 3, 4, 5, 7, 8})
+    lines.append(users_line(fleet_users(cluster)))
+    lines.append(idle_held_line((h.name, host_row(h)["gpus_idle_held"]) for h in cluster.hosts))
     lines.append("")
     if every or len(gpus) <= GPU_TABLE_MAX:
         gheader = ["HOST", "GPU", "NAME", "UTIL", "MEM GiB", "FREE GiB", "TEMP", "POWER W"]
-        grows = [[h.name, str(g.index), *gpu_cells(g)] for h in cluster.hosts for g in h.gpus]
+        grows = []
+        for h in cluster.hosts:
+            for g in h.gpus:
+                grows.append([h.name, str(g.index), *gpu_cells(g)])
+                grows += [[h.name, *mig_cells(r)] for r in g.mig]
         lines += _table(gheader, grows, right={1, 3, 4, 5, 6, 7})
     else:
         lines += card_lines(cluster)
@@ -187,6 +202,88 @@ def gpu_cells(g: ClusterGpu) -> list[str]:
     ]
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def users_line(users: Iterable[UserTotal], limit: int = 6) -> str:
+    """ "Users: alice 60.0 GiB (3 GPUs, 2 hosts)  bob 8.0 GiB (1 GPU, 1 host)": GPU memory per
+    user across the fleet, most first; what a team lead asks first."""
+    users = list(users)
+    if not users:
+        return "Users: none seen (processes come from `gputui exporter` hosts)"
+    parts = [
+        f"{u.user} {u.memory / _GIB:.1f} GiB ({_plural(u.gpus, 'GPU')}, {_plural(u.hosts, 'host')})"
+        for u in users[:limit]
+    ]
+    more = f"  +{len(users) - limit} more" if len(users) > limit else ""
+    return "Users: " + "  ".join(parts) + more
+
+
+def idle_held_line(held: Iterable[tuple[str, int]], limit: int = 6) -> str:
+    """The hosts with GPUs holding memory at 0 % utilisation ((host, GPUs) pairs), most first."""
+    shown = sorted(((n, c) for n, c in held if c), key=lambda h: (-h[1], h[0]))
+    head = f"Memory held at 0% util (>= {IDLE_HELD_MIB // 1024} GiB): "
+    if not shown:
+        return head + "none"
+    parts = [f"{name} ({_plural(count, 'GPU')})" for name, count in shown[:limit]]
+    more = f"  +{len(shown) - limit} more" if len(shown) > limit else ""
+    return head + "  ".join(parts) + more
+
+
+def fleet_users(cluster: ClusterSnapshot) -> tuple[UserTotal, ...]:
+    """Each user's GPU memory, processes, GPUs and hosts in the fleet, most memory first (as
+    the cluster view's aggregated figures: sources/prometheus/summary.py user_totals)."""
+    memory: dict[str, float] = {}
+    procs: dict[str, int] = {}
+    gpus: dict[str, set[tuple[str, int]]] = {}
+    for h in cluster.hosts:
+        for p in h.processes:
+            user = p.user or NA
+            memory[user] = memory.get(user, 0.0) + (p.gpu_memory or 0)
+            procs[user] = procs.get(user, 0) + 1
+            gpus.setdefault(user, set()).add((h.name, p.gpu_index))
+    out = [
+        UserTotal(u, memory[u], procs[u], len(gpus[u]), len({h for h, _ in gpus[u]}))
+        for u in memory
+    ]
+    out.sort(key=lambda u: (-u.memory, u.user))
+    return tuple(out)
+
+
+def mig_name(r: MigReading) -> str:
+    """A MIG device of the fleet as the dashboard names it ("0:2"; "0:GI3" from dcgm-exporter,
+    which gives the GPU instance id only)."""
+    return mig_label(r.gpu, r.mig_index, r.gpu_instance_id)
+
+
+def mig_cells(r: MigReading) -> list[str]:
+    """A MIG device's row under its GPU: its name, profile and GI id, memory; the readings
+    NVML gives per GPU only (utilisation, temperature, power) are its GPU's row."""
+    return [
+        mig_name(r),
+        f"  MIG {r.profile or NA} GI {r.gpu_instance_id}",
+        "",
+        f"{_gib(r.memory_used)}/{_gib(r.memory_total)}",
+        _gib(r.memory_free),
+        "",
+        "",
+    ]
+
+
+def mig_dict(r: MigReading) -> dict[str, Any]:
+    return {
+        "gpu": r.gpu,
+        "mig": mig_name(r),
+        "mig_index": r.mig_index,
+        "gpu_instance_id": r.gpu_instance_id,
+        "profile": r.profile,
+        "memory_total": r.memory_total,
+        "memory_used": r.memory_used,
+        "memory_free": r.memory_free,
+    }
+
+
 def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
     widths = [len(h) for h in header]
     for row in rows:
@@ -213,6 +310,7 @@ def cluster_to_dict(cluster: ClusterSnapshot) -> dict[str, Any]:
                 "last_seen": h.last_seen,
                 "instances": list(h.instances),
                 "devices": snap["devices"],
+                "mig_devices": [mig_dict(r) for g in h.gpus for r in g.mig],
                 "process_list": snap["processes"],
             }
         )
@@ -221,6 +319,11 @@ def cluster_to_dict(cluster: ClusterSnapshot) -> dict[str, Any]:
         "source": "prometheus",
         "prometheus": cluster.url,
         "timestamp": cluster.timestamp,
+        "users": [
+            {"user": u.user, "memory": u.memory, "processes": u.processes, "gpus": u.gpus,
+             "hosts": u.hosts}
+            for u in fleet_users(cluster)
+        ],  # fmt: skip
         "hosts": hosts,
     }
 

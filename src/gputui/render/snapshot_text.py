@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from gputui.core.textsafe import is_visible, visible
 from gputui.model.gpm import sms_mostly_idle
+from gputui.model.mig import mig_ids, mig_label
 from gputui.model.record import replace
 from gputui.model.snapshot import DeviceSnapshot, GpuProcess, HostSnapshot, MigDevice, Snapshot
 
@@ -108,7 +109,7 @@ def render(
         if dev.mig_devices:
             # MIG: each device with the processes of its GPU instance; the rest after them.
             for m in dev.mig_devices:
-                lines.append(_mig_line(m, st))
+                lines.append(_mig_line(dev.index, m, st))
                 mine = [p for p in procs if _in_mig(p, m)]
                 lines.extend(_process_lines(mine, st, width, indent="      ", exited=exited))
             procs = [p for p in procs if dev.mig_device(p.gpu_instance_id) is None]
@@ -200,7 +201,10 @@ def _device_line(dev: DeviceSnapshot, name_width: int, st: _Style) -> str:
     util = st(st.na(_num(s.utilization_gpu, "{:.0f}", "%").rjust(4)), _pct_color(s.utilization_gpu))
     total = s.memory_total if s.memory_total is not None else dev.info.memory_total
     mem_pct = 100.0 * s.memory_used / total if s.memory_used is not None and total else None
-    mem = st(f"{gib(s.memory_used):>5}/{gib(total)} GiB", _pct_color(mem_pct))
+    if s.memory_used is None and total is None:
+        mem = st.na(NA.ljust(14))  # no memory data at all: one N/A, not "N/A/N/A GiB"
+    else:
+        mem = st(f"{gib(s.memory_used):>5}/{gib(total)} GiB", _pct_color(mem_pct))
     limit = s.power_limit_w if s.power_limit_w is not None else dev.info.power_limit_w
     power = f"{_num(s.power_w).rjust(4)}/{_num(limit)} W"
     if s.power_w is None:
@@ -225,17 +229,17 @@ def _in_mig(p: GpuProcess, m: MigDevice) -> bool:
     return m.gpu_instance_id is not None and p.gpu_instance_id == m.gpu_instance_id
 
 
-def _mig_line(m: MigDevice, st: _Style) -> str:
-    """`  MIG 0 3g.40gb  GI 1/CI 0  mem 20.0/39.2 GiB  BAR1 4MiB/1.2GiB  util N/A  MIG-...`"""
-    gi = NA if m.gpu_instance_id is None else str(m.gpu_instance_id)
-    ci = NA if m.compute_instance_id is None else str(m.compute_instance_id)
+def _mig_line(gpu_index: int, m: MigDevice, st: _Style) -> str:
+    """`  MIG 0:0 3g.40gb  GI 1/CI 0  mem 20.0/39.2 GiB  BAR1 4MiB/1.2GiB  util N/A  MIG-...`
+    (the device named in model/mig.py's notation, the ids nvidia-smi shows beside it)"""
     mem = NA if m.memory_total is None else f"{gib(m.memory_used)}/{gib(m.memory_total)} GiB"
     bar1 = NA if m.bar1_total is None else f"{size(m.bar1_used)}/{size(m.bar1_total)}"
     util = st.na(_num(m.utilization_gpu, "{:.0f}", "%"))
     if m.sm_active_pct is not None:  # GPM per GPU instance, where NVML has no utilization
         util += f"  SMs {m.sm_active_pct:.0f}%"
     return (
-        f"  MIG {m.index} {visible(m.profile or NA):<8} GI {gi}/CI {ci}  mem {mem}  BAR1 {bar1}"
+        f"  MIG {mig_label(gpu_index, m.index)} {visible(m.profile or NA):<8} "
+        f"{mig_ids(m.gpu_instance_id, m.compute_instance_id)}  mem {mem}  BAR1 {bar1}"
         f"  util {util}  {visible(m.uuid or NA)}"
     )
 

@@ -82,6 +82,10 @@ class GpuTuiApp(PolledApp, HangUp, DashboardActions, App[int]):
         Binding("q", "quit", "Quit"),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
         Binding("question_mark", "help", "Help", key_display="?"),
+        # As in nvitop and nvtop: the shell's job control (`fg` brings it back). Textual
+        # restores the terminal before the stop and redraws on SIGCONT; a focused Input
+        # keeps ctrl+z as its own undo.
+        Binding("ctrl+z", "suspend_process", "Suspend", show=False),
     ]
 
     def __init__(
@@ -335,7 +339,7 @@ class GpuTuiApp(PolledApp, HangUp, DashboardActions, App[int]):
         self._dashboard_stale = False
         self._show_header()
         self.dashboard.show_banner(snap.source, self.fallback_reason)
-        self.dashboard.update_snapshot(snap, self._recent)
+        self.dashboard.update_snapshot(snap, self._recent, self.history)
 
     def _recent(self, device_index: int, metric: str) -> list[float]:
         """The newest points of a series, as many as a sparkline on this screen can draw."""
@@ -378,6 +382,7 @@ class GpuTuiApp(PolledApp, HangUp, DashboardActions, App[int]):
     def _show_header(self) -> None:
         self._header_drawn_at = time.monotonic()
         snap = self.latest_snapshot
+        table = self.dashboard.query_one(ProcessTable)
         host = self.hostname
         if host is None:
             host = (
@@ -395,5 +400,12 @@ class GpuTuiApp(PolledApp, HangUp, DashboardActions, App[int]):
                 clock=self.clock(),
                 source=snap.source if snap else getattr(self.source, "name", "?"),
                 paused=self.paused,
+                readonly=self.readonly,
+                filter=table.filter_text,
+                mine=table.only_user,
             )
         )
+
+    def filters_changed(self) -> None:
+        """The process filter or "mine" changed: the header says what is in force."""
+        self._show_header()

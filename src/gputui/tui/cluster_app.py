@@ -182,6 +182,7 @@ class ClusterApp(PolledApp, HangUp, App[int]):
         self.main.show_banner(None)
         top = self.screen
         if isinstance(top, HostScreen):
+            top.set_reachable(True)
             top.update_cluster(view.detail, self.history)
         self._show_info()
         if recovered:
@@ -198,12 +199,15 @@ class ClusterApp(PolledApp, HangUp, App[int]):
         self.main.show_banner(
             f"Prometheus unreachable: {message.error} ({kept}; retrying in {delay:.0f} s)"
         )
+        if isinstance(self.screen, HostScreen):
+            self.screen.set_reachable(False)
         self._show_info()
         self.poller.next_in(delay)
 
     def _show_info(self) -> None:
         v = self.view
-        parts = ["gputui cluster", self.source.url]
+        # The URL last: at 80 columns the counts, states and times stay, the URL is cut.
+        parts = ["gputui cluster"]
         if v is not None:
             states = [h.state for h in v.hosts]
             parts.append(f"{len(v.hosts)} hosts, {sum(h.gpus for h in v.hosts)} GPUs")
@@ -217,6 +221,7 @@ class ClusterApp(PolledApp, HangUp, App[int]):
         )
         if self.paused:
             parts.append("PAUSED")
+        parts.append(self.source.url)
         from gputui.core.textsafe import markup_safe
 
         self.main.show_info(markup_safe("  ".join(parts)))

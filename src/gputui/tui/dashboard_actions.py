@@ -8,9 +8,8 @@ is about polling and drawing, this one about the user's requests.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.widgets import DataTable
 
@@ -39,6 +38,7 @@ INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
 # Shown in the help screen; the footer shows the BINDINGS marked show=True.
 HELP_KEYS = [
     ("q, ctrl+c", "quit"),
+    ("ctrl+z", "suspend to the shell (fg resumes)"),
     ("p", "pause / resume polling"),
     ("+ / -", "poll faster / slower"),
     ("s", "cycle the sort column"),
@@ -47,6 +47,7 @@ HELP_KEYS = [
     ("m", "my processes only / everyone's"),
     ("enter", "all details of the selected process, or of the focused GPU"),
     ("t", "processes as a tree under their parents / flat"),
+    ("left / right", "scroll the command column sideways"),
     ("space", "tag / untag the process (k signals all tagged)"),
     ("k", "kill the selected process (asks first: SIGINT i, SIGTERM t, SIGKILL K)"),
     ("mouse", "click a header: sort; a row: select (again: details); a GPU: its details"),
@@ -57,20 +58,6 @@ HELP_KEYS = [
     ("h", "history graphs of a GPU (w: 1 / 5 / 15 min)"),
     ("?", "this help"),
 ]
-
-
-def _optional_screen(module: str, name: str) -> Any:
-    """A screen's class; None only when its module is not installed at all.
-
-    A screen that is there but broken (an ImportError from inside it, a missing name)
-    raises: a broken Fit screen must fail loudly, not vanish behind "not available"."""
-    try:
-        found = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise
-        return None
-    return getattr(found, name)
 
 
 class DashboardActions(_AppBase):
@@ -213,34 +200,31 @@ class DashboardActions(_AppBase):
         return host_why_not_visible(proc.pid)
 
     def action_catalog(self) -> None:
-        screen_class = _optional_screen("gputui.tui.screens.catalog", "CatalogScreen")
-        if screen_class is None:
-            self.notify("the catalog screen is not available yet", severity="warning")
-            return
+        # Imported here, not at the top: the dashboard starts without the catalog's and the
+        # fit engine's imports. A screen that fails to import raises (never a quiet notice).
+        from gputui.tui.screens.catalog import CatalogScreen
+
         snap = self.latest_snapshot
         # The GPU chosen on the dashboard (focused panel, else the selected process's GPU)
         # is the one compared with; the devices tell the screen which are lost.
         panel = self.focused if isinstance(self.focused, GpuPanel) else None
         proc = self.dashboard.query_one(ProcessTable).selected
         gpu = panel.index if panel else proc.gpu_index if proc else None
-        self.push_screen(screen_class(snap.devices if snap else [], gpu=gpu))
+        self.push_screen(CatalogScreen(snap.devices if snap else [], gpu=gpu))
 
     def action_fit(self) -> None:
-        screen_class = _optional_screen("gputui.tui.screens.fit", "FitScreen")
-        if screen_class is None:
-            self.notify("the fit screen is not available yet", severity="warning")
-            return
+        from gputui.tui.screens.fit import FitScreen  # as the catalog's: here, and loud
+
         # As the Catalog: the focused GPU panel, else the selected process's GPU (and its MIG
         # instance) is the one the Fit screen shows first.
         panel = self.focused if isinstance(self.focused, GpuPanel) else None
         proc = self.dashboard.query_one(ProcessTable).selected
         gpu = panel.index if panel else proc.gpu_index if proc else None
         instance = proc.gpu_instance_id if proc and not panel else None
-        screen = screen_class(self.models_path, gpu=gpu, gpu_instance=instance)
+        screen = FitScreen(self.models_path, gpu=gpu, gpu_instance=instance)
         self.push_screen(screen)
-        update = getattr(screen, "update_snapshot", None)
-        if self.latest_snapshot is not None and callable(update):
-            update(self.latest_snapshot)
+        if self.latest_snapshot is not None:
+            screen.update_snapshot(self.latest_snapshot)
 
     def action_history(self) -> None:
         if self.screen is not self.dashboard:

@@ -14,6 +14,7 @@ from typing import Protocol
 from textual.app import SystemCommand
 
 from gputui.tui.screens.dashboard import DashboardScreen
+from gputui.tui.settings import KEPT_COLUMNS
 from gputui.tui.views.process_columns import COLUMNS
 from gputui.tui.widgets.process_table import ProcessTable
 
@@ -106,3 +107,28 @@ def dashboard_commands(app: DashboardKeys) -> Iterable[SystemCommand]:
         "GPU history (h)", "Power, temperature, PCIe... over 1 / 5 / 15 min", app.action_history
     )
     yield SystemCommand("Help (?)", "All keys", app.action_help)
+    yield from column_commands(app)
+
+
+def _toggle_column(app: DashboardKeys, key: str) -> Callable[[], None]:
+    def run() -> None:
+        table = _table(app)
+        table.set_user_hidden(table.user_hidden ^ {key})
+
+    return run
+
+
+def column_commands(app: DashboardKeys) -> Iterable[SystemCommand]:
+    """The column chooser: hide or show each column but GPU, PID and Command (saved at exit
+    in settings.toml's hidden_columns, as a hand edit was)."""
+    hidden = _table(app).user_hidden
+    for column in COLUMNS:
+        if column.key in KEPT_COLUMNS:
+            continue
+        verb = "Show" if column.key in hidden else "Hide"
+        yield SystemCommand(
+            f"{verb} column {column.label}",
+            f"Column chooser: {verb.lower()} the process table's {column.label} column "
+            "(kept in settings.toml)",
+            _toggle_column(app, column.key),
+        )

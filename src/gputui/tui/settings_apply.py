@@ -12,7 +12,7 @@ from textual.app import App
 
 from gputui.tui.screens.dashboard import DashboardScreen
 from gputui.tui.settings import Settings
-from gputui.tui.widgets.process_table import ProcessTable
+from gputui.tui.widgets.process_table import COLUMN_KEYS, ProcessTable
 
 
 def apply_settings(app: App[Any], dashboard: DashboardScreen, s: Settings) -> list[str]:
@@ -40,7 +40,8 @@ def apply_settings(app: App[Any], dashboard: DashboardScreen, s: Settings) -> li
 def current_settings(
     app: App[Any], dashboard: DashboardScreen, interval: float, kept: Settings
 ) -> Settings:
-    """What to write at exit: the dashboard's state now, and the hand-edited hidden columns."""
+    """What to write at exit: the dashboard's state now, the hidden columns (the palette's
+    column chooser, or a hand edit) included."""
     table = dashboard.query_one(ProcessTable)
     return Settings(
         interval=interval,
@@ -49,5 +50,5 @@ def current_settings(
         filter=table.filter_text,
         mine=table.only_user is not None,
         theme=app.theme,
-        hidden_columns=kept.hidden_columns,
+        hidden_columns=tuple(k for k in COLUMN_KEYS if k in table.user_hidden),
     )

@@ -41,6 +41,10 @@ def run(args: argparse.Namespace) -> int:
 
     if getattr(args, "all", False) and not getattr(args, "prometheus", None):
         raise UserError("--all: only with --prometheus URL (it lists every GPU of the fleet)")
+    if args.models is not None:  # a name the OS refuses is one line before any importer looks
+        from gputui.core.inputfile import check_path_name
+
+        check_path_name(args.models, "MODELS")
     if transformer_file.handles(args):  # HF config/folder, --hf, GGUF: the transformer estimator
         return transformer_file.run(args)
     return models_file.run(args)

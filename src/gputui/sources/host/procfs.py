@@ -18,7 +18,7 @@ What is read:
   lookup can be an LDAP round trip; NSpid), /proc/PID/cmdline and
   /proc/PID/cgroup (the container, sources/host/containers.py);
 - per poll for the host: /proc/stat (CPU times), /proc/meminfo, the load.
-Each value follows psutil's definition (tests/sources_sim/test_procfs_host.py
+Each value follows psutil's definition (tests/sources/host/test_procfs_host.py
 compares them for every PID of the machine): a 15-character name is extended
 from the command line, a NUL-less command line is split at spaces, a uid
 without a passwd entry is shown as its number, a zombie is not visible, CPU %

@@ -60,6 +60,8 @@ from collections.abc import Callable
 import pynvml
 
 from gputui.core.textsafe import visible
+from gputui.model.mig import with_mig_indexes
+from gputui.model.record import replace
 from gputui.model.snapshot import (
     GPM_FIELDS,
     DeviceInfo,
@@ -140,7 +142,15 @@ class _Device:
     """One GPU's NVML state: its query helper, static info, slow facts and process reader."""
 
     __slots__ = (
-        "index", "query", "info", "failed", "procs", "mig", "slow", "gpm", "_unsupported",
+        "index",
+        "query",
+        "info",
+        "failed",
+        "procs",
+        "mig",
+        "slow",
+        "gpm",
+        "_unsupported",
         "_unsupported_n",
     )
 
@@ -304,7 +314,7 @@ class NvmlSource:
                 )
             notices = self._notices()
             host = None
-            procs: tuple[GpuProcess, ...] = tuple(processes)
+            procs = with_mig_indexes(snaps, processes)
             if self._host is not None:
                 host = self._host.sample()
                 procs = self._host.enrich(procs)
@@ -319,6 +329,20 @@ class NvmlSource:
                 cuda_driver_version=self._cuda_version,
                 nvml_version=self._nvml_version,
                 notices=notices,
+            )
+
+    def host_again(self, snapshot: Snapshot) -> Snapshot:
+        """`snapshot` with the host's and its processes' CPU read again (the rest as polled).
+
+        A one-shot command polls once, right after opening: the CPU counters then cover no
+        time at all, so CPU reads unknown. `gputui snapshot` waits a short window and
+        calls this, which reads the host side alone, without a second NVML poll."""
+        host = self._host
+        if host is None:
+            return snapshot
+        with self._lock:
+            return replace(
+                snapshot, host=host.sample(), processes=host.enrich(snapshot.processes)
             )
 
     def close(self) -> None:

@@ -11,19 +11,24 @@ last poll is).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from gputui.core.textsafe import visible
-from gputui.model.cluster import ClusterGpu, ClusterHost, HostState
+from gputui.model.cluster import ClusterGpu, ClusterHost, HostState, MigReading
 from gputui.model.snapshot import DeviceSample, GpuProcess
 from gputui.sources.prometheus.api import Sample
 from gputui.sources.prometheus.bounds import bounded, index_label, timestamp
+from gputui.sources.prometheus.mig import profile_label
 from gputui.sources.prometheus.series import (
     CARD_INFO,
     FLOAT_FIELDS,
     GPU_UP,
     LAST_POLL,
+    MIB,
+    MIG_METRICS,
+    PER_INSTANCE_METRICS,
     POLL_INTERVAL,
     PROC_MEMORY,
     PROC_SM,
@@ -36,11 +41,15 @@ from gputui.sources.prometheus.series import (
     uuid_of,
 )
 
-DEFAULT_SCRAPE_INTERVAL_S = 60.0  # Prometheus' own default when the targets API says nothing
+DEFAULT_SCRAPE_INTERVAL_S = 60.0
+_MIG_NAME_RE = re.compile(
+    r"^(\d{1,9}):(\d{1,3})$"
+)  # Prometheus' own default when the targets API says nothing
 
 
 class GpuBuilder:
-    __slots__ = ("host", "index", "name", "uuid", "pci", "values", "up", "card", "arch", "throttle")
+    __slots__ = ("host", "index", "name", "uuid", "pci", "values", "up", "card", "arch", "throttle",
+                 "instances")  # fmt: skip
 
     def __init__(self, host: str, index: int) -> None:
         self.host = host
@@ -53,6 +62,42 @@ class GpuBuilder:
         self.card: str | None = None
         self.arch: str | None = None
         self.throttle: set[str] | None = None
+        # MIG: GPU instance id -> its labels ("profile", "mig_index") and values by metric
+        self.instances: dict[int, dict[str, object]] = {}
+
+    def mig_value(self, name: str, labels: dict[str, str], value: float) -> bool:
+        """Keep one MIG device's memory value (a series with a GPU_I_ID); False if not one."""
+        gi = index_label(labels.get("GPU_I_ID"))
+        if gi is None:
+            return False
+        entry = self.instances.setdefault(gi, {})
+        if "profile" not in entry:
+            entry["profile"] = profile_label(labels.get("GPU_I_PROFILE"))
+            entry["mig_index"] = _mig_index(labels.get("mig"), self.index)
+        if not math.isnan(value):
+            entry.setdefault(name, value)
+        return True
+
+    def mig(self) -> tuple[MigReading, ...]:
+        """The MIG devices with both memory values (a half-read one has no total)."""
+        out = []
+        for gi, entry in sorted(self.instances.items()):
+            used, free = entry.get("DCGM_FI_DEV_FB_USED"), entry.get("DCGM_FI_DEV_FB_FREE")
+            if not isinstance(used, float) or not isinstance(free, float):
+                continue
+            profile, index = entry["profile"], entry["mig_index"]
+            out.append(
+                MigReading(
+                    self.host,
+                    self.index,
+                    gi,
+                    profile if isinstance(profile, str) else None,
+                    int(round(free * MIB)),
+                    int(round(used * MIB)),
+                    index if isinstance(index, int) else None,
+                )
+            )
+        return tuple(out)
 
     def labels(self, labels: dict[str, str]) -> None:
         if self.name is None and labels.get("modelName"):
@@ -65,6 +110,11 @@ class GpuBuilder:
     def build(self, last_seen: float | None) -> ClusterGpu:
         up = self.up is not False
         sample = None
+        mig = self.mig()
+        for name in MIG_METRICS:  # a MIG GPU's memory is its instances' (no series for the card)
+            parts = [v for e in self.instances.values() if isinstance(v := e.get(name), float)]
+            if name not in self.values and parts:
+                self.values[name] = float(sum(parts))
         if up:
             kwargs: dict[str, float | int] = {}
             for metric, (attr, scale) in SAMPLE_METRICS.items():
@@ -86,7 +136,16 @@ class GpuBuilder:
             card=self.card,
             architecture=self.arch,
             throttle_reasons=tuple(sorted(self.throttle)) if self.throttle is not None else None,
+            mig=mig,
         )
+
+
+def _mig_index(text: str | None, gpu: int) -> int | None:
+    """The MIG device index of gputui's `mig` label ("0:2" on GPU 0), else None."""
+    found = _MIG_NAME_RE.match(text or "")
+    if found is None or int(found.group(1)) != gpu:
+        return None
+    return int(found.group(2))
 
 
 def gputui_instances_of(values: Sequence[Sample]) -> set[str]:
@@ -170,6 +229,10 @@ def assemble(
                 b.throttle = b.throttle or set()
                 if s.value >= 1.0:
                     b.throttle.add(visible(s.labels.get("reason", "?")))
+        elif name in PER_INSTANCE_METRICS and b.mig_value(
+            name, s.labels, bounded(name, s.value)
+        ):
+            continue
         elif not math.isnan(value := bounded(name, s.value)) and name not in b.values:
             b.values[name] = value
     newest: dict[tuple[str, int], float] = {}
@@ -272,6 +335,8 @@ def _processes(
                 name=visible(labels.get("command", "")) or None,
                 cmdline=tuple(visible(cmdline).split()) if cmdline else None,
                 container=visible(labels.get("container", "")) or None,
+                gpu_instance_id=index_label(labels.get("GPU_I_ID")),
+                mig_index=_mig_index(labels.get("mig"), index),
             )
         )
     return tuple(out)

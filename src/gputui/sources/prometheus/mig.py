@@ -33,7 +33,8 @@ def mig_query(source: Any, metric: str) -> str:
     return f'max by ({MIG_LABELS}) ({selector[:-1]}, GPU_I_ID!=""}})'
 
 
-def _profile(text: str | None) -> str | None:
+def profile_label(text: str | None) -> str | None:
+    """A MIG profile name as dcgm-exporter labels it ("3g.40gb"), else None."""
     if not text:
         return None
     shown = visible(text)
@@ -51,7 +52,7 @@ def read_mig(source: Any, at: float) -> MigReadings:
             if gpu is None or gi is None or math.isnan(value):
                 continue
             entry = values.setdefault((host_of(s.labels), gpu, gi), {})
-            entry.setdefault("profile", _profile(s.labels.get("GPU_I_PROFILE")))
+            entry.setdefault("profile", profile_label(s.labels.get("GPU_I_PROFILE")))
             entry.setdefault(metric, int(round(value * MIB)))
     out: MigReadings = {}
     for (host, gpu, gi), entry in sorted(values.items()):

@@ -74,6 +74,21 @@ VALUE_METRICS: tuple[str, ...] = (*SAMPLE_METRICS, GPU_UP, *LABELLED_METRICS)
 # the identity query, instead of once per metric (at 512 GPUs that is most of the bytes).
 JOIN_LABELS = "Hostname, hostname, instance, gpu"
 IDENTITY_LABELS = f"{JOIN_LABELS}, modelName, UUID, uuid, pci_bus_id"
+# MIG: dcgm-exporter (and gputui's exporter) export a MIG GPU's memory once per MIG device
+# (GPU_I_ID, GPU_I_PROFILE; gputui adds its `mig` name) and none for the card. These metrics
+# keep those labels, so the reader sums a card's memory over its instances and lists them.
+MIG_METRICS = frozenset(("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE"))
+# Series a MIG GPU has per GPU instance: its memory (summed into the card's) and GPM's ratios
+# (kept per instance; a card in MIG mode has no ratio of its own).
+PER_INSTANCE_METRICS = MIG_METRICS | frozenset(
+    m for m in SAMPLE_METRICS if m.startswith("DCGM_FI_PROF_")
+)
+MIG_JOIN_LABELS = f"{JOIN_LABELS}, GPU_I_ID, GPU_I_PROFILE, mig"
+
+
+def join_labels(metric: str) -> str:
+    """The labels a value query keeps for `metric`: its GPU's, and its MIG device's."""
+    return MIG_JOIN_LABELS if metric in PER_INSTANCE_METRICS else JOIN_LABELS
 
 
 def host_of(labels: dict[str, str]) -> str:

@@ -48,12 +48,12 @@ from gputui.sources.prometheus.bounds import bounded
 from gputui.sources.prometheus.series import (
     GPU_UP,
     IDENTITY_LABELS,
-    JOIN_LABELS,
     LABELLED_METRICS,
     SAMPLE_METRICS,
     gpu_index,
     gputui_first,
     host_of,
+    join_labels,
 )
 
 TARGETS_EVERY_S = 60.0
@@ -139,7 +139,7 @@ class PrometheusSource:
 
     def metric_query(self, name: str) -> str:
         """One metric for the whole fleet, one series per GPU and scrape target."""
-        return f"max by ({JOIN_LABELS}) ({self.selector(name)})"
+        return f"max by ({join_labels(name)}) ({self.selector(name)})"
 
     def labelled_query(self) -> str:
         names = "|".join(LABELLED_METRICS)

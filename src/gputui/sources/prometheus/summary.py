@@ -28,12 +28,20 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from gputui.core.textsafe import visible
 from gputui.model.cluster import HostState
-from gputui.model.cluster_summary import HostSummary
+from gputui.model.cluster_summary import IDLE_HELD_MIB, HostSummary, UserTotal
 from gputui.sources.prometheus.api import Sample
 from gputui.sources.prometheus.assemble import DEFAULT_SCRAPE_INTERVAL_S
 from gputui.sources.prometheus.bounds import METRIC_BOUNDS, bounded, index_label, timestamp
-from gputui.sources.prometheus.series import GPU_UP, LAST_POLL, MIB, POLL_INTERVAL, host_of
+from gputui.sources.prometheus.series import (
+    GPU_UP,
+    LAST_POLL,
+    MIB,
+    POLL_INTERVAL,
+    PROC_MEMORY,
+    host_of,
+)
 
 BY = "Hostname, hostname, instance"  # one series per host and scrape target: the host is named
 # as host_of names it (Hostname, else 4.x's hostname, else the target), here, not in PromQL
@@ -50,9 +58,12 @@ TOTAL = "gputui_gpu_memory_total_bytes"
 GROUPS = (  # the queries of a refresh, by what they pass over: FB_USED; temperature and
     # utilisation; power and memory
     ("gpus", "gpus_up", "lost", "seen", "seen_up", "last_poll", "poll_every", "up"),
-    ("hottest", "util_mean", "util_max"),
-    ("power", "used", "free", "reserved", "total_bytes"),
-)
+    ("hottest", "util_mean", "util_max", "idle_held"),
+    ("power", "used", "free", "reserved", "total_bytes", "user_memory", "user_procs",
+     "user_gpus", "user_hosts"),
+)  # fmt: skip
+USER_STATS = ("user_memory", "user_procs", "user_gpus", "user_hosts")
+GPU_BY = f"{BY}, gpu"
 FIRST_OF = ("util_mean", "util_max", "used", "free", "reserved", "total_bytes", "power")
 
 
@@ -82,7 +93,8 @@ class SummaryQuery:
     def stats(self) -> dict[str, str]:
         b = self.bounded
         return {
-            "gpus": f"count by ({BY}) ({self.sel(USED)})",
+            # a MIG GPU has one FB_USED series per MIG device: GPUs are distinct gpu labels
+            "gpus": f"count by ({BY}) (count by ({BY}, gpu) ({self.sel(USED)}))",
             "gpus_up": f"count by ({BY}) ({self.sel(GPU_UP)})",
             "lost": f"count by ({BY}) ({self.sel(GPU_UP)} < 1)",
             "seen": f"max by ({BY}) (timestamp({self.sel(USED)}))",
@@ -99,6 +111,16 @@ class SummaryQuery:
             "free": f"sum by ({BY}) ({b(FREE)})",
             "reserved": f"sum by ({BY}) ({b(RESERVED)})",
             "total_bytes": f"sum by ({BY}) ({b(TOTAL)})",
+            # GPUs holding memory at 0 % utilisation (a MIG GPU has no utilisation: never)
+            "idle_held": f"count by ({BY}) (max by ({GPU_BY}) ({b(UTIL)}) == 0 and on ({GPU_BY})"
+            f" sum by ({GPU_BY}) ({b(USED)}) >= {IDLE_HELD_MIB})",
+            # per user across the fleet (gputui exporters' process series)
+            "user_memory": f"sum by (user) ({self.sel(PROC_MEMORY, gpu=False)})",
+            "user_procs": f"count by (user) ({self.sel(PROC_MEMORY, gpu=False)})",
+            "user_gpus": f"count by (user) (count by (user, {GPU_BY}) "
+            f"({self.sel(PROC_MEMORY, gpu=False)}))",
+            "user_hosts": f"count by (user) (count by (user, {BY}) "
+            f"({self.sel(PROC_MEMORY, gpu=False)}))",
         }
 
     def exprs(self) -> list[str]:
@@ -114,7 +136,7 @@ class SummaryQuery:
 
 class _Host:
     __slots__ = ("by_target", "gpus", "hottest", "instances", "seen", "polled", "poll_every",
-                 "simulated")  # fmt: skip
+                 "simulated", "idle_held")  # fmt: skip
 
     def __init__(self) -> None:
         self.by_target: dict[str, dict[str, float]] = {}  # instance -> figure -> value
@@ -125,6 +147,7 @@ class _Host:
         self.polled: float | None = None
         self.poll_every = 0.0
         self.simulated = False
+        self.idle_held = 0
 
 
 def summarise(
@@ -145,6 +168,8 @@ def summarise(
         if stat == "up":
             up[instance] = s.value
             continue
+        if stat in USER_STATS:
+            continue  # user_totals' figures
         h = hosts.setdefault(host_of(s.labels), _Host())
         if instance:
             h.instances.add(instance)
@@ -166,6 +191,9 @@ def summarise(
                 h.hottest[instance] = max(h.hottest.get(instance, reading), reading)
         elif stat in ("gpus", "gpus_up"):
             h.gpus = max(h.gpus, int(s.value))  # a mixed host: the target that sees the most
+        elif stat == "idle_held":
+            if not math.isnan(s.value):
+                h.idle_held = max(h.idle_held, int(s.value))
         elif not math.isnan(s.value):
             figures = h.by_target.setdefault(instance, {})
             figures[stat] = s.value
@@ -228,4 +256,28 @@ def _host(
         instances=tuple(sorted(h.instances)),
         exporters=tuple(sorted({"gputui" if i in gputui else "dcgm" for i in h.instances})),
         simulated=h.simulated,
+        gpus_idle_held=h.idle_held,
     )
+
+
+def user_totals(samples: Sequence[Sample]) -> tuple[UserTotal, ...]:
+    """Each user's GPU memory, processes, GPUs and hosts across the fleet, most memory first
+    (from the same answer as summarise; a process with no user label is "N/A")."""
+    figures: dict[str, dict[str, float]] = {}
+    for s in samples:
+        stat = s.labels.get("stat", "")
+        if stat in USER_STATS and not math.isnan(s.value) and 0 <= s.value < 1e18:
+            user = visible(s.labels.get("user", "")) or "N/A"
+            figures.setdefault(user, {})[stat] = s.value
+    out = [
+        UserTotal(
+            user,
+            f.get("user_memory", 0.0),
+            int(f.get("user_procs", 0)),
+            int(f.get("user_gpus", 0)),
+            int(f.get("user_hosts", 0)),
+        )
+        for user, f in figures.items()
+    ]
+    out.sort(key=lambda u: (-u.memory, u.user))
+    return tuple(out)

@@ -15,11 +15,16 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from gputui.model.cluster import ClusterSnapshot
-from gputui.model.cluster_summary import HostSummary
+from gputui.model.cluster_summary import HostSummary, UserTotal
 from gputui.sources.prometheus.api import PrometheusBadResponse, PrometheusRequestError, Sample
-from gputui.sources.prometheus.series import GPU_UP, IDENTITY_LABELS, JOIN_LABELS, LABELLED_METRICS
+from gputui.sources.prometheus.series import (
+    GPU_UP,
+    IDENTITY_LABELS,
+    LABELLED_METRICS,
+    join_labels,
+)
 from gputui.sources.prometheus.source import TARGETS_EVERY_S, PrometheusSource
-from gputui.sources.prometheus.summary import SummaryQuery, summarise
+from gputui.sources.prometheus.summary import SummaryQuery, summarise, user_totals
 
 MAX_HOSTS = 200  # hosts whose GPUs one refresh reads: more than any terminal shows
 METRIC = "gputui_metric"  # the label that names each metric's series in the values query
@@ -32,6 +37,7 @@ class ViewData:
     detail: ClusterSnapshot  # the GPUs and processes of the hosts asked for
     requests: int  # HTTP requests this refresh made
     scrape_interval: float | None  # the fastest scrape interval among the fleet's targets
+    users: tuple[UserTotal, ...] = ()  # GPU memory per user across the fleet
 
 
 def _regex(names: Collection[str]) -> str:
@@ -57,7 +63,7 @@ class HostsSource(PrometheusSource):
         ] or ['{__name__="gputui_no_host_asked"}']  # nothing asked: an empty answer
 
     def metric_query(self, name: str) -> str:
-        return f"max by ({JOIN_LABELS}) ({' or '.join(self.restricted(name))})"
+        return f"max by ({join_labels(name)}) ({' or '.join(self.restricted(name))})"
 
     def freshness_query(self) -> str:
         stamps = [
@@ -158,7 +164,13 @@ class ViewReader:
         detail = ClusterSnapshot(
             detail.timestamp, detail.url, tuple(h for h in detail.hosts if h.name in asked)
         )
-        return ViewData(hosts, detail, self.client.requests - before, self.scrape_interval(hosts))
+        return ViewData(
+            hosts,
+            detail,
+            self.client.requests - before,
+            self.scrape_interval(hosts),
+            user_totals(answer),
+        )
 
     def scrape_interval(self, hosts: tuple[HostSummary, ...]) -> float | None:
         mine = {i for h in hosts for i in h.instances}

@@ -135,6 +135,7 @@ class SimulatedSource:
             host_visible=False,
             gpu_instance_id=gi,
             compute_instance_id=ci,
+            mig_index=s.mig if gi is not None else None,
         )
         if not s.host_visible:
             return seen_on_gpu

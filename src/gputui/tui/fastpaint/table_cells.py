@@ -24,7 +24,7 @@ from textual.cache import LRUCache
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
-from gputui.tui.views.cell_text import fitted
+from gputui.tui.views.cell_clip import clipped
 
 _T = TypeVar("_T")
 _CellPlace = tuple[ColumnKey, int, Style]  # a column, its width, a cell's style in one row place
@@ -171,7 +171,7 @@ class CellCacheTable(DataTable[Any]):
         inner = width - 2 * self._pass_consts()[3]
         if value.justify not in ("left", "right") or value.overflow != "ellipsis":
             return None
-        return fitted(value.plain, inner, value.justify)
+        return clipped(value.plain, inner, value.justify)
 
     def _sibling_key(self, key: tuple[Any, ...]) -> tuple[Any, ...]:
         """A cell's style key without its row: rows of one parity (the row style is in the

@@ -32,7 +32,7 @@ from textual.widgets.data_table import ColumnKey, RowKey
 
 from gputui.tui.fastpaint.box_lines import box_lines
 from gputui.tui.fastpaint.table_cells import SCREENFUL_CACHE, CellCacheTable
-from gputui.tui.views.cell_text import fitted
+from gputui.tui.views.cell_clip import clipped
 
 
 class _PassStyles:
@@ -237,7 +237,7 @@ class FastDataTable(CellCacheTable):
             if body is None:
                 if value.justify not in ("left", "right") or value.overflow != "ellipsis":
                     return None
-                inner = fitted(plain, cell_width - 2 * pad, value.justify)
+                inner = clipped(plain, cell_width - 2 * pad, value.justify)
                 if inner is None and not plain and cell_width > 2 * pad:
                     inner = " " * (cell_width - 2 * pad)  # an empty cell: all blank
                 if inner is None:

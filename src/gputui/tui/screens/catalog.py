@@ -28,6 +28,8 @@ from gputui.catalog import Card, Catalog, MatchResult, load_catalog
 from gputui.core.errors import UserError
 from gputui.model.snapshot import DeviceInfo, DeviceSnapshot, Snapshot
 from gputui.tui.views.catalog_compare import (
+    CARD_NARROW,
+    CARD_NARROW_BELOW,
     COLUMNS,
     DERIVED_MARK,
     THIRD_PARTY_MARK,
@@ -148,8 +150,13 @@ class CatalogScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#catalog-table", DataTable)
+        # Under CARD_NARROW_BELOW columns a long card name is cut (enter shows it whole), so
+        # that Price and BF16 TF/W stay on screen: at 120 columns Price was cut.
+        narrow = self.app.size.width < CARD_NARROW_BELOW
         for key, label in COLUMNS:
-            table.add_column(label, key=key)
+            table.add_column(
+                label, key=key, width=CARD_NARROW if narrow and key == "name" else None
+            )
         self._fill("")
         table.focus()
 

@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from gputui.core.textsafe import markup_safe
 from gputui.model.cluster import ClusterHost, ClusterSnapshot
-from gputui.render.cluster_text import age_text
+from gputui.render.cluster_text import age_text, idle_held_line, users_line
 from gputui.sources.prometheus.view import ViewData
 from gputui.tui.views import cluster_rows as rows
 from gputui.tui.views.cluster_rows import Column, History
@@ -32,8 +32,13 @@ AGES_EVERY_S = 5.0  # host ages between refreshes, while Prometheus answers
 class SortedTable(DataTable[Any]):
     """A DataTable refilled from rows, keeping the cursor on the same key."""
 
-    def __init__(self, columns: tuple[Column, ...], *, id: str) -> None:
+    def __init__(
+        self, columns: tuple[Column, ...], *, id: str, min_width: dict[str, int] | None = None
+    ) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        self.all_columns = columns
+        # column key -> the terminal width it needs to be shown (absent: always shown)
+        self.min_width = min_width or {}
         self.spec = columns
         self.sort_column = columns[0].key
         self.sort_reverse = False
@@ -43,11 +48,30 @@ class SortedTable(DataTable[Any]):
         self._sort_shown: tuple[str, bool] | None = None
 
     def on_mount(self) -> None:
+        self.spec = self._fitting()
         for c in self.spec:
             self.add_column(c.label, key=c.key)
 
+    def _fitting(self) -> tuple[Column, ...]:
+        """The columns this terminal's width has room for: the others give way by priority."""
+        width = self.app.size.width
+        return tuple(c for c in self.all_columns if width >= self.min_width.get(c.key, 0))
+
+    def on_resize(self) -> None:
+        spec = self._fitting()
+        if spec == self.spec:
+            return
+        self.spec = spec
+        self.clear(columns=True)
+        for c in spec:
+            self.add_column(c.label, key=c.key)
+        self.keys, self._shown, self._sort_shown = [], {}, None
+        redraw = getattr(self.screen, "_redraw", None)
+        if callable(redraw):
+            self.call_later(redraw)
+
     def column_spec(self) -> Column:
-        return next(c for c in self.spec if c.key == self.sort_column)
+        return next(c for c in self.all_columns if c.key == self.sort_column)
 
     def cycle_sort(self) -> None:
         keys = [c.key for c in self.spec]
@@ -63,7 +87,7 @@ class SortedTable(DataTable[Any]):
         """
         texts = [[c.cell(row) for c in self.spec] for _, row in items]
         keys = [key for key, _ in items]
-        if keys == self.keys and self.row_count == len(keys):
+        if keys == self.keys and self.row_count == len(keys) and not self._grows(keys, texts):
             for key, cells in zip(keys, texts, strict=True):
                 shown = self._shown.get(key)
                 old: list[str | None] = list(shown) if shown else [None] * len(cells)
@@ -91,8 +115,23 @@ class SortedTable(DataTable[Any]):
                 self.columns[c.key].label = Text(c.label + mark)  # type: ignore[index]
             self.refresh()
 
+    def _grows(self, keys: list[str], texts: list[list[str]]) -> bool:
+        """A cell wider than its column has been: DataTable's in-place update keeps the old
+        column width on screen ("down (si"), so the table is refilled instead (rare)."""
+        widths = [max((len(cells[i]) for cells in self._shown.values()), default=0)
+                  for i in range(len(self.spec))]  # fmt: skip
+        return any(len(t) > w for cells in texts for t, w in zip(cells, widths, strict=True))
+
     def update_rows(self, items: list[tuple[str, Any]]) -> None:
-        """Redraw these rows' changed cells only (rows already shown, in place)."""
+        """Redraw these rows' changed cells only (rows already shown, in place); a cell that
+        outgrows its column (an age of "100s") has the screen refill the table instead."""
+        grown = [(key, [c.cell(row) for c in self.spec]) for key, row in items if key in self._shown]
+        if self._grows([k for k, _ in grown], [cells for _, cells in grown]):
+            redraw = getattr(self.screen, "_redraw", None)
+            if callable(redraw):
+                self.keys = []  # not the rows shown: fill() refills
+                redraw()
+                return
         for key, row in items:
             shown = self._shown.get(key)
             if shown is None:
@@ -168,7 +207,8 @@ class ClusterScreen(_SortingScreen):
         yield Static(f"gputui cluster  {markup_safe(self.url)}", id="cluster-info")
         yield Static("", id="cluster-banner", classes="hidden")
         yield Static("Hosts", classes="cluster-title")
-        yield SortedTable(rows.HOST_COLUMNS, id="cluster-hosts")
+        yield SortedTable(rows.HOST_COLUMNS, id="cluster-hosts", min_width=rows.HOST_MIN_WIDTH)
+        yield Static("", id="cluster-people")
         yield Input(placeholder="filter hosts and GPUs (escape clears)", id="cluster-filter")
         yield Static("GPUs of the hosts on screen", classes="cluster-title")
         yield SortedTable(rows.GPU_COLUMNS, id="cluster-gpus")
@@ -187,6 +227,11 @@ class ClusterScreen(_SortingScreen):
             self.history = history
             self._by_host = rows.history_by_host(history)
         self._shown_at = self._aged_at = self._now()
+        held = ((h.name, h.gpus_idle_held) for h in view.hosts)
+        people = users_line(view.users) + "\n" + idle_held_line(held)
+        self.query_one("#cluster-people", Static).update(
+            Text(people, no_wrap=True, overflow="ellipsis")
+        )
         self._redraw()
 
     @property
@@ -205,7 +250,9 @@ class ClusterScreen(_SortingScreen):
 
     def _host_rows(self) -> list[dict[str, Any]]:
         assert self.view is not None
-        return rows.host_rows(self.view.hosts, self._by_host, self._since_shown())
+        return rows.host_rows(
+            self.view.hosts, self._by_host, self._since_shown(), reachable=not self._behind
+        )
 
     def _tick(self) -> None:
         """Each second: which hosts are on screen; the ages of their rows each second while
@@ -222,7 +269,9 @@ class ClusterScreen(_SortingScreen):
         hosts_table = self.query_one("#cluster-hosts", SortedTable)
         on_screen = set(hosts_table.visible_keys())
         by_name = {h.name: h for h in self.view.hosts if h.name in on_screen}
-        facts = rows.host_rows(list(by_name.values()), self._by_host, self._since_shown())
+        facts = rows.host_rows(
+            list(by_name.values()), self._by_host, self._since_shown(), reachable=not self._behind
+        )
         hosts_table.update_rows([(r["host"], r) for r in facts])
         self._want_on_screen()
 
@@ -257,7 +306,9 @@ class ClusterScreen(_SortingScreen):
         gpus_table = self.query_one("#cluster-gpus", SortedTable)
         needle = gpus_table.filter_text
         grows = [
-            r for r in rows.gpu_rows(cluster.hosts, self.history) if rows.gpu_matches(r, needle)
+            r
+            for r in rows.gpu_rows(cluster.hosts, self.history, reachable=not self._behind)
+            if rows.gpu_matches(r, needle)
         ]
         grows = rows.sorted_rows(grows, gpus_table.column_spec(), gpus_table.sort_reverse)
         gpus_table.fill([(r.key, r) for r in grows])
@@ -267,12 +318,16 @@ class ClusterScreen(_SortingScreen):
         self.query_one("#cluster-info", Static).update(text)
 
     def show_banner(self, text: str | None) -> None:
-        self._behind = text is not None
+        behind = text is not None
+        changed = behind != self._behind
+        self._behind = behind
         banner = self.query_one("#cluster-banner", Static)
         banner.set_class(text is None, "hidden")
         banner.update(markup_safe(text) if text else "")
         for table in self.query(SortedTable):
             table.set_class(text is not None, "outdated")
+        if changed:
+            self._redraw()  # the states: "unknown" while Prometheus does not answer
 
     # --- actions ------------------------------------------------------------------
     def action_filter(self) -> None:
@@ -313,7 +368,9 @@ class ClusterScreen(_SortingScreen):
             host = ClusterHost(key, (), state=summary.state, last_seen=summary.last_seen,
                                age_s=summary.age_s, instances=summary.instances,
                                exporters=summary.exporters, simulated=summary.simulated)  # fmt: skip
-        self.app.push_screen(HostScreen(host, self.history))
+        screen = HostScreen(host, self.history)
+        screen.reachable = not self._behind
+        self.app.push_screen(screen)
 
 
 PROCESS_COLUMNS: tuple[Column, ...] = (
@@ -353,6 +410,12 @@ class HostScreen(_SortingScreen):
         super().__init__()
         self.host = host
         self.history = history
+        self.reachable = True  # False while Prometheus does not answer: states are unknown
+
+    def set_reachable(self, reachable: bool) -> None:
+        if reachable != self.reachable:
+            self.reachable = reachable
+            self._redraw()
 
     def compose(self) -> ComposeResult:
         yield Static("", id="host-info")
@@ -379,12 +442,15 @@ class HostScreen(_SortingScreen):
         exporters = ", ".join(h.exporters) or "?"
         sim = "  SIMULATED GPUs" if h.simulated else ""
         self.query_one("#host-info", Static).update(
-            f"{markup_safe(h.name)}  {h.state}  {len(h.gpus)} GPUs  via {exporters}  "
+            f"{markup_safe(h.name)}  {h.state if self.reachable else rows.UNKNOWN}  "
+            f"{len(h.gpus)} GPUs  via {exporters}  "
             f"age {age_text(h.age_s)}{sim}"
         )
         gpus = self.query_one("#host-gpus", SortedTable)
         grows = rows.sorted_rows(
-            rows.gpu_rows([h], self.history), gpus.column_spec(), gpus.sort_reverse
+            rows.gpu_rows([h], self.history, reachable=self.reachable),
+            gpus.column_spec(),
+            gpus.sort_reverse,
         )
         gpus.fill([(r.key, r) for r in grows])
         procs = self.query_one("#host-processes", SortedTable)

@@ -16,10 +16,11 @@ from pathlib import Path, PurePath
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input
+from textual.widgets import DataTable, Footer, Input, Label
 
+from gputui.history.metrics import History
 from gputui.model.snapshot import DeviceSnapshot, GpuProcess, Snapshot
 from gputui.tui.first_poll import COMPOSE_WAIT_S, FirstPoll
 from gputui.tui.messages import DashboardReady
@@ -27,6 +28,7 @@ from gputui.tui.views import formatting as fmt
 from gputui.tui.views.device_facts import instance_label
 from gputui.tui.widgets.field import Field
 from gputui.tui.widgets.fit_line import FitLine
+from gputui.tui.widgets.gpu_graphs import WIDE_MIN, GpuGraphs
 from gputui.tui.widgets.gpu_panel import GpuPanel
 from gputui.tui.widgets.host_panel import HostPanel
 from gputui.tui.widgets.info_bar import Banner, HeaderFacts, InfoBar, banner_text, header_text
@@ -75,10 +77,13 @@ def process_details(
         f"  mem {fmt.na(p.mem_util, '{}%')}"
     )
     if not p.host_visible:
-        # Before the host fields it explains (all N/A then): at 120 columns the end is cut.
-        text.append(
-            f"  (host details: {why_not_visible or 'no: another PID namespace'})", style="bold"
-        )
+        text.append("\n")
+        # The host fields it explains are all N/A: the reason takes their place, at the
+        # start of the second line (after the first line's facts it was cut at 120 columns).
+        why = why_not_visible or "no: another PID namespace"
+        text.append(f"host details: {why}", style="bold")
+        text.append(f"  ·  {p.command or fmt.NA}")
+        return text
     text.append(
         f"  CPU {fmt.na(p.cpu_percent, '{:.0f}%')}  RSS {fmt.size(p.rss)}"
         f"  up {fmt.duration(p.running_s)}"
@@ -141,7 +146,12 @@ class DashboardScreen(Screen[None]):
         yield self._gpus_container()
         yield HostPanel()
         yield FitLine(held=True)  # its first pass waits for the first frame (app.py)
-        yield Input(placeholder="filter processes (enter: keep, escape: clear)", id="filter")
+        with Horizontal(id="filter-row"):
+            yield Label("Filter:", id="filter-label")
+            yield Input(
+                placeholder="PID, user, command, container, type (enter: keep, escape: clear)",
+                id="filter",
+            )
         yield Field("", id="proc-note", classes="hidden")
         yield ProcessTable(id="procs")
         yield Field(process_details(None), id="details")
@@ -178,12 +188,14 @@ class DashboardScreen(Screen[None]):
         """The GPU panels' box, with the panels when the first poll has ended by now."""
         first = self._first_poll
         snap = first.result if first is not None and first.wait(COMPOSE_WAIT_S) else None
+        # The graphs beside the panels (docked right; shown on a wide terminal only).
+        graphs = GpuGraphs(id="graphs")
+        wide = "wide" if self.app.size.width >= WIDE_MIN else ""
         if snap is None:
-            return VerticalScroll(id="gpus", can_focus=False)
+            return VerticalScroll(graphs, id="gpus", can_focus=False, classes=wide)
         panels, compact = self._new_panels(snap, self.app.size.height)
-        return VerticalScroll(
-            *panels, id="gpus", can_focus=False, classes="compact" if compact else ""
-        )
+        classes = " ".join(c for c in ("compact" if compact else "", wide) if c)
+        return VerticalScroll(graphs, *panels, id="gpus", can_focus=False, classes=classes)
 
     def _new_panels(self, snap: Snapshot, height: int) -> tuple[list[GpuPanel], bool]:
         """One panel per device, its layout classes set before it is mounted; compact?"""
@@ -202,13 +214,16 @@ class DashboardScreen(Screen[None]):
         if list(self._panels) == indices:
             return
         container = self.query_one("#gpus", VerticalScroll)
-        await container.remove_children()
+        await container.remove_children(GpuPanel)
         panels, compact = self._new_panels(snap, self.size.height)
         container.set_class(compact, "compact")  # only the (now empty) box restyles
         await container.mount_all(panels)
         self._apply_compact()
 
-    def update_snapshot(self, snap: Snapshot, series: SeriesFn | None = None) -> None:
+    def update_snapshot(
+        self, snap: Snapshot, series: SeriesFn | None = None, history: History | None = None
+    ) -> None:
+        """`history`: the graphs' data on a wide terminal (without it, no graphs)."""
         self._devices = snap.devices
         for dev in snap.devices:
             panel = self._panels.get(dev.index)
@@ -217,6 +232,8 @@ class DashboardScreen(Screen[None]):
             util = series(dev.index, "utilization") if series else ()
             mem = series(dev.index, "memory") if series else ()
             panel.update_device(dev, util, mem)
+        if history is not None and self.query_one("#gpus").has_class("wide"):
+            self._update_graphs(history)
         self.query_one(HostPanel).update_host(snap.host)
         self.query_one(FitLine).update_snapshot(snap)
         note = process_list_note(snap)
@@ -227,6 +244,11 @@ class DashboardScreen(Screen[None]):
         table = self.query_one(ProcessTable)
         table.set_processes(snap.processes)
         self._show_details(table.selected)
+
+    def _update_graphs(self, history: History) -> None:
+        """Each GPU's block as tall as its panel."""
+        blocks = [(index, panel.rows()) for index, panel in self._panels.items() if panel.rows()]
+        self.query_one("#graphs", GpuGraphs).set_data(blocks, history.window, history.span_s)
 
     def set_card_labels(self, labels: dict[int, str]) -> None:
         self.card_labels = dict(labels)
@@ -246,6 +268,13 @@ class DashboardScreen(Screen[None]):
 
     def on_resize(self) -> None:
         self._apply_compact()
+        wide = self.size.width >= WIDE_MIN
+        gpus = self.query_one("#gpus")
+        if gpus.has_class("wide") != wide:
+            gpus.set_class(wide, "wide")
+            history = getattr(self.app, "history", None)
+            if wide and isinstance(history, History):
+                self._update_graphs(history)
 
     # -- process table interaction ------------------------------------------------------------
 
@@ -264,21 +293,29 @@ class DashboardScreen(Screen[None]):
         """A filter set from outside (the settings): the box shows it, as after enter."""
         box = self.query_one("#filter", Input)
         box.value = text
-        box.set_class(bool(text), "shown")
+        self._show_filter_row(bool(text))
+
+    def _show_filter_row(self, shown: bool) -> None:
+        self.query_one("#filter-row").set_class(shown, "shown")
+
+    def _filters_changed(self) -> None:
+        changed = getattr(self.app, "filters_changed", None)
+        if callable(changed):
+            changed()
 
     def open_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.add_class("shown")
-        box.focus()
+        self._show_filter_row(True)
+        self.query_one("#filter", Input).focus()
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "filter":
             self.query_one(ProcessTable).set_filter(event.value)
+            self._filters_changed()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "filter":
             if not event.value:
-                event.input.remove_class("shown")
+                self._show_filter_row(False)
             self.query_one(ProcessTable).focus()
 
     def action_toggle_mine(self) -> None:
@@ -288,10 +325,12 @@ class DashboardScreen(Screen[None]):
         table = self.query_one(ProcessTable)
         if table.only_user is not None:
             table.set_only_user(None)
+            self._filters_changed()
             self.notify("all users' processes", timeout=3)
             return
         me = user_name(os.getuid())
         table.set_only_user(me)
+        self._filters_changed()
         self.notify(f"only {me}'s processes (m again: everyone's)", timeout=4, markup=False)
 
     def action_toggle_fit_lines(self) -> None:
@@ -299,8 +338,9 @@ class DashboardScreen(Screen[None]):
 
     def key_escape(self) -> None:
         box = self.query_one("#filter", Input)
-        if box.has_focus or box.has_class("shown"):
+        if box.has_focus or self.query_one("#filter-row").has_class("shown"):
             box.value = ""
-            box.remove_class("shown")
+            self._show_filter_row(False)
             self.query_one(ProcessTable).set_filter("")
+            self._filters_changed()
             self.query_one(ProcessTable).focus()

@@ -59,7 +59,7 @@ def mig_text(dev: DeviceSnapshot, processes: tuple[GpuProcess, ...]) -> Text:
     text = Text()
     text.append(f"MIG devices ({len(dev.mig_devices)})\n", style="bold")
     for m in dev.mig_devices:
-        text.append(mig_line(m, mine) + "\n")
+        text.append(mig_line(dev.index, m, mine) + "\n")
         pids = [
             str(p.pid)
             for p in mine

@@ -16,6 +16,7 @@ under the cursor.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Group
@@ -38,6 +39,10 @@ from gputui.tui.views.fit_detail import model_detail
 from gputui.tui.views.fit_pass import FitPass, estimate_inputs, estimate_pass, mtime_of
 from gputui.tui.views.fit_table import (
     COLUMNS,
+    NARROW_BELOW,
+    NARROW_WIDTHS,
+    WIDE_FROM,
+    WIDE_ONLY,
     check_cells,
     empty_text,
     lost_cells,
@@ -88,6 +93,7 @@ class FitScreen(Screen[None]):
         # the dashboard's selection (GPU index, MIG GPU instance id): its rows come first
         self.gpu, self.gpu_instance = gpu, gpu_instance
         self._placed = False  # the cursor was put on the chosen GPU's first row
+        self._shown = list(range(len(COLUMNS)))  # the table's columns at this width (on_mount)
         # read at each opening: scripts/export_screenshots.py raises it so no pass is cut short
         self.budget_s = fit_pass.ESTIMATE_BUDGET_S if budget_s is None else budget_s
         self.result = FitPass(catalog=catalog)
@@ -144,10 +150,20 @@ class FitScreen(Screen[None]):
                 yield Static("Waiting for the first poll of the GPUs…", id="fit-detail")
         yield Footer()
 
+    def _cells(self, cells: Sequence[Text | str]) -> list[Text | str]:
+        """The cells of the columns this width shows."""
+        return [cells[n] for n in self._shown]
+
     def on_mount(self) -> None:
         table = self.query_one("#fit-table", DataTable)
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
+        width = self.app.size.width
+        narrow = NARROW_WIDTHS if width < NARROW_BELOW else {}
+        self._shown = [
+            n for n, (key, _) in enumerate(COLUMNS) if key not in WIDE_ONLY or width >= WIDE_FROM
+        ]
+        for n in self._shown:
+            key, label = COLUMNS[n]
+            table.add_column(label, key=key, width=narrow.get(key))
         table.focus()
         self._ready = True
         self._start()
@@ -248,9 +264,9 @@ class FitScreen(Screen[None]):
         checks = sorted(self.checks, key=lambda c: not self._chosen(c.target))
         self.rows = [*lost, *checks]
         for j, u in enumerate(lost):
-            table.add_row(*lost_cells(u), key=f"lost-{j}")
+            table.add_row(*self._cells(lost_cells(u)), key=f"lost-{j}")
         for i, c in enumerate(checks):
-            table.add_row(*check_cells(c), key=str(i))
+            table.add_row(*self._cells(check_cells(c)), key=str(i))
         if self.rows:
             if cursor < 0:  # the first rows: the cursor on the chosen GPU's first one
                 first = [n for n, r in enumerate(self.rows) if self._chosen_row(r)]

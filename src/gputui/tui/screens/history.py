@@ -60,6 +60,16 @@ class HistoryScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._draw()
+        self._fit_charts()
+
+    def on_resize(self) -> None:
+        self._fit_charts()
+
+    def _fit_charts(self) -> None:
+        """The charts take the height the title and the footer leave (120x40: 5 rows each)."""
+        scroll = self.query_one("#history-scroll", VerticalScroll)
+        room = scroll.size.height or self.size.height - 3
+        self.query_one(HistoryChart).fit_height(room)
 
     # -- data -------------------------------------------------------------------------------
 

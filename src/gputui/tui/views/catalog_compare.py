@@ -38,6 +38,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("price", "Price $"),
     ("bf16_per_w", "BF16 TF/W"),  # bf16 tensor TFLOPS per watt of the power limit
 )
+CARD_NARROW_BELOW = 140  # columns under which the Card column is capped
+CARD_NARROW = 24
 
 
 def _padding(columns: int) -> int:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from gputui.model.cluster import ClusterGpu, ClusterHost
+from gputui.model.cluster import ClusterGpu, ClusterHost, MigReading
 from gputui.model.cluster_summary import HostSummary
-from gputui.render.cluster_text import age_text
+from gputui.render.cluster_text import age_text, mig_name
 from gputui.tui.views.table_columns import Column as TableColumn
 
 NA = "N/A"
@@ -80,10 +80,19 @@ def _gib_pair(used: float | None, total: float | None) -> str:
     return f"{u}/{t}"
 
 
+UNKNOWN = "unknown"  # a host's state while Prometheus does not answer: nobody can say
+
+
 def _host_facts(
-    h: HostSummary, by_host: dict[str, list[list[float]]], since_s: float = 0.0
+    h: HostSummary,
+    by_host: dict[str, list[list[float]]],
+    since_s: float = 0.0,
+    reachable: bool = True,
 ) -> dict[str, Any]:
     row = h.row()
+    if not reachable:
+        # Its state is what Prometheus last said; with no answer, "up" would be a guess.
+        row["state"] = UNKNOWN
     row["history"] = host_history(by_host, h.name)
     if row["age_s"] is not None:
         # The age at draw time: while Prometheus is down no new snapshot comes to age it.
@@ -122,14 +131,8 @@ HOST_COLUMNS: tuple[Column, ...] = (
         lambda r: r["gpus"],
         True,
     ),
-    _figure("util_mean", "Util mean", itemgetter("util_mean"), _PCT),
-    _figure("util_max", "Util max", itemgetter("util_max"), _PCT),
-    Column(
-        "history",
-        "Util history",
-        lambda r: sparkline(r["history"]),
-        lambda r: (r["history"] or [None])[-1],
-    ),
+    _figure("util_mean", "Util", itemgetter("util_mean"), _PCT),
+    _figure("util_max", "Max", itemgetter("util_max"), _PCT),
     Column(
         "memory",
         "Mem GiB",
@@ -146,23 +149,62 @@ HOST_COLUMNS: tuple[Column, ...] = (
     ),
     _figure("power", "Power W", itemgetter("power_w"), _WATTS),
     Column("age", "Age", lambda r: age_text(r["age_s"]), lambda r: r["age_s"], True),
+    # Last, and first to give way: on a narrow terminal the figures stay, the sparkline goes.
+    Column(
+        "history",
+        "History",
+        lambda r: sparkline(r["history"]),
+        lambda r: (r["history"] or [None])[-1],
+    ),
 )
+# The terminal width a host column needs (the rest always show): at 80 columns Hottest,
+# Power and Age stay on screen, and the highest utilisation and the sparkline give way.
+HOST_MIN_WIDTH = {"history": 100, "util_max": 90}
 
 
 @dataclass(frozen=True)
 class GpuRow:
+    """A GPU's row, or (`mig` set) one of its MIG devices' rows, listed under it."""
+
     host: ClusterHost
     gpu: ClusterGpu
     history: list[float]
+    mig: MigReading | None = None
+    stale_view: bool = False  # Prometheus does not answer: its state is unknown
 
     @property
     def key(self) -> str:
-        return f"{self.host.name}\x00{self.gpu.index}"
+        tail = "" if self.mig is None else f"\x00{self.mig.gpu_instance_id}"
+        return f"{self.host.name}\x00{self.gpu.index}{tail}"
+
+    @property
+    def place(self) -> tuple[int, int]:
+        """(GPU index, -1 for the GPU, else the GPU instance id): its MIG devices follow it."""
+        return (self.gpu.index, -1 if self.mig is None else self.mig.gpu_instance_id)
+
+    def label(self) -> str:
+        return str(self.gpu.index) if self.mig is None else mig_name(self.mig)
+
+    def name(self) -> str:
+        if self.mig is None:
+            return _short(gpu_name(self.gpu))
+        return _short(f"MIG {self.mig.profile or NA} GI {self.mig.gpu_instance_id}")
+
+
+_MIG_MEMORY = {"memory_used", "memory_free"}
 
 
 def _sample(r: GpuRow, attr: str) -> Any:
+    """The GPU's reading of `attr`; a MIG device's own memory, and nothing else of it (NVML
+    reads utilisation, temperature and power per GPU: they are its GPU's row)."""
+    if r.mig is not None:
+        return getattr(r.mig, attr) if attr in _MIG_MEMORY else None
     s = r.gpu.sample
     return None if s is None else getattr(s, attr)
+
+
+def _total(r: GpuRow) -> int | None:
+    return r.gpu.memory_total if r.mig is None else r.mig.memory_total
 
 
 def _sampled(attr: str) -> Callable[[GpuRow], Any]:
@@ -171,15 +213,17 @@ def _sampled(attr: str) -> Callable[[GpuRow], Any]:
 
 
 def _gpu_state(r: GpuRow) -> str:
+    if r.stale_view:
+        return UNKNOWN
     if not r.gpu.up:
         return "lost"
     return r.host.state
 
 
 GPU_COLUMNS: tuple[Column, ...] = (
-    Column("host", "Host", lambda r: r.host.name, lambda r: (r.host.name, r.gpu.index)),
-    Column("gpu", "GPU", lambda r: str(r.gpu.index), lambda r: r.gpu.index, True),
-    Column("name", "Name", lambda r: _short(gpu_name(r.gpu)), lambda r: gpu_name(r.gpu)),
+    Column("host", "Host", lambda r: r.host.name, lambda r: (r.host.name, r.place)),
+    Column("gpu", "GPU", GpuRow.label, lambda r: r.place, True),
+    Column("name", "Name", GpuRow.name, GpuRow.name),
     Column("state", "State", _gpu_state, _gpu_state),
     _figure("util", "Util", _sampled("utilization_gpu"), _PCT),
     # GPM's SMs active (DCGM_FI_PROF_SM_ACTIVE): blank, not N/A, where a GPU has no GPM
@@ -193,7 +237,7 @@ GPU_COLUMNS: tuple[Column, ...] = (
     Column(
         "memory",
         "Mem GiB",
-        lambda r: _gib_pair(_sample(r, "memory_used"), r.gpu.memory_total),
+        lambda r: _gib_pair(_sample(r, "memory_used"), _total(r)),
         lambda r: _sample(r, "memory_used"),
         True,
     ),
@@ -208,15 +252,29 @@ GPU_COLUMNS: tuple[Column, ...] = (
 
 
 def host_rows(
-    hosts: Sequence[HostSummary], by_host: dict[str, list[list[float]]], since_s: float = 0.0
+    hosts: Sequence[HostSummary],
+    by_host: dict[str, list[list[float]]],
+    since_s: float = 0.0,
+    *,
+    reachable: bool = True,
 ) -> list[dict[str, Any]]:
     """`by_host`: history_by_host's; `since_s`: seconds since the snapshot arrived, added to
-    each host's age."""
-    return [_host_facts(h, by_host, since_s) for h in hosts]
+    each host's age; `reachable`: False while Prometheus does not answer (every state then
+    reads "unknown")."""
+    return [_host_facts(h, by_host, since_s, reachable) for h in hosts]
 
 
-def gpu_rows(hosts: Sequence[ClusterHost], history: History) -> list[GpuRow]:
-    return [GpuRow(h, g, history.get((h.name, g.index), [])) for h in hosts for g in h.gpus]
+def gpu_rows(
+    hosts: Sequence[ClusterHost], history: History, *, reachable: bool = True
+) -> list[GpuRow]:
+    """Each GPU's row, followed by one row per MIG device it has."""
+    out = []
+    stale = not reachable
+    for h in hosts:
+        for g in h.gpus:
+            out.append(GpuRow(h, g, history.get((h.name, g.index), []), stale_view=stale))
+            out += [GpuRow(h, g, [], r, stale) for r in g.mig]
+    return out
 
 
 def sorted_rows(rows: list[Any], column: Column, reverse: bool) -> list[Any]:
@@ -233,5 +291,8 @@ def host_matches(row: dict[str, Any], needle: str) -> bool:
 def gpu_matches(row: GpuRow, needle: str) -> bool:
     if not needle:
         return True
-    text = f"{row.host.name} {row.gpu.index} {row.gpu.name} {row.gpu.card or ''} {_gpu_state(row)}"
+    text = (
+        f"{row.host.name} {row.label()} {row.gpu.name} {row.gpu.card or ''} {_gpu_state(row)}"
+        f" {row.name()}"
+    )
     return needle.casefold() in text.casefold()

@@ -30,8 +30,12 @@ def titled_table(title: str, labels: Iterable[str], left: Container[str] = ()) -
 
 def breakdown_table(parts: dict[str, int]) -> Table:
     """The memory at the peak, one column a part (its name with spaces), in GiB."""
-    t = titled_table("Memory at the peak", (key.replace("_", " ") for key in parts))
-    t.add_row(*(gib(v) for v in parts.values()))
+    t = titled_table("Memory at the peak", ())
+    values = [gib(v) for v in parts.values()]
+    for key, value in zip(parts, values, strict=True):
+        # A figure is never wrapped away from its unit ("400.0" over "MiB"): the name wraps.
+        t.add_column(key.replace("_", " "), justify="right", min_width=len(value))
+    t.add_row(*values)
     return t
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gputui.model.gpm import sms_mostly_idle
+from gputui.model.mig import mig_ids, mig_label
 from gputui.model.snapshot import DeviceSample, DeviceSnapshot, GpuProcess, MigDevice
 from gputui.tui.views import formatting as fmt
 
@@ -42,7 +43,7 @@ def energy(joules: float | None) -> str:
 
 
 def pcie_link(gen: int | None, width: int | None) -> str:
-    """"Gen 4 x16"; a part NVML did not give is N/A on its own: "Gen N/A x16"."""
+    """ "Gen 4 x16"; a part NVML did not give is N/A on its own: "Gen N/A x16"."""
     if gen is None and width is None:
         return NA
     return f"Gen {fmt.na(gen)} x{fmt.na(width)}"
@@ -86,8 +87,11 @@ def device_facts(dev: DeviceSnapshot) -> list[tuple[str, str]]:
         ("PCIe link max", pcie_link(info.pcie_max_gen, info.pcie_max_width)),
         ("power limit default", watts(info.power_default_limit_w)),
         ("power limit range", power_range(info.power_min_limit_w, info.power_max_limit_w)),
-        ("max clocks SM / mem", f"{fmt.na(info.max_sm_clock_mhz, '{} MHz')} / "
-         f"{fmt.na(info.max_mem_clock_mhz, '{} MHz')}"),
+        (
+            "max clocks SM / mem",
+            f"{fmt.na(info.max_sm_clock_mhz, '{} MHz')} / "
+            f"{fmt.na(info.max_mem_clock_mhz, '{} MHz')}",
+        ),
     ]
     if dev.failed is not None or s is None:
         rows.append(("state", f"FAILED: {dev.failed or 'no data'}"))
@@ -97,8 +101,10 @@ def device_facts(dev: DeviceSnapshot) -> list[tuple[str, str]]:
         ("display active", on_off(s.display_active, "yes", "no")),
         ("compute mode", compute_mode(s.compute_mode)),
         ("PCIe link now", pcie_link(s.pcie_gen, s.pcie_width)),
-        ("PCIe rx / tx", f"{fmt.throughput_kbs(s.pcie_rx_kbs)} / "
-         f"{fmt.throughput_kbs(s.pcie_tx_kbs)}"),
+        (
+            "PCIe rx / tx",
+            f"{fmt.throughput_kbs(s.pcie_rx_kbs)} / {fmt.throughput_kbs(s.pcie_tx_kbs)}",
+        ),
         ("utilization GPU", fmt.na(s.utilization_gpu, "{}%")),
         ("utilization memory", fmt.na(s.utilization_memory, "{}%")),
         ("encoder", fmt.na(s.encoder_util, "{}%")),
@@ -111,10 +117,15 @@ def device_facts(dev: DeviceSnapshot) -> list[tuple[str, str]]:
         ("power draw", watts(s.power_w)),
         ("power limit now", watts(s.power_limit_w or info.power_limit_w)),
         ("energy since driver load", energy(s.energy_j)),
-        ("clocks SM / mem", f"{fmt.na(s.sm_clock_mhz, '{} MHz')} / "
-         f"{fmt.na(s.mem_clock_mhz, '{} MHz')}"),
+        (
+            "clocks SM / mem",
+            f"{fmt.na(s.sm_clock_mhz, '{} MHz')} / {fmt.na(s.mem_clock_mhz, '{} MHz')}",
+        ),
         ("P-state", fmt.pstate(s.performance_state)),
-        ("throttle", NA if s.throttle_reasons is None else (", ".join(s.throttle_reasons) or "none")),
+        (
+            "throttle",
+            NA if s.throttle_reasons is None else (", ".join(s.throttle_reasons) or "none"),
+        ),
         ("ECC errors (uncorrected)", fmt.na(s.ecc_volatile_uncorrected)),
     ]
     if s.sm_active_pct is not None or s.dram_active_pct is not None:  # GPM: only where it is
@@ -148,18 +159,18 @@ def gpm_text(s: DeviceSample | MigDevice, compact: bool) -> str:
     )
 
 
-def mig_line(m: MigDevice, processes: Sequence[GpuProcess] | None = None) -> str:
-    """One MIG device in one line: "MIG 0 3g.40gb GI 1/CI 0  mem 20.0/39.2 GiB  util N/A  2 procs".
+def mig_line(gpu_index: int, m: MigDevice, processes: Sequence[GpuProcess] | None = None) -> str:
+    """One MIG device in one line: "MIG 0:0 3g.40gb  GI 1/CI 0  mem 20.0/39.2 GiB  util N/A  2 procs"
+    (its name in model/mig.py's notation, the ids nvidia-smi shows beside it).
 
     Without `processes` (the GPU panel, which is handed the device alone) the count is left out.
     """
-    ids = f"GI {fmt.na(m.gpu_instance_id)}/CI {fmt.na(m.compute_instance_id)}"
+    ids = mig_ids(m.gpu_instance_id, m.compute_instance_id)
     mem = (
-        NA
-        if m.memory_total is None
-        else f"{fmt.gib(m.memory_used)}/{fmt.gib(m.memory_total)} GiB"
+        NA if m.memory_total is None else f"{fmt.gib(m.memory_used)}/{fmt.gib(m.memory_total)} GiB"
     )
-    line = f"MIG {m.index} {m.profile or NA}  {ids}  mem {mem}  util {fmt.na(m.utilization_gpu, '{}%')}"
+    name = "MIG " + mig_label(gpu_index, m.index)
+    line = f"{name} {m.profile or NA}  {ids}  mem {mem}  util {fmt.na(m.utilization_gpu, '{}%')}"
     if m.sm_active_pct is not None:  # GPM per GPU instance: what NVML's utilization lacks
         line += f"  SMs {_pct(m.sm_active_pct)}"
     if processes is None:
@@ -186,11 +197,12 @@ def subtitle(dev: DeviceSnapshot) -> str:
 
 
 def instance_label(p: GpuProcess, devices: Sequence[DeviceSnapshot]) -> str | None:
-    """The MIG instance a process runs in, "3g.40gb, GI 1 / CI 0"; None on a whole GPU."""
+    """The MIG device a process runs in, "0:2 1g.10gb, GI 3/CI 0"; None on a whole GPU."""
     if p.gpu_instance_id is None:
         return None
     dev = next((d for d in devices if d.index == p.gpu_index), None)
     mig = dev.mig_device(p.gpu_instance_id) if dev is not None else None
     profile = (mig.profile if mig is not None else None) or "profile N/A"
-    ci = NA if p.compute_instance_id is None else str(p.compute_instance_id)
-    return f"{profile}, GI {p.gpu_instance_id} / CI {ci}"
+    index = mig.index if mig is not None else p.mig_index
+    name = mig_label(p.gpu_index, index, p.gpu_instance_id)
+    return f"{name} {profile}, {mig_ids(p.gpu_instance_id, p.compute_instance_id)}"

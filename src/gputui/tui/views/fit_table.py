@@ -27,8 +27,16 @@ COLUMNS = (
     ("batch", "Max batch now"),
     ("precision", "Precision"),
     ("peak", "Est. peak"),
-    ("bar", "Memory (others | model | free)"),
+    ("bar", "Others|model|free"),  # the bar's parts, over the bar
 )
+# The estimated peak and the memory bar need about 140 columns; below that they are left
+# out (the detail pane under the table has both) instead of being cut at the edge.
+WIDE_FROM = 140
+WIDE_ONLY = frozenset({"peak", "bar"})
+# Under NARROW_BELOW columns the model and GPU cells are cut (the detail pane below names
+# them whole) so that "Max batch now" stays on screen: a MIG instance's label filled 80.
+NARROW_BELOW = 100
+NARROW_WIDTHS = {"model": 14, "gpu": 14}
 
 
 def memory_bar(target: Target, peak: int, width: int = BAR_WIDTH) -> Text:
@@ -81,8 +89,9 @@ def check_cells(c: ModelCheck | TransformerCheck) -> tuple[Text | str, ...]:
     free_known = c.target.memory_free is not None
     return (
         # visible(): the models file is someone else's text (idempotent where fit/ made it safe).
-        Text(visible(c.model.name)),
-        Text(gpu),
+        # "…" where a narrow table cuts them (NARROW_WIDTHS): cut, not silently shortened.
+        Text(visible(c.model.name), overflow="ellipsis", no_wrap=True),
+        Text(gpu, overflow="ellipsis", no_wrap=True),
         verdict_text(e.verdict_free) if free_known else Text("N/A (free unknown)"),
         verdict_text(e.verdict),
         batch_text(

@@ -64,15 +64,18 @@ class ChosenGpus:
     wanted: tuple[str, ...]  # indices as text, or UUIDs
     what: str  # "--only" or "CUDA_VISIBLE_DEVICES", for the error
     notice: str | None = None
+    # CUDA_VISIBLE_DEVICES: the list ends at the first entry that names no GPU here, as
+    # CUDA reads it ("2,9,1" is GPU 2); --only refuses such an entry instead.
+    stop_at_unknown: bool = False
     name: str = ""  # the wrapped source's ("nvml", "demo"): the header and banner read it
 
     def __post_init__(self) -> None:
         self.name = self.source.name
 
-    def _chosen(self, dev: DeviceSnapshot) -> bool:
+    def _chosen(self, dev: DeviceSnapshot, wanted: tuple[str, ...] | None = None) -> bool:
         uuid = dev.info.uuid or ""
         migs = [m.uuid for m in dev.mig_devices if m.uuid]
-        for w in self.wanted:
+        for w in self.wanted if wanted is None else wanted:
             if w.isdigit() and int(w) == dev.index:
                 return True
             if w.startswith("GPU-") and uuid.startswith(w):  # CUDA takes a UUID prefix too
@@ -81,9 +84,20 @@ class ChosenGpus:
                 return True  # the MIG device's GPU (its other instances too)
         return False
 
+    def in_effect(self, devices: tuple[DeviceSnapshot, ...]) -> tuple[str, ...]:
+        """The entries that count: all of them, or (CUDA's rule) those before the first
+        entry that names none of these GPUs."""
+        if not self.stop_at_unknown:
+            return self.wanted
+        for n, w in enumerate(self.wanted):
+            if not any(self._chosen(d, (w,)) for d in devices):
+                return self.wanted[:n]
+        return self.wanted
+
     def poll(self) -> Snapshot:
         snap = self.source.poll()
-        devices = tuple(d for d in snap.devices if self._chosen(d))
+        wanted = self.in_effect(snap.devices)
+        devices = tuple(d for d in snap.devices if self._chosen(d, wanted))
         kept = {d.index for d in devices}
         notices = snap.notices + ((self.notice,) if self.notice else ())
         return dataclasses.replace(
@@ -104,10 +118,10 @@ class ChosenGpus:
         self.check(snap)
 
     def check(self, snap: Snapshot) -> None:
-        """Every wanted entry names a GPU of this machine."""
-        for w in self.wanted:
-            probe = dataclasses.replace(self, wanted=(w,))
-            if not any(probe._chosen(d) for d in snap.devices):
+        """Every wanted entry names a GPU of this machine; under CUDA's rule, the first does."""
+        wanted = self.wanted[:1] if self.stop_at_unknown else self.wanted
+        for w in wanted:
+            if not any(self._chosen(d, (w,)) for d in snap.devices):
                 indices = ", ".join(str(d.index) for d in snap.devices) or "none"
                 raise UserError(f"{self.what}: {visible(w)!r} names no GPU here (GPUs: {indices})")
 
@@ -139,6 +153,6 @@ def choose_gpus(
             "--respect-cuda-visible-devices: CUDA_VISIBLE_DEVICES hides every GPU "
             f"({visible(env.get('CUDA_VISIBLE_DEVICES', ''))!r})"
         )
-    wrapped = ChosenGpus(source, wanted, "CUDA_VISIBLE_DEVICES", notice)
+    wrapped = ChosenGpus(source, wanted, "CUDA_VISIBLE_DEVICES", notice, stop_at_unknown=True)
     wrapped.poll_check()
     return wrapped

@@ -6,16 +6,18 @@ entries and the tests share one definition.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from gputui.model.mig import process_mig_label
 from gputui.model.snapshot import GpuProcess
 from gputui.tui.views import formatting as fmt
 from gputui.tui.views.table_columns import Column as TableColumn
 
 COMMAND_WIDTH = 40  # before the first resize; then whatever the terminal leaves
 COMMAND_MIN = 16  # below this, lower-priority columns give way to the command
-COMMAND_SHARE = 0.35  # of the width: what the command wants before low-priority columns stay
+COMMAND_SHARE = 0.39  # of the width: what the command wants before low-priority columns stay
 _CMD_MAX = 400
 
 
@@ -23,18 +25,35 @@ Column = TableColumn[GpuProcess]
 
 
 def gpu_cell(p: GpuProcess) -> str:
-    """ "0", or "0:1" (GPU index : GPU instance id, as nvitop) for a process in a MIG instance."""
-    if p.gpu_instance_id is None:
-        return str(p.gpu_index)
-    return f"{p.gpu_index}:{p.gpu_instance_id}"
+    """ "0", or "0:2" (GPU index : MIG device index, model/mig.py) in a MIG device."""
+    return process_mig_label(p)
 
 
 def _short_type(t: str) -> str:
     return {"compute": "C", "graphics": "G", "compute+graphics": "C+G", "mps": "MPS"}.get(t, t)
 
 
+# An interpreter named by its path says the path, not the program: as nvitop shows it,
+# `$HOME/.pyenv/versions/3.11.7/bin/python3 train.py` reads `python3 train.py` (the
+# details line under the table and the process dialog keep the whole command line).
+_INTERPRETER = re.compile(
+    r"(python|pypy|ipython|jupyter|node|deno|bun|ruby|perl|php|julia|Rscript|R|java|lua"
+    r"|bash|sh|zsh|dash|fish)[0-9.]*[mwt]?"
+)
+
+
+def short_command(p: GpuProcess) -> str | None:
+    """The command with an interpreter's path cut to its name."""
+    args = p.cmdline
+    if args and "/" in args[0]:
+        name = args[0].rsplit("/", 1)[1]
+        if _INTERPRETER.fullmatch(name):
+            return " ".join((name, *args[1:]))
+    return p.command
+
+
 def _command(p: GpuProcess) -> str:
-    cmd = p.command
+    cmd = short_command(p)
     if cmd is None:
         return fmt.NA
     return cmd if len(cmd) <= _CMD_MAX else cmd[: _CMD_MAX - 1] + "…"
@@ -44,14 +63,14 @@ def _pct(v: float | int | None) -> str:
     return fmt.NA if v is None else f"{v:.0f}"
 
 
-# `drop`: on a narrow terminal Container, Host mem, GMBW% and Time give way first (as in
-# nvitop and nvtop, the command stays, abbreviated), then CPU%, Type and SM%.
+# `drop`: on a narrow terminal Container, Host mem, GMBW% and Type give way first (as in
+# nvitop and nvtop, the command stays, abbreviated), then CPU%, Time and SM%.
 COLUMNS: tuple[Column, ...] = (
     Column(
         "gpu",
         "GPU",
         lambda p: gpu_cell(p),
-        lambda p: (p.gpu_index, p.gpu_instance_id or -1),
+        lambda p: (p.gpu_index, -1 if p.mig_index is None else p.mig_index),
         True,
         3,
     ),
@@ -66,7 +85,7 @@ COLUMNS: tuple[Column, ...] = (
         hide_empty=True,
     ),
     Column("user", "User", lambda p: p.user or fmt.NA, lambda p: p.user, width=10),
-    Column("type", "Type", lambda p: _short_type(p.type), lambda p: p.type, width=4, drop=6),
+    Column("type", "Type", lambda p: _short_type(p.type), lambda p: p.type, width=4, drop=4),
     Column("gpu_mem", "GPU mem", lambda p: fmt.size(p.gpu_memory), lambda p: p.gpu_memory, True, 9),
     Column("sm", "SM%", lambda p: _pct(p.sm_util), lambda p: p.sm_util, True, width=4, drop=7),
     # nvitop's %GMBW: the process's share of the memory bandwidth (NVML's memory utilization).
@@ -74,7 +93,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("cpu", "CPU%", lambda p: _pct(p.cpu_percent), lambda p: p.cpu_percent, True, 5, drop=5),
     Column("host_mem", "Host mem", lambda p: fmt.size(p.rss), lambda p: p.rss, True, 9, drop=2),
     Column(
-        "time", "Time", lambda p: fmt.duration(p.running_s), lambda p: p.running_s, True, 8, drop=4
+        "time", "Time", lambda p: fmt.duration(p.running_s), lambda p: p.running_s, True, 8, drop=6
     ),
     Column("command", "Command", _command, lambda p: p.command),
 )

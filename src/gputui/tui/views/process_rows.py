@@ -37,9 +37,18 @@ def ordered_rows(
     return [TreeRow(k, p.pid, "", proc=p) for k, p in wanted]
 
 
-def row_cells(row: TreeRow, shown: Sequence[Column], tagged: bool) -> list[str]:
+def scrolled(command: str, offset: int) -> str:
+    """The command from `offset` on (left/right scroll it), `…` where its start is cut."""
+    if offset <= 0 or len(command) <= offset:
+        return command if offset <= 0 else "…"
+    return "…" + command[offset + 1 :]
+
+
+def row_cells(
+    row: TreeRow, shown: Sequence[Column], tagged: bool, offset: int = 0
+) -> list[str]:
     """What each shown column says for `row`; the command carries the tag mark and the
-    tree's prefix."""
+    tree's prefix, and starts `offset` characters in (scrolled sideways)."""
     mark = TAG_MARK if tagged else ""
     proc = row.proc
     if proc is None:  # a parent that holds no GPU context: its PID and name
@@ -48,6 +57,8 @@ def row_cells(row: TreeRow, shown: Sequence[Column], tagged: bool) -> list[str]:
             for c in shown
         ]
     cells = [c.cell(proc) for c in shown]
+    if offset:
+        cells[-1] = scrolled(cells[-1], offset)
     if mark or row.prefix:
         cells[-1] = mark + row.prefix + cells[-1]  # the command is always the last column
     return cells

@@ -276,12 +276,19 @@ class GpuPanel(TextLines, can_focus=True):
             return 2 + len(dev.mig_devices)
         return 2 + len(stats_line(dev, False).plain.split("\n")) + len(dev.mig_devices)
 
+    def rows(self) -> int:
+        """Lines on screen, border included, as the layout classes make them (the graphs
+        beside the panels match them before the panels are laid out)."""
+        if self.device is None:
+            return 0
+        return self._line_count(self.device) + (0 if self.has_class("compact") else 2)
+
     def mig_text(self) -> str:
         """The MIG lines under the stats ("" without MIG devices); also what the tests read."""
         dev = self.device
         if dev is None:
             return ""
-        return "\n".join(mig_line(m) for m in dev.mig_devices)
+        return "\n".join(mig_line(dev.index, m) for m in dev.mig_devices)
 
     # -- values, as plain strings (also what the tests read) ----------------------------------
 
@@ -462,4 +469,4 @@ class GpuPanel(TextLines, can_focus=True):
         style = self.component_style("gpu-panel--stats")
         for m in dev.mig_devices:
             out.append("\n" + indent + "└ ", self.component_style("gpu-panel--label"))
-            out.append(mig_line(m), style)
+            out.append(mig_line(dev.index, m), style)

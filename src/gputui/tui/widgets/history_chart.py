@@ -31,11 +31,13 @@ LABEL_WIDTH = 12
 
 
 def buckets(values: Sequence[float], width: int) -> list[float]:
-    """At most `width` columns, each the maximum of its share of `values` (oldest first)."""
+    """`width` columns, each the maximum of its share of `values` (oldest first); fewer
+    values than columns are spread over the width (a minute of points fills the chart,
+    as the time axis under it counts), each value over the columns of its time."""
     if width <= 0 or not values:
         return []
     if len(values) <= width:
-        return list(values)
+        return [values[i * len(values) // width] for i in range(width)]
     step = len(values) / width
     return [
         max(values[int(i * step) : max(int((i + 1) * step), int(i * step) + 1)])
@@ -168,6 +170,13 @@ class HistoryChart(Widget):
         return out
 
     def axis(self, width: int) -> str:
-        """The time axis: the columns the longest series fills stand for `span_s`."""
+        """The time axis: the whole width stands for `span_s` (the charts are spread over it)."""
         longest = max((len(v) for v in self._data.values()), default=0)
-        return axis_line(width, min(width, longest), self._span_s)
+        return axis_line(width, width if longest else 0, self._span_s)
+
+    def fit_height(self, lines: int) -> None:
+        """Charts as tall as `lines` (the room the screen gives) allows, at least 2 rows."""
+        per_metric = max(2, (lines - 1) // max(1, len(self._metrics)) - 1)
+        if per_metric != self.chart_height:
+            self.chart_height = per_metric
+            self.refresh(layout=True)

@@ -24,6 +24,9 @@ class HeaderFacts:
     clock: str
     source: str
     paused: bool = False
+    readonly: bool = False
+    filter: str = ""  # the process filter in force ("" none)
+    mine: str | None = None  # "my processes" (m): whose
 
 
 def header_text(f: HeaderFacts) -> Text:
@@ -34,6 +37,16 @@ def header_text(f: HeaderFacts) -> Text:
     text.append(f"  {f.clock}  every {f.interval_s:g} s")
     if f.paused:
         text.append("  PAUSED", style="bold reverse")
+    # What hides processes or keys is said while it is in force, before the versions: a
+    # filter or "mine" saved in settings.toml is applied silently at the next start.
+    if f.readonly:
+        text.append("  READ-ONLY", style="bold reverse")
+    if f.mine is not None:
+        text.append("  only ", style="bold")
+        text.append(f.mine, style="bold reverse")
+    if f.filter:
+        text.append("  filter ", style="bold")
+        text.append(f.filter, style="bold reverse")
     text.append(
         f"  {f.source}  driver {fmt.na(f.driver)}  CUDA {fmt.na(f.cuda)}  NVML {fmt.na(f.nvml)}"
     )

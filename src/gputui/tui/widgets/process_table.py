@@ -37,6 +37,8 @@ from gputui.tui.views.process_rows import TAG_MARK as TAG_MARK
 from gputui.tui.views.process_rows import command_width, ordered_rows, row_cells
 from gputui.tui.views.process_tree import Ancestors
 
+COMMAND_STEP = 8  # characters per left/right press
+
 # Reads each PID's parent chain (gputui.sources.host.source.read_ancestors); may block.
 ParentsOf = Callable[[Sequence[int]], Mapping[int, Ancestors]]
 
@@ -62,6 +64,10 @@ class ProcessTable(FastDataTable):
         # Listed in help (?), not the footer: at 80 columns they would push Kill and Quit out.
         Binding("t", "toggle_tree", "Tree", show=False),
         Binding("space", "toggle_tag", "Tag", show=False),
+        # The command column scrolls sideways (nvitop's left/right): a long command line
+        # is cut at the column's edge.
+        Binding("right", "scroll_command(1)", "Command →", show=False),
+        Binding("left", "scroll_command(-1)", "Command ←", show=False),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -72,6 +78,7 @@ class ProcessTable(FastDataTable):
         self.sort_reverse = True
         self.filter_text = ""
         self.only_user: str | None = None  # "my processes" (m): this user's rows only
+        self.command_offset = 0  # characters of the command scrolled out on the left
         self._cells: dict[str, list[str]] = {}  # what each row shows, to diff the next poll against
         self._column_keys: dict[str, ColumnKey] = {}
         self.shown: tuple[Column, ...] = COLUMNS  # what fits the width (visible_columns)
@@ -82,7 +89,7 @@ class ProcessTable(FastDataTable):
         self.parents: Mapping[int, Ancestors] = {}
         self.parents_of: ParentsOf | None = None  # None: no parents to read (demo data)
         self._parents_asked: frozenset[int] = frozenset()
-        self._looks: dict[str, tuple[GpuProcess | None, str, bool]] = {}  # what _cells shows
+        self._looks: dict[str, tuple[GpuProcess | None, str, bool, int]] = {}  # what _cells shows
 
     def on_mount(self) -> None:
         self._add_columns()
@@ -161,6 +168,16 @@ class ProcessTable(FastDataTable):
             if self.parents_of is None:
                 self.notify("tree view: demo processes have no parents to show", timeout=4)
         self._apply()
+
+    def action_scroll_command(self, direction: int) -> None:
+        """Command text COMMAND_STEP characters further (or back); never past its end."""
+        command = BY_KEY["command"].cell
+        longest = max((len(command(p)) for p in self.processes.values()), default=0)
+        offset = max(0, min(self.command_offset + direction * COMMAND_STEP, longest - 1))
+        offset -= offset % COMMAND_STEP
+        if offset != self.command_offset:
+            self.command_offset = offset
+            self._apply()
 
     def action_toggle_tag(self) -> None:
         """Tag or untag the row under the cursor, then step down (tagging a run of rows)."""
@@ -302,13 +319,13 @@ class ProcessTable(FastDataTable):
         for row in rows:
             key = row.key
             tagged = key in self.tagged
-            look = (row.proc, row.prefix, tagged)
+            look = (row.proc, row.prefix, tagged, self.command_offset)
             old = self._looks.get(key)
             if old is None:
-                cells = self._cells[key] = row_cells(row, self.shown, tagged)
+                cells = self._cells[key] = row_cells(row, self.shown, tagged, self.command_offset)
                 self.add_row(*(styled(c, v) for c, v in zip(shown, cells, strict=True)), key=key)
             elif old != look:
-                cells = row_cells(row, self.shown, tagged)
+                cells = row_cells(row, self.shown, tagged, self.command_offset)
                 prev_cells = self._cells[key]
                 for i, (c, new, prev) in enumerate(zip(shown, cells, prev_cells, strict=True)):
                     if new != prev:
