@@ -147,3 +147,14 @@ def test_an_unknown_speed_says_why_for_both_kinds(
             assert row["speed_unknown_reason"], (entry["kind"], row["card"])
         known = [r for r in entry["ranking"] if r["throughput"] is not None]
         assert all(r["speed_unknown_reason"] is None for r in known)
+
+
+def test_a_derived_card_figure_is_marked_for_both_kinds(
+    entries: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    """A speed from a figure the catalog derives by an architecture rule says so, whatever
+    the kind (the text marks it '~')."""
+    for entry in entries:
+        known = [r for r in entry["ranking"] if r["throughput"] is not None]
+        assert all(isinstance(r["speed_figure_derived"], bool) for r in known), entry["kind"]
+        assert any(r["speed_figure_derived"] for r in known), entry["kind"]

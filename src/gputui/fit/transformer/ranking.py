@@ -118,7 +118,7 @@ def transformer_row(
         throughput=tps,
         bound=bound,
         speed_basis=s.basis if s is not None else None,
-        speed_derived=None,
+        speed_derived=s.derived if s is not None else None,
         unknown_reason=reason,
         cards_needed=need[0] if need else None,
         cards_split=need[1] if need else None,
