@@ -24,10 +24,11 @@ from pathlib import Path
 from gputui.catalog import load_catalog
 from gputui.fit.core import roofline, software
 from gputui.fit.core.target import Target
+from gputui.fit.entry import FitRequest
+from gputui.fit.entry import check as check_any
 from gputui.fit.graph import estimate
 from gputui.fit.graph import speed as graph_speed
 from gputui.fit.graph.estimate import check
-from gputui.fit.graph.ranking import rank_cards
 from gputui.fit.importers.modelsfile import ModelSpec, layer_models, load_keras_model, load_models
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         cases.append(
             (
                 f"{m.name}: all {len(catalog.cards)} cards",
-                lambda m=m: rank_cards(m, catalog.cards, catalog.architectures),
+                lambda m=m: check_any(FitRequest(m, catalog=catalog)).ranked,
             )
         )
     fixtures = ROOT / "tests" / "fixtures" / "keras"
@@ -121,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         cases.append(
             (
                 f"{name} (Keras JSON): all {len(catalog.cards)} cards",
-                lambda m=m: rank_cards(m, catalog.cards, catalog.architectures),
+                lambda m=m: check_any(FitRequest(m, catalog=catalog)).ranked,
             )
         )
     rows = []

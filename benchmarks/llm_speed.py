@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 
 from gputui.catalog import load_catalog
+from gputui.fit import FitRequest, TransformerSpec, check
 from gputui.fit.core.target import card_target
 from gputui.fit.importers.hfkeys import from_hf_dict
 from gputui.fit.transformer.estimate import estimate, memory
 from gputui.fit.transformer.model import from_config
-from gputui.fit.transformer.ranking import rank_cards
 from gputui.fit.transformer.workload import Workload
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
             estimate(model, wl, card_target(card, dict(catalog.architectures)))
             best_one = min(best_one, time.perf_counter() - t)
             t = time.perf_counter()
-            rank_cards(model, wl, catalog.cards, dict(catalog.architectures))
+            check(FitRequest(TransformerSpec(model.name, model, wl), catalog=catalog))
             best_rank = min(best_rank, time.perf_counter() - t)
         print(
             f"  {label:<14} all cards (max batch, longest context, min card count): {best_rank * 1000:7.1f} ms"

@@ -135,11 +135,10 @@ async def shoot(scene: Scene, out: Path) -> None:
         if isinstance(screen, FitScreen):
             await _until(
                 pilot,
-                lambda: screen.passes > 0
-                and not screen.busy
-                and all(
-                    m.name in screen.result.rankings or m.name in screen.result.transformer_rankings
-                    for m in screen.models
+                lambda: (
+                    screen.passes > 0
+                    and not screen.busy
+                    and all(m.name in screen.result.rankings for m in screen.models)
                 ),
                 "the fit estimates",
             )

@@ -2,7 +2,7 @@
 
     python scripts/fit_golden.py save DIR       # text and JSON of every case into DIR
     python scripts/fit_golden.py compare DIR    # the same cases now, against DIR
-    python scripts/fit_golden.py compare DIR --upgrade   # DIR saved at schema_version 1
+    python scripts/fit_golden.py compare DIR --upgrade   # DIR saved at an older schema_version
 
 A case is one model file of examples/ or tests/fixtures/ with one set of flags
 (a card, a mode); each writes `DIR/<case>.txt` (stdout, then the exit code and
@@ -10,8 +10,9 @@ stderr) and `DIR/<case>.json`. `compare` lists every case whose output
 changed, with the first differing line, and exits 1 if any did. JSON is
 compared after `json.loads`, with `schema_version` and the `gputui` version
 left out, so a documented change of shape shows as what it is. With `--upgrade`
-a saved schema_version 1 document is first moved into the version 2 shape
-(scripts/fit_json_v1.py): every field it had must be in the new document, equal,
+a saved older document is first moved into the current shape (schema_version 1 to 2
+by scripts/fit_json_v1.py, 2 to 3 by scripts/fit_json_v2.py): every field it had must
+be in the new document, equal,
 and the fields the new one adds are listed once at the end.
 
 The commands run in this process through `gputui.cli.main`, so the whole set
@@ -49,7 +50,13 @@ def cases() -> Iterator[tuple[str, list[str]]]:
     for path in sorted((REPO / "tests" / "fixtures" / "gguf").glob("*.gguf")):
         for flag_name, flags in LLM_FLAGS.items():
             yield f"gguf-{path.stem}-{flag_name}", [str(path), *CARD, *flags]
+    # the ranking of each kind: a transformer and a Keras file on every catalog card
+    yield (
+        "llm-llama-3-8b-all-cards",
+        [str(REPO / "examples" / "llm" / "llama-3-8b.json"), "--all-cards"],
+    )
     keras = REPO / "tests" / "fixtures" / "keras"
+    yield "keras-mnist_convnet-all-cards", [str(keras / "mnist_convnet.json"), "--all-cards"]
     for path in sorted([*keras.glob("*.json"), *keras.glob("*.keras")]):
         if path.name.endswith(".counts.json"):
             continue
@@ -115,12 +122,15 @@ def save(folder: Path) -> int:
 def _upgraded_mismatch(old: str, new: str, added: set[str]) -> str | None:
     """Where a v1 document, moved to the v2 shape, differs from the v2 one now (or None)."""
     from fit_json_v1 import added_paths, mismatch, upgrade
+    from fit_json_v2 import upgrade as upgrade_v2
 
     try:
         before, now = _strip(json.loads(old)), _strip(json.loads(new))
     except ValueError:  # an error case: its stderr, compared as text
         return None if old == new else _first_difference(old, new)
-    moved = upgrade(before) if json.loads(old).get("schema_version") == 1 else before
+    version = json.loads(old).get("schema_version")
+    moved = upgrade(before) if version == 1 else before
+    moved = upgrade_v2(moved) if version in (1, 2) else moved
     found = mismatch(moved, now)
     if found is None:
         added |= added_paths(moved, now)
@@ -139,10 +149,10 @@ def compare(folder: Path, upgrade: bool = False) -> int:
         text, js = outputs(argv)
         old_text = text_path.read_text(encoding="utf-8")
         old_json = json_path.read_text(encoding="utf-8")
-        if text != old_text:
+        if text != old_text:  # and its JSON is still compared: a table's new columns
             print(f"changed  {name}.txt  {_first_difference(old_text, text)}")
             changed += 1
-        elif _json_equal(old_json, js):
+        if _json_equal(old_json, js):
             same += 1
         elif not upgrade:
             print(f"changed  {name}.json  {_first_difference(old_json, js)}")
@@ -169,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--upgrade",
         action="store_true",
-        help="compare: move a saved schema_version 1 JSON into the new shape first",
+        help="compare: move a saved older JSON into the current shape first",
     )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO / "src"))

@@ -8,6 +8,7 @@ FP16 at twice its FP32 rate, and `--precision amp_fp16` there used the FP32 rate
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,10 @@ import pytest
 from gputui.catalog import Architecture, Card, Catalog, load_catalog
 from gputui.cli import main
 from gputui.fit.core.precision import offered, precision_options, recommend
+from gputui.fit.core.ranking import Ranked, rank_cards
 from gputui.fit.core.throughput import rate
-from gputui.fit.graph.ranking import Ranked, rank_cards
+from gputui.fit.graph.estimate import PrecisionEstimate
+from gputui.fit.graph.ranking import graph_row
 from gputui.fit.importers.modelsfile import ModelSpec, load_models
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "models.toml"
@@ -43,30 +46,32 @@ def vgg16() -> ModelSpec:
 
 
 @pytest.fixture(scope="module")
-def ranking(vgg16: ModelSpec) -> list[Ranked]:
+def ranking(vgg16: ModelSpec) -> list[Ranked[PrecisionEstimate]]:
     catalog = load_catalog()
-    return rank_cards(vgg16, catalog.cards, catalog.architectures)
+    return rank_cards(catalog.cards, partial(graph_row, vgg16, dict(catalog.architectures)))
 
 
-def test_no_card_is_unknown_where_a_figure_or_ratio_exists(ranking: list[Ranked]) -> None:
-    unknown = {r.card.name for r in ranking if r.samples_per_s is None}
+def test_no_card_is_unknown_where_a_figure_or_ratio_exists(
+    ranking: list[Ranked[PrecisionEstimate]],
+) -> None:
+    unknown = {r.card.name for r in ranking if r.throughput is None}
     assert unknown == KNOWN_UNKNOWN | NOTHING_KNOWN | NO_ROOFLINE
     for r in ranking:
-        if r.samples_per_s is None:
+        if r.throughput is None:
             assert r.unknown_reason
             last = NOTHING_KNOWN | NO_ROOFLINE
-            assert (r.lower_bound is None) == (r.card.name in last), r.card.name
+            assert (r.floor is None) == (r.card.name in last), r.card.name
     (b100,) = [r for r in ranking if r.card.name == "B100"]
     assert b100.unknown_reason is not None and "FP32" in b100.unknown_reason
 
 
-def test_cards_with_nothing_known_come_after_every_placed_card(ranking: list[Ranked]) -> None:
+def test_cards_with_nothing_known_come_after_every_placed_card(
+    ranking: list[Ranked[PrecisionEstimate]],
+) -> None:
     """No rate at all is not a slow rate: such a card is neither first nor mixed in."""
     fitting = [r for r in ranking if r.estimate.fits]
     blind = [i for i, r in enumerate(fitting) if r.card.name in NOTHING_KNOWN | NO_ROOFLINE]
-    placed = [
-        i for i, r in enumerate(fitting) if r.samples_per_s is not None or r.lower_bound is not None
-    ]
+    placed = [i for i, r in enumerate(fitting) if r.throughput is not None or r.floor is not None]
     assert blind and placed and min(blind) > max(placed)
     for name in NOTHING_KNOWN:
         card = next(r.card for r in ranking if r.card.name == name)
@@ -75,7 +80,7 @@ def test_cards_with_nothing_known_come_after_every_placed_card(ranking: list[Ran
 
 
 def test_speed_uses_the_recommended_precisions_own_figure(
-    catalog: Catalog, ranking: list[Ranked]
+    catalog: Catalog, ranking: list[Ranked[PrecisionEstimate]]
 ) -> None:
     """Never a slower precision's rate without saying so."""
     for r in ranking:
@@ -91,7 +96,9 @@ def test_speed_uses_the_recommended_precisions_own_figure(
             assert speed.peak_tflops == r.card.fp16_tensor_tflops
 
 
-def test_formerly_misranked_cards_now_rank_by_their_figures(ranking: list[Ranked]) -> None:
+def test_formerly_misranked_cards_now_rank_by_their_figures(
+    ranking: list[Ranked[PrecisionEstimate]],
+) -> None:
     place = {r.card.name: i for i, r in enumerate(ranking)}
     assert place["GeForce RTX 3090 Ti"] < place["GeForce RTX 3090"] < place["GeForce RTX 3080"]
     assert place["RTX A5000"] < place["Tesla T4"] and place["RTX A4000"] < place["Tesla T4"]
@@ -107,10 +114,10 @@ def test_unknown_is_placed_by_what_is_known_not_as_zero(vgg16: ModelSpec) -> Non
     # known (its FP32 rate, 38.7 TFLOPS, is a floor); ranked as zero it would come last.
     blind = a6000.model_copy(update={"name": "Blind A6000", "bf16_tensor_tflops": None})
     slow = catalog.find("GTX 1660 Ti")
-    ranked = rank_cards(vgg16, (slow, blind), catalog.architectures)
+    ranked = rank_cards((slow, blind), partial(graph_row, vgg16, dict(catalog.architectures)))
     assert [r.card.name for r in ranked] == ["Blind A6000", "GeForce GTX 1660 Ti"]
-    assert ranked[0].samples_per_s is None and ranked[0].unknown_reason
-    assert ranked[0].lower_bound is not None
+    assert ranked[0].throughput is None and ranked[0].unknown_reason
+    assert ranked[0].floor is not None
 
 
 def test_ranking_text_says_unknown_and_launch_price(
@@ -141,9 +148,9 @@ def test_ranking_json_adds_basis_and_unknown_reason(capsys: pytest.CaptureFixtur
     cards = json.loads(capsys.readouterr().out)["models"][0]["ranking"]
     by_name = {c["card"]: c for c in cards}
     pro = by_name["RTX PRO 6000 Blackwell Server Edition"]
-    assert pro["samples_per_s"] is None and pro["speed_unknown_reason"]
-    assert pro["samples_per_s_floor"] > 0 and pro["third_party_figures"] == []
-    assert by_name["TITAN RTX"]["samples_per_s"] > 0
+    assert pro["throughput"] is None and pro["speed_unknown_reason"]
+    assert pro["throughput_floor"] > 0 and pro["third_party_figures"] == []
+    assert by_name["TITAN RTX"]["throughput"] > 0
     assert by_name["TITAN RTX"]["third_party_figures"] == ["fp16_tensor_tflops"]
     assert "tdp_w" in by_name["H20 96 GB"]["third_party_figures"]
     assert by_name["GeForce RTX 3070"]["speed_figure_derived"] is True

@@ -27,7 +27,7 @@ def test_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_fit(capsys, EXAMPLES, "--gpu", "RTX 3090", "--json")
     assert code == 0
     data = json.loads(out)
-    assert data["schema_version"] == 2 and data["mode"] == "check"
+    assert data["schema_version"] == 3 and data["mode"] == "check"
     assert data["all_fit"] is True
     names = [m["name"] for m in data["models"]]
     assert "vgg16" in names
@@ -73,7 +73,7 @@ def test_all_cards_ranks_fitting_cards_first(capsys: pytest.CaptureFixture[str])
     fits = [c["fits"] for c in cards]
     assert fits == sorted(fits, reverse=True)
     # An unknown speed is placed by its floor (a rate the card is sure to reach), not as 0.
-    speeds = [c["samples_per_s"] or c["samples_per_s_floor"] or 0 for c in cards if c["fits"]]
+    speeds = [c["throughput"] or c["throughput_floor"] or 0 for c in cards if c["fits"]]
     assert speeds == sorted(speeds, reverse=True)
 
 

@@ -89,7 +89,7 @@ def test_every_kind_validates_against_the_schema(
 ) -> None:
     doc = fit_json(capsys, *CASES[case])
     FitDocument.model_validate(doc)  # extra keys anywhere are refused
-    assert doc["schema_version"] == 2 and doc["models"]
+    assert doc["schema_version"] == 3 and doc["models"]
     ranked = doc["mode"] == "all-cards"
     for entry in doc["models"]:
         assert set(entry) == ENTRY_KEYS  # one entry shape for both kinds

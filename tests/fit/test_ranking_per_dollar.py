@@ -33,8 +33,9 @@ def test_all_cards_rows_give_throughput_per_launch_dollar(path: str, word: str) 
     (entry,) = json.loads(_fit(str(REPO / path), "--all-cards", "--json"))["models"]
     priced = 0
     for row in entry["ranking"]:
-        rate, price = row[f"{word}_per_s"], prices[row["card"]]
-        got = row[f"{word}_per_s_per_1000_usd"]
+        assert row["throughput_unit"] == f"{word}/s"
+        rate, price = row["throughput"], prices[row["card"]]
+        got = row["throughput_per_1000_usd"]
         if rate and price:
             assert got == pytest.approx(rate / price * 1000)
             priced += 1

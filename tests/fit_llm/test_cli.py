@@ -32,9 +32,9 @@ def test_generate_32k_all_cards_json(capsys: pytest.CaptureFixture[str]) -> None
     (data,) = json.loads(out)["models"]  # one entry, the shape every kind shares
     assert rc == 0 and data["kind"] == "transformer" and data["estimates"] is None
     rows = {r["card"]: r for r in data["ranking"]}
-    assert rows["H100 SXM5 80GB"]["fits"] and rows["H100 SXM5 80GB"]["min_cards"] == 1
+    assert rows["H100 SXM5 80GB"]["fits"] and rows["H100 SXM5 80GB"]["cards_needed"] == 1
     small = [r for r in data["ranking"] if not r["fits"]]
-    assert small and all(r["min_cards"] and r["min_cards"] > 1 for r in small)
+    assert small and all(r["cards_needed"] and r["cards_needed"] > 1 for r in small)
     assert data["ranking"][0]["fits"]
 
 

@@ -184,7 +184,7 @@ def test_all_cards_ranks_transformers_too(mixed: Path, capsys: pytest.CaptureFix
     mlp, gpt2 = data["models"]
     assert (mlp["name"], mlp["kind"], gpt2["kind"]) == ("mlp", "graph", "transformer")
     assert gpt2["name"] == "gpt2" and any(r["fits"] for r in gpt2["ranking"])
-    assert gpt2["ranking"][0]["fits"] and gpt2["ranking"][0]["min_cards"] == 1
+    assert gpt2["ranking"][0]["fits"] and gpt2["ranking"][0]["cards_needed"] == 1
     rc, text, _ = run_fit(capsys, str(mixed), "--all-cards", "--model", "gpt2")
     assert rc == 0 and "cards needed" in text and "decode tok/s" in text
 

@@ -167,7 +167,7 @@ def test_all_cards_choose_per_card_and_name_the_strategy(
     rows = {r["card"]: r for r in d["ranking"]}
     h200 = rows[H200]
     zero2, _ = peak_of(capsys, *FULL_8B, "--gpus", "2", "--parallel", "zero2", "--gpu", H200)
-    assert rc == 0 and h200["fits"] and h200["parallel"] == h200["min_cards_split"] == "zero2"
+    assert rc == 0 and h200["fits"] and h200["kind_facts"]["parallel"] == h200["cards_split"] == "zero2"
     assert h200["peak_bytes"] == zero2
     _, out = run(capsys, *FULL_8B, "--gpus", "2", "--all-cards")
     assert "2 GPUs (per card, the cheapest strategy that fits: cards needed)" in out

@@ -71,10 +71,10 @@ def test_decode_ranks_by_bandwidth_prefill_by_tensor_peak(
     data = run_json(capsys, "--all-cards")
     rows = {r["card"]: r for r in data["ranking"]}
     l4, r3090, h100 = (rows[n] for n in ("L4", "GeForce RTX 3090", "H100 SXM5 80GB"))
-    assert h100["tokens_per_s"] > r3090["tokens_per_s"] > 2 * l4["tokens_per_s"]
+    assert h100["throughput"] > r3090["throughput"] > 2 * l4["throughput"]
     assert r3090["bound"] == "memory"
-    fits = [r for r in data["ranking"] if r["fits"] and r["min_cards"] == 1]
-    speeds = [r["tokens_per_s"] for r in fits if r["tokens_per_s"] is not None]
+    fits = [r for r in data["ranking"] if r["fits"] and r["cards_needed"] == 1]
+    speeds = [r["throughput"] for r in fits if r["throughput"] is not None]
     assert speeds == sorted(speeds, reverse=True)
 
 

@@ -45,7 +45,7 @@ def test_json_gives_shares_by_bound_per_estimate_and_card(
 
     code, out, _ = run_fit(capsys, EXAMPLES, "--all-cards", "--model", "vgg16", "--json")
     (vgg,) = json.loads(out)["models"]
-    known = [c for c in vgg["ranking"] if c["samples_per_s"] is not None]
+    known = [c for c in vgg["ranking"] if c["throughput"] is not None]
     figures = {
         c.name: c.memory_bandwidth_gbs is not None and c.fp32_tflops is not None
         for c in load_catalog().cards
@@ -54,5 +54,5 @@ def test_json_gives_shares_by_bound_per_estimate_and_card(
     for c in known:  # without a bandwidth or FP32 figure: FLOPs only, no bound
         assert (c["bound"] in ("compute", "memory", "launch")) == figures[c["card"]]
     by_name = {c["card"]: c for c in vgg["ranking"]}
-    assert by_name["GeForce RTX 3090"]["samples_per_s"] > by_name["L4"]["samples_per_s"]
+    assert by_name["GeForce RTX 3090"]["throughput"] > by_name["L4"]["throughput"]
     assert by_name["L4"]["bound"] == "memory"

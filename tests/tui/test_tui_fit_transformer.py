@@ -90,7 +90,37 @@ async def test_transformer_rows_and_detail(
         assert "longest context" in text
         assert f"{check.chosen.longest_context:,}" in text
         # the card ranking comes from the worker's pass, as for layer models
-        await wait_for(pilot, lambda: "llama-lora" in screen.result.transformer_rankings)
+        await wait_for(pilot, lambda: "llama-lora" in screen.result.rankings)
         await pilot.press("up")
         await pilot.press("down")
         await wait_for(pilot, lambda: "cards needed" in _text(detail) and "H100" in _text(detail))
+
+
+async def test_both_kinds_show_one_ranking_table(
+    tmp_path: Path, scripted_source: Any, snapshot_factory: Any, device_factory: Any
+) -> None:
+    """A layer model's detail and a transformer's show the same ranking columns (the
+    CLI's), each throughput in its own unit, with per-dollar for both kinds."""
+    models = tmp_path / "models.toml"
+    models.write_text(MODELS)
+    scripted_source.next_snapshot = snapshot_factory(1, devices=(device_factory(0),))
+    app = GpuTuiApp(
+        scripted_source, interval=0.05, clock=lambda: "01:02:03", card_lookup=None,
+        models_path=models,
+    )  # fmt: skip
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: app.latest_snapshot is not None)
+        await pilot.press("f")
+        screen = app.screen
+        assert isinstance(screen, FitScreen)
+        await wait_for(pilot, lambda: {"tiny", "llama-lora"} <= set(screen.result.rankings))
+        texts = {}
+        for c in screen.checks:
+            console = Console(width=260, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+            console.print(screen.detail(c))
+            texts[c.model.name] = console.export_text()
+    tiny, llama = texts["tiny"], texts["llama-lora"]
+    for text in (tiny, llama):
+        assert "Other cards (top 10)" in text and "per $1k launch" in text
+    assert "samples/s (rough)" in tiny and "cards needed" not in tiny
+    assert "train tok/s (rough)" in llama and "cards needed" in llama

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
         ModelCheck,
         Ranked,
         TransformerCheck,
-        TransformerRanked,
         check,
     )
     from gputui.fit.graph.estimate import memory_model
@@ -71,7 +70,6 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "Target": ("gputui.fit.core.target", "Target"),
     "TransformerCheck": ("gputui.fit.entry", "TransformerCheck"),
     "TransformerModel": ("gputui.fit.transformer.model", "TransformerModel"),
-    "TransformerRanked": ("gputui.fit.entry", "TransformerRanked"),
     "TransformerSpec": ("gputui.fit.transformer.table", "TransformerSpec"),
     "Workload": ("gputui.fit.transformer.workload", "Workload"),
     "WorkloadAsk": ("gputui.fit.transformer.ask", "WorkloadAsk"),
@@ -109,7 +107,6 @@ __all__ = [
     "Target",
     "TransformerCheck",
     "TransformerModel",
-    "TransformerRanked",
     "TransformerSpec",
     "Unavailable",
     "Workload",

@@ -16,21 +16,22 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Generic, TypeVar, overload
 
 from gputui.fit.core.overheads import Backend
+from gputui.fit.core.ranking import Ranked, rank_cards
 from gputui.fit.core.target import Target
-from gputui.fit.graph.estimate import ModelCheck
+from gputui.fit.graph.estimate import ModelCheck, PrecisionEstimate
 from gputui.fit.graph.estimate import check as check_graph
-from gputui.fit.graph.ranking import Ranked
-from gputui.fit.graph.ranking import rank_cards as rank_graph
+from gputui.fit.graph.gcpause import collector_paused
+from gputui.fit.graph.ranking import graph_row
 from gputui.fit.graph.spec import ModelSpec
 from gputui.fit.transformer.context import mark_longer_context
 from gputui.fit.transformer.estimate import Estimate, estimate
-from gputui.fit.transformer.ranking import Ranked as TransformerRanked
-from gputui.fit.transformer.ranking import rank_cards as rank_transformer_cards
+from gputui.fit.transformer.ranking import transformer_row
 from gputui.fit.transformer.table import TransformerSpec
 from gputui.fit.transformer.workload import Workload
 
 if TYPE_CHECKING:
     from gputui.catalog import Catalog
+    from gputui.catalog.models import Card
 
 __all__ = [
     "FitAnswer",
@@ -39,7 +40,6 @@ __all__ = [
     "Ranked",
     "Target",
     "TransformerCheck",
-    "TransformerRanked",
     "check",
 ]
 
@@ -120,25 +120,29 @@ class FitAnswer(Generic[C, R]):
 
 
 @overload
-def check(request: FitRequest[ModelSpec]) -> FitAnswer[ModelCheck, Ranked]: ...
+def check(request: FitRequest[ModelSpec]) -> FitAnswer[ModelCheck, Ranked[PrecisionEstimate]]: ...
 
 
 @overload
 def check(
     request: FitRequest[TransformerSpec],
-) -> FitAnswer[TransformerCheck, TransformerRanked]: ...
+) -> FitAnswer[TransformerCheck, Ranked[Estimate]]: ...
 
 
 def check(
     request: FitRequest[ModelSpec] | FitRequest[TransformerSpec],
-) -> FitAnswer[ModelCheck, Ranked] | FitAnswer[TransformerCheck, TransformerRanked]:
+) -> (
+    FitAnswer[ModelCheck, Ranked[PrecisionEstimate]] | FitAnswer[TransformerCheck, Ranked[Estimate]]
+):
     """Every target of `request` checked, and the catalog's cards ranked when one is given."""
     if isinstance(request.model, TransformerSpec):
         return _check_transformer(request.model, request)
     return _check_graph(request.model, request)
 
 
-def _check_graph(model: ModelSpec, request: FitRequest[ModelSpec]) -> FitAnswer[ModelCheck, Ranked]:
+def _check_graph(
+    model: ModelSpec, request: FitRequest[ModelSpec]
+) -> FitAnswer[ModelCheck, Ranked[PrecisionEstimate]]:
     checks = tuple(
         check_graph(
             model,
@@ -151,23 +155,22 @@ def _check_graph(model: ModelSpec, request: FitRequest[ModelSpec]) -> FitAnswer[
         )
         for t in request.targets
     )
-    ranked: tuple[Ranked, ...] = ()
+    ranked: tuple[Ranked[PrecisionEstimate], ...] = ()
     if request.catalog is not None:
-        ranked = tuple(
-            rank_graph(
-                model,
-                request.catalog.cards,
-                dict(request.catalog.architectures),
-                batch_size=request.batch_size,
-                precision=request.precision,
+        archs = dict(request.catalog.architectures)
+
+        def row(card: Card) -> Ranked[PrecisionEstimate]:
+            return graph_row(
+                model, archs, card, batch_size=request.batch_size, precision=request.precision
             )
-        )
+
+        ranked = tuple(collector_paused(rank_cards)(request.catalog.cards, row))
     return FitAnswer(model, checks, ranked)
 
 
 def _check_transformer(
     spec: TransformerSpec, request: FitRequest[TransformerSpec]
-) -> FitAnswer[TransformerCheck, TransformerRanked]:
+) -> FitAnswer[TransformerCheck, Ranked[Estimate]]:
     wl = request.workload or spec.workload
     if request.backend is not None and request.backend != wl.backend:
         wl = replace(wl, backend=request.backend)
@@ -178,8 +181,12 @@ def _check_transformer(
         TransformerCheck(spec, t, mark_longer_context(estimate(spec.model, wl, t), allow))
         for t in request.targets
     )
-    ranked: tuple[TransformerRanked, ...] = ()
+    ranked: tuple[Ranked[Estimate], ...] = ()
     if request.catalog is not None:
-        cards, archs = request.catalog.cards, dict(request.catalog.architectures)
-        ranked = tuple(rank_transformer_cards(spec.model, wl, cards, archs, request.pick))
+        archs = dict(request.catalog.architectures)
+
+        def row(card: Card) -> Ranked[Estimate]:
+            return transformer_row(spec.model, wl, archs, card, pick=request.pick)
+
+        ranked = tuple(rank_cards(request.catalog.cards, row))
     return FitAnswer(spec, checks, ranked, wl)

@@ -252,7 +252,8 @@ def _all_cards(
     from gputui.core.errors import UserError
     from gputui.fit import FitRequest, check, shown
     from gputui.fit.report import document as doc
-    from gputui.fit.report.graph_text import render_ranking
+    from gputui.fit.report.graph_text import model_title
+    from gputui.fit.report.ranking_text import render_ranking
 
     if args.device != "cuda":
         raise UserError("--all-cards ranks cards as CUDA runs them; use --device cpu with --gpu")
@@ -293,7 +294,7 @@ def _all_cards(
     print(f"models: {shown(path)} ({origin})")
     for m, ranked in rankings:
         print()
-        print("\n".join(render_ranking(m, ranked, args.batch_size or m.batch_size)))
+        print("\n".join(render_ranking(model_title(m, args.batch_size or m.batch_size), ranked)))
     if llm:
         print("\n".join(transformer_tables.ranking_lines(llm)))
     return 0 if ok else 1

@@ -93,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
         return run_fit(args, (), _header(args, "fleet"), (config_fleet_entry(args, model),))
     if args.all_cards:
         from gputui.catalog import load_catalog
-        from gputui.fit.report.transformer_text import render_ranking
+        from gputui.fit.report.ranking_text import render_ranking
+        from gputui.fit.report.transformer_text import seq_word, workload_title
 
         catalog = load_catalog()
         wl = workload(args, model, "amp_bf16")
@@ -111,7 +112,9 @@ def run(args: argparse.Namespace) -> int:
             print(doc.dumps(doc.document(_header(args, "all-cards"), [entry], all_fit=ok)))
         else:
             per_card = any(r.estimate.workload.parallel != wl.parallel for r in ranked)
-            print("\n".join(render_ranking(model, wl, ranked, per_card)))
+            print(
+                "\n".join(render_ranking(workload_title(model, wl, per_card), ranked, seq_word(wl)))
+            )
         return 0 if ok else 1
     from gputui.fit import advice_lines
     from gputui.fit.report.targets import target_line

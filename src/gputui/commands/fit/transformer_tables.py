@@ -190,11 +190,12 @@ def ranking_json(ranked: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, Any
 
 
 def ranking_lines(ranked: list[tuple[Any, Any, list[Any]]]) -> list[str]:
-    from gputui.fit.report.transformer_text import render_ranking
+    from gputui.fit.report.ranking_text import render_ranking
+    from gputui.fit.report.transformer_text import seq_word, workload_title
 
     lines: list[str] = []
     for spec, wl, rs in ranked:
-        lines += ["", *render_ranking(spec.model, wl, rs)]
+        lines += ["", *render_ranking(workload_title(spec.model, wl), rs, seq_word(wl))]
     return lines
 
 

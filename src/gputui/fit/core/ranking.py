@@ -1,8 +1,11 @@
-"""The one order of every kind's catalog ranking ("which card should I pick").
+"""Every kind's catalog ranking ("which card should I pick"): one row type and one order.
 
-Each front-end (graph, transformer) builds its own rows, which carry its own estimates,
-and exposes on them the few figures the order reads (RankRow); the rules that place the
-rows live here once, so the kinds cannot drift apart:
+A front-end (graph, transformer) only says, per card, what the core cannot work out:
+its estimate on that card and the speed of its own op list. It returns that as a
+`Ranked` row, the one row type of every kind, whose throughput carries its unit
+(samples/s or tokens/s); per-dollar and per-watt are worked out here from the card. The
+text and JSON of a ranking (fit.report.ranking_text, fit.report.ranking_json) read only
+these rows, and the rules that place them live here once, so the kinds cannot drift apart:
 
 1. the cards where the model fits first;
 2. then by the fewest of the card that would hold it, where the front-end counts that
@@ -16,10 +19,16 @@ rows live here once, so the kinds cannot drift apart:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Protocol, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar
 
 from gputui.catalog.models import Card
+from gputui.fit.core import power
+from gputui.fit.core.power import Unit
+from gputui.fit.core.price import per_dollar
+from gputui.fit.core.roofline import missing_figure
+from gputui.fit.core.throughput import Rate
 
 
 class RankRow(Protocol):
@@ -76,3 +85,78 @@ def rank_key(row: RankRow) -> tuple[int, int, int, int, float, float]:
 def order(rows: Iterable[Row]) -> list[Row]:
     """The rows in ranking order (a stable sort: equal rows keep their order)."""
     return sorted(rows, key=rank_key)
+
+
+E = TypeVar("E")
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked(Generic[E]):
+    """One card's row in a ranking, whatever the model's kind (a RankRow).
+
+    `estimate` is the front-end's own answer on the card, for views that show more of
+    it; every figure a ranking prints is a field here. `throughput` is the roofline's
+    figure in `unit` per second for `phase` (None: unknown, with `unknown_reason` where
+    the front-end knows it); `floor` a rate an unknown card is sure to reach."""
+
+    card: Card
+    estimate: E
+    precision: str | None  # the precision the card runs the model in (None: not known)
+    fits: bool
+    verdict: str
+    peak_bytes: int
+    max_batch_size: int
+    batch_unbounded: bool  # max_batch_size is the search's ceiling, not memory's answer
+    unit: Unit
+    phase: str  # what the throughput measures: "step" (a layer model), "decode", "prefill", "train"
+    throughput: float | None
+    bound: str | None = None  # what limits it: "compute", "memory" or "launch"
+    bound_share: float | None = None  # the bound's share of the time, where known
+    speed_basis: str | None = None  # the card figure the speed used
+    speed_derived: bool | None = None  # that figure comes from an architecture rule
+    unknown_reason: str | None = None
+    floor: float | None = None
+    floor_basis: str | None = None
+    cards_needed: int | None = None  # the fewest of the card that hold it (None: not counted)
+    cards_split: str | None = None  # how those cards split it ("TP 2 x PP 1")
+    cards_counted: bool = False  # the front-end counts cards (a None count then means > 64)
+    longest_seq_len: int | None = None  # None where the kind has no sequence
+    longest_context: int | None = None
+    longest_capped: bool = False  # the longest is the model's maximum, not memory's
+    tie_break: float = 0.0  # the front-end's last key, smaller first
+    facts: Mapping[str, Any] = field(default_factory=dict)  # the kind's own JSON facts
+
+    @property
+    def rate(self) -> float | None:
+        """The figure the order reads; a zero rate places like an unknown one."""
+        return self.throughput or None
+
+    @property
+    def rate_floor(self) -> float | None:
+        return self.floor
+
+    @property
+    def per_dollar(self) -> float | None:
+        """Per launch dollar: only cards with a published USD launch price (MSRP)."""
+        return per_dollar(self.throughput, self.card)
+
+    @property
+    def per_watt(self) -> float | None:
+        """Per watt of the card's power limit (None: no power figure or no speed)."""
+        return power.per_watt(self.throughput, self.card)
+
+
+def rank_cards(cards: Iterable[Card], row: Callable[[Card], Ranked[E]]) -> list[Ranked[E]]:
+    """Every card's row (the front-end's `row`), in ranking order."""
+    return order(row(card) for card in cards)
+
+
+def unknown_reason(found: Rate, card: Card) -> str:
+    """Why a card's roofline speed is unknown, for every kind's row: the precision's rate
+    (`found`, fit.core.throughput) is unknown, or another figure the roofline needs is."""
+    if found.tflops is None and found.unknown_reason:
+        return found.unknown_reason
+    return (
+        f"{missing_figure(card) or 'a figure missing'}, which the roofline needs "
+        "for the ops tensor cores do not run"
+    )

@@ -13,16 +13,18 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from gputui.fit.core.ranking import Ranked
 from gputui.fit.core.roofline import EFFICIENCY, LAUNCH_S
 from gputui.fit.graph.estimate import ModelCheck
-from gputui.fit.graph.ranking import Ranked
 from gputui.fit.importers.modelsfile import ModelSpec
 from gputui.fit.report import graph_json, transformer_json
+from gputui.fit.report.ranking_json import ranking_rows
 from gputui.fit.report.targets import target_dict, unavailable_dict
 from gputui.fit.transformer.report import model_dict, workload_dict
 
-# 1: three shapes (models[] / transformers[], or model + estimates at the top); 2: one
-SCHEMA_VERSION = 2
+# 1: three shapes (models[] / transformers[], or model + estimates at the top); 2: one;
+# 3: one ranking row and one speed_assumed for every kind, the kind's own in kind_facts
+SCHEMA_VERSION = 3
 
 
 def header(models_file: str | None, origin: str | None, backend: str, mode: str) -> dict[str, Any]:
@@ -36,13 +38,24 @@ def header(models_file: str | None, origin: str | None, backend: str, mode: str)
     }
 
 
+def speed_assumed(kind_facts: dict[str, Any]) -> dict[str, Any]:
+    """What every kind's speed assumes (the roofline of fit.core.roofline), the same keys
+    for every kind; what only one kind assumes is in `kind_facts`."""
+    return {
+        "model": "roofline",
+        "efficiency_assumed": dict(EFFICIENCY),
+        "launch_overhead_s": LAUNCH_S,
+        "kind_facts": kind_facts,
+    }
+
+
 def graph_entry(
     model: ModelSpec,
     *,
     batch_size: int,
     backend: str,
     checks: Sequence[ModelCheck] | None = None,
-    ranked: list[Ranked] | None = None,
+    ranked: Sequence[Ranked[Any]] | None = None,
     mig_advice: Sequence[str] = (),
 ) -> dict[str, Any]:
     """A layer model: `checks` (one per GPU) for a check, `ranked` for --all-cards."""
@@ -52,9 +65,9 @@ def graph_entry(
         "model": graph_json.model_facts(model, include_layers=ranked is None),
         "workload": graph_json.workload(model, batch_size, backend),
         "parallel_choice": None,
-        "speed_assumed": graph_json.speed_assumed(),
-        "estimates": None if checks is None else [graph_json.estimate(c) for c in checks],
-        "ranking": None if ranked is None else graph_json.ranking(ranked),
+        "speed_assumed": speed_assumed(graph_json.speed_facts()),
+        "estimates": None if checks is None else [graph_json.check_dict(c) for c in checks],
+        "ranking": None if ranked is None else ranking_rows(ranked),
         "mig_advice": list(mig_advice),
     }
 
@@ -65,7 +78,7 @@ def transformer_entry(
     workload: Any,
     *,
     estimates: Sequence[Any] | None = None,
-    ranked: list[Any] | None = None,
+    ranked: Sequence[Ranked[Any]] | None = None,
     parallel_choice: dict[str, Any] | None = None,
     mig_advice: Sequence[str] = (),
 ) -> dict[str, Any]:
@@ -77,11 +90,11 @@ def transformer_entry(
         "model": model_dict(model),
         "workload": None if workload is None else workload_dict(workload, model),
         "parallel_choice": parallel_choice,
-        "speed_assumed": {"efficiency_assumed": dict(EFFICIENCY), "launch_overhead_s": LAUNCH_S},
+        "speed_assumed": speed_assumed({}),
         "estimates": None
         if estimates is None
         else [transformer_json.estimate_dict(e) for e in estimates],
-        "ranking": None if ranked is None else transformer_json.ranking_dict(ranked),
+        "ranking": None if ranked is None else ranking_rows(ranked),
         "mig_advice": list(mig_advice),
     }
 

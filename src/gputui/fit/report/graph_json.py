@@ -1,16 +1,14 @@
 """A layer model's JSON parts: its facts, its workload, one estimate per GPU (the
-recommended precision's answer, every precision beside it) and its ranking rows."""
+recommended precision's answer, every precision beside it); its ranking rows are
+fit.report.ranking_json's, as every kind's."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from gputui.fit.core import power
 from gputui.fit.core.batch import pow2_floor
-from gputui.fit.core.roofline import EFFICIENCY as ROOFLINE_EFFICIENCY
 from gputui.fit.graph.estimate import ModelCheck, PrecisionEstimate
-from gputui.fit.graph.ranking import Ranked
-from gputui.fit.graph.rate import EFFICIENCY, Speed
+from gputui.fit.graph.rate import EFFICIENCY, LAUNCH_OVERHEAD_S, Speed
 from gputui.fit.importers.modelsfile import ModelSpec
 from gputui.fit.report.graph_facts import model_layers, model_software_dict, peak_tensor_rows
 from gputui.fit.report.memory_fields import memory_fields
@@ -39,9 +37,14 @@ def workload(model: ModelSpec, batch_size: int, backend: str) -> dict[str, Any]:
     }
 
 
-def speed_assumed() -> dict[str, Any]:
-    """The efficiencies every layer model's speed assumes (fit.graph.rate, fit.core.roofline)."""
-    return {"efficiency_assumed": EFFICIENCY, "roofline_efficiency": dict(ROOFLINE_EFFICIENCY)}
+def speed_facts() -> dict[str, Any]:
+    """What a layer model's speed assumes beyond the roofline's (fit.graph.rate): where the
+    card's figures allow no roofline, FLOPs at this share of the peak plus a launch
+    overhead per layer and pass."""
+    return {
+        "no_roofline_efficiency": EFFICIENCY,
+        "no_roofline_launch_overhead_s": LAUNCH_OVERHEAD_S,
+    }
 
 
 def speed(s: Speed | None) -> dict[str, Any] | None:
@@ -90,7 +93,7 @@ def precision_row(e: PrecisionEstimate) -> dict[str, Any]:
     }
 
 
-def estimate(c: ModelCheck) -> dict[str, Any]:
+def check_dict(c: ModelCheck) -> dict[str, Any]:
     """The model on one GPU: the chosen precision's row (the recommended one, or the one
     asked for) with the recommendation, the tensors alive at its peak, and every row."""
     return {
@@ -102,35 +105,3 @@ def estimate(c: ModelCheck) -> dict[str, Any]:
         "peak_tensors": peak_tensor_rows(c),
         "precisions": [precision_row(e) for e in c.estimates],
     }
-
-
-def ranking(ranked: list[Ranked]) -> list[dict[str, Any]]:
-    return [
-        {
-            "rank": i + 1,
-            "card": r.card.name,
-            "precision": r.precision,
-            "peak_bytes": r.estimate.peak_bytes,
-            "memory_bytes": r.card.memory_bytes,
-            "verdict": r.estimate.verdict,
-            "fits": r.estimate.fits,
-            "max_batch_size": r.estimate.max_batch_size,
-            "samples_per_s": r.samples_per_s,
-            "bound": r.estimate.speed.profile.bound
-            if r.estimate.speed and r.estimate.speed.profile
-            else None,
-            "time_share_by_bound": r.estimate.speed.profile.shares
-            if r.estimate.speed and r.estimate.speed.profile
-            else None,
-            "speed_basis": r.estimate.speed.basis if r.estimate.speed else None,
-            "speed_figure_derived": r.estimate.speed.derived if r.estimate.speed else None,
-            "speed_unknown_reason": r.unknown_reason,
-            "samples_per_s_floor": r.lower_bound.samples_per_s if r.lower_bound else None,
-            "launch_price_usd": r.card.launch_price_usd,
-            "samples_per_s_per_1000_usd": (
-                r.samples_per_s_per_dollar * 1000 if r.samples_per_s_per_dollar else None
-            ),
-            **power.json_fields(r.samples_per_s, r.card, power.SAMPLES),
-        }
-        for i, r in enumerate(ranked)
-    ]

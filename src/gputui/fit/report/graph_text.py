@@ -1,5 +1,6 @@
 """A layer model's text: the check on one GPU (a row per precision, the breakdown, the
-tensors alive at the peak, the layer table) and its ranking over the catalog.
+tensors alive at the peak, the layer table) and the title of its ranking (the table is
+fit.report.ranking_text's, as every kind's).
 
 Lines are made visible (textsafe) as rendered: layer, model and card names come from files.
 """
@@ -7,10 +8,8 @@ Lines are made visible (textsafe) as rendered: layer, model and card names come 
 from __future__ import annotations
 
 from gputui.core.textsafe import visible
-from gputui.fit.core import power, price, third_party
 from gputui.fit.core.roofline import LayerTime, Profile, missing_figure
 from gputui.fit.graph.estimate import ModelCheck
-from gputui.fit.graph.ranking import Ranked
 from gputui.fit.graph.rate import EFFICIENCY, Speed
 from gputui.fit.importers.modelsfile import ModelSpec
 from gputui.fit.report.graph_facts import network_layers, peak_tensor_rows, speed_assumes
@@ -139,54 +138,10 @@ def _layer_bound_cell(
     return f" {f'{lt.bound} {share:.1%}':>16}"
 
 
-def _speed_cell(r: Ranked) -> str:
-    if r.samples_per_s is None:
-        return "unknown"
-    mark = "~" if r.estimate.speed is not None and r.estimate.speed.derived else ""
-    after = third_party.MARK if third_party.speed_figures(r.card) else ""
-    return f"{mark}{r.samples_per_s:,.0f}{after}"
-
-
-def render_ranking(
-    model: ModelSpec, ranked: list[Ranked], batch: int, top_value: int = 10
-) -> list[str]:
-    name_w = max([34, *(len(r.card.name) for r in ranked)])
-    lines = [
+def model_title(model: ModelSpec, batch: int) -> list[str]:
+    """The lines above a layer model's ranking (fit.report.ranking_text's table)."""
+    return [
         f"{model.name} on every catalog card (recommended precision per card, batch {batch}; "
         "speed is a rough roofline estimate; bound: what most of the step waits on):",
         f"  {speed_assumes(model)}",
-        f"  {'#':>2} {'card':<{name_w}} {'precision':<9} {'memory':>10} {'peak':>10} "
-        f"{'verdict':<12} {'max batch':>10} {'samples/s':>11} {'bound':>12} "
-        f"{'per $1k launch':>14}",
     ]
-    for i, r in enumerate(ranked):
-        per = r.samples_per_s_per_dollar
-        lines.append(
-            f"  {i + 1:>2} {r.card.name:<{name_w}} {r.precision:<9} {gib(r.card.memory_bytes):>10} "
-            f"{gib(r.estimate.peak_bytes):>10} {r.estimate.verdict:<12} "
-            f"{r.estimate.max_batch_size:>10,} {_speed_cell(r):>11} "
-            f"{bound_text(r.estimate.speed):>12} "
-            f"{(f'{per * 1000:,.1f}' if per is not None else '-'):>14}"
-        )
-    if any(r.estimate.speed is not None and r.estimate.speed.derived for r in ranked):
-        lines.append(
-            "  ~ the card's figure for that precision is derived from an architecture rule "
-            "(see `gputui catalog show CARD`)"
-        )
-    lines += third_party.note_lines(r.card for r in ranked)
-    for r in ranked:
-        if r.unknown_reason is not None:
-            placed = (
-                f"placed by {r.lower_bound.basis}, a rate it is sure to reach"
-                if r.lower_bound
-                else "placed last"
-            )
-            lines.append(f"  unknown: {r.card.name}: {r.unknown_reason} ({placed})")
-    for r in ranked:
-        s = r.estimate.speed
-        if s is not None and s.basis.startswith("fp32 rate"):
-            lines.append(f"  note: {r.card.name} runs {r.precision} at its {s.basis}")
-    scored = [(r.card, r.samples_per_s, r.estimate.fits) for r in ranked]
-    lines += price.ranking_lines(scored, power.SAMPLES, name_w, top_value)
-    lines += power.ranking_lines(scored, power.SAMPLES, name_w, top_value)
-    return [visible(line) for line in lines]

@@ -1,4 +1,4 @@
-"""Pydantic mirror of the `gputui fit --json` document (schema_version 2), for validation
+"""Pydantic mirror of the `gputui fit --json` document (schema_version 3), for validation
 and the JSON Schema shipped as docs/fit-schema.json.
 
 Only the tests and `python -m gputui.fit.report.schema` import it (pydantic costs an
@@ -265,58 +265,57 @@ class ParallelChoice(_Strict):
     tried: list[Tried]
 
 
-class _RankRow(_Strict):
-    """What every ranking row says: one catalog card, the model at its best there."""
+class RankRow(_Strict):
+    """One catalog card, the model at its best there: the same keys for every kind
+    (null where a kind does not know a figure), the kind's own in `kind_facts`."""
 
     rank: int
     card: str
+    precision: str | None
     memory_bytes: int
     peak_bytes: int
     verdict: Verdict
     fits: bool
     max_batch_size: int
-    bound: Bound | str | None
-    launch_price_usd: float | None
-    power_limit_w: float | None
-    third_party_figures: list[str] = Field(
-        description="the card's catalog figures taken from a named third party, not NVIDIA"
+    longest_seq_len: int | None = Field(description="null for a kind with no sequence")
+    longest_context: int | None
+    throughput: float | None = Field(description="the roofline's figure; null: unknown")
+    throughput_unit: Literal["samples/s", "tokens/s"]
+    throughput_phase: Literal["step", "decode", "prefill", "train"]
+    throughput_floor: float | None = Field(
+        description="a rate an unknown card is sure to reach, that placed it"
     )
-
-
-class GraphRankRow(_RankRow):
-    precision: str
-    samples_per_s: float | None
-    time_share_by_bound: dict[str, float] | None
+    bound: Bound | str | None
     speed_basis: str | None
     speed_figure_derived: bool | None
     speed_unknown_reason: str | None
-    samples_per_s_floor: float | None
-    samples_per_s_per_1000_usd: float | None
-    samples_per_s_per_watt: float | None
-    joules_per_1000_samples: float | None
+    cards_needed: int | None = Field(description="null: not counted, or more than 64")
+    cards_split: str | None
+    launch_price_usd: float | None
+    throughput_per_1000_usd: float | None
+    third_party_figures: list[str] = Field(
+        description="the card's catalog figures taken from a named third party, not NVIDIA"
+    )
+    power_limit_w: float | None
+    throughput_per_watt: float | None
+    energy_at_power_limit: float | None
+    energy_unit: Literal["J per 1,000 samples", "Wh per 1M tokens"]
+    kind_facts: dict[str, Any] = Field(
+        description="a layer model: time_share_by_bound; a transformer: "
+        "decode_compute_bound_batch, parallel"
+    )
 
 
-class TransformerRankRow(_RankRow):
-    longest_seq_len: int
-    longest_context: int
-    tokens_per_s: float | None
-    decode_compute_bound_batch: int | None
-    min_cards: int | None
-    min_cards_split: str | None
-    parallel: str
-    tokens_per_s_per_1000_usd: float | None
-    tokens_per_s_per_watt: float | None
-    wh_per_1m_tokens: float | None
+class SpeedAssumed(_Strict):
+    """What every kind's speed assumes; the kind's own in `kind_facts`."""
 
-
-class GraphSpeedAssumed(_Strict):
-    efficiency_assumed: float
-    roofline_efficiency: dict[str, float]
-
-
-class TransformerSpeedAssumed(_Strict):
-    efficiency_assumed: dict[str, float]
-    launch_overhead_s: float
+    model: Literal["roofline"]
+    efficiency_assumed: dict[str, float] = Field(description="per op class, of peak")
+    launch_overhead_s: float = Field(description="per kernel")
+    kind_facts: dict[str, Any] = Field(
+        description="a layer model: no_roofline_efficiency, no_roofline_launch_overhead_s "
+        "(where the card's figures allow no roofline); a transformer: none"
+    )
 
 
 class _Entry(_Strict):
@@ -331,9 +330,9 @@ class GraphEntry(_Entry):
     model: GraphModel
     workload: GraphWorkload
     parallel_choice: None
-    speed_assumed: GraphSpeedAssumed
+    speed_assumed: SpeedAssumed
     estimates: list[GraphEstimate] | None = Field(description="one per GPU; null with --all-cards")
-    ranking: list[GraphRankRow] | None = Field(description="--all-cards only")
+    ranking: list[RankRow] | None = Field(description="--all-cards only")
 
 
 class TransformerEntry(_Entry):
@@ -343,15 +342,15 @@ class TransformerEntry(_Entry):
     model: TransformerModel
     workload: TransformerWorkload | None = Field(description="null when no GPU could be checked")
     parallel_choice: ParallelChoice | None
-    speed_assumed: TransformerSpeedAssumed
+    speed_assumed: SpeedAssumed
     estimates: list[TransformerEstimate] | None = Field(
         description="one per GPU; null with --all-cards"
     )
-    ranking: list[TransformerRankRow] | None = Field(description="--all-cards only")
+    ranking: list[RankRow] | None = Field(description="--all-cards only")
 
 
 class FitDocument(_Strict):
-    schema_version: Literal[2]
+    schema_version: Literal[3]
     mode: Literal["check", "all-cards"]
     models_file: str | None = Field(description="as given; null for --hf ORG/NAME")
     models_file_origin: str | None

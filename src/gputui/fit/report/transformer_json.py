@@ -1,15 +1,14 @@
-"""A transformer's JSON rows: one estimate per GPU, one ranking row per catalog card."""
+"""A transformer's JSON rows: one estimate per GPU (its ranking rows are
+fit.report.ranking_json's, as every kind's)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from gputui.fit.core import power, price
 from gputui.fit.core.roofline import EFFICIENCY, LAUNCH_S
 from gputui.fit.report.memory_fields import memory_fields
 from gputui.fit.report.targets import target_dict
 from gputui.fit.transformer.estimate import Estimate
-from gputui.fit.transformer.ranking import Ranked
 from gputui.fit.transformer.rate import Speed
 
 
@@ -51,31 +50,3 @@ def estimate_dict(e: Estimate) -> dict[str, Any]:
         "speed": speed_dict(e.speed),
         "warnings": list(e.warnings),
     }
-
-
-def ranking_dict(ranked: list[Ranked]) -> list[dict[str, Any]]:
-    return [
-        {
-            "rank": i + 1,
-            "card": r.card.name,
-            "memory_bytes": r.card.memory_bytes,
-            "peak_bytes": r.estimate.peak_bytes,
-            "verdict": r.estimate.verdict,
-            "fits": r.estimate.fits,
-            "max_batch_size": r.estimate.max_batch_size,
-            "longest_seq_len": r.estimate.longest_seq,
-            "longest_context": r.estimate.longest_context,
-            "tokens_per_s": r.tokens_per_s,
-            "bound": r.bound,
-            "decode_compute_bound_batch": (
-                r.estimate.speed.decode_compute_bound_batch if r.estimate.speed else None
-            ),
-            "min_cards": r.min_cards[0] if r.min_cards else None,
-            "min_cards_split": r.min_cards[1] if r.min_cards else None,
-            "parallel": r.estimate.workload.parallel,
-            "launch_price_usd": r.card.launch_price_usd,
-            "tokens_per_s_per_1000_usd": price.per_1000_usd(r.tokens_per_s, r.card),
-            **power.json_fields(r.tokens_per_s, r.card, power.TOKENS),
-        }
-        for i, r in enumerate(ranked)
-    ]

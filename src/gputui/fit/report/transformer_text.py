@@ -1,21 +1,21 @@
 """A transformer's text: its estimate on each GPU (the breakdown, the largest batch and
-longest sequence, the rough speed) and its ranking over the catalog."""
+longest sequence, the rough speed); its ranking is fit.report.ranking_text's, as every
+kind's."""
 
 from __future__ import annotations
 
 from gputui.core.textsafe import visible
-from gputui.fit.core import power, price, third_party
 from gputui.fit.core.roofline import EFFICIENCY, LAUNCH_S
 from gputui.fit.transformer.estimate import Estimate
 from gputui.fit.transformer.model import TransformerModel
-from gputui.fit.transformer.ranking import Ranked
 from gputui.fit.transformer.rate import Speed
 from gputui.fit.transformer.report import model_line, workload_line
 from gputui.fit.transformer.workload import Workload
 from gputui.fit.units import count, gib
 
 
-def _seq_word(wl: Workload) -> str:
+def seq_word(wl: Workload) -> str:
+    """What a workload's sequence is called: the prompt of a generation, else a sequence."""
     return "prompt" if wl.mode == "generate" else "sequence"
 
 
@@ -27,22 +27,22 @@ def render_estimate(e: Estimate) -> list[str]:
         f"    weights {gib(b.weights)} | gradients {gib(b.gradients)} | optimizer state "
         f"{gib(b.optimizer_state)} | activations {gib(b.activations)} | KV cache {gib(b.kv_cache)} | "
         f"workspace {gib(b.workspace)} | CUDA context {gib(b.cuda_context)} | allocator {gib(b.allocator)}",
-        f"  largest batch at {_seq_word(wl)} {wl.seq_len:,}: {count(e.max_batch_size)}",
+        f"  largest batch at {seq_word(wl)} {wl.seq_len:,}: {count(e.max_batch_size)}",
     ]
     if e.longest_seq:
         cap = " (the model's maximum)" if e.longest_capped else ""
         ctx = f" (context {e.longest_context:,})" if wl.mode == "generate" else ""
         least = "at least " if e.longest_at_search_limit else ""
         lines.append(
-            f"  longest {_seq_word(wl)} at batch {wl.batch_size}: {least}{e.longest_seq:,} "
+            f"  longest {seq_word(wl)} at batch {wl.batch_size}: {least}{e.longest_seq:,} "
             f"tokens{ctx}{cap}"
         )
     else:
-        lines.append(f"  longest {_seq_word(wl)} at batch {wl.batch_size}: none fits")
+        lines.append(f"  longest {seq_word(wl)} at batch {wl.batch_size}: none fits")
     if e.free_bytes is not None:
         lines.append(
             f"  now ({gib(e.free_bytes)} free): {e.verdict_free}, largest batch "
-            f"{count(e.max_batch_size_free or 0)}, longest {_seq_word(wl)} {e.longest_seq_free or 0:,}"
+            f"{count(e.max_batch_size_free or 0)}, longest {seq_word(wl)} {e.longest_seq_free or 0:,}"
         )
     lines += speed_lines(e)
     lines += [f"  note: {visible(w)}" for w in e.warnings]
@@ -89,39 +89,6 @@ def render(
     return [visible(line) for line in lines]
 
 
-def render_ranking(
-    m: TransformerModel, wl: Workload, ranked: list[Ranked], per_card: bool = False
-) -> list[str]:
-    word = {"train": "train tok/s", "generate": "decode tok/s"}.get(wl.mode, "prefill tok/s")
-    lines = [
-        model_line(m),
-        workload_line(wl, m, per_card),
-        "",
-        f"  {'#':>2} {'card':<30} {'memory':>10} {'peak':>10} {'verdict':<12} {'max batch':>9} "
-        f"{'longest ' + _seq_word(wl):>16} {word:>13} {'bound':<7} {'cards needed':>16} "
-        f"{'per $1k launch':>14}",
-    ]
-    for i, r in enumerate(ranked):
-        e = r.estimate
-        tps = f"{r.tokens_per_s:,.0f}" if r.tokens_per_s else "-"
-        if r.tokens_per_s and third_party.speed_figures(r.card):
-            tps += third_party.MARK
-        need = f"{r.min_cards[0]} ({r.min_cards[1]})" if r.min_cards else "> 64"
-        lines.append(
-            f"  {i + 1:>2} {r.card.name[:30]:<30} {gib(r.card.memory_bytes):>10} {gib(e.peak_bytes):>10} "
-            f"{e.verdict:<12} {count(e.max_batch_size):>9} "
-            f"{f'{e.longest_seq:,}' + ('*' if e.longest_capped else ' '):>16} {tps:>13} "
-            f"{r.bound or '-':<7} {need:>16} "
-            f"{(f'{per * 1000:,.1f}' if (per := r.tokens_per_s_per_dollar) else '-'):>14}"
-        )
-    lines.append(
-        "  (speed is rough: a roofline per phase, the weights and KV cache against the "
-        f"bandwidth and the matmuls against the tensor peak, both at {EFFICIENCY['matmul']:.0%}; "
-        "bound: what limits the phase ranked; cards needed: tensor parallel up to 8, then pipeline; "
-        "training shards with ZeRO-3; * the model's maximum context, not memory)"
-    )
-    lines += third_party.note_lines(r.card for r in ranked)
-    scored = [(r.card, r.tokens_per_s, r.estimate.fits) for r in ranked]
-    lines += price.ranking_lines(scored, power.TOKENS, 30, 10)
-    lines += power.ranking_lines(scored, power.TOKENS, 30, 10)
-    return [visible(line) for line in lines]
+def workload_title(m: TransformerModel, wl: Workload, per_card: bool = False) -> list[str]:
+    """The lines above a transformer's ranking (fit.report.ranking_text's table)."""
+    return [model_line(m), workload_line(wl, m, per_card), ""]

@@ -1,18 +1,24 @@
-"""A transformer workload on every catalog card, and the fewest cards that would hold it.
-
-The order is fit/core/ranking.py's (shared with the graph front-end); this module builds
-the transformer's rows and says which of their figures the order reads."""
+"""A transformer workload's row on one catalog card, for the one ranking
+(fit.core.ranking), and the fewest cards that would hold it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from gputui.catalog.models import Architecture, Card
-from gputui.fit.core.ranking import order
-from gputui.fit.core.roofline import Bound
+from gputui.fit.core.power import TOKENS
+from gputui.fit.core.ranking import Ranked, unknown_reason
 from gputui.fit.core.target import Target, card_target
-from gputui.fit.transformer.estimate import CARD_COUNTS, Estimate, estimate, memory, stage_memories
+from gputui.fit.core.throughput import rate
+from gputui.fit.transformer.estimate import (
+    CARD_COUNTS,
+    MAX_BATCH_CAP,
+    Estimate,
+    estimate,
+    memory,
+    stage_memories,
+)
 from gputui.fit.transformer.memory import StageMemory
 from gputui.fit.transformer.model import TransformerModel
 from gputui.fit.transformer.workload import Workload
@@ -65,90 +71,63 @@ def min_cards(
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class Ranked:
-    """One card's row (a fit.core.ranking.RankRow): the estimate, and how few would do."""
-
-    card: Card
-    estimate: Estimate
-    min_cards: tuple[int, str] | None
-
-    @property
-    def fits(self) -> bool:
-        return self.estimate.fits
-
-    @property
-    def cards_needed(self) -> int | None:
-        return self.min_cards[0] if self.min_cards else None
-
-    @property
-    def rate(self) -> float | None:
-        """tokens/s of the workload's phase; a zero rate places like an unknown one."""
-        return self.tokens_per_s or None
-
-    @property
-    def rate_floor(self) -> float | None:
-        """None: the transformer knows no floor for an unknown rate."""
-        return None
-
-    @property
-    def tie_break(self) -> float:
-        """Nothing further: equal rows keep the catalog's order."""
-        return 0.0
-
-    @property
-    def tokens_per_s(self) -> float | None:
-        s = self.estimate.speed
-        if s is None:
-            return None
-        mode = self.estimate.workload.mode
-        return (
-            s.train_tokens_per_s
-            if mode == "train"
-            else (s.decode_tokens_per_s if mode == "generate" else s.prefill_tokens_per_s)
-        )
-
-    @property
-    def tokens_per_s_per_dollar(self) -> float | None:
-        """Per launch dollar: only cards with a published USD launch price (MSRP)."""
-        from gputui.fit.core.price import per_dollar
-
-        return per_dollar(self.tokens_per_s, self.card)
-
-    @property
-    def bound(self) -> Bound | None:
-        """What limits the phase `tokens_per_s` measures (compute, memory or launch)."""
-        s = self.estimate.speed
-        if s is None:
-            return None
-        mode = self.estimate.workload.mode
-        if mode == "train":
-            return s.train_bound
-        return s.decode_bound if mode == "generate" else s.prefill_bound
-
-
-def rank_cards(
+def transformer_row(
     model: TransformerModel,
     wl: Workload,
-    cards: tuple[Card, ...],
     architectures: dict[str, Architecture],
+    card: Card,
+    *,
     pick: Callable[[Workload, Target], Workload] | None = None,
-) -> list[Ranked]:
-    """Every card: those that fit first, then by how few cards would do, fastest first.
-    `pick`: the strategy for each card (fit.transformer.parallel_choice, when --parallel is not given)."""
-    out = []
-    for card in cards:
-        target = card_target(card, architectures)
-        cwl = pick(wl, target) if pick is not None else wl
-        est = estimate(model, cwl, target)
-        out.append(
-            Ranked(
-                card,
-                est,
-                min_cards(model, wl, card)
-                if not est.fits or wl.gpus == 1
-                else (wl.gpus, "as asked" if cwl.parallel == wl.parallel else cwl.parallel),
-            )
-        )
-
-    return order(out)
+) -> Ranked[Estimate]:
+    """The workload on `card`, and how few of it would do; the throughput is the tokens/s
+    of the workload's phase (train, decode, or prefill). `pick`: the strategy for each
+    card (fit.transformer.parallel_choice, when --parallel is not given)."""
+    target = card_target(card, architectures)
+    cwl = pick(wl, target) if pick is not None else wl
+    est = estimate(model, cwl, target)
+    need = (
+        min_cards(model, wl, card)
+        if not est.fits or wl.gpus == 1
+        else (wl.gpus, "as asked" if cwl.parallel == wl.parallel else cwl.parallel)
+    )
+    s = est.speed
+    mode = est.workload.mode
+    phase = "train" if mode == "train" else ("decode" if mode == "generate" else "prefill")
+    tps, bound = None, None
+    if s is not None:
+        tps, bound = {
+            "train": (s.train_tokens_per_s, s.train_bound),
+            "decode": (s.decode_tokens_per_s, s.decode_bound),
+            "prefill": (s.prefill_tokens_per_s, s.prefill_bound),
+        }[phase]
+    reason = None
+    if s is not None and tps is None and not s.basis:  # no roofline: a card figure is unknown
+        arch = architectures.get(card.architecture)
+        reason = unknown_reason(rate(card, arch, s.compute_precision or "bf16"), card)
+    return Ranked(
+        card=card,
+        estimate=est,
+        precision=s.compute_precision if s is not None else None,
+        fits=est.fits,
+        verdict=est.verdict,
+        peak_bytes=est.peak_bytes,
+        max_batch_size=est.max_batch_size,
+        batch_unbounded=est.max_batch_size >= MAX_BATCH_CAP,
+        unit=TOKENS,
+        phase=phase,
+        throughput=tps,
+        bound=bound,
+        speed_basis=s.basis if s is not None else None,
+        speed_derived=s.derived if s is not None else None,
+        unknown_reason=reason,
+        cards_needed=need[0] if need else None,
+        cards_split=need[1] if need else None,
+        cards_counted=True,
+        longest_seq_len=est.longest_seq,
+        longest_context=est.longest_context,
+        longest_capped=est.longest_capped,
+        facts={
+            "decode_compute_bound_batch": s.decode_compute_bound_batch if s else None,
+            "parallel": est.workload.parallel,
+        },
+    )

@@ -40,6 +40,7 @@ class Speed:
     decode_compute_bound_batch: int | None = None  # smallest batch where decode is compute-bound
     compute_precision: str | None = None  # what the matmuls run in (roofline precision name)
     basis: str = ""  # the catalog figures used, e.g. "bf16 tensor 165 TFLOPS, ..., 1008 GB/s"
+    derived: bool = False  # a figure used is derived by an architecture rule (catalog)
 
 
 # Formats whose prompt (batch > 1 token) matmuls expand the quantized weights to 16 bit
@@ -174,6 +175,7 @@ def speed(
         card.memory_bandwidth_gbs,
         compute_precision=precision,
         basis=c.basis if c is not None else "",
+        derived=c.derived if c is not None else False,
     )
     if wl.training:
         passes = 4 if wl.grad_checkpointing else 3

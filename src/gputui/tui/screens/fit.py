@@ -296,18 +296,18 @@ class FitScreen(Screen[None]):
             return
         self.selected = row
         item = self.rows[row]
-        detail: Group | Text
-        if isinstance(item, Unavailable):
-            detail = unavailable_detail(item)
-        elif isinstance(item, TransformerCheck):
-            detail = transformer_detail(item, self.result.transformer_rankings.get(item.model.name))
-        else:
-            detail = self.detail(item)
+        detail: Group | Text = (
+            unavailable_detail(item) if isinstance(item, Unavailable) else self.detail(item)
+        )
         if not isinstance(item, Unavailable) and item.target.mig is not None:
             # a MIG instance: which instance, or which profile, would hold it (`gputui fit`'s)
             advice = mig_advice(self.checks, item.model.name)
             detail = Group(*(Text(a, style="yellow") for a in advice), detail)
         self.query_one("#fit-detail", Static).update(detail)
 
-    def detail(self, c: ModelCheck) -> Group:
-        return model_detail(c, self.result.rankings)
+    def detail(self, c: ModelCheck | TransformerCheck) -> Group:
+        """One check's detail, with its model's ranking from the worker's pass."""
+        ranked = self.result.rankings.get(c.model.name)
+        if isinstance(c, TransformerCheck):
+            return transformer_detail(c, ranked)
+        return model_detail(c, ranked)

@@ -7,6 +7,8 @@ Textual-free: screens/fit.py lays out the screen; these only build rich renderab
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -15,16 +17,17 @@ from gputui.core.textsafe import visible
 from gputui.fit import ModelCheck, ModelSpec, Profile, Ranked
 from gputui.fit.report import (
     batch_text,
-    bound_text,
     flops_text,
     gib,
     network_layers,
     speed_assumes,
 )
-from gputui.tui.views.detail_tables import breakdown_table, titled_table
-
-RANK_TOP = 10
-VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}
+from gputui.tui.views.detail_tables import (
+    VERDICT_STYLE,
+    breakdown_table,
+    ranking_table,
+    titled_table,
+)
 
 
 def verdict_text(verdict: str | None) -> Text:
@@ -96,40 +99,7 @@ def layers_table(m: ModelSpec, prof: Profile | None = None) -> Table:
     return t
 
 
-def ranking_table(m: ModelSpec, rankings: dict[str, list[Ranked]], top: int = RANK_TOP) -> Table:
-    """From the worker's pass: ranking every card is not done on the UI thread."""
-    t = titled_table(
-        f"Other cards (top {top}, recommended precision each)",
-        (
-            "#",
-            "card",
-            "precision",
-            "memory",
-            "verdict",
-            "max batch",
-            "samples/s (rough)",
-            "bound",
-        ),
-        left={"card", "precision"},
-    )
-    ranked = rankings.get(m.name)
-    if ranked is None:
-        t.caption = "ranking the catalog's cards… (shown on a later pass)"
-    for i, r in enumerate((ranked or [])[:top]):
-        t.add_row(
-            str(i + 1),
-            Text(r.card.name),
-            r.precision,
-            gib(r.card.memory_bytes),
-            verdict_text(r.estimate.verdict),
-            batch_text(r.estimate.max_batch_size),
-            f"{r.samples_per_s:,.0f}" if r.samples_per_s is not None else "-",
-            bound_text(r.estimate.speed),
-        )
-    return t
-
-
-def model_detail(c: ModelCheck, rankings: dict[str, list[Ranked]]) -> Group:
+def model_detail(c: ModelCheck, ranked: list[Ranked[Any]] | None) -> Group:
     """Everything about one layer model on one GPU, for the pane under the Fit table."""
     m = c.model
     e = c.chosen
@@ -149,5 +119,5 @@ def model_detail(c: ModelCheck, rankings: dict[str, list[Ranked]]) -> Group:
         breakdown_table(e.breakdown.as_dict()),
         precision_table(c),
         layers_table(m, e.speed.profile if e.speed else None),
-        ranking_table(m, rankings),
+        ranking_table(ranked),
     )

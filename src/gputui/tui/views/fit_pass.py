@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from gputui.catalog import load_catalog
 from gputui.core.errors import UserError
@@ -28,7 +29,6 @@ from gputui.fit import (
     Ranked,
     Target,
     TransformerCheck,
-    TransformerRanked,
     TransformerSpec,
     check,
     load_any,
@@ -116,8 +116,7 @@ def estimate_pass(
     mtime = mtime_of(path)
     models: tuple[AnyModel, ...]
     error: str | None = None
-    rankings: dict[str, list[Ranked]] = {}
-    transformer_rankings: dict[str, list[TransformerRanked]] = {}
+    rankings: dict[str, list[Ranked[Any]]] = {}
     if (
         not reload
         and previous is not None
@@ -126,7 +125,6 @@ def estimate_pass(
         and previous.error is None
     ):
         models, rankings = previous.models, dict(previous.rankings)
-        transformer_rankings = dict(previous.transformer_rankings)
         warnings = list(previous.warnings)
     else:
         try:
@@ -142,7 +140,6 @@ def estimate_pass(
         warnings=tuple(warnings),
         catalog=catalog,
         rankings=rankings,
-        transformer_rankings=transformer_rankings,
     )
     if snapshot is None:
         return replace(read, elapsed_s=clock() - started)
@@ -170,12 +167,12 @@ def estimate_pass(
     for model in models if rank else ():
         if clock() - started > budget_s:
             break
+        if model.name in rankings:
+            continue
+        # one dict for every kind; the two branches only pick check()'s typed overload
         if isinstance(model, TransformerSpec):
-            if model.name not in transformer_rankings:
-                transformer_rankings[model.name] = list(
-                    check(FitRequest(model, catalog=catalog)).ranked
-                )
-        elif model.name not in rankings:
+            rankings[model.name] = list(check(FitRequest(model, catalog=catalog)).ranked)
+        else:
             rankings[model.name] = list(check(FitRequest(model, catalog=catalog)).ranked)
     return replace(
         read,
@@ -183,7 +180,6 @@ def estimate_pass(
         unavailable=tuple(lost),
         checks=tuple(checks),
         rankings=rankings,
-        transformer_rankings=transformer_rankings,
         stopped=stopped,
         elapsed_s=clock() - started,
     )

@@ -12,8 +12,10 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from gputui.catalog import Catalog
-    from gputui.fit import AnyModel, ModelCheck, Ranked, Target, TransformerCheck, TransformerRanked
+    from gputui.fit import AnyModel, ModelCheck, Ranked, Target, TransformerCheck
     from gputui.fit.targets import Unavailable
 
 
@@ -31,9 +33,6 @@ class FitPass:
     targets: tuple[Target, ...] = ()
     unavailable: tuple[Unavailable, ...] = ()
     checks: tuple[ModelCheck | TransformerCheck, ...] = ()
-    rankings: dict[str, list[Ranked]] = field(default_factory=dict)
-    transformer_rankings: dict[str, list[TransformerRanked]] = field(
-        default_factory=dict
-    )  # kind = "transformer"
+    rankings: dict[str, list[Ranked[Any]]] = field(default_factory=dict)  # by model name, any kind
     stopped: str | None = None  # why the pass did not finish
     elapsed_s: float = 0.0

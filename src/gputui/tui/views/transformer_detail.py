@@ -7,27 +7,33 @@ workload, the breakdown at the peak, the largest batch and the longest context
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 from gputui.core.textsafe import visible
-from gputui.fit import TransformerCheck
-from gputui.fit import TransformerRanked as Ranked
+from gputui.fit import Ranked, TransformerCheck
 from gputui.fit import transformer_model_line as model_line
 from gputui.fit import transformer_workload_line as workload_line
 from gputui.fit.report import gib
 from gputui.fit.units import count
-from gputui.tui.views.detail_tables import breakdown_table, titled_table
-
-VERDICT_STYLE = {"fits": "green", "tight": "yellow", "does not fit": "bold red"}
+from gputui.tui.views.detail_tables import (
+    VERDICT_STYLE,
+    breakdown_table,
+    ranking_table,
+    titled_table,
+)
 
 
 def _verdict(v: str | None) -> Text:
     return Text(v or "-", style=VERDICT_STYLE.get(v or "", ""))
 
 
-def transformer_detail(c: TransformerCheck, ranked: list[Ranked] | None, top: int = 10) -> Group:
+def transformer_detail(
+    c: TransformerCheck, ranked: list[Ranked[Any]] | None, top: int = 10
+) -> Group:
     e = c.estimate
     wl = e.workload
     seq_word = "prompt" if wl.mode == "generate" else "sequence"
@@ -42,7 +48,7 @@ def transformer_detail(c: TransformerCheck, ranked: list[Ranked] | None, top: in
         breakdown_table(e.breakdown.as_dict()),
         _answers(c, seq_word),
         *(Text(f"note: {visible(w)}", style="yellow") for w in e.warnings),
-        _ranking(ranked, wl.mode, top),
+        ranking_table(ranked, top),
     )
 
 
@@ -77,38 +83,5 @@ def _answers(c: TransformerCheck, seq_word: str) -> Table:
             count(e.max_batch_size_free or 0),
             f"{longest:,}" if longest else "none fits",
             f"{longest + extra:,}" if longest else "-",
-        )
-    return t
-
-
-def _ranking(ranked: list[Ranked] | None, mode: str, top: int) -> Table:
-    word = {"train": "train tok/s", "generate": "decode tok/s"}.get(mode, "prefill tok/s")
-    t = titled_table(
-        f"Other cards (top {top})",
-        (
-            "#",
-            "card",
-            "memory",
-            "verdict",
-            "max batch",
-            "longest",
-            f"{word} (rough)",
-            "cards needed",
-        ),
-        left={"card"},
-    )
-    if ranked is None:
-        t.caption = "ranking the catalog's cards… (shown on a later pass)"
-    for i, r in enumerate((ranked or [])[:top]):
-        need = f"{r.min_cards[0]} ({r.min_cards[1]})" if r.min_cards else "> 64"
-        t.add_row(
-            str(i + 1),
-            Text(r.card.name),
-            gib(r.card.memory_bytes),
-            _verdict(r.estimate.verdict),
-            count(r.estimate.max_batch_size),
-            f"{r.estimate.longest_seq:,}",
-            f"{r.tokens_per_s:,.0f}" if r.tokens_per_s else "-",
-            need,
         )
     return t
