@@ -181,6 +181,8 @@ def private_uses() -> dict[str, set[str]]:
                 isinstance(node, ast.Attribute)
                 and id(node) not in self_reads
                 and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+                # the standard library's own private-looking names (os._exit) are not Textual's
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("os", "sys"))
                 and node.attr in everything
                 and node.attr not in own_elsewhere
             ):

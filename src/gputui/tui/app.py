@@ -171,6 +171,17 @@ class GpuTuiApp(PolledApp, HangUp, DashboardActions, App[int]):
     def get_default_screen(self) -> Screen[Any]:
         return self.dashboard
 
+    def on_mount(self) -> None:
+        self.app_resume_signal.subscribe(self, self._repaint_everything)
+
+    def _repaint_everything(self, _app: object = None) -> None:
+        """After `fg`: the shell may have cleared the screen while the app was stopped, and
+        Textual sends only the lines it thinks changed, so a line that did not (the
+        banner, a border) would stay blank: every widget paints again."""
+        self.screen.refresh(layout=True)
+        for widget in self.screen.walk_children():
+            widget.refresh()
+
     async def on_dashboard_ready(self, message: DashboardReady) -> None:
         if self.settings is not None:
             from gputui.tui.settings_apply import apply_settings
