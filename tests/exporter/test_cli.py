@@ -38,7 +38,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
         (["--interval", "0"], "--interval: 0 s is out of range"),
         (["--tls-cert", "x.pem"], "--tls-cert and --tls-key go together"),
         (["--basic-auth-file", "users"], "needs --tls-cert and --tls-key"),
-        (["--scenario", "missing.toml"], "--scenario: missing.toml: no such file"),
+        (["--scenario", "missing.toml"], "--scenario: missing.toml: scenario file not found"),
         (["--models", "missing.toml"], "--models: missing.toml: no such file"),
     ],
 )

@@ -9,7 +9,6 @@ from __future__ import annotations
 import sys
 
 from gputui.commands import add_source_arguments, checked_scenario, path_arg
-from gputui.core import pathprobe
 from gputui.sources import registry
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
@@ -146,6 +145,8 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
         args.scenario = checked_scenario(args.scenario)
         check_option_file(args.scenario, "--scenario")
     # The sources' options, as the registry declares them: a file named must exist.
+    from gputui.core import pathprobe  # here: `snapshot` imports this module, not pathlib
+
     given = {o.dest: getattr(args, o.dest, None) for o in registry.options()}
     for option in registry.options():
         path = given[option.dest]
