@@ -146,7 +146,8 @@ def run(args: Args) -> int:
     try:
         snap = source.poll()
         again = getattr(source, "host_again", None)
-        if callable(again) and _cpu_unknown(snap):
+        gpm_pending = bool(getattr(source, "gpm_pending", False))
+        if callable(again) and (_cpu_unknown(snap) or gpm_pending):
             import time
 
             time.sleep(CPU_WINDOW_S)

@@ -23,7 +23,7 @@ import pytest
 
 FAKE = Path(
     os.environ.get(
-        "FAKENVML_DIR", Path(__file__).resolve().parents[2] / ".." / "shared" / "fakenvml"
+        "FAKENVML_DIR", Path(__file__).resolve().parents[3] / ".." / "shared" / "fakenvml"
     )
 )
 FROZEN = "1800000000"

@@ -14,6 +14,21 @@ from .conftest import FakeMig, FakeNvml
 SM, OCC, TENSOR, DRAM = 2, 3, 5, 10
 
 
+class Clock:
+    """The source's clock: a poll comes a second after the last, as the dashboard's do."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def _open() -> NvmlSource:
+    return NvmlSource.open(with_host=False, clock=Clock())
+
+
 def _hopper(fake: FakeNvml, values: dict[int, float]) -> None:
     gpu = fake.gpus[0]
     gpu.name, gpu.cc, gpu.gpm = "NVIDIA H100 80GB HBM3", (9, 0), True
@@ -22,7 +37,7 @@ def _hopper(fake: FakeNvml, values: dict[int, float]) -> None:
 
 def test_a_gpu_with_gpm_reports_its_four_figures(fake_nvml: FakeNvml) -> None:
     _hopper(fake_nvml, {SM: 31.0, OCC: 12.5, TENSOR: 8.0, DRAM: 14.0})
-    src = NvmlSource.open(with_host=False)
+    src = _open()
     try:
         snap = src.poll()
         h100, other = snap.devices
@@ -43,7 +58,7 @@ def test_gpm_support_is_asked_once_and_samples_only_where_supported(
     fake_nvml: FakeNvml,
 ) -> None:
     _hopper(fake_nvml, {SM: 50.0, OCC: 20.0, TENSOR: 10.0, DRAM: 30.0})
-    src = NvmlSource.open(with_host=False)
+    src = _open()
     try:
         for _ in range(3):
             src.poll()
@@ -58,7 +73,7 @@ def test_gpm_support_is_asked_once_and_samples_only_where_supported(
 
 def test_a_metric_the_gpu_lacks_is_none_and_not_asked_again(fake_nvml: FakeNvml) -> None:
     _hopper(fake_nvml, {SM: 40.0, OCC: 20.0, TENSOR: 10.0})  # no DRAM figure
-    src = NvmlSource.open(with_host=False)
+    src = _open()
     try:
         first = src.poll().devices[0].sample
         assert first is not None and first.dram_active_pct is None and first.sm_active_pct == 40.0
@@ -71,7 +86,7 @@ def test_a_metric_the_gpu_lacks_is_none_and_not_asked_again(fake_nvml: FakeNvml)
 def test_support_query_not_supported_means_no_gpm(fake_nvml: FakeNvml) -> None:
     _hopper(fake_nvml, {SM: 40.0})
     fake_nvml.gpus[0].errors["nvmlGpmQueryDeviceSupport"] = pynvml.NVML_ERROR_NOT_SUPPORTED
-    src = NvmlSource.open(with_host=False)
+    src = _open()
     try:
         dev = src.poll().devices[0]
     finally:
@@ -84,7 +99,7 @@ def test_support_query_not_supported_means_no_gpm(fake_nvml: FakeNvml) -> None:
 def test_a_driver_without_gpm_reads_everything_else(fake_nvml: FakeNvml) -> None:
     _hopper(fake_nvml, {SM: 40.0})
     fake_nvml.missing.add("nvmlGpmQueryDeviceSupport")
-    src = NvmlSource.open(with_host=False)
+    src = _open()
     try:
         dev = src.poll().devices[0]
     finally:
@@ -95,7 +110,7 @@ def test_a_driver_without_gpm_reads_everything_else(fake_nvml: FakeNvml) -> None
 
 def test_a_gpu_lost_between_samples_is_failed(fake_nvml: FakeNvml) -> None:
     _hopper(fake_nvml, {SM: 40.0, OCC: 1.0, TENSOR: 1.0, DRAM: 1.0})
-    src = NvmlSource.open(with_host=False)
+    src = _open()
     try:
         src.poll()
         fake_nvml.gpus[0].errors["nvmlGpmSampleGet"] = pynvml.NVML_ERROR_GPU_IS_LOST
@@ -115,7 +130,7 @@ def test_each_gpu_instance_has_its_own_figures(fake_nvml: FakeNvml) -> None:
         FakeMig(parent=gpu, index=1, gpu_instance=5, name="NVIDIA H100 80GB HBM3 MIG 1g.20gb"),
     ]
     gpu.gpm_instances = {1: {SM: 80.0, OCC: 40.0, TENSOR: 50.0, DRAM: 60.0}, 5: {SM: 12.0}}
-    src = NvmlSource.open(with_host=False)
+    src = _open()
     try:
         dev = src.poll().devices[0]
     finally:
@@ -125,3 +140,25 @@ def test_each_gpu_instance_has_its_own_figures(fake_nvml: FakeNvml) -> None:
     assert small.sm_active_pct == 12.0 and small.dram_active_pct is None
     assert dev.sample is not None and dev.sample.sm_active_pct == 60.0
     assert fake_nvml.n("nvmlGpmMigSampleGet", 0) == 4  # two instances, at open and at the poll
+
+
+def test_a_poll_right_after_open_waits_for_nothing_and_reads_them_later(
+    fake_nvml: FakeNvml,
+) -> None:
+    """Too soon after open for an interval: no figure (not a 0), the source says they are
+    pending, and `host_again` (what a one-shot `snapshot` calls after its short CPU
+    window) fills them in."""
+    _hopper(fake_nvml, {SM: 31.0, OCC: 12.5, TENSOR: 8.0, DRAM: 14.0})
+    clock = Clock()
+    src = NvmlSource.open(with_host=False, clock=lambda: clock.now)
+    try:
+        first = src.poll()
+        assert first.devices[0].sample is not None
+        assert first.devices[0].sample.sm_active_pct is None and src.gpm_pending
+        clock.now += 0.2
+        later = src.host_again(first)
+        assert later.devices[0].sample is not None
+        assert later.devices[0].sample.sm_active_pct == 31.0 and not src.gpm_pending
+        assert later.devices[1] == first.devices[1]  # a GPU without GPM is left as it was
+    finally:
+        src.close()

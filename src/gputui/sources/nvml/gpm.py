@@ -11,9 +11,10 @@ DCGM's profiling fields do (`DCGM_FI_PROF_SM_ACTIVE`, ...), without DCGM:
   through `nvmlGpmMigSampleGet` on the parent's handle) and asks
   `nvmlGpmMetricsGet` for the mean of each metric between the previous sample and
   this one: the values cover the interval since the last poll, as DCGM's do;
-- the first sample is taken at open, so the first poll already has an interval;
-  a one-shot command that polls at once waits until `MIN_INTERVAL_S` has passed
-  since it, since a few milliseconds of counters say little.
+- the first sample is taken at open; a read less than `MIN_INTERVAL_S` after it gives
+  nothing and stays `pending` (a few milliseconds of counters say little): the
+  dashboard's second poll has the figures, and a one-shot command reads them again after
+  the short window it waits anyway for the host's CPU (`NvmlSource.host_again`).
 
 A GPU lost between two samples raises `DeviceFailed` like every other query; any
 other GPM error leaves that poll's values None (a metric NotSupported on its own
@@ -114,15 +115,19 @@ class GpmReader:
     def active(self) -> bool:
         return not self._dead
 
+    @property
+    def pending(self) -> bool:
+        """No reading yet: the first read came too soon after open (`read` gave {})."""
+        return self._first and not self._dead
+
     def read(self) -> dict[int | None, GpmValues]:
         """Values since the last read, by GPU instance id (None: the whole GPU)."""
         if self._dead:
             return {}
         if self._first:
+            if self._clock() - self._opened_at < MIN_INTERVAL_S:
+                return {}  # too soon after open to say anything: ask again later (pending)
             self._first = False
-            waited = self._clock() - self._opened_at
-            if waited < MIN_INTERVAL_S:
-                time.sleep(MIN_INTERVAL_S - waited)
         out: dict[int | None, GpmValues] = {}
         for gi, stream in self._streams.items():
             out[gi] = self._read_stream(gi, stream)

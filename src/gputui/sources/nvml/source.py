@@ -73,7 +73,7 @@ from gputui.model.snapshot import (
 from gputui.sources.base import Source
 from gputui.sources.errors import SourceUnavailable
 from gputui.sources.nvml.calls import CUDA_VERSION, DRIVER_VERSION, NVML_VERSION
-from gputui.sources.nvml.gpm_values import with_gpm
+from gputui.sources.nvml.gpm_values import gpm_again, with_gpm
 from gputui.sources.nvml.procs import ProcessReader
 from gputui.sources.nvml.query import DeviceFailed, DeviceQuery, human_reason
 from gputui.sources.nvml.reading import (
@@ -250,7 +250,7 @@ class NvmlSource(Source):
                 _optional_text(system, "nvml_version", NVML_VERSION),
             )
             archs = arch_names() if detail == "full" else {}
-            devices = [_open_device(i, archs, detail) for i in range(count)]
+            devices = [_open_device(i, archs, detail, clock) for i in range(count)]
             host: HostSampler | None = None
             if with_host:
                 host = _open_host_sampler()
@@ -340,18 +340,26 @@ class NvmlSource(Source):
             )
 
     def host_again(self, snapshot: Snapshot) -> Snapshot:
-        """`snapshot` with the host's and its processes' CPU read again (the rest as polled).
+        """`snapshot` with the host's and its processes' CPU read again, and GPM's figures
+        where the poll was too soon for them (the rest as polled).
 
         A one-shot command polls once, right after opening: the CPU counters then cover no
         time at all, so CPU reads unknown. `gputui snapshot` waits a short window and
         calls this, which reads the host side alone, without a second NVML poll."""
         host = self._host
-        if host is None:
-            return snapshot
         with self._lock:
+            if self.gpm_pending:
+                snapshot = gpm_again(snapshot, self._devices)
+            if host is None:
+                return snapshot
             return replace(
                 snapshot, host=host.sample(), processes=host.enrich(snapshot.processes)
             )
+
+    @property
+    def gpm_pending(self) -> bool:
+        """A GPU with GPM was polled too soon after open to have its figures yet."""
+        return any(d.gpm is not None and d.gpm.pending for d in self._devices)
 
     def close(self) -> None:
         with self._lock:
@@ -384,7 +392,12 @@ class NvmlSource(Source):
         return tuple(out)
 
 
-def _open_device(index: int, archs: dict[int, str], detail: Detail = "full") -> _Device:
+def _open_device(
+    index: int,
+    archs: dict[int, str],
+    detail: Detail = "full",
+    clock: Callable[[], float] = time.monotonic,
+) -> _Device:
     try:
         handle = pynvml.nvmlDeviceGetHandleByIndex(index)
     except pynvml.NVMLError as exc:
@@ -400,7 +413,7 @@ def _open_device(index: int, archs: dict[int, str], detail: Detail = "full") -> 
             from gputui.sources.nvml.mig import MigReader, open_mig_devices
 
             mig = MigReader(open_mig_devices(q))
-        gpm = _gpm_reader(q, mig)
+        gpm = _gpm_reader(q, mig, clock)
     except DeviceFailed as exc:
         fields = dict(partial)
         fields.setdefault("name", "Unknown GPU")
@@ -412,7 +425,9 @@ def _open_device(index: int, archs: dict[int, str], detail: Detail = "full") -> 
     return device
 
 
-def _gpm_reader(q: DeviceQuery, mig: MigReader | None) -> GpmReader | None:
+def _gpm_reader(
+    q: DeviceQuery, mig: MigReader | None, clock: Callable[[], float] = time.monotonic
+) -> GpmReader | None:
     """A GPM reader where the GPU has GPM (gpm.py is imported only then); else None, and
     "gpm" joins the device's unsupported keys."""
     from gputui.sources.nvml.gpm import GpmReader, device_supports_gpm
@@ -425,7 +440,7 @@ def _gpm_reader(q: DeviceQuery, mig: MigReader | None) -> GpmReader | None:
         instances = tuple(
             m.static.gpu_instance_id for m in mig.devices if m.static.gpu_instance_id is not None
         )
-    reader = GpmReader(q.handle, instances)
+    reader = GpmReader(q.handle, instances, clock)
     if not reader.active:
         q.unsupported.add("gpm")
         return None
