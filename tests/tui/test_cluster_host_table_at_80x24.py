@@ -57,3 +57,17 @@ async def test_host_table_fits_80x24() -> None:
         assert all(len(ln.rstrip()) <= 80 for ln in table)
         info = lines[0]
         assert "4 hosts, 8 GPUs" in info and "updated 12:00:00" in info and "every 3600" in info
+
+
+async def test_the_gpu_table_keeps_its_figures_at_80_columns_and_shows_sms_wider() -> None:
+    """GPM's SMs column is the first to give way: at 80 columns the GPU table keeps Util,
+    memory, temperature and power; from 100 columns SMs is there too."""
+    for width, sms in ((80, False), (120, True)):
+        app = make_app(FixedSource())
+        async with app.run_test(size=(width, 32)) as pilot:
+            await ready(pilot)
+            gpus = app.screen.query_one("#cluster-gpus", SortedTable)
+            header = _screen_lines(app)[gpus.region.y]
+            assert ("SMs" in header) is sms, header
+            for label in ("Util", "Mem GiB", "Temp"):
+                assert label in header, header

@@ -211,7 +211,7 @@ class ClusterScreen(_SortingScreen):
         yield Static("", id="cluster-people")
         yield Input(placeholder="filter hosts and GPUs (escape clears)", id="cluster-filter")
         yield Static("GPUs of the hosts on screen", classes="cluster-title")
-        yield SortedTable(rows.GPU_COLUMNS, id="cluster-gpus")
+        yield SortedTable(rows.GPU_COLUMNS, id="cluster-gpus", min_width=rows.GPU_MIN_WIDTH)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -420,7 +420,7 @@ class HostScreen(_SortingScreen):
     def compose(self) -> ComposeResult:
         yield Static("", id="host-info")
         yield Static("GPUs", classes="cluster-title")
-        yield SortedTable(rows.GPU_COLUMNS, id="host-gpus")
+        yield SortedTable(rows.GPU_COLUMNS, id="host-gpus", min_width=rows.GPU_MIN_WIDTH)
         yield Static("Processes", classes="cluster-title")
         yield SortedTable(PROCESS_COLUMNS, id="host-processes")
         yield Static("", id="host-note")

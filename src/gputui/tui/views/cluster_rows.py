@@ -220,6 +220,9 @@ def _gpu_state(r: GpuRow) -> str:
     return r.host.state
 
 
+# GPM's SMs column gives way first on a narrow terminal (a fleet without GPM leaves it blank).
+GPU_MIN_WIDTH = {"sms": 100}
+
 GPU_COLUMNS: tuple[Column, ...] = (
     Column("host", "Host", lambda r: r.host.name, lambda r: (r.host.name, r.place)),
     Column("gpu", "GPU", GpuRow.label, lambda r: r.place, True),
