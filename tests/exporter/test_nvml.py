@@ -4,31 +4,19 @@ through the same path as on a GPU machine. Skipped without gcc or the fake's sou
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-FAKE = Path(
-    os.environ.get(
-        "FAKENVML_DIR", Path(__file__).resolve().parents[2] / ".." / "shared" / "fakenvml"
-    )
-)
+from tests.fakenvml_lib import FAKE, NEEDS_FAKE
+
 FROZEN = 1_767_225_600.0
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc to build the fake NVML"),
-    pytest.mark.skipif(
-        not (FAKE / "fakenvml.c").is_file(), reason=f"no fake NVML sources at {FAKE}"
-    ),
-]
+pytestmark = NEEDS_FAKE
 
 SCENARIO = """
 driver_version = 550.54.15

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,11 +20,8 @@ from typing import Any
 
 import pytest
 
-FAKE = Path(
-    os.environ.get(
-        "FAKENVML_DIR", Path(__file__).resolve().parents[3] / ".." / "shared" / "fakenvml"
-    )
-)
+from tests.fakenvml_lib import FAKE, NEEDS_FAKE
+
 FROZEN = "1800000000"
 GPM_FIELDS = ("sm_active_pct", "sm_occupancy_pct", "tensor_active_pct", "dram_active_pct")
 GPM_SYMBOLS = (
@@ -33,13 +29,7 @@ GPM_SYMBOLS = (
     "nvmlGpmMigSampleGet nvmlGpmMetricsGet"
 )
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc to build the fake NVML"),
-    pytest.mark.skipif(
-        not (FAKE / "fakenvml.c").is_file(), reason=f"no fake NVML sources at {FAKE}"
-    ),
-]
+pytestmark = NEEDS_FAKE
 
 
 def _scenario(folder: Path, name: str) -> Path:

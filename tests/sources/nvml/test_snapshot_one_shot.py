@@ -7,27 +7,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-FAKE = Path(
-    os.environ.get(
-        "FAKENVML_DIR", Path(__file__).resolve().parents[3] / ".." / "shared" / "fakenvml"
-    )
-)
+from tests.fakenvml_lib import FAKE, NEEDS_FAKE
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc to build the fake NVML"),
-    pytest.mark.skipif(
-        not (FAKE / "fakenvml.c").is_file(), reason=f"no fake NVML sources at {FAKE}"
-    ),
-]
+pytestmark = NEEDS_FAKE
 
 SCENARIO = """
 driver_version = 550.54.15
