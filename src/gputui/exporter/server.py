@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import ServerHandler, WSGIRequestHandler
 
-from prometheus_client.exposition import choose_encoder, gzip_accepted, make_wsgi_app
+from prometheus_client import exposition
+from prometheus_client.exposition import gzip_accepted, make_wsgi_app
 from prometheus_client.registry import CollectorRegistry
 
 from gputui.core.errors import UserError
@@ -47,6 +48,12 @@ from gputui.exporter.listen import parse_listen
 __all__ = ["MetricsServer", "TlsFiles", "parse_listen"]
 
 StartResponse = Callable[..., Any]
+
+# The library's content negotiation: `choose_encoder` in newer versions, `choose_formatter`
+# before it (the floor, 0.14, has only that); both answer (encoder, content type).
+CHOOSE: Callable[[str], tuple[Any, str]] = getattr(
+    exposition, "choose_encoder", None
+) or getattr(exposition, "choose_formatter")
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
 LANDING = (
@@ -171,7 +178,7 @@ def content_type(accept: str) -> str | None:
     version it accepts into the Content-Type: only printable ASCII may go back out.
     """
     try:
-        chosen = choose_encoder(accept)[1]
+        chosen = CHOOSE(accept)[1]
     except Exception:  # noqa: BLE001 - whatever the library raises on a client's header
         return None
     return chosen if chosen.isascii() and chosen.isprintable() else None
