@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 FAKE = Path(
-    os.environ.get("FAKENVML_DIR", Path(__file__).resolve().parents[1] / ".." / "shared" / "fakenvml")
+    os.environ.get(
+        "FAKENVML_DIR", Path(__file__).resolve().parents[1] / ".." / "shared" / "fakenvml"
+    )
 )
 
 NEEDS_FAKE = [

@@ -87,21 +87,35 @@ def test_a_mig_gpu_has_gpm_per_instance_and_none_for_the_card() -> None:
     from gputui.model.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, MigDevice, Snapshot
 
     migs = (
-        MigDevice(index=0, gpu_instance_id=1, profile="4g.40gb", memory_used=1 << 30,
-                  memory_free=1 << 30, sm_active_pct=80.0, dram_active_pct=60.0),
-        MigDevice(index=1, gpu_instance_id=5, profile="1g.20gb", memory_used=1 << 30,
-                  memory_free=1 << 30, sm_active_pct=12.0),
+        MigDevice(
+            index=0,
+            gpu_instance_id=1,
+            profile="4g.40gb",
+            memory_used=1 << 30,
+            memory_free=1 << 30,
+            sm_active_pct=80.0,
+            dram_active_pct=60.0,
+        ),
+        MigDevice(
+            index=1,
+            gpu_instance_id=5,
+            profile="1g.20gb",
+            memory_used=1 << 30,
+            memory_free=1 << 30,
+            sm_active_pct=12.0,
+        ),
     )
     dev = DeviceSnapshot(
         info=DeviceInfo(index=0, name="NVIDIA H100 80GB HBM3", mig_mode=True),
         sample=DeviceSample(utilization_gpu=None, sm_active_pct=45.0, dram_active_pct=30.0),
         mig_devices=migs,
     )
-    families = build_families(Snapshot(timestamp=0.0, source="nvml", devices=(dev,)),
-                              hostname="h")
+    families = build_families(Snapshot(timestamp=0.0, source="nvml", devices=(dev,)), hostname="h")
     got = {
         (s.labels.get("GPU_I_ID"), s.labels.get("mig")): s.value
-        for f in families if f.name == "DCGM_FI_PROF_SM_ACTIVE" for s in f.samples
+        for f in families
+        if f.name == "DCGM_FI_PROF_SM_ACTIVE"
+        for s in f.samples
     }
     assert got == {("1", "0:0"): 0.8, ("5", "0:1"): 0.12}  # no series for the card itself
     dram = [s for f in families if f.name == "DCGM_FI_PROF_DRAM_ACTIVE" for s in f.samples]

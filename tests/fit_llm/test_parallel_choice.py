@@ -81,7 +81,9 @@ def test_explicit_parallel_is_honoured_even_when_it_does_not_fit(
     assert rc == 1 and "2 GPUs (ddp, TP 1 x PP 1)" in out and "parallel: " not in out
     _, d = run_json(capsys, *FULL_8B, "--gpus", "8", "--parallel", "fsdp", "--gpu", "RTX 4090")
     assert d["workload"]["parallel"] == "fsdp" and d["parallel_choice"]["chosen_by"] == "asked"
-    assert round(d["estimates"][0]["peak_bytes"] / GIB, 1) == 30.5  # the figure reported for this model
+    assert (
+        round(d["estimates"][0]["peak_bytes"] / GIB, 1) == 30.5
+    )  # the figure reported for this model
 
 
 def test_inference_default_splits_by_pipeline_when_heads_do_not_split(
@@ -167,7 +169,11 @@ def test_all_cards_choose_per_card_and_name_the_strategy(
     rows = {r["card"]: r for r in d["ranking"]}
     h200 = rows[H200]
     zero2, _ = peak_of(capsys, *FULL_8B, "--gpus", "2", "--parallel", "zero2", "--gpu", H200)
-    assert rc == 0 and h200["fits"] and h200["kind_facts"]["parallel"] == h200["cards_split"] == "zero2"
+    assert (
+        rc == 0
+        and h200["fits"]
+        and h200["kind_facts"]["parallel"] == h200["cards_split"] == "zero2"
+    )
     assert h200["peak_bytes"] == zero2
     _, out = run(capsys, *FULL_8B, "--gpus", "2", "--all-cards")
     assert "2 GPUs (per card, the cheapest strategy that fits: cards needed)" in out

@@ -38,7 +38,11 @@ MODELS = str(Path(__file__).resolve().parent / "prometheus_models.toml")
 _UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
 # Fields the reader keeps as floats (the rest it rounds): watts, and GPM's ratios as percent.
 _FLOAT_FIELDS = {
-    "power_w", "power_limit_w", "sm_active_pct", "sm_occupancy_pct", "tensor_active_pct",
+    "power_w",
+    "power_limit_w",
+    "sm_active_pct",
+    "sm_occupancy_pct",
+    "tensor_active_pct",
     "dram_active_pct",
 }
 METRICS = tuple(SAMPLE_METRICS)

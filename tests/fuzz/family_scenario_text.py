@@ -137,7 +137,8 @@ def run_case(case: tuple[str, list[str]], workdir: Path) -> gen.Outcome:
     code, out, err = _run(["snapshot", "--scenario", str(path), "--json"])
     if code != text_code:
         return gen.Outcome(
-            "wrong-accept", f"snapshot --json exit {code} after text exit {text_code} | {err[:80]!r}"
+            "wrong-accept",
+            f"snapshot --json exit {code} after text exit {text_code} | {err[:80]!r}",
         )
     leak = _leak(out)
     if leak:

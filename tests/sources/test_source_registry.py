@@ -148,7 +148,10 @@ def test_a_host_source_with_prometheus_is_refused(capsys: pytest.CaptureFixture[
 def test_a_file_a_source_option_names_must_exist(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--source", "simulated", "--scenario", "missing.toml"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("gputui: --scenario: missing.toml: scenario file not found") and "\n" not in err
+    assert (
+        err.startswith("gputui: --scenario: missing.toml: scenario file not found")
+        and "\n" not in err
+    )
 
 
 def test_the_dashboard_opens_its_source_with_the_options_given(

@@ -53,7 +53,12 @@ async def test_host_table_fits_80x24() -> None:
         for label in ("Host", "State", "GPUs", "Util", "Mem GiB", "Hottest", "Power W", "Age"):
             assert label in header, header
         row = next(ln for ln in table if "gpu-09" in ln)
-        assert "down (sim)" in row and "60C GPU 0" in row and "300" in row and row.rstrip()[-2:] == "7m"
+        assert (
+            "down (sim)" in row
+            and "60C GPU 0" in row
+            and "300" in row
+            and row.rstrip()[-2:] == "7m"
+        )
         assert all(len(ln.rstrip()) <= 80 for ln in table)
         info = lines[0]
         assert "4 hosts, 8 GPUs" in info and "updated 12:00:00" in info and "every 3600" in info

@@ -62,6 +62,7 @@ def test_suspend_in_tmux() -> None:
             return True if text in _tmux(sock, "capture-pane", "-p") else None
 
         assert poll_until(lambda: screen_has("SIMULATED"), 60), _tmux(sock, "capture-pane", "-p")
+
         # A key typed while the app is still starting its input thread may be lost: again.
         def stopped() -> bool | None:
             _tmux(sock, "send-keys", "C-z")

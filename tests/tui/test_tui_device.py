@@ -216,10 +216,19 @@ def test_unsupported_facts_read_na_never_zero_or_off(device_factory: Any) -> Non
 
 
 def test_mig_line_counts_processes_of_its_instance(process_factory: Any) -> None:
-    m = MigDevice(index=1, gpu_instance_id=2, compute_instance_id=0, profile="2g.20gb",
-                  memory_total=20 * GIB, memory_used=5 * GIB)
-    procs = [process_factory(0, 1, gpu_instance_id=2), process_factory(0, 2, gpu_instance_id=1),
-             process_factory(0, 3)]
+    m = MigDevice(
+        index=1,
+        gpu_instance_id=2,
+        compute_instance_id=0,
+        profile="2g.20gb",
+        memory_total=20 * GIB,
+        memory_used=5 * GIB,
+    )
+    procs = [
+        process_factory(0, 1, gpu_instance_id=2),
+        process_factory(0, 2, gpu_instance_id=1),
+        process_factory(0, 3),
+    ]
     line = mig_line(0, m, procs)
     assert line.startswith("MIG 0:1 2g.20gb  GI 2/CI 0") and line.endswith("1 proc")
     assert "mem 5.0/20.0 GiB" in mig_line(0, m) and "util N/A" in mig_line(0, m)

@@ -135,7 +135,11 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
             raise UserError(f"--source {kind}: needs {flag.flag} {flag.metavar}")
     # the cluster view: tui/cluster_app.py
     fleet = entry.scope == "fleet"
-    if fleet or getattr(args, "prometheus", None) is not None or getattr(args, "match", None) is not None:
+    if (
+        fleet
+        or getattr(args, "prometheus", None) is not None
+        or getattr(args, "match", None) is not None
+    ):
         from gputui.tui.cluster_app import run_cluster
 
         return run_cluster(args, interval)

@@ -127,9 +127,7 @@ THROTTLE_NAMES: tuple[str, ...] = tuple(name for _, name in THROTTLE_REASONS if 
 MIG_FIELDS = {"DCGM_FI_DEV_FB_USED": "memory_used", "DCGM_FI_DEV_FB_FREE": "memory_free"}
 # GPM per GPU instance, as dcgm-exporter's profiling fields on a MIG GPU (0-1, none for the card:
 # a card's ratio is not its instances' sum, and a `max by gpu` over both would mix them).
-MIG_RATIOS = {
-    f.name: f.read for f in DCGM_FIELDS if f.name.startswith("DCGM_FI_PROF_")
-}
+MIG_RATIOS = {f.name: f.read for f in DCGM_FIELDS if f.name.startswith("DCGM_FI_PROF_")}
 MIG_CARD_SKIPPED = (*MIG_FIELDS, *MIG_RATIOS, "DCGM_FI_DEV_FB_RESERVED")
 
 

@@ -51,9 +51,8 @@ StartResponse = Callable[..., Any]
 
 # The library's content negotiation: `choose_encoder` in newer versions, `choose_formatter`
 # before it (the floor, 0.14, has only that); both answer (encoder, content type).
-CHOOSE: Callable[[str], tuple[Any, str]] = getattr(
-    exposition, "choose_encoder", None
-) or getattr(exposition, "choose_formatter")
+_NAMES = vars(exposition)
+CHOOSE: Callable[[str], tuple[Any, str]] = _NAMES.get("choose_encoder") or _NAMES["choose_formatter"]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
 LANDING = (

@@ -320,8 +320,13 @@ def cluster_to_dict(cluster: ClusterSnapshot) -> dict[str, Any]:
         "prometheus": cluster.url,
         "timestamp": cluster.timestamp,
         "users": [
-            {"user": u.user, "memory": u.memory, "processes": u.processes, "gpus": u.gpus,
-             "hosts": u.hosts}
+            {
+                "user": u.user,
+                "memory": u.memory,
+                "processes": u.processes,
+                "gpus": u.gpus,
+                "hosts": u.hosts,
+            }
             for u in fleet_users(cluster)
         ],  # fmt: skip
         "hosts": hosts,

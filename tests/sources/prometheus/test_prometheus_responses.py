@@ -265,7 +265,7 @@ LATER: dict[str, tuple[str, fake.Reply, str]] = {
         "metric:DCGM_FI_DEV_FB_FREE",
         vector_of({"metric": ["gpu"], "value": [1, "2"]}),
         # memory keeps its MIG device's labels (a MIG GPU has one series per device)
-        'query max by (Hostname, hostname, instance, gpu, GPU_I_ID, GPU_I_PROFILE, mig) '
+        "query max by (Hostname, hostname, instance, gpu, GPU_I_ID, GPU_I_PROFILE, mig) "
         '({__name__="DCGM_FI_DEV_FB_FREE"})',
     ),
     "fresh-truncated": (

@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 from gputui.sources.simulated.scenario import load_scenario, parse_scenario
 from gputui.sources.simulated.source import SimulatedSource
 
-SCENARIOS = Path(__file__).resolve().parents[3] / "src" / "gputui" / "sources" / "simulated" / "scenarios"
+SCENARIOS = (
+    Path(__file__).resolve().parents[3] / "src" / "gputui" / "sources" / "simulated" / "scenarios"
+)
 DEMO = load_scenario(SCENARIOS / "demo.toml")
 
 times = st.floats(min_value=-3600, max_value=48 * 3600, allow_nan=False)

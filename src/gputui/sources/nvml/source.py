@@ -352,9 +352,7 @@ class NvmlSource(Source):
                 snapshot = gpm_again(snapshot, self._devices)
             if host is None:
                 return snapshot
-            return replace(
-                snapshot, host=host.sample(), processes=host.enrich(snapshot.processes)
-            )
+            return replace(snapshot, host=host.sample(), processes=host.enrich(snapshot.processes))
 
     @property
     def gpm_pending(self) -> bool:

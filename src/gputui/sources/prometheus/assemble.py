@@ -239,9 +239,7 @@ def assemble(
                 b.throttle = b.throttle or set()
                 if s.value >= 1.0:
                     b.throttle.add(visible(s.labels.get("reason", "?")))
-        elif name in PER_INSTANCE_METRICS and b.mig_value(
-            name, s.labels, bounded(name, s.value)
-        ):
+        elif name in PER_INSTANCE_METRICS and b.mig_value(name, s.labels, bounded(name, s.value)):
             continue
         elif not math.isnan(value := bounded(name, s.value)) and name not in b.values:
             b.values[name] = value

@@ -125,7 +125,9 @@ class SortedTable(DataTable[Any]):
     def update_rows(self, items: list[tuple[str, Any]]) -> None:
         """Redraw these rows' changed cells only (rows already shown, in place); a cell that
         outgrows its column (an age of "100s") has the screen refill the table instead."""
-        grown = [(key, [c.cell(row) for c in self.spec]) for key, row in items if key in self._shown]
+        grown = [
+            (key, [c.cell(row) for c in self.spec]) for key, row in items if key in self._shown
+        ]
         if self._grows([k for k, _ in grown], [cells for _, cells in grown]):
             redraw = getattr(self.screen, "_redraw", None)
             if callable(redraw):

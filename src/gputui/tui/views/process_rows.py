@@ -44,9 +44,7 @@ def scrolled(command: str, offset: int) -> str:
     return "…" + command[offset + 1 :]
 
 
-def row_cells(
-    row: TreeRow, shown: Sequence[Column], tagged: bool, offset: int = 0
-) -> list[str]:
+def row_cells(row: TreeRow, shown: Sequence[Column], tagged: bool, offset: int = 0) -> list[str]:
     """What each shown column says for `row`; the command carries the tag mark and the
     tree's prefix, and starts `offset` characters in (scrolled sideways)."""
     mark = TAG_MARK if tagged else ""
