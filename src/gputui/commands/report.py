@@ -1,0 +1,181 @@
+"""`gputui report FILE`: what a recorded run used, per GPU and per process, with plots.
+
+The recording is read through `open_run` (the one place that knows the recording
+store) as a stream of snapshots; the statistics are `gputui.usage`'s. Exports go
+through core/userfile: a file gputui did not write is never replaced.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from gputui.commands import path_arg
+
+MAX_PID = 1 << 22  # Linux's PID limit
+# A recording is opened by the store's own reader, which checks what it holds; this is
+# only the size past which the name cannot be a recording at all.
+MAX_RECORDING_BYTES = 1 << 40
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "report",
+        help="what a recorded run used: utilisation, memory, energy, throttling, per process",
+        description=(
+            "Summarise a recording (gputui record): per GPU utilisation percentiles, memory "
+            "peak, energy from integrated power and time throttled by reason; per process "
+            "start, end, peak GPU memory, mean SM % and energy share; plots of utilisation, "
+            "memory, power and temperature over time (with the plots extra). Docs: "
+            "docs/record.md."
+        ),
+    )
+    p.add_argument("file", type=path_arg, metavar="FILE", help="a recording")
+    p.add_argument(
+        "--since",
+        metavar="T",
+        help="from this time: ISO (2026-12-07T10:00, local time without an offset) or an "
+        "offset from the recording's end (-2h, -1h30m) or start (+30m)",
+    )
+    p.add_argument("--until", metavar="T", help="up to this time (as --since)")
+    p.add_argument("--pid", metavar="PID", help="only this process, on its GPUs, while it ran")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--csv", type=path_arg, metavar="OUT", help="write every GPU sample as CSV")
+    p.add_argument(
+        "--parquet",
+        type=path_arg,
+        metavar="OUT",
+        help="write every GPU sample as Parquet (needs pip install 'gputui[parquet]')",
+    )
+    p.add_argument("--no-plots", action="store_true", help="tables only")
+    p.set_defaults(run=run)
+
+
+def open_run(path: Path) -> Any:
+    """The recording at `path`, by the recording store's reader (`gputui.recording`):
+    `.span()`, `.snapshots(since, until)`, `.meta`."""
+    import importlib
+
+    reader = importlib.import_module("gputui.recording.reader")
+    return reader.open_recording(path)
+
+
+def parse_pid(text: str | None) -> int | None:
+    from gputui.core.errors import UserError
+    from gputui.core.textsafe import visible
+
+    if text is None:
+        return None
+    if not text.strip().isdigit() or not 1 <= int(text) <= MAX_PID:
+        raise UserError(f"--pid: {visible(text)[:40]!r} is not a process id (1 to {MAX_PID})")
+    return int(text)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from gputui.core.errors import UserError
+    from gputui.core.inputfile import check_option_file
+    from gputui.core.quantities import parse_when
+    from gputui.usage.export import PARQUET_HINT, SampleRows, parquet_available
+
+    pid = parse_pid(args.pid)
+    if args.parquet is not None and not parquet_available():
+        raise UserError(PARQUET_HINT)
+    check_option_file(args.file, "FILE", cap=MAX_RECORDING_BYTES)
+    recording = open_run(args.file)
+    start, end = recording.span()
+    since = None if args.since is None else parse_when(args.since, "--since", start=start, end=end)
+    until = None if args.until is None else parse_when(args.until, "--until", start=start, end=end)
+    if since is not None and until is not None and since > until:
+        raise UserError("--since: after --until")
+    gpus = None
+    if pid is not None:
+        since, until, gpus = _lifetime(recording, pid, since, until)
+    rows = SampleRows(gpus) if args.csv is not None or args.parquet is not None else None
+    from gputui.usage.summary import summarise
+
+    summary = summarise(
+        recording.snapshots(since=since, until=until),
+        interval_s=_interval(recording),
+        pid=pid,
+        gpus=gpus,
+        on_snapshot=None if rows is None else rows.add,
+    )
+    if rows is not None:
+        _export(args, rows.rows)
+    if args.json:
+        import json
+
+        from gputui.usage.report_json import report_document
+
+        print(json.dumps(report_document(summary, pid=pid), indent=2))
+        return 0
+    from gputui.usage.report_text import render_text
+
+    sys.stdout.write(render_text(summary))
+    if not args.no_plots and summary.start is not None:
+        sys.stdout.write("\n" + _plots(summary))
+    return 0
+
+
+def _interval(recording: Any) -> float | None:
+    """The polling interval the recording says it used, if it says (else it is measured)."""
+    meta = getattr(recording, "meta", None)
+    value = meta.get("interval_s") if isinstance(meta, dict) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 86400:
+        return float(value)
+    return None
+
+
+def _lifetime(
+    recording: Any, pid: int, since: float | None, until: float | None
+) -> tuple[float, float, frozenset[int]]:
+    """When `pid` was seen in the range and on which GPUs (a first pass over it)."""
+    from gputui.core.errors import UserError
+
+    first = last = None
+    gpus: set[int] = set()
+    for snap in recording.snapshots(since=since, until=until):
+        mine = [p.gpu_index for p in snap.processes if p.pid == pid]
+        if mine:
+            first = snap.timestamp if first is None else first
+            last = snap.timestamp
+            gpus.update(mine)
+    if first is None or last is None:
+        raise UserError(f"--pid: no process {pid} in the recording's range", exit_code=1)
+    return first, last, frozenset(gpus)
+
+
+def _plots(summary: Any) -> str:
+    import os
+    import shutil
+    import sys
+
+    from gputui.usage.plots import INSTALL_HINT, plots_available, render_plots
+
+    if not plots_available():
+        return INSTALL_HINT + "\n"
+    tty = sys.stdout.isatty()
+    width = min(160, shutil.get_terminal_size().columns) if tty else 100
+    return render_plots(summary, width=width, color=tty and not os.environ.get("NO_COLOR"))
+
+
+def _export(args: argparse.Namespace, rows: list[Any]) -> None:
+    from gputui.core.errors import UserError
+    from gputui.core.inputfile import shown
+    from gputui.core.userfile import replace_file
+    from gputui.usage import export
+
+    writes = []
+    if args.csv is not None:
+        writes.append(("--csv", args.csv, export.csv_bytes, export.csv_is_ours))
+    if args.parquet is not None:
+        writes.append(("--parquet", args.parquet, export.parquet_bytes, export.parquet_is_ours))
+    for option, path, encode, ours in writes:
+        try:
+            replace_file(path, encode(rows), new_mode=0o644, may_replace=ours)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise UserError(f"{option}: {shown(path)}: not written: {reason}") from None
