@@ -32,3 +32,68 @@ def process(pid: int, t: float, *, started: float | None = T0 - 100, **kw: Any) 
 
 def snap(t: float, devices: tuple[DeviceSnapshot, ...], *procs: GpuProcess) -> Snapshot:
     return Snapshot(timestamp=t, source="simulated", devices=devices, processes=procs)
+
+
+class ListRecording:
+    """A stand-in for the recording store's reader (`gputui.recording.reader.open_recording`'s
+    `Recording`: span, snapshots(since, until), meta) over snapshots held in a list."""
+
+    def __init__(self, snaps: list[Snapshot], meta: dict[str, Any] | None = None) -> None:
+        self._snaps = snaps
+        self.meta = meta or {}
+
+    def span(self) -> tuple[float, float]:
+        return self._snaps[0].timestamp, self._snaps[-1].timestamp
+
+    def snapshots(self, since: float | None = None, until: float | None = None) -> Any:
+        for s in self._snaps:
+            if (since is None or s.timestamp >= since) and (until is None or s.timestamp <= until):
+                yield s
+
+
+def simulated_run(scenario: str, seconds: int, tmp: Any) -> list[Snapshot]:
+    """One snapshot a second for `seconds` from a scenario file's text (t = 0 at T0 - ...)."""
+    from gputui.sources.simulated.source import SimulatedSource
+
+    path = tmp / "scenario.toml"
+    path.write_text(scenario)
+    source = SimulatedSource.from_scenario(path, clock=lambda: 0.0)
+    return [source.snapshot_at(float(t)) for t in range(seconds)]
+
+
+# A training job with scripted memory: it climbs to 10 GiB over 30 s and stays there; a
+# second job on the other GPU starts at 40 s and ends at 80 s.
+TRAINING = """
+start_timestamp = 1800000000
+
+[[gpu]]
+name = "NVIDIA GeForce RTX 3090"
+memory_total = "24 GiB"
+power_limit_w = 350
+max_sm_clock_mhz = 1995
+max_mem_clock_mhz = 9751
+
+[[gpu]]
+name = "NVIDIA GeForce RTX 3090"
+memory_total = "24 GiB"
+power_limit_w = 350
+max_sm_clock_mhz = 1995
+max_mem_clock_mhz = 9751
+
+[[process]]
+gpu = 0
+pid = 4242
+command = "python train.py"
+gpu_memory = "10 GiB"
+memory_ramp_s = 30
+warmup_s = 10
+
+[[process]]
+gpu = 1
+pid = 5151
+command = "python eval.py"
+gpu_memory = "3 GiB"
+memory_ramp_s = 10
+start_s = 40
+end_s = 80
+"""

@@ -51,4 +51,4 @@ def render_plots(
         plt.xlabel("minutes since the start")
         text = plt.build()
         out.append(text if color else plt.uncolorize(text))
-    return "\n".join(s.rstrip("\n") for s in out) + "\n"
+    return "\n\n".join(s.rstrip("\n") for s in out) + "\n"
