@@ -1,8 +1,9 @@
 """Set-up every test shares.
 
 The catalog keeps a validated copy of itself in the user's cache directory
-(`gputui.catalog.cache`), and the dashboard saves its settings (and looks for a
-models file) in the user's config directory; tests never write to ~, so from
+(`gputui.catalog.cache`), the dashboard saves its settings (and looks for a
+models file) in the user's config directory, and `fit --against` keeps observed
+peaks in the user's data directory; tests never write to ~, so from
 before collection (some test modules load the catalog at import) both go to
 temporary folders of this process, and subprocesses, which inherit the
 environment, use them too. Under pytest-xdist each worker is a process of its
@@ -31,17 +32,18 @@ if os.environ.get("CI"):
 
 CACHE_ENV = "GPUTUI_CACHE_DIR"  # gputui.catalog.cache.ENV (not imported: before collection)
 CONFIG_ENV = "XDG_CONFIG_HOME"  # platformdirs' user_config_dir: settings.toml, models.toml
+DATA_ENV = "GPUTUI_DATA_DIR"  # gputui.usage.observed.ENV: the observed peaks fit compares
 _saved: dict[str, str | None] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    for name in (CACHE_ENV, CONFIG_ENV):
+    for name in (CACHE_ENV, CONFIG_ENV, DATA_ENV):
         _saved[name] = os.environ.get(name)
         os.environ[name] = tempfile.mkdtemp(prefix=f"gputui-test-{name.lower()}-")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for name in (CACHE_ENV, CONFIG_ENV):
+    for name in (CACHE_ENV, CONFIG_ENV, DATA_ENV):
         if name not in _saved:
             continue
         shutil.rmtree(os.environ.get(name, ""), ignore_errors=True)

@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--since: after --until")
     gpus = None
     if pid is not None:
-        since, until, gpus = _lifetime(recording, pid, since, until)
+        since, until, gpus = lifetime(recording, pid, since, until)
     rows = SampleRows(gpus) if args.csv is not None or args.parquet is not None else None
     from gputui.usage.summary import summarise
 
@@ -129,7 +129,7 @@ def _interval(recording: Any) -> float | None:
     return None
 
 
-def _lifetime(
+def lifetime(
     recording: Any, pid: int, since: float | None, until: float | None
 ) -> tuple[float, float, frozenset[int]]:
     """When `pid` was seen in the range and on which GPUs (a first pass over it)."""

@@ -132,6 +132,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--layers", action="store_true", help="also print the per-layer table")
     p.add_argument("--json", action="store_true", help="print JSON (schema in docs/fit.md)")
+    p.add_argument(
+        "--against",
+        type=Path,
+        metavar="RECORDING",
+        help="set each model's estimate beside the observed peak of --pid in this recording "
+        "(docs/record.md)",
+    )
+    p.add_argument("--pid", metavar="PID", help="with --against: the process to compare with")
     add_transformer_arguments(p)  # transformers / LLMs (docs/fit.md, second part)
 
 

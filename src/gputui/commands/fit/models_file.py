@@ -188,6 +188,7 @@ def _check(
     # 0: every model fits on every GPU asked about; 1: one does not; 3: it fits where it
     # could be checked, but a GPU asked about could not be read (lost, memory unreadable).
     code = 1 if not ok else (EXIT_PARTIAL if unavailable else 0)
+    observed = _observed(targets)
     if args.json:
         entries = [
             doc.graph_entry(
@@ -208,6 +209,8 @@ def _check(
             targets=targets,
             unavailable=unavailable,
         )
+        if observed:
+            page["observed_history"] = [h.to_json() for h in observed.values()]
         print(doc.dumps(page))
         return code
     print(f"models: {shown(path)} ({origin})")
@@ -226,6 +229,10 @@ def _check(
             if r.target is t:
                 print()
                 print("\n".join(render_check(r, show_layers=args.layers)))
+        seen = observed.get(_card(t))
+        if seen is not None:
+            print()
+            print(seen.line())
     for m in models:  # MIG GPUs where the model fits no instance now: what would hold it
         placed = [(r.target, r.chosen.peak_bytes) for r in results if r.model is m]
         for line in advice_lines(placed, prefix=f"{m.name}: "):
@@ -234,6 +241,20 @@ def _check(
     if llm:
         print("\n".join(transformer_tables.text_lines(llm, [target_line(t) for t in targets])))
     return code
+
+
+def _card(target: Any) -> str:
+    """The name observed peaks are kept under: the catalog card's, else NVML's."""
+    return str(target.card.name if target.card is not None else target.name)
+
+
+def _observed(targets: Any) -> dict[str, Any]:
+    """What `fit --against` kept about each target's card (usage/observed.py), by card."""
+    from gputui.usage.observed import history, load
+
+    stored = load()
+    found = {_card(t): history(_card(t), stored) for t in targets} if stored else {}
+    return {card: h for card, h in found.items() if h is not None}
 
 
 def _fits_now(e: Any) -> bool:

@@ -349,6 +349,15 @@ class TransformerEntry(_Entry):
     ranking: list[RankRow] | None = Field(description="--all-cards only")
 
 
+class ObservedHistory(_Strict):
+    """What `gputui fit --against` kept about jobs on this card (docs/record.md)."""
+
+    card: str
+    jobs: int = Field(description="comparisons kept for this card")
+    median_ratio: float = Field(description="observed NVML peak / estimate, the median")
+    frameworks: list[str] = Field(description='as named by the jobs\' command lines, or "unknown"')
+
+
 class FitDocument(_Strict):
     schema_version: Literal[3]
     mode: Literal["check", "all-cards"]
@@ -359,6 +368,9 @@ class FitDocument(_Strict):
     unavailable_gpus: list[Unavailable]
     all_fit: bool
     models: list[Annotated[GraphEntry | TransformerEntry, Field(discriminator="kind")]]
+    observed_history: list[ObservedHistory] | None = Field(
+        None, description="only when `fit --against` kept comparisons on a card checked"
+    )
 
 
 def json_schema() -> dict[str, Any]:
