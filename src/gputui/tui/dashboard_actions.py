@@ -176,6 +176,8 @@ class DashboardActions(_AppBase):
                     history=self.process_history.series,
                     extras=self.process_extras if real else None,
                     devices=snap.devices if snap is not None else (),
+                    snapshot=snap,
+                    models_path=self.models_path,
                 )
             )
 

@@ -33,6 +33,10 @@ from gputui.sources.host.source import ProcessExtras
 from gputui.tui.views import formatting as fmt
 from gputui.tui.views.device_facts import instance_label
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
+if TYPE_CHECKING:  # the fit engine loads when a comparison is asked for, not with the screen
+    from gputui.tui.views.process_compare import Comparison
+
 NOT_VISIBLE = "no: another PID namespace"
 SPARK_WIDTH = 40
 
@@ -119,7 +123,10 @@ def facts_table(
 
 class ProcessScreen(ModalScreen[None]):
     CSS_PATH = Path(__file__).with_name("process.tcss")
-    BINDINGS = [Binding("escape,enter,q", "close", "Close")]
+    BINDINGS = [
+        Binding("escape,enter,q", "close", "Close"),
+        Binding("c", "compare", "Compare with a configured model"),
+    ]
 
     def __init__(
         self,
@@ -130,10 +137,15 @@ class ProcessScreen(ModalScreen[None]):
         history: SeriesOf | None = None,
         extras: ExtrasOf | None = None,
         devices: Sequence[DeviceSnapshot] = (),
+        snapshot: Snapshot | None = None,
+        models_path: Path | None = None,
     ) -> None:
         """`extras` None: nothing is read about the process (demo data, or read-only use);
-        `devices` name the MIG instance the process runs in."""
+        `devices` name the MIG instance the process runs in; `snapshot` (the latest poll)
+        and `models_path` (the dashboard's models file) serve "compare" (`c`)."""
         super().__init__()
+        self.snapshot = snapshot
+        self.models_path = models_path
         self.proc = proc
         self.devices = devices
         self.gone = False  # no longer in the latest poll
@@ -182,6 +194,11 @@ class ProcessScreen(ModalScreen[None]):
             yield Static(container, id="process-container")
             yield Static("environment (GPU-related variables)", classes="process-label")
             yield Static(env, id="process-env")
+            yield Static("compare with a configured model", classes="process-label")
+            yield Static(
+                Text("c: each model's estimate beside this process's memory", style="dim"),
+                id="process-compare",
+            )
             yield Static("command", id="process-command-label", classes="process-label")
             # Literal text, wrapped: the full command line is the point of this screen.
             yield Static(self.proc.command or fmt.NA, id="process-command", markup=False)
@@ -216,6 +233,7 @@ class ProcessScreen(ModalScreen[None]):
         )
         gone = current is None
         self.devices = snap.devices
+        self.snapshot = snap
         if current is not None:
             self.listed_at = snap.timestamp
             if self.is_mounted:  # a new point even when the values stand still
@@ -235,3 +253,47 @@ class ProcessScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_compare(self) -> None:
+        if self.snapshot is None:
+            return
+        self.query_one("#process-compare", Static).update(Text("estimating…", style="dim"))
+        observed = self.proc.gpu_memory
+        if self._history is not None and self.listed_at is not None:
+            memory, _ = self._history(self.proc, self.listed_at)
+            observed = max((v for v in memory if v is not None), default=observed)
+        self._compare(self.snapshot, observed)
+
+    @work(thread=True, exit_on_error=False, group="process-compare", exclusive=True)
+    def _compare(self, snap: Snapshot, observed: int | None) -> None:
+        from gputui.tui.views.process_compare import compare
+
+        result = compare(self.models_path, snap, self.proc, observed)
+        with contextlib.suppress(RuntimeError):  # the app has stopped meanwhile
+            self.app.call_from_thread(self._show_compare, comparison_table(result))
+
+    def _show_compare(self, shown: Table | Text) -> None:
+        with contextlib.suppress(NoMatches):  # closed before the estimates finished
+            self.query_one("#process-compare", Static).update(shown)
+
+
+def comparison_table(result: Comparison) -> Table | Text:
+    """The estimates (tensors + CUDA context + allocator reserve) beside the process's
+    peak GPU memory while the dashboard watched, and the ratio."""
+    if result.error is not None:
+        return Text(result.error, style="dim")
+    table = Table(box=None, padding=(0, 2), title_justify="left")
+    for name in ("model", "tensors", "+context", "+allocator", "=estimate", "observed", "ratio"):
+        table.add_column(name, no_wrap=True)
+    seen = result.observed
+    for r in result.rows:
+        ratio = fmt.NA if seen is None or r.estimate <= 0 else f"{seen / r.estimate:.2f}"
+        table.add_row(
+            Text(r.model), fmt.size(r.tensors), fmt.size(r.context), fmt.size(r.allocator),
+            fmt.size(r.estimate), fmt.size(seen), ratio,
+        )  # fmt: skip
+    card = result.card or fmt.NA
+    table.caption = f"on {card}; observed: NVML's memory of the process (context + allocator)"
+    for note in result.notes:
+        table.caption += f"\n{note}"
+    return table
