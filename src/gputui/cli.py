@@ -66,6 +66,10 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         from gputui.commands.tui import fast_args as dashboard_args
 
         args = dashboard_args(words)
+    if args is None and words[:1] == ["report"]:
+        from gputui.commands.report import offsets_as_values
+
+        words = offsets_as_values(words)
     if args is None:
         dashes = _dashes_as_value(words)
         if dashes is not None:

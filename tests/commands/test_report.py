@@ -171,3 +171,22 @@ def test_parquet_export(
     other.write_bytes(b"PAR1 someone else's PAR1")
     code, _, err = report(capsys, str(recording), "--parquet", str(other), "--json")
     assert code == 2 and other.read_bytes() == b"PAR1 someone else's PAR1"
+
+
+def test_an_offset_may_follow_its_option_as_the_next_word(
+    capsys: pytest.CaptureFixture[str], recording: Path
+) -> None:
+    code, out, err = report(capsys, str(recording), "--json", "--since", "-30s", "--until", "-10s")
+    assert code == 0, err
+    assert json.loads(out)["run"]["snapshots"] == 21
+
+
+def test_without_the_recording_store_it_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "gputui.recording.reader", None)
+    path = tmp_path / "run.sqlite"
+    path.write_bytes(b"x")
+    code, out, err = report(capsys, str(path))
+    assert (code, out) == (2, "")
+    assert err == "gputui: FILE: this gputui cannot read recordings (no gputui.recording)\n"

@@ -57,8 +57,33 @@ def open_run(path: Path) -> Any:
     `.span()`, `.snapshots(since, until)`, `.meta`."""
     import importlib
 
-    reader = importlib.import_module("gputui.recording.reader")
+    from gputui.core.errors import UserError
+
+    try:
+        reader = importlib.import_module("gputui.recording.reader")
+    except ModuleNotFoundError as exc:  # a build without the recording store
+        if not (exc.name or "").startswith("gputui.recording"):
+            raise
+        raise UserError("FILE: this gputui cannot read recordings (no gputui.recording)") from None
     return reader.open_recording(path)
+
+
+def offsets_as_values(words: list[str]) -> list[str]:
+    """`--since -2h` as `--since=-2h`: argparse takes a word starting with `-` for an
+    option (only a negative number passes), so an offset would be "expected one argument"."""
+    import re
+
+    out: list[str] = []
+    for i, word in enumerate(words):
+        if (
+            i > 0
+            and words[i - 1] in ("--since", "--until")
+            and re.fullmatch(r"-[0-9][0-9.smhdw]*", word)
+        ):
+            out[-1] = f"{words[i - 1]}={word}"
+        else:
+            out.append(word)
+    return out
 
 
 def parse_pid(text: str | None) -> int | None:
