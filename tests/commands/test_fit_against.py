@@ -131,3 +131,16 @@ def test_a_process_not_in_the_recording(
 ) -> None:
     code, _, err = fit(capsys, MODELS, "--against", str(recording), "--pid", "77")
     assert code == 1 and err == "gputui: --pid: no process 77 in the recording's range\n"
+
+
+def test_a_hugging_face_config_with_its_own_workload(
+    capsys: pytest.CaptureFixture[str], recording: Path
+) -> None:
+    config = str(Path(MODELS).parent / "llm" / "gpt2.json")
+    code, out, err = fit(capsys, config, "--against", str(recording), "--pid", "4242", "--json")
+    assert code == 0, err
+    (row,) = json.loads(out)["comparisons"]
+    assert row["model"] and row["cuda_context_bytes"] > 0
+    assert row["estimate_bytes"] == (
+        row["tensor_bytes"] + row["cuda_context_bytes"] + row["allocator_bytes"]
+    )

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from gputui.core.textsafe import visible
 from gputui.usage.gpu import GpuSummary
 from gputui.usage.process import ProcessSummary
-from gputui.usage.summary import RunSummary
+from gputui.usage.summary import GAP_INTERVALS, RunSummary
 from gputui.usage.timefmt import duration, when
 
 NA = "N/A"
@@ -37,8 +37,8 @@ def run_lines(run: RunSummary) -> list[str]:
     return [
         f"Run: {when(run.start)} to {when(run.end)} ({duration(run.end - run.start)}, "
         f"{run.snapshots} snapshots, every {run.interval_s:g} s, {how})",
-        f"Energy integrates power over intervals up to {run.gap_bound_s:g} s (5 polling "
-        "intervals); longer gaps and intervals with an unknown power are not counted.",
+        f"Energy integrates power over intervals up to {run.gap_bound_s:g} s ({GAP_INTERVALS} "
+        "polling intervals); longer gaps and intervals with an unknown power are not counted.",
     ]
 
 

@@ -79,8 +79,18 @@ def _target(observed: Observed) -> Any:
     return replace(found[0], memory_free=None)  # the card, not what was free then
 
 
-def run(args: argparse.Namespace) -> int:
+def _models(path: Any, args: argparse.Namespace) -> tuple[Any, ...]:
+    """The models a file describes: a models TOML or Keras file as `gputui fit` reads them
+    (its flags applied), any other kind (HF config or folder, GGUF) with its own workload."""
     from gputui.commands.fit.models_file import load
+    from gputui.fit import detect_kind, load_any
+
+    if detect_kind(path) in ("toml", "keras-json", "keras-archive"):
+        return tuple(load(path, args))
+    return tuple(load_any(path))
+
+
+def run(args: argparse.Namespace) -> int:
     from gputui.commands.report import open_run, parse_pid
     from gputui.core.errors import UserError
     from gputui.core.inputfile import check_option_file
@@ -95,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     pid = parse_pid(args.pid)
     assert pid is not None
     path, _origin = resolve_models_path(args.models)
-    models = load(path, args)
+    models = _models(path, args)
     if args.model:
         models = tuple(m for m in models if m.name in args.model)
         if not models:
