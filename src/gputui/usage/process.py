@@ -60,22 +60,25 @@ class ProcessUsage:
         self.unapportioned_s = 0.0
 
     def see(self, t: float, contexts: list[GpuProcess]) -> None:
-        """Its contexts (one per GPU) in one poll."""
+        """Its contexts (one per GPU) in one poll (on every poll of a day: kept lean)."""
         self.last_seen = t
-        known = [c.gpu_memory for c in contexts if c.gpu_memory is not None]
-        if known:
-            held = sum(known)
-            if self.memory_peak is None or held > self.memory_peak:
-                self.memory_peak = held
+        held = None
         for c in contexts:
-            self.gpus.add(c.gpu_index)
-            self.command = c.command or self.command
-            self.user = c.user or self.user
-            if c.gpu_memory is not None and c.gpu_memory > self.peak_by_gpu.get(c.gpu_index, -1):
-                self.peak_by_gpu[c.gpu_index] = c.gpu_memory
-            if c.sm_util is not None:
-                self.sm_sum += c.sm_util
+            gpu, memory, sm = c.gpu_index, c.gpu_memory, c.sm_util
+            self.gpus.add(gpu)
+            if self.command is None:
+                self.command = c.command
+            if self.user is None:
+                self.user = c.user
+            if memory is not None:
+                held = memory if held is None else held + memory
+                if memory > self.peak_by_gpu.get(gpu, -1):
+                    self.peak_by_gpu[gpu] = memory
+            if sm is not None:
+                self.sm_sum += sm
                 self.sm_count += 1
+        if held is not None and (self.memory_peak is None or held > self.memory_peak):
+            self.memory_peak = held
 
     def charge(self, joules: float, basis: str) -> None:
         self.joules_by[basis] = self.joules_by.get(basis, 0.0) + joules
