@@ -10,10 +10,21 @@ from pathlib import Path
 import pytest
 
 from gputui.cli import main
+from gputui.model.alert import AlertChange
 from tests.usage.runs import TRAINING, ListRecording, simulated_run
 
 GIB = 1 << 30
 PEAK = 10 * GIB - (1 << 20)  # the scenario's 10 GiB plateau, as the simulator rounds it
+
+
+T0 = 1_800_000_000.0
+ALERTS = [
+    AlertChange(T0 + 50, "memory_high", "firing", "warning", "GPU 1 memory at 96 %", gpu="1"),
+    AlertChange(T0 + 70, "memory_high", "cleared", "warning", "GPU 1 memory back", gpu="1"),
+    AlertChange(T0 + 75, "xid", "firing", "critical", "XID 79\x1b[2J", gpu="0:MIG-1"),
+    AlertChange(T0 + 79, "process_ended", "firing", "info", "eval ended", gpu="1", pid=5151),
+    AlertChange(T0 + 200, "gpu_lost", "firing", "critical", "after the range", gpu="0"),
+]
 
 
 @pytest.fixture
@@ -21,7 +32,9 @@ def recording(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     snaps = simulated_run(TRAINING, 120, tmp_path)
     path = tmp_path / "run.sqlite"
     path.write_bytes(b"stand-in")
-    monkeypatch.setattr("gputui.commands.report.open_run", lambda _p: ListRecording(snaps))
+    monkeypatch.setattr(
+        "gputui.commands.report.open_run", lambda _p: ListRecording(snaps, alerts=ALERTS)
+    )
     monkeypatch.setenv("TZ", "UTC")
     return path
 
@@ -190,3 +203,18 @@ def test_without_the_recording_store_it_is_one_line(
     code, out, err = report(capsys, str(path))
     assert (code, out) == (2, "")
     assert err == "gputui: FILE: this gputui cannot read recordings (no gputui.recording)\n"
+
+
+def test_the_alert_changes_of_the_range(
+    capsys: pytest.CaptureFixture[str], recording: Path
+) -> None:
+    code, out, _ = report(capsys, str(recording), "--no-plots")
+    assert code == 0 and "Alerts: 3 fired, 1 cleared" in out
+    assert "GPU 0:MIG-1" in out and "XID 79^[[2J" in out and "after the range" not in out
+    code, out, _ = report(capsys, str(recording), "--json", "--until", "+72s")
+    assert [a["rule"] for a in json.loads(out)["alerts"]] == ["memory_high", "memory_high"]
+    code, out, _ = report(capsys, str(recording), "--json", "--pid", "4242")
+    assert [a["rule"] for a in json.loads(out)["alerts"]] == ["xid"]  # its GPU 0's
+    code, out, _ = report(capsys, str(recording), "--json", "--pid", "5151")
+    rules = [a["rule"] for a in json.loads(out)["alerts"]]
+    assert rules == ["memory_high", "memory_high", "process_ended"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gputui.model.alert import AlertChange
 from gputui.model.snapshot import DeviceInfo, DeviceSample, DeviceSnapshot, GpuProcess, Snapshot
 
 GIB = 1 << 30
@@ -38,9 +39,22 @@ class ListRecording:
     """A stand-in for the recording store's reader (`gputui.recording.reader.open_recording`'s
     `Recording`: span, snapshots(since, until), meta) over snapshots held in a list."""
 
-    def __init__(self, snaps: list[Snapshot], meta: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        snaps: list[Snapshot],
+        meta: dict[str, Any] | None = None,
+        alerts: list[AlertChange] | None = None,
+    ) -> None:
         self._snaps = snaps
         self.meta = meta or {}
+        self._alerts = alerts or []
+
+    def alerts(self, since: float | None = None, until: float | None = None) -> list[AlertChange]:
+        return [
+            a
+            for a in self._alerts
+            if (since is None or a.timestamp >= since) and (until is None or a.timestamp <= until)
+        ]
 
     def span(self) -> tuple[float, float]:
         return self._snaps[0].timestamp, self._snaps[-1].timestamp

@@ -130,19 +130,42 @@ def run(args: argparse.Namespace) -> int:
     )
     if rows is not None:
         _export(args, rows.rows)
+    alerts = _alerts(recording, summary.start, summary.end, pid, gpus)
     if args.json:
         import json
 
         from gputui.usage.report_json import report_document
 
-        print(json.dumps(report_document(summary, pid=pid), indent=2))
+        print(json.dumps(report_document(summary, pid=pid, alerts=alerts), indent=2))
         return 0
     from gputui.usage.report_text import render_text
 
-    sys.stdout.write(render_text(summary))
+    sys.stdout.write(render_text(summary, alerts))
     if not args.no_plots and summary.start is not None:
         sys.stdout.write("\n" + _plots(summary))
     return 0
+
+
+def _alerts(
+    recording: Any, since: float | None, until: float | None, pid: int | None,
+    gpus: frozenset[int] | None,
+) -> list[Any] | None:  # fmt: skip
+    """The recording's alert changes over the report's span; with --pid, those of that
+    process, of its GPUs and of the host. None when the recording keeps no alerts."""
+    read = getattr(recording, "alerts", None)
+    if not callable(read) or since is None:
+        return None
+    changes = list(read(since=since, until=until))
+    if pid is None:
+        return changes
+
+    def mine(a: Any) -> bool:
+        if a.pid is not None:
+            return bool(a.pid == pid)
+        gpu = None if a.gpu is None else a.gpu.split(":")[0]
+        return gpu is None or (gpu.isdigit() and gpus is not None and int(gpu) in gpus)
+
+    return [a for a in changes if mine(a)]
 
 
 def _interval(recording: Any) -> float | None:

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from gputui.model.alert import AlertChange
 from gputui.usage.summary import RunSummary
 
 SCHEMA_VERSION = 1
 
 
-def report_document(run: RunSummary, *, pid: int | None = None) -> dict[str, Any]:
+def report_document(
+    run: RunSummary, *, pid: int | None = None, alerts: Sequence[AlertChange] | None = None
+) -> dict[str, Any]:
     """Plain JSON types; unknown values are null, never 0. Series are left out (they are
-    the plots' downsampled means; `--csv`/`--parquet` export every sample)."""
+    the plots' downsampled means; `--csv`/`--parquet` export every sample). `alerts`: the
+    recording's alert changes in the range (null: the recording keeps none)."""
     processes = []
     for p in run.processes:
         entry = asdict(p)
@@ -32,4 +37,5 @@ def report_document(run: RunSummary, *, pid: int | None = None) -> dict[str, Any
         },
         "gpus": [asdict(g) for g in run.gpus],
         "processes": processes,
+        "alerts": None if alerts is None else [a.to_json() for a in alerts],
     }

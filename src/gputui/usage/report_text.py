@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gputui.core.textsafe import visible
+from gputui.model.alert import AlertChange
 from gputui.usage.gpu import GpuSummary
 from gputui.usage.process import ProcessSummary
 from gputui.usage.summary import GAP_INTERVALS, RunSummary
@@ -101,7 +102,32 @@ def process_lines(processes: list[ProcessSummary], run_end: float | None) -> lis
     return _table(header, rows)
 
 
-def render_text(run: RunSummary) -> str:
+MAX_ALERTS_SHOWN = 50
+
+
+def alert_lines(alerts: Sequence[AlertChange]) -> list[str]:
+    """The alert changes of the range, oldest first (the JSON has them all)."""
+    if not alerts:
+        return ["Alerts: none in this range."]
+    fired = sum(a.state == "firing" for a in alerts)
+    rows = [
+        (
+            when(a.timestamp),
+            a.state,
+            a.severity,
+            "host" if a.gpu is None else f"GPU {a.gpu}",
+            visible(a.rule),
+            visible(a.message)[:80],
+        )
+        for a in alerts[:MAX_ALERTS_SHOWN]
+    ]
+    more = len(alerts) - MAX_ALERTS_SHOWN
+    tail = [f"... and {more} more (--json lists them all)"] if more > 0 else []
+    header = ("Time", "State", "Severity", "Where", "Rule", "Message")
+    return [f"Alerts: {fired} fired, {len(alerts) - fired} cleared", *_table(header, rows), *tail]
+
+
+def render_text(run: RunSummary, alerts: Sequence[AlertChange] | None = None) -> str:
     lines = [*run_lines(run)]
     if run.gpus:
         lines += ["", *gpu_lines(run.gpus)]
@@ -110,4 +136,6 @@ def render_text(run: RunSummary) -> str:
             "Energy by: sm = split by SM %, memory = by GPU memory (SM % unknown for one of "
             "the GPU's processes); N/A: neither was known."
         )
+    if alerts is not None:
+        lines += ["", *alert_lines(alerts)]
     return "\n".join(lines) + "\n"
