@@ -111,7 +111,10 @@ def test_a_file_gputui_did_not_write_is_left_alone(
     ("argv", "line"),
     [
         (["--pid", "4242"], "gputui: --pid: only with --against RECORDING\n"),
-        (["--against", "REC"], "gputui: --against: needs --pid PID, the process to compare with\n"),
+        (
+            ["--against", "REC"],
+            "gputui: --against <REC>: needs --pid PID, the process to compare with\n",
+        ),
         (
             ["--against", "REC", "--pid", "x"],
             "gputui: --pid: 'x' is not a process id (1 to 4194304)\n",
@@ -123,7 +126,7 @@ def test_bad_input_is_one_line(
 ) -> None:
     argv = [str(recording) if a == "REC" else a for a in argv]
     code, out, err = fit(capsys, MODELS, *argv)
-    assert (code, out, err) == (2, "", line)
+    assert (code, out, err) == (2, "", line.replace("<REC>", str(recording)))
 
 
 def test_a_process_not_in_the_recording(

@@ -155,6 +155,7 @@ def test_csv_export_and_it_never_replaces_a_file_gputui_did_not_write(
     code, _, err = report(capsys, str(recording), "--csv", str(mine))
     assert code == 2 and err.startswith("gputui: --csv: ") and err.count("\n") == 1
     assert mine.read_text() == "my,notes\n1,2\n"
+    assert err == f"gputui: --csv: {mine}: not a file gputui wrote; left as it is\n"
 
 
 def test_parquet_without_pyarrow_is_one_line_exit_2(
@@ -202,7 +203,9 @@ def test_without_the_recording_store_it_is_one_line(
     path.write_bytes(b"x")
     code, out, err = report(capsys, str(path))
     assert (code, out) == (2, "")
-    assert err == "gputui: FILE: this gputui cannot read recordings (no gputui.recording)\n"
+    assert (
+        err == f"gputui: FILE: {path}: this gputui cannot read recordings (no gputui.recording)\n"
+    )
 
 
 def test_the_alert_changes_of_the_range(

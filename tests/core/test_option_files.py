@@ -33,6 +33,8 @@ BASE: dict[str, list[str]] = {
     "snapshot": ["snapshot"],
     "fit": ["fit"],
     "exporter": ["exporter", "--source", "demo", "--listen", "127.0.0.1:0"],
+    "check": ["check", "--source", "demo"],
+    "report": ["report"],
 }
 # Options that need others beside them: "CERT" and "KEY" stand for a valid pair.
 COMPANIONS: dict[str, list[str]] = {
@@ -40,6 +42,9 @@ COMPANIONS: dict[str, list[str]] = {
     "--tls-key": ["--tls-cert", "CERT"],
     "--tls-client-ca": ["--tls-cert", "CERT", "--tls-key", "KEY"],
     "--basic-auth-file": ["--tls-cert", "CERT", "--tls-key", "KEY"],
+    # an export's file is checked before the recording is read
+    "--csv": ["missing-recording.sqlite"],
+    "--parquet": ["missing-recording.sqlite"],
 }
 # Path options that name a folder, not a file (hidden: the tests' catalog override).
 FOLDERS = {("catalog", "--catalog-dir")}

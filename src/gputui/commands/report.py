@@ -64,7 +64,11 @@ def open_run(path: Path) -> Any:
     except ModuleNotFoundError as exc:  # a build without the recording store
         if not (exc.name or "").startswith("gputui.recording"):
             raise
-        raise UserError("FILE: this gputui cannot read recordings (no gputui.recording)") from None
+        from gputui.core.inputfile import shown
+
+        raise UserError(
+            f"FILE: {shown(path)}: this gputui cannot read recordings (no gputui.recording)"
+        ) from None
     return reader.open_recording(path)
 
 
@@ -106,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
     from gputui.usage.export import PARQUET_HINT, SampleRows, parquet_available
 
     pid = parse_pid(args.pid)
+    _check_outputs(args)  # before anything is read: a file that is not gputui's is refused
     if args.parquet is not None and not parquet_available():
         raise UserError(PARQUET_HINT)
     check_option_file(args.file, "FILE", cap=MAX_RECORDING_BYTES)
@@ -208,6 +213,34 @@ def _plots(summary: Any) -> str:
     tty = sys.stdout.isatty()
     width = min(160, shutil.get_terminal_size().columns) if tty else 100
     return render_plots(summary, width=width, color=tty and not os.environ.get("NO_COLOR"))
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """--csv/--parquet: nothing there yet, or a file an earlier export wrote (read by its
+    first and last bytes); anything else is one line now, not after the report's work."""
+    from gputui.core import pathprobe
+    from gputui.core.errors import UserError
+    from gputui.core.inputfile import open_regular, shown
+    from gputui.usage import export
+
+    for option, path, ours in (
+        ("--csv", args.csv, export.csv_ends_ours),
+        ("--parquet", args.parquet, export.parquet_ends_ours),
+    ):
+        if path is None or not pathprobe.present(path):
+            continue
+        try:
+            with open_regular(path) as handle:
+                head = handle.read(len(export.CSV_HEADER))
+                handle.seek(0, 2)
+                handle.seek(max(0, handle.tell() - export.TAIL_BYTES))
+                tail = handle.read(export.TAIL_BYTES)
+        except UserError as exc:
+            raise UserError(f"{option}: {exc}; left as it is") from None
+        except OSError as exc:
+            raise UserError(f"{option}: {shown(path)}: {exc.strerror or exc}") from None
+        if not ours(head, tail):
+            raise UserError(f"{option}: {shown(path)}: not a file gputui wrote; left as it is")
 
 
 def _export(args: argparse.Namespace, rows: list[Any]) -> None:

@@ -64,6 +64,11 @@ def csv_is_ours(present: bytes) -> bool:
     return present.startswith(CSV_HEADER.encode())
 
 
+def csv_ends_ours(head: bytes, tail: bytes) -> bool:
+    """`csv_is_ours` from a file's first and last bytes (a check before the export runs)."""
+    return csv_is_ours(head)
+
+
 def parquet_available() -> bool:
     try:
         import pyarrow  # noqa: F401
@@ -94,10 +99,14 @@ def parquet_bytes(rows: list[Row]) -> bytes:
     return bytes(sink.getvalue().to_pybytes())
 
 
+TAIL_BYTES = 65536  # the footer's mark is within this of the end
+
+
 def parquet_is_ours(present: bytes) -> bool:
     """A Parquet file (PAR1 at both ends) whose footer holds the export's mark."""
-    return (
-        present.startswith(b"PAR1")
-        and present.endswith(b"PAR1")
-        and PARQUET_MARK in present[-65536:]
-    )
+    return parquet_ends_ours(present[:4], present[-TAIL_BYTES:])
+
+
+def parquet_ends_ours(head: bytes, tail: bytes) -> bool:
+    """`parquet_is_ours` from a file's first and last bytes."""
+    return head.startswith(b"PAR1") and tail.endswith(b"PAR1") and PARQUET_MARK in tail

@@ -91,7 +91,7 @@ def _models(path: Any, args: argparse.Namespace) -> tuple[Any, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gputui.commands.report import open_run, parse_pid
+    from gputui.commands.report import MAX_RECORDING_BYTES, open_run, parse_pid
     from gputui.core.errors import UserError
     from gputui.core.inputfile import check_option_file
     from gputui.fit import FitRequest, check, shown
@@ -100,8 +100,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.against is None:
         raise UserError("--pid: only with --against RECORDING")
+    check_option_file(args.against, "--against", cap=MAX_RECORDING_BYTES)
     if args.pid is None:
-        raise UserError("--against: needs --pid PID, the process to compare with")
+        raise UserError(
+            f"--against {shown(args.against)}: needs --pid PID, the process to compare with"
+        )
     pid = parse_pid(args.pid)
     assert pid is not None
     path, _origin = resolve_models_path(args.models)
@@ -110,9 +113,6 @@ def run(args: argparse.Namespace) -> int:
         models = tuple(m for m in models if m.name in args.model)
         if not models:
             raise UserError(f"--model: no such model in {shown(path)}")
-    from gputui.commands.report import MAX_RECORDING_BYTES
-
-    check_option_file(args.against, "--against", cap=MAX_RECORDING_BYTES)
     seen = observe(open_run(args.against), pid)
     target = _target(seen)
     framework = store.framework_of(seen.command)
