@@ -23,6 +23,13 @@ def _num(value: float | None, digits: int = 1) -> str:
     return NA if value is None else f"{value:.{digits}f}"
 
 
+def _at_least(wh: float | None, uncounted_s: float) -> str:
+    """Energy in Wh, marked as a floor when some of the time could not be counted."""
+    if wh is None:
+        return NA
+    return f"{'≥' if uncounted_s > 0 else ''}{wh:.2f}"
+
+
 def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
     widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
     lines = [
@@ -61,7 +68,7 @@ def gpu_lines(gpus: list[GpuSummary]) -> list[str]:
                 visible(g.name),
                 util,
                 f"{_gib(g.memory_peak)}/{_gib(g.memory_total)}",
-                _num(g.energy_wh, 2),
+                _at_least(g.energy_wh, g.gap_s + g.energy_unknown_s),
                 _throttle(g),
             )
         )
@@ -81,7 +88,9 @@ def process_lines(processes: list[ProcessSummary], run_end: float | None) -> lis
         return ["No processes."]
     rows = []
     for p in processes:
-        share = NA if p.energy_wh is None else f"{p.energy_wh:.2f} ({p.energy_basis})"
+        share = _at_least(p.energy_wh, p.unapportioned_s)
+        if p.energy_wh is not None:
+            share += f" ({p.energy_basis})"
         rows.append(
             (
                 str(p.pid),
@@ -134,7 +143,7 @@ def render_text(run: RunSummary, alerts: Sequence[AlertChange] | None = None) ->
         lines += ["", "Processes", *process_lines(run.processes, run.end)]
         lines.append(
             "Energy by: sm = split by SM %, memory = by GPU memory (SM % unknown for one of "
-            "the GPU's processes); N/A: neither was known."
+            "the GPU's processes); N/A: neither was known; ≥: some of the time not counted."
         )
     if alerts is not None:
         lines += ["", *alert_lines(alerts)]
