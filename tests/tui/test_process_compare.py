@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gputui.sources.simulated.source import SimulatedSource
 from gputui.tui.screens.process import ProcessScreen
 from tests.usage.runs import TRAINING
@@ -78,3 +80,26 @@ async def test_compare_says_when_the_models_file_is_bad(tmp_path: Path) -> None:
         await pilot.press("c")
         await wait_for(pilot, lambda: "models.toml" in "\n".join(screen_lines(app)))
         assert isinstance(app.screen, ProcessScreen)
+
+
+async def test_compare_shows_what_this_machine_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gputui.usage.observed import Comparison, store
+
+    monkeypatch.setenv("GPUTUI_DATA_DIR", str(tmp_path / "data"))
+    kept = Comparison("GeForce RTX 3090", "pytorch", "m", 10 << 30, 12 << 30, 1, None, 0.0)
+    assert store([kept]) is None
+    scenario = tmp_path / "training.toml"
+    scenario.write_text(TRAINING)
+    models = tmp_path / "models.toml"
+    models.write_text(MODELS)
+    source = SimulatedSource.from_scenario(scenario, clock=lambda: 60.0)
+    app = make_app(source, interval=30.0, models_path=models)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await ready_table(pilot, app, rows=2)
+        await pilot.press("enter")
+        await pilot.press("c")
+        await wait_for(pilot, lambda: "mnist-cnn" in "\n".join(screen_lines(app)))
+        text = "\n".join(screen_lines(app))
+        assert "on this machine, jobs like this used 20 % more than predicted" in text

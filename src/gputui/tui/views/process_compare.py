@@ -75,4 +75,9 @@ def compare(
             continue
         rows.append(CompareRow(m.name, b.tensor_bytes, b.cuda_context, b.allocator, b.total))
     card = target.card.name if target.card is not None else target.name
+    from gputui.usage.observed import history
+
+    past = history(card)  # what `gputui fit --against` kept about this card
+    if past is not None:
+        notes.append(past.line())
     return Comparison(card, observed, tuple(rows), None, tuple(notes))
