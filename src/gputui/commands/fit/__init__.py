@@ -41,16 +41,16 @@ def run(args: argparse.Namespace) -> int:
 
     if getattr(args, "all", False) and getattr(args, "prometheus", None) is None:
         raise UserError("--all: only with --prometheus URL (it lists every GPU of the fleet)")
+    if args.against is not None or args.pid is not None:  # predicted vs actual
+        from gputui.commands.fit import against
+
+        return against.run(args)
     if args.models is not None:  # a name the OS refuses is one line before any importer looks
         from gputui.core.inputfile import check_path_name
 
         check_path_name(args.models, "MODELS")
     if getattr(args, "deadline", None) is not None and getattr(args, "prometheus", None) is None:
         raise UserError("--deadline: only with --prometheus URL")
-    if args.against is not None or args.pid is not None:  # predicted vs actual
-        from gputui.commands.fit import against
-
-        return against.run(args)
     if transformer_file.handles(args):  # HF config/folder, --hf, GGUF: the transformer estimator
         return transformer_file.run(args)
     return models_file.run(args)
