@@ -107,6 +107,10 @@ def run(args: argparse.Namespace) -> int:
         )
     pid = parse_pid(args.pid)
     assert pid is not None
+    if args.models is not None:  # a name the OS refuses is one line, as in `gputui fit`
+        from gputui.core.inputfile import check_path_name
+
+        check_path_name(args.models, "MODELS")
     path, _origin = resolve_models_path(args.models)
     models = _models(path, args)
     if args.model:
