@@ -221,3 +221,16 @@ def test_the_alert_changes_of_the_range(
     code, out, _ = report(capsys, str(recording), "--json", "--pid", "5151")
     rules = [a["rule"] for a in json.loads(out)["alerts"]]
     assert rules == ["memory_high", "memory_high", "process_ended"]
+
+
+def test_a_recording_without_polls(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "empty.sqlite"
+    path.write_bytes(b"stand-in")
+    monkeypatch.setattr("gputui.commands.report.open_run", lambda _p: ListRecording([]))
+    code, out, _ = report(capsys, str(path), "--since=-1h")
+    assert (code, out) == (0, "No snapshots in this range.\n")
+    code, out, _ = report(capsys, str(path), "--json")
+    doc = json.loads(out)
+    assert doc["run"]["snapshots"] == 0 and doc["gpus"] == [] and doc["alerts"] is None

@@ -56,7 +56,9 @@ class ListRecording:
             if (since is None or a.timestamp >= since) and (until is None or a.timestamp <= until)
         ]
 
-    def span(self) -> tuple[float, float]:
+    def span(self) -> tuple[float, float] | None:
+        if not self._snaps:
+            return None
         return self._snaps[0].timestamp, self._snaps[-1].timestamp
 
     def snapshots(self, since: float | None = None, until: float | None = None) -> Any:

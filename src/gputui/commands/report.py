@@ -54,7 +54,8 @@ def register(sub: Any) -> None:
 
 def open_run(path: Path) -> Any:
     """The recording at `path`, by the recording store's reader (`gputui.recording`):
-    `.span()`, `.snapshots(since, until)`, `.meta`."""
+    `.span()` (None when empty), `.snapshots(since, until)`, `.alerts(since, until)`,
+    `.meta`; a file that is not one is its one-line UserError."""
     import importlib
 
     from gputui.core.errors import UserError
@@ -115,7 +116,12 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(PARQUET_HINT)
     check_option_file(args.file, "FILE", cap=MAX_RECORDING_BYTES)
     recording = open_run(args.file)
-    start, end = recording.span()
+    span = recording.span()  # None: a recording without polls (its report says so)
+    if span is None:
+        import time
+
+        span = (time.time(), time.time())
+    start, end = span
     since = None if args.since is None else parse_when(args.since, "--since", start=start, end=end)
     until = None if args.until is None else parse_when(args.until, "--until", start=start, end=end)
     if since is not None and until is not None and since > until:
