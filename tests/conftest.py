@@ -1,9 +1,8 @@
 """Set-up every test shares.
 
 The catalog keeps a validated copy of itself in the user's cache directory
-(`gputui.catalog.cache`), the dashboard saves its settings (and looks for a
-models file) in the user's config directory, and `fit --against` keeps observed
-peaks in the user's data directory; tests never write to ~, so from
+(`gputui.catalog.cache`), and the dashboard saves its settings (and looks for a
+models file) in the user's config directory; tests never write to ~, so from
 before collection (some test modules load the catalog at import) both go to
 temporary folders of this process, and subprocesses, which inherit the
 environment, use them too. Under pytest-xdist each worker is a process of its
@@ -17,6 +16,7 @@ families' generators for as long as one likes.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
@@ -32,18 +32,17 @@ if os.environ.get("CI"):
 
 CACHE_ENV = "GPUTUI_CACHE_DIR"  # gputui.catalog.cache.ENV (not imported: before collection)
 CONFIG_ENV = "XDG_CONFIG_HOME"  # platformdirs' user_config_dir: settings.toml, models.toml
-DATA_ENV = "GPUTUI_DATA_DIR"  # gputui.usage.observed.ENV: the observed peaks fit compares
 _saved: dict[str, str | None] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    for name in (CACHE_ENV, CONFIG_ENV, DATA_ENV):
+    for name in (CACHE_ENV, CONFIG_ENV):
         _saved[name] = os.environ.get(name)
         os.environ[name] = tempfile.mkdtemp(prefix=f"gputui-test-{name.lower()}-")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for name in (CACHE_ENV, CONFIG_ENV, DATA_ENV):
+    for name in (CACHE_ENV, CONFIG_ENV):
         if name not in _saved:
             continue
         shutil.rmtree(os.environ.get(name, ""), ignore_errors=True)
@@ -79,3 +78,10 @@ def run_fit(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
     code = main(["fit", *argv])
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+# `gputui fit --against` keeps observed peaks in the user's data directory, and every
+# `gputui fit` reads them back: each test process gets an empty one of its own (set at
+# import, before collection, like the folders above), never the machine's.
+os.environ["GPUTUI_DATA_DIR"] = tempfile.mkdtemp(prefix="gputui-test-data-")
+atexit.register(shutil.rmtree, os.environ["GPUTUI_DATA_DIR"], True)

@@ -29,12 +29,12 @@ pytestmark = [
 
 # How each command is started so that only the file option under test can fail.
 BASE: dict[str, list[str]] = {
+    "check": ["check", "--source", "demo"],
+    "report": ["report"],
     "": ["--demo"],  # the dashboard (it refuses to start without a terminal, after the files)
     "snapshot": ["snapshot"],
     "fit": ["fit"],
     "exporter": ["exporter", "--source", "demo", "--listen", "127.0.0.1:0"],
-    "check": ["check", "--source", "demo"],
-    "report": ["report"],
 }
 # Options that need others beside them: "CERT" and "KEY" stand for a valid pair.
 COMPANIONS: dict[str, list[str]] = {

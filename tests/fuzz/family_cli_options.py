@@ -1,7 +1,7 @@
 """Fuzz family "cli_options": every subcommand's options with hostile values.
 
 A case is one command line: a command (the dashboard, snapshot, catalog, fit,
-exporter, check, report) with one to three of its options set to hostile values: numbers
+exporter) with one to three of its options set to hostile values: numbers
 (NaN, infinities, thousands of digits, `²`, negatives, hex), strings (control
 characters, bidi overrides, undecodable bytes as the shell hands them over,
 100,000 characters) and paths (a FIFO, /dev/zero, a folder, a non-UTF-8 file,
@@ -48,6 +48,11 @@ PATHS_ODD = ["missing\x1b[2J", "long", "\udcffname", "missing", "ok-models"]
 
 # command words -> {option: value kind}; "FILE" options take paths.
 COMMANDS: dict[str, dict[str, str]] = {
+    # check and report, from their own words: check polls simulated GPUs (--source demo)
+    "check": {"--min-free": "string", "--max-temp": "number", "--gpu": "number",
+              "--scenario": "path"},
+    "report": {"": "path", "--since": "string", "--until": "string", "--pid": "number",
+               "--csv": "path"},
     "": {"--interval": "number", "--source": "string", "--scenario": "path", "--only": "string",
          "--models": "path", "--match": "string"},
     "snapshot": {"--scenario": "path", "--match": "string"},
@@ -64,10 +69,6 @@ COMMANDS: dict[str, dict[str, str]] = {
     "exporter": {"--listen": "string", "--scenario": "path", "--interval": "number",
                  "--hostname": "string", "--models": "path", "--tls-cert": "path",
                  "--tls-key": "path", "--tls-client-ca": "path", "--basic-auth-file": "path"},
-    "check": {"--min-free": "string", "--max-temp": "number", "--gpu": "number",
-              "--scenario": "path"},
-    "report": {"": "path", "--since": "string", "--until": "string", "--pid": "number",
-               "--csv": "path"},
 }  # fmt: skip
 # The commands with the most options are drawn most often.
 WEIGHTS = {"": 2, "snapshot": 1, "fit": 4, "exporter": 4}
@@ -171,6 +172,10 @@ def argv_of(case: Case, workdir: Path) -> list[str]:
         argv.insert(0, "--demo")
     if case.command == "snapshot":
         argv.append("--demo")
+    if case.command == "check":
+        argv[1:1] = ["--source", "demo"]
+    if case.command == "report" and not positional:
+        positional.append(MODELS)  # not a recording: refused, after its options are read
     if case.command == "exporter":
         argv[1:1] = ["--source", "demo"]
         if "--listen" not in named:
@@ -179,9 +184,7 @@ def argv_of(case: Case, workdir: Path) -> list[str]:
             for partner in ("--tls-cert", "--tls-key"):
                 if partner not in named:
                     argv += [partner, files["ok-models"]]
-    if case.command == "check":
-        argv[1:1] = ["--source", "demo"]
-    if case.command in ("fit", "report") and not positional:
+    if case.command == "fit" and not positional:
         positional.append(MODELS)
     if case.command.startswith("catalog ") and not positional:
         positional.append("A100")
