@@ -27,8 +27,7 @@ from gputui.catalog.models import Card
 from gputui.fit.core import power
 from gputui.fit.core.power import Unit
 from gputui.fit.core.price import per_dollar
-from gputui.fit.core.roofline import missing_figure
-from gputui.fit.core.throughput import Rate
+from gputui.fit.core.speed import Phase, Speed
 
 
 class RankRow(Protocol):
@@ -112,7 +111,8 @@ class Ranked(Generic[E]):
     throughput: float | None
     bound: str | None = None  # what limits it: "compute", "memory" or "launch"
     bound_share: float | None = None  # the bound's share of the time, where known
-    speed_basis: str | None = None  # the card figure the speed used
+    speed_basis: str | None = None  # the card figures the speed used
+    peak_basis: str | None = None  # what the precision's peak is ("bf16 tensor", "fp32 rate ...")
     speed_derived: bool | None = None  # that figure comes from an architecture rule
     unknown_reason: str | None = None
     floor: float | None = None
@@ -151,12 +151,21 @@ def rank_cards(cards: Iterable[Card], row: Callable[[Card], Ranked[E]]) -> list[
     return order(row(card) for card in cards)
 
 
-def unknown_reason(found: Rate, card: Card) -> str:
-    """Why a card's roofline speed is unknown, for every kind's row: the precision's rate
-    (`found`, fit.core.throughput) is unknown, or another figure the roofline needs is."""
-    if found.tflops is None and found.unknown_reason:
-        return found.unknown_reason
-    return (
-        f"{missing_figure(card) or 'a figure missing'}, which the roofline needs "
-        "for the ops tensor cores do not run"
-    )
+def speed_fields(speed: Speed | None, phase: Phase) -> dict[str, Any]:
+    """The `Ranked` fields that come from a card's `Speed` for the phase ranked, the same
+    way for every kind: the throughput, its bound, the figures behind it, or why it is
+    unknown and the floor it is placed by."""
+    if speed is None:
+        return {"throughput": None}
+    found = speed.phases.get(phase)
+    return {
+        "throughput": found.throughput if found is not None else None,
+        "bound": found.bound if found is not None else None,
+        "bound_share": found.bound_share if found is not None else None,
+        "speed_basis": speed.basis or None,
+        "peak_basis": speed.peak_basis,
+        "speed_derived": speed.derived if found is not None else None,
+        "unknown_reason": speed.unknown_reason if found is None else None,
+        "floor": speed.floor.get(phase),
+        "floor_basis": speed.floor_basis if phase in speed.floor else None,
+    }

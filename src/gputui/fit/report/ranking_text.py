@@ -109,6 +109,6 @@ def notes(ranked: Sequence[Ranked[Any]], longest: bool, counted: bool) -> list[s
             )
             lines.append(f"  unknown: {r.card.name}: {r.unknown_reason} ({placed})")
     for r in ranked:
-        if r.speed_basis is not None and r.speed_basis.startswith("fp32 rate"):
-            lines.append(f"  note: {r.card.name} runs {r.precision} at its {r.speed_basis}")
+        if r.peak_basis is not None and r.peak_basis.startswith("fp32 rate"):
+            lines.append(f"  note: {r.card.name} runs {r.precision} at its {r.peak_basis}")
     return lines

@@ -313,8 +313,8 @@ class SpeedAssumed(_Strict):
     efficiency_assumed: dict[str, float] = Field(description="per op class, of peak")
     launch_overhead_s: float = Field(description="per kernel")
     kind_facts: dict[str, Any] = Field(
-        description="a layer model: no_roofline_efficiency, no_roofline_launch_overhead_s "
-        "(where the card's figures allow no roofline); a transformer: none"
+        description="what only one kind's speed assumes (none today: both kinds time their "
+        "ops on the one roofline, fit.core.speed)"
     )
 
 
