@@ -15,13 +15,17 @@ these rows, and the rules that place them live here once, so the kinds cannot dr
    either it goes after every placed row;
 4. then by the front-end's own tie-break, smaller first; rows still equal keep the
    order they came in (the catalog's).
+
+With a budget ("which GPU should I buy for $X"), only the cards whose launch price is
+within it are ranked; the cards without a published price follow them, in the same
+order, marked "price unknown" (they may be within it); the cards over it are left out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from gputui.catalog.models import Card
 from gputui.fit.core import power
@@ -87,6 +91,8 @@ def order(rows: Iterable[Row]) -> list[Row]:
 
 
 E = TypeVar("E")
+# Where a row stands against a budget: its launch price is within it, or not published.
+BudgetMark = Literal["within", "price unknown"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +131,7 @@ class Ranked(Generic[E]):
     longest_capped: bool = False  # the longest is the model's maximum, not memory's
     tie_break: float = 0.0  # the front-end's last key, smaller first
     facts: Mapping[str, Any] = field(default_factory=dict)  # the kind's own JSON facts
+    budget: BudgetMark | None = None  # with a budget: within it, or its price unknown
 
     @property
     def rate(self) -> float | None:
@@ -146,9 +153,28 @@ class Ranked(Generic[E]):
         return power.per_watt(self.throughput, self.card)
 
 
-def rank_cards(cards: Iterable[Card], row: Callable[[Card], Ranked[E]]) -> list[Ranked[E]]:
-    """Every card's row (the front-end's `row`), in ranking order."""
-    return order(row(card) for card in cards)
+def rank_cards(
+    cards: Iterable[Card], row: Callable[[Card], Ranked[E]], budget_usd: float | None = None
+) -> list[Ranked[E]]:
+    """Every card's row (the front-end's `row`), in ranking order; with `budget_usd`, the
+    cards priced within it, then those without a price (this module's docstring)."""
+    if budget_usd is None:
+        return order(row(card) for card in cards)
+    cards = list(cards)
+    within = [
+        c for c in cards if c.launch_price_usd is not None and c.launch_price_usd <= budget_usd
+    ]
+    unpriced = [c for c in cards if c.launch_price_usd is None]
+    return [replace(r, budget="within") for r in order(row(c) for c in within)] + [
+        replace(r, budget="price unknown") for r in order(row(c) for c in unpriced)
+    ]
+
+
+def over_budget(cards: Iterable[Card], budget_usd: float) -> int:
+    """How many cards a budget leaves out (priced above it)."""
+    return sum(
+        1 for c in cards if c.launch_price_usd is not None and c.launch_price_usd > budget_usd
+    )
 
 
 def speed_fields(speed: Speed | None, phase: Phase) -> dict[str, Any]:

@@ -298,6 +298,10 @@ class RankRow(_Strict):
     )
     power_limit_w: float | None
     throughput_per_watt: float | None
+    budget: Literal["within", "price unknown"] | None = Field(
+        description="with --budget: the launch price is within it, or none was published "
+        "(those rows follow the priced ones); null without --budget"
+    )
     energy_at_power_limit: float | None
     energy_unit: Literal["J per 1,000 samples", "Wh per 1M tokens"]
     kind_facts: dict[str, Any] = Field(
