@@ -42,6 +42,7 @@ from gputui.fit.importers.hf import load_path
 from gputui.fit.importers.modelsfile import ModelSpec, load_keras_model, parse_models
 from gputui.fit.transformer import step_ops as transformer_speed
 from gputui.fit.transformer.model import TransformerModel
+from gputui.fit.transformer.step_extras import step_extras
 from gputui.fit.transformer.workload import Workload
 from gputui.fit.transformer.workload_speed import gemm_shapes
 
@@ -296,6 +297,8 @@ def estimate(
             compute_precision="fp16",
             dequant_bytes_per_param=DEQUANT_BYTES[quant],
             accumulate16=True,
+            # llama.cpp's elementwise kernels, on F32 activations (as `gputui fit` a GGUF)
+            extras=step_extras(LLAMA_MODEL, Workload(mode="generate"), card, 4, 1),
             **LLAMA3_8B,
         )
         if s is None:

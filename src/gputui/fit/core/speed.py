@@ -52,6 +52,7 @@ class Timing:
     phases: Mapping[Phase, PhaseRate]
     profile: Profile | None = None  # the per-op roofline behind a single-phase step
     decode_compute_bound_batch: int | None = None  # smallest batch whose decode is compute-bound
+    basis: str = ""  # what the timing used beyond the card's figures (an interconnect)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +143,7 @@ def card_speed(
     if c is not None and timed is not None:
         peak = c.tensor_flops if c.tensor_flops is not None else c.cuda_core_flops
         basis = timed.profile.ceilings.basis if timed.profile is not None else c.basis
+        basis += f"; {timed.basis}" if timed.basis else ""
         return Speed(
             unit,
             precision,

@@ -11,8 +11,10 @@ rough wherever they are shown.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from gputui.catalog.models import Architecture, Card
+from gputui.fit.core.interconnect import Link, all_reduce_s
 from gputui.fit.core.optimizer_traffic import FUSED_TRAFFIC, OPTIMIZER_TRAFFIC, foreach_launches
 from gputui.fit.core.roofline import Op, OpTime, ceilings, op_time, time_ops
 from gputui.fit.core.software import OptimizerImpl
@@ -23,6 +25,46 @@ from gputui.fit.core.waves import wave_efficiency
 # three FFN matmuls, rope on q and k, KV-cache copies, attention (QK, softmax, AV),
 # the SwiGLU product and two residual adds: about 20 kernels.
 KERNELS_PER_LAYER = 20
+
+
+@dataclass(frozen=True, slots=True)
+class StepExtras:
+    """The work of a step beside its weight matmuls (fit/transformer/workload_speed.py
+    counts it from the model and workload; all zero: the matmuls alone).
+
+    - `elementwise_bytes_per_token`: DRAM traffic of the norms, rotary embedding,
+      attention's inputs and output, MLP activation and residual adds (and, training, the
+      loss over the vocabulary), over the whole step: memory-bound kernels the matmuls'
+      bytes do not include.
+    - `adapter_*`: LoRA's adapters, two rank-r matmuls, a scale and an add per targeted
+      matrix in the forward and their gradients backward: small kernels that move the
+      full activations for little work.
+    - `all_reduces`, `all_reduce_bytes_per_token`, `tp`, `link`: tensor parallelism's
+      collectives per step and their message per token (fit/core/interconnect.py).
+    """
+
+    elementwise_bytes_per_token: float = 0.0
+    adapter_bytes_per_token: float = 0.0
+    adapter_flops_per_token: float = 0.0
+    adapter_kernels: int = 0
+    all_reduces: int = 0
+    all_reduce_bytes_per_token: float = 0.0
+    tp: int = 1
+    link: Link | None = None
+
+    def collectives_s(self, tokens: int) -> float:
+        """Seconds of the step's all-reduces for `tokens` tokens."""
+        if self.tp <= 1 or self.link is None or not self.all_reduces:
+            return 0.0
+        return self.all_reduces * all_reduce_s(
+            self.all_reduce_bytes_per_token * tokens, self.tp, self.link
+        )
+
+    def elementwise(self, tokens: int, name: str) -> Op:
+        return Op(name, "elementwise", "forward", 0.0, self.elementwise_bytes_per_token * tokens, 0)
+
+
+NO_EXTRAS = StepExtras()
 
 
 def generate_timing(
@@ -41,6 +83,7 @@ def generate_timing(
     dequant_bytes_per_param: float = 0.0,
     accumulate16: bool = False,
     gemm_shapes: Sequence[tuple[int, int, int]] = (),
+    extras: StepExtras = NO_EXTRAS,
 ) -> Timing | None:
     """Prefill and decode tokens/s of a transformer (phases "prefill", "decode"); None
     without the figures.
@@ -60,6 +103,8 @@ def generate_timing(
     - `gemm_shapes`: (out_features, in_features, copies over all layers) of the weight
       matrices; with the card's SM count, prefill's GEMMs (one row per prompt token)
       are slowed by their wave quantisation (`wave_efficiency`).
+    - `extras`: the elementwise work and, split over GPUs, the all-reduces each phase
+      adds to its matmuls (`StepExtras`); the bound printed is the matmuls'.
     """
     c = ceilings(card, architecture, compute_precision, accumulate16=accumulate16)
     if c is None:
@@ -76,6 +121,11 @@ def generate_timing(
         flops = 2 * out_f * in_f * copies * pp_tokens
         pp_flops += flops / wave_efficiency(out_f, pp_tokens, sms) - flops
     pp = op_time(Op("prefill", "matmul", "forward", pp_flops, pp_bytes, kernels, True), c)
+    pp_s = (
+        pp.seconds
+        + op_time(extras.elementwise(pp_tokens, "prefill elementwise"), c).seconds
+        + extras.collectives_s(pp_tokens)
+    )
 
     def step(b: int) -> OpTime:
         flops = b * (2 * params + attention_flops_per_token_pair * context_tokens)
@@ -83,11 +133,16 @@ def generate_timing(
         return op_time(Op("decode step", "matmul", "forward", flops, nbytes, kernels, True), c)
 
     tg = step(batch)
+    tg_s = (
+        tg.seconds
+        + op_time(extras.elementwise(batch, "decode elementwise"), c).seconds
+        + extras.collectives_s(batch)
+    )
     turn = _compute_bound_batch(step)
     return Timing(
         {
-            "prefill": PhaseRate(pp_tokens / pp.seconds, pp.bound, pp.seconds),
-            "decode": PhaseRate(batch / tg.seconds, tg.bound, tg.seconds),
+            "prefill": PhaseRate(pp_tokens / pp_s, pp.bound, pp_s),
+            "decode": PhaseRate(batch / tg_s, tg.bound, tg_s),
         },
         decode_compute_bound_batch=turn,
     )
@@ -132,6 +187,7 @@ def train_timing(
     grad_accum: int = 1,
     optimizer_impl: OptimizerImpl = "foreach",
     trainable_tensors: int = 0,
+    extras: StepExtras = NO_EXTRAS,
 ) -> Timing | None:
     """Training tokens/s of a transformer (phase "train"): the matmuls of `passes` forward-sized passes plus
     the optimizer step; None without the card's figures.
@@ -175,6 +231,17 @@ def train_timing(
         accesses * trainable_params * 4 / grad_accum,
         kernels,
     )
-    prof = time_ops((main, opt), c, tokens)
+    side = (
+        extras.elementwise(tokens, "activations and loss"),
+        Op(
+            "LoRA adapters",
+            "elementwise",
+            "backward_input",
+            extras.adapter_flops_per_token * tokens,
+            extras.adapter_bytes_per_token * tokens,
+            extras.adapter_kernels,
+        ),
+    )
+    prof = time_ops((main, *side, opt), c, tokens)
     rate = PhaseRate(prof.samples_per_s, prof.bound, prof.step_time_s, prof.shares[prof.bound])
     return Timing({"train": rate})

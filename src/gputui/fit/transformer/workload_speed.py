@@ -14,6 +14,7 @@ from gputui.fit.core.speed import PhaseRate, Speed, Timing, card_speed
 from gputui.fit.transformer.formats import WeightFormat, weight_format
 from gputui.fit.transformer.kv import kv_cache_bytes
 from gputui.fit.transformer.model import TransformerModel
+from gputui.fit.transformer.step_extras import step_extras
 from gputui.fit.transformer.step_ops import generate_timing, train_timing
 from gputui.fit.transformer.weights import block_weight_bytes, lora_params
 from gputui.fit.transformer.workload import Workload
@@ -140,6 +141,9 @@ def workload_speed(
     attn_pair = 4 * cfg.num_layers * cfg.q_dim
     weights = _decode_weight_bytes(model, fmt, batch)
     gguf = fmt.name.startswith("gguf-")
+    # the activations' width between kernels: 16 bit, but fp32 for an fp32 model and in
+    # llama.cpp, whose CUDA graph keeps hidden states in F32 between its ops
+    act_bytes = 4 if precision == "fp32" or gguf else 2
 
     def train(c: Card) -> Timing | None:
         passes = 4 if wl.grad_checkpointing else 3
@@ -166,6 +170,7 @@ def workload_speed(
             grad_accum=wl.grad_accum,
             optimizer_impl=wl.optimizer_impl,
             trainable_tensors=trainable_tensors(model, wl),
+            extras=step_extras(model, wl, c, act_bytes, 1),
         )
 
     def generate(c: Card) -> Timing | None:
@@ -173,7 +178,8 @@ def workload_speed(
         kv_per_token = (
             kv_cache_bytes(cfg, mean_ctx, 1, wl.kv_dtype, mla_cache=wl.mla_cache, tp=tp) / mean_ctx
         )
-        return generate_timing(
+        extras = step_extras(model, wl, c, act_bytes, tp)
+        t = generate_timing(
             c,
             architecture,
             params=active // tp,
@@ -188,7 +194,12 @@ def workload_speed(
             dequant_bytes_per_param=_dequant_bytes(fmt),
             accumulate16=gguf,
             gemm_shapes=tuple((o // tp, i, n) for o, i, n in gemm_shapes(model)),
+            extras=extras,
         )
+        if t is None or extras.link is None:
+            return t
+        note = f"TP {tp} all-reduces over {extras.link.basis}"
+        return Timing(t.phases, t.profile, t.decode_compute_bound_batch, note)
 
     decodes = cfg.decoder and wl.mode == "generate"
 
@@ -202,7 +213,7 @@ def workload_speed(
             if p != "decode" or decodes
         }
         turn = t.decode_compute_bound_batch if decodes else None
-        return Timing(phases, t.profile, turn)
+        return Timing(phases, t.profile, turn, t.basis)
 
     acc16 = gguf and not wl.training
     return card_speed(card, architecture, precision, TOKENS, timed, accumulate16=acc16)
