@@ -66,13 +66,15 @@ def test_without_a_budget_rows_have_no_budget_mark(capsys: pytest.CaptureFixture
     assert {r["budget"] for r in entry["ranking"]} == {None}
 
 
-@pytest.mark.parametrize("value", ["abc", "0", "-5", "nan", "inf", "1e12"])
+@pytest.mark.parametrize(
+    "value", ["abc", "0", "-5", "nan", "inf", "1e12", "9" * 5000, "\u00b2", "\x1b[2J"]
+)
 def test_a_bad_budget_is_one_line_and_exit_2(
     capsys: pytest.CaptureFixture[str], value: str
 ) -> None:
     code, out, err = run_fit(capsys, KERAS, "--all-cards", "--budget", value)
     assert code == 2 and out == ""
-    assert len(err.strip().splitlines()) == 1 and "--budget" in err
+    assert len(err.strip().splitlines()) == 1 and "--budget" in err and "\x1b" not in err
 
 
 def test_budget_needs_all_cards(capsys: pytest.CaptureFixture[str]) -> None:

@@ -264,8 +264,6 @@ def budget_usd(args: argparse.Namespace) -> float | None:
     text = getattr(args, "budget", None)
     if text is None:
         return None
-    if not getattr(args, "all_cards", False):
-        raise UserError("--budget: it ranks catalog cards; use it with --all-cards")
     try:
         value = float(str(text).replace(",", "").removeprefix("$"))
     except ValueError:
@@ -275,6 +273,8 @@ def budget_usd(args: argparse.Namespace) -> float | None:
             f"--budget: a price in USD between 0 and {MAX_BUDGET_USD:,.0f}, "
             f"got {visible(str(text))!r}"
         )
+    if not getattr(args, "all_cards", False):
+        raise UserError("--budget: it ranks catalog cards; use it with --all-cards")
     return value
 
 
