@@ -17,6 +17,7 @@ from gputui.fit.importers.modelsfile import parse_models
 from gputui.fit.transformer.model import TransformerModel, from_config
 from gputui.fit.transformer.workload import Workload
 from gputui.fit.transformer.workload_speed import workload_speed
+from tests.conftest import run_fit
 
 ROOT = Path(__file__).resolve().parents[2]
 LLAMA3 = ROOT / "examples/llm/llama-3-8b.json"
@@ -70,3 +71,21 @@ def test_both_kinds_answer_with_the_one_speed_and_the_same_policy(cat: Catalog) 
         assert s.throughput(phase) is None and s.unknown_reason  # type: ignore[arg-type]
         assert s.floor[phase] > 0  # type: ignore[index]
     assert (layer.unit.word, tokens.unit.word) == ("samples", "tokens")
+
+
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [
+        ("tests/fixtures/keras/mnist_convnet.json", "speed unknown: no published or derivable"),
+        ("examples/llm/llama-3-8b.json", "rough speed: unknown (no published or derivable"),
+    ],
+)
+def test_the_text_says_why_a_speed_is_unknown_and_its_floor(
+    capsys: pytest.CaptureFixture[str], path: str, says: str
+) -> None:
+    """The RTX PRO 6000 Blackwell runs bf16 but the catalog has no bf16 figure for it."""
+    code, out, _ = run_fit(capsys, str(ROOT / path), "--gpu", "RTX PRO 6000 Blackwell Workstation")
+    assert code in (0, 1)
+    line = next(x for x in out.splitlines() if says in x)
+    assert "bf16 tensor figure" in line and "at least ~" in line
+    assert "half its fp16-accumulate tensor rate" in line
