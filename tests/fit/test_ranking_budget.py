@@ -84,8 +84,8 @@ def test_budget_needs_all_cards(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_the_ranking_says_which_batch_it_is_at(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run_fit(capsys, KERAS, "--all-cards")
-    assert "ranked at batch 32 (the model's batch_size" in out
+    assert "ranked at batch 32 (the model's batch_size" in out and "--batch-size N" in out
     _, out, _ = run_fit(capsys, KERAS, "--all-cards", "--batch-size", "256")
-    assert "ranked at batch 256 (--batch-size" in out
+    assert "ranked at batch 256 (--batch-size):" in out
     _, out, _ = run_fit(capsys, HF, "--all-cards", "--batch-size", "4")
-    assert "ranked at batch 4 (--batch-size" in out
+    assert "ranked at batch 4 (--batch-size):" in out

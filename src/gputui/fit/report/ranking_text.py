@@ -55,9 +55,10 @@ def per_watt_cell(r: Ranked[Any]) -> str:
 def batch_note(batch: int, source: str) -> str:
     """The line saying which batch the ranking's speed and verdict are at, and where it
     came from: the ranking is at one batch, not at each card's largest."""
+    hint = "" if source == "--batch-size" else "; --batch-size N ranks at another"
     return (
-        f"  ranked at batch {batch:,} ({source}; --batch-size N ranks at another): speed, "
-        "per $ and per W are at that batch; 'max batch' is each card's largest"
+        f"  ranked at batch {batch:,} ({source}{hint}): speed, per $ and per W are at that "
+        "batch; 'max batch' is each card's largest"
     )
 
 
