@@ -89,3 +89,25 @@ def test_the_text_says_why_a_speed_is_unknown_and_its_floor(
     line = next(x for x in out.splitlines() if says in x)
     assert "bf16 tensor figure" in line and "at least ~" in line
     assert "half its fp16-accumulate tensor rate" in line
+
+
+@pytest.mark.parametrize(
+    ("path", "phase"),
+    [
+        ("tests/fixtures/keras/mnist_convnet.json", "step"),
+        ("examples/llm/llama-3-8b.json", "decode"),
+    ],
+)
+def test_the_json_says_why_a_speed_is_unknown_and_its_floor(
+    capsys: pytest.CaptureFixture[str], path: str, phase: str
+) -> None:
+    code, out, _ = run_fit(
+        capsys, str(ROOT / path), "--gpu", "RTX PRO 6000 Blackwell Workstation", "--json"
+    )
+    assert code in (0, 1)
+    speed = json.loads(out)["models"][0]["estimates"][0]["speed"]
+    assert "bf16 tensor figure" in speed["unknown_reason"]
+    assert speed["floor"][phase] > 0 and speed["floor_basis"]
+    known = json.loads(run_fit(capsys, str(ROOT / path), "--gpu", "RTX 4090", "--json")[1])
+    ok = known["models"][0]["estimates"][0]["speed"]
+    assert (ok["unknown_reason"], ok["floor"], ok["floor_basis"]) == (None, {}, None)

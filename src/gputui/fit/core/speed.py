@@ -177,3 +177,13 @@ def card_speed(
         floor=floor,
         floor_basis=floor_basis if floor else None,
     )
+
+
+def unknown_fields(s: Speed) -> dict[str, object]:
+    """The JSON fields every kind's speed gives for this policy: why it is unknown (null
+    where known), and each phase's throughput at the floor rate with what that rate is."""
+    return {
+        "unknown_reason": s.unknown_reason,
+        "floor": dict(s.floor),
+        "floor_basis": s.floor_basis,
+    }

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from gputui.fit.core.batch import pow2_floor
-from gputui.fit.core.speed import Speed
+from gputui.fit.core.speed import Speed, unknown_fields
 from gputui.fit.graph.estimate import ModelCheck, PrecisionEstimate
 from gputui.fit.importers.modelsfile import ModelSpec
 from gputui.fit.report.graph_facts import model_layers, model_software_dict, peak_tensor_rows
@@ -39,13 +39,14 @@ def workload(model: ModelSpec, batch_size: int, backend: str) -> dict[str, Any]:
 
 def speed(s: Speed | None) -> dict[str, Any] | None:
     """The rough step time, and where it goes (fit.core.roofline) per model and per layer."""
-    if s is None or not s.phases:  # unknown: the ranking row and the text say why
+    if s is None:
         return None
     prof = s.profile
     return {
+        **unknown_fields(s),
         "step_time_s": s.step_time_s,
         "samples_per_s": s.samples_per_s,
-        "peak_tflops_used": s.peak_tflops,
+        "peak_tflops_used": s.peak_tflops if s.phases else None,
         "bound": prof.bound if prof else None,
         "time_share_by_bound": prof.shares if prof else None,
         "layer_bounds": None

@@ -71,10 +71,19 @@ class LayerBound(_Strict):
     seconds: float
 
 
-class GraphSpeed(_Strict):
-    """A layer model's rough step time (fit.core.roofline); bound null without a roofline."""
+class _UnknownSpeed(_Strict):
+    """Where the card lacks a figure the speed needs (fit.core.speed): why, and each
+    phase's throughput at a rate the card is sure to reach."""
 
-    step_time_s: float
+    unknown_reason: str | None
+    floor: dict[str, float] = Field(description="phase -> throughput at the floor rate")
+    floor_basis: str | None
+
+
+class GraphSpeed(_UnknownSpeed):
+    """A layer model's rough step time (fit.core.roofline); null figures where unknown."""
+
+    step_time_s: float | None
     samples_per_s: float | None
     peak_tflops_used: float | None
     bound: Bound | None
@@ -82,7 +91,7 @@ class GraphSpeed(_Strict):
     layer_bounds: list[LayerBound] | None
 
 
-class TransformerSpeed(_Strict):
+class TransformerSpeed(_UnknownSpeed):
     rough: Literal[True]
     model: Literal["roofline"]
     decode_tokens_per_s: float | None

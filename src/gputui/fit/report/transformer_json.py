@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from gputui.fit.core.roofline import EFFICIENCY, LAUNCH_S
-from gputui.fit.core.speed import Speed
+from gputui.fit.core.speed import Speed, unknown_fields
 from gputui.fit.report.memory_fields import memory_fields
 from gputui.fit.report.targets import target_dict
 from gputui.fit.transformer.estimate import Estimate
@@ -16,6 +16,7 @@ def speed_dict(s: Speed | None) -> dict[str, Any] | None:
     if s is None:
         return None
     return {
+        **unknown_fields(s),
         "rough": True,
         "model": "roofline",
         "decode_tokens_per_s": s.decode_tokens_per_s,
