@@ -134,7 +134,7 @@ def test_the_line_reads_the_same_verdict_as_the_fit_screen() -> None:
 
 def test_the_line_builds_and_keeps_no_speed_estimates() -> None:
     """The line shows memory only: no roofline profile in its checks nor in the op cache."""
-    from gputui.fit.graph import speed as graph_speed
+    from gputui.fit.graph import step_ops as graph_speed
     from gputui.fit.graph.estimate import ModelCheck
     from gputui.tui.views.fit_pass import estimate_pass
     from gputui.tui.widgets.fit_line import recommended_only

@@ -87,7 +87,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --prometheus: list every GPU (default: the groups and the best 10)",
     )
-    p.add_argument("--batch-size", type=int, metavar="N", help="override each model's batch_size")
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        metavar="N",
+        help="override each model's batch_size (with --all-cards: the batch cards are ranked at)",
+    )
+    p.add_argument(
+        "--budget",
+        metavar="USD",
+        help="with --all-cards: rank only cards whose launch price is within USD; cards "
+        "without a published price are listed after them",
+    )
     p.add_argument("--precision", choices=PRECISION_CHOICES, help="only this precision")
     p.add_argument("--optimizer", choices=OPTIMIZER_CHOICES, help="override each model's optimizer")
     p.add_argument(
@@ -239,3 +250,34 @@ def add_transformer_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="pipeline-parallel size (default: all GPUs with --parallel pp)",
     )
+
+
+# A budget above this is no budget a GPU catalog answers (the dearest card is under $100k).
+MAX_BUDGET_USD = 1e9
+
+
+def budget_usd(args: argparse.Namespace) -> float | None:
+    """--budget as a number of dollars, bounded; None when not given."""
+    from gputui.core.errors import UserError
+    from gputui.core.textsafe import visible
+
+    text = getattr(args, "budget", None)
+    if text is None:
+        return None
+    try:
+        value = float(str(text).replace(",", "").removeprefix("$"))
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= MAX_BUDGET_USD:  # also refuses nan and inf
+        raise UserError(
+            f"--budget: a price in USD between 0 and {MAX_BUDGET_USD:,.0f}, "
+            f"got {visible(str(text))!r}"
+        )
+    if not getattr(args, "all_cards", False):
+        raise UserError("--budget: it ranks catalog cards; use it with --all-cards")
+    return value
+
+
+def batch_source(args: argparse.Namespace, own: str) -> str:
+    """Where the batch a ranking is at came from: --batch-size, or `own` (the model's)."""
+    return "--batch-size" if getattr(args, "batch_size", None) is not None else own

@@ -3,7 +3,7 @@
 The layer walk (memory.py) gives each moment's tensor bytes; the core adds what
 a CUDA process pays on top (fit/core/overheads.py), decides the verdict
 (fit/core/verdict.py) and solves the largest batch (fit/core/batch.py). Speed is
-graph/speed.py, the ranking of catalog cards graph/ranking.py.
+graph/step_ops.py, the ranking of catalog cards graph/ranking.py.
 """
 
 from __future__ import annotations
@@ -26,12 +26,13 @@ from gputui.fit.core.precision import (
     recommend,
 )
 from gputui.fit.core.precision_names import PRECISIONS
+from gputui.fit.core.speed import Speed
 from gputui.fit.core.target import Target
 from gputui.fit.core.verdict import Answer, Verdict, verdict
 from gputui.fit.graph.gcpause import collector_paused
 from gputui.fit.graph.memory import LiveTensor, live_at_peak, model_phases
-from gputui.fit.graph.rate import Speed, speed
 from gputui.fit.graph.spec import ModelSpec
+from gputui.fit.graph.step_ops import model_speed
 
 MAX_BATCH_CAP = 1 << 24
 
@@ -240,7 +241,7 @@ def check(
             verdict=verdict(breakdown.total, limit),
             max_batch_size=mm.max_batch(limit),
             speed=(
-                speed(model, target.card, name, batch, mode, arch)
+                model_speed(model, target.card, name, batch, mode, arch)
                 if target.card and with_speed
                 else None
             ),

@@ -1,5 +1,5 @@
 """From a transformer, a workload and a GPU to answers: peak, verdicts, largest batch,
-longest context (and rough tokens/s, transformer/speed.py).
+longest context (and rough tokens/s, transformer/workload_speed.py).
 
 The stages' phases (memory.py) are evaluated at a batch and a sequence length;
 the core adds the per-process overheads (fit/core/overheads.py), decides the
@@ -14,14 +14,15 @@ from dataclasses import dataclass, field, replace
 from gputui.fit.core.batch import largest_batch
 from gputui.fit.core.breakdown import ITEMS, Breakdown, Overheads
 from gputui.fit.core.overheads import ALLOCATOR_SLACK, cuda_context_bytes, library_workspace_bytes
+from gputui.fit.core.speed import Speed
 from gputui.fit.core.target import Target
 from gputui.fit.core.verdict import Answer, Verdict, verdict
 from gputui.fit.transformer.activations_fn import known_activation
 from gputui.fit.transformer.bounds import show
 from gputui.fit.transformer.memory import SeqPhase, StageMemory, stage_memory, stages
 from gputui.fit.transformer.model import TransformerModel
-from gputui.fit.transformer.rate import Speed, speed
 from gputui.fit.transformer.workload import Workload
+from gputui.fit.transformer.workload_speed import workload_speed
 
 MAX_BATCH_CAP = 1 << 20
 MAX_CONTEXT_CAP = 1 << 22  # when the config names no maximum
@@ -193,7 +194,7 @@ def estimate(
         mem.max_batch(limit, wl.seq_len),
         longest,
         longest == cap and _known,
-        speed=speed(model, wl, target.card, wl.batch_size, target.architecture)
+        speed=workload_speed(model, wl, target.card, wl.batch_size, target.architecture)
         if target.card
         else None,
         warnings=tuple(warnings),

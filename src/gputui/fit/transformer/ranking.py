@@ -8,9 +8,9 @@ from dataclasses import replace
 
 from gputui.catalog.models import Architecture, Card
 from gputui.fit.core.power import TOKENS
-from gputui.fit.core.ranking import Ranked, unknown_reason
+from gputui.fit.core.ranking import Ranked, speed_fields
+from gputui.fit.core.speed import Phase
 from gputui.fit.core.target import Target, card_target
-from gputui.fit.core.throughput import rate
 from gputui.fit.transformer.estimate import (
     CARD_COUNTS,
     MAX_BATCH_CAP,
@@ -92,22 +92,11 @@ def transformer_row(
     )
     s = est.speed
     mode = est.workload.mode
-    phase = "train" if mode == "train" else ("decode" if mode == "generate" else "prefill")
-    tps, bound = None, None
-    if s is not None:
-        tps, bound = {
-            "train": (s.train_tokens_per_s, s.train_bound),
-            "decode": (s.decode_tokens_per_s, s.decode_bound),
-            "prefill": (s.prefill_tokens_per_s, s.prefill_bound),
-        }[phase]
-    reason = None
-    if s is not None and tps is None and not s.basis:  # no roofline: a card figure is unknown
-        arch = architectures.get(card.architecture)
-        reason = unknown_reason(rate(card, arch, s.compute_precision or "bf16"), card)
+    phase: Phase = "train" if mode == "train" else ("decode" if mode == "generate" else "prefill")
     return Ranked(
         card=card,
         estimate=est,
-        precision=s.compute_precision if s is not None else None,
+        precision=s.precision if s is not None else None,
         fits=est.fits,
         verdict=est.verdict,
         peak_bytes=est.peak_bytes,
@@ -115,11 +104,7 @@ def transformer_row(
         batch_unbounded=est.max_batch_size >= MAX_BATCH_CAP,
         unit=TOKENS,
         phase=phase,
-        throughput=tps,
-        bound=bound,
-        speed_basis=s.basis if s is not None else None,
-        speed_derived=s.derived if s is not None else None,
-        unknown_reason=reason,
+        **speed_fields(s, phase),
         cards_needed=need[0] if need else None,
         cards_split=need[1] if need else None,
         cards_counted=True,
