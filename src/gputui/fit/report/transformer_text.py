@@ -29,6 +29,13 @@ def render_estimate(e: Estimate) -> list[str]:
         f"workspace {gib(b.workspace)} | CUDA context {gib(b.cuda_context)} | allocator {gib(b.allocator)}",
         f"  largest batch at {seq_word(wl)} {wl.seq_len:,}: {count(e.max_batch_size)}",
     ]
+    if wl.mode == "generate" and wl.engine == "vllm":
+        pool = max(0, e.limit_bytes - (b.total - b.kv_cache))
+        lines.append(
+            f"  vLLM keeps {gib(e.limit_bytes)} (gpu_memory_utilization 0.9); after the weights "
+            f"and activations its KV pool of about {gib(pool)} holds {count(e.max_batch_size)} "
+            f"sequence(s) of {wl.context:,} tokens"
+        )
     if e.longest_seq:
         cap = " (the model's maximum)" if e.longest_capped else ""
         ctx = f" (context {e.longest_context:,})" if wl.mode == "generate" else ""
