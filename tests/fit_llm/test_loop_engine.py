@@ -116,3 +116,33 @@ def test_gguf_runs_in_llama_cpp_with_its_cache_allocated_whole(
     assert b.kv_cache == pytest.approx(full.kv_cache, rel=0.001)  # 2048 tokens at the prefill
     e = estimate(model, wl, Target("24 GiB", 24 * GIB))
     assert e.breakdown.kv_cache == b.kv_cache and e.limit_bytes == 24 * GIB
+
+
+def test_hints_try_the_cheap_savers_before_more_cards(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run_fit(capsys, LLAMA32, "--gpu", "RTX 4090", "--mode", "train")
+    hints = out[out.index("hints") :]
+    assert "the cheapest change that fits: --optimizer adamw_8bit" in hints
+    order = ["--optimizer-impl fused:", "--optimizer adamw_8bit:", "--grad-checkpointing:",
+             "--precision bf16:", "--lora-rank 16:", "--method qlora", "--gpus 2"]  # fmt: skip
+    places = [hints.index(f"with {flag}") for flag in order]
+    assert places == sorted(places)
+    assert "--precision bf16: peak 14.89 GiB, fits" in hints
+
+
+def test_ranking_counts_one_card_with_a_saver(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run_fit(capsys, LLAMA32, "--all-cards", "--mode", "train", "--json")
+    (data,) = json.loads(out)["models"]
+    row = next(r for r in data["ranking"] if r["card"] == "GeForce RTX 4090")
+    assert not row["fits"] and row["cards_needed"] == 1
+    assert row["cards_split"] == "with --optimizer adamw_8bit"
+
+
+def test_tensor_parallel_hint_agrees_with_asking_for_it(capsys: pytest.CaptureFixture[str]) -> None:
+    v3 = str(ROOT / "examples/llm/deepseek-v3.json")
+    _, out, _ = run_fit(capsys, v3, "--gpu", "H200 SXM 141GB")
+    assert "with tp: no count" not in out
+    line = next(x for x in out.splitlines() if "with --gpus 16 --parallel tp:" in x)
+    assert "fits" in line and "beyond one node" in line
+    rc, out, _ = run_fit(capsys, v3, "--gpu", "H200 SXM 141GB", "--gpus", "16", "--parallel", "tp")
+    figure = line.split(": peak ")[1].split(" per GPU")[0]
+    assert rc == 0 and f"peak {figure} during" in out
