@@ -32,13 +32,16 @@ def graph_row(
     fit.core.throughput), rather than as zero; with no floor either it goes after the
     cards of its verdict. Between equally fast cards, the larger batch first.
     """
-    from gputui.fit.core.precision import recommend as recommend_for_card
     from gputui.fit.core.throughput import rate
 
     arch = architectures.get(card.architecture)
     target = card_target(card, architectures)
-    name = precision or recommend_for_card(arch, model.mode, card)[0]
-    est = check(model, target, batch_size=batch_size, precision=name).estimates[0]
+    if precision:
+        name = precision
+        est = check(model, target, batch_size=batch_size, precision=name).estimates[0]
+    else:  # the check's own choice: the card's, unless the speed computed says otherwise
+        found_check = check(model, target, batch_size=batch_size)
+        name, est = found_check.recommended, found_check.chosen
     found = rate(card, arch, name)
     floor = None
     if found.tflops is None and found.lower_bound_tflops is not None:
