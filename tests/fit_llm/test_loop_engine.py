@@ -66,6 +66,21 @@ def test_loop_from_a_models_table(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert data["workload"]["assumptions"] == {"loop": "trainer"}
 
 
+def test_engine_from_a_models_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    toml = tmp_path / "m.toml"
+    toml.write_text(
+        '[[model]]\nname = "q"\nkind = "transformer"\n'
+        f'hf_config = "{QWEN7}"\nseq_len = 32768\nengine = "vllm"\n'
+    )
+    _, out, _ = run_fit(capsys, str(toml), "--gpu", "L4", "--json")
+    (data,) = json.loads(out)["models"]
+    assert data["workload"]["assumptions"] == {"engine": "vllm"}
+    assert data["estimates"][0]["max_batch_size"] == 3
+    toml.write_text(toml.read_text() + 'mode = "train"\n')
+    rc, _, err = run_fit(capsys, str(toml), "--gpu", "L4")
+    assert rc == 2 and "engine: only with mode" in err
+
+
 def test_fused_adamw_has_no_parameter_sized_temporary(capsys: pytest.CaptureFixture[str]) -> None:
     args = (LLAMA3, "--gpu", "A100 SXM4 80GB", "--mode", "train", "--gpus", "2",
             "--parallel", "fsdp", "--grad-checkpointing", "--json")  # fmt: skip

@@ -15,6 +15,7 @@ from gputui.fit.transformer.estimate import (
     CARD_COUNTS,
     MAX_BATCH_CAP,
     Estimate,
+    engine_limit,
     estimate,
     memory,
     stage_memories,
@@ -63,7 +64,7 @@ def min_cards(
             continue
         swl, built = entry
         mem = memory(model, swl, card.compute_capability, built)
-        if mem.peak(wl.batch_size, wl.seq_len) <= target.memory_total:
+        if mem.peak(wl.batch_size, wl.seq_len) <= engine_limit(wl, target.memory_total):
             how = (
                 "1 GPU"
                 if n == 1
