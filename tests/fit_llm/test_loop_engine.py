@@ -137,8 +137,12 @@ def test_hints_try_the_cheap_savers_before_more_cards(capsys: pytest.CaptureFixt
     _, out, _ = run_fit(capsys, LLAMA32, "--gpu", "RTX 4090", "--mode", "train")
     hints = out[out.index("hints") :]
     assert "the cheapest change that fits: --optimizer adamw_8bit" in hints
-    order = ["--optimizer-impl fused:", "--optimizer adamw_8bit:", "--grad-checkpointing:",
-             "--precision bf16:", "--lora-rank 16:", "--method qlora", "--gpus 2"]  # fmt: skip
+    # fused kernels and checkpointing alone save nothing where the loss backward (the
+    # logits over a 128k vocabulary) is the peak: not offered
+    assert "with --optimizer-impl fused:" not in hints
+    assert "with --grad-checkpointing:" not in hints
+    order = ["--optimizer adamw_8bit:", "--precision bf16:",
+             "--optimizer adamw_8bit --grad-checkpointing --precision bf16:", "--lora-rank 16:", "--method qlora", "--gpus 2"]  # fmt: skip
     places = [hints.index(f"with {flag}") for flag in order]
     assert places == sorted(places)
     assert "--precision bf16: peak 14.89 GiB, fits" in hints

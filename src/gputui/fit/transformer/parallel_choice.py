@@ -264,6 +264,8 @@ def hint_lines(model: TransformerModel, wl: Workload, e: Any) -> list[str]:
     lines, cheapest = [], None
     for flag, alt, cost in saver_tries(wl, e):
         a = estimate(model, alt, target)
+        if a.peak_bytes > 0.99 * e.peak_bytes and alt.batch_size == wl.batch_size:
+            continue  # saves nothing here (LoRA's tiny optimizer, a peak elsewhere)
         lines.append(_line(flag, model, alt, target, f"; cost: {cost}", a))
         if cheapest is None and a.verdict != "does not fit" and a.longest_seq:
             cheapest = flag
