@@ -165,3 +165,13 @@ def test_tensor_parallel_hint_agrees_with_asking_for_it(capsys: pytest.CaptureFi
     rc, out, _ = run_fit(capsys, v3, "--gpu", "H200 SXM 141GB", "--gpus", "16", "--parallel", "tp")
     figure = line.split(": peak ")[1].split(" per GPU")[0]
     assert rc == 0 and f"peak {figure} during" in out
+
+
+def test_a_per_tensor_loop_keeps_only_the_largest_tensors_temporaries(example) -> None:
+    model = example("llama-3.2-1b")
+    wl = Workload(mode="train", optimizer_impl="foreach")
+    step = {i: _phases(model, replace(wl, optimizer_impl=i))["optimizer step"]
+            for i in ("foreach", "loop", "fused")}  # fmt: skip
+    assert step["fused"] < step["loop"] < step["foreach"]
+    largest = model.config.vocab_size * model.config.hidden_size
+    assert step["loop"] - step["fused"] == pytest.approx(2 * largest * 4)

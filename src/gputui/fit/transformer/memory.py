@@ -359,14 +359,15 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             )
         )
         temp = 0.0
-        # torch's foreach AdamW makes one parameter-sized temporary; fused=True has none
+        # torch's foreach AdamW makes one parameter-sized temporary; fused=True has none,
+        # foreach=False (and the CPU's kernels) two of the tensor being updated
         if wl.optimizer in ("adamw",) and wl.optimizer_impl != "fused":
             elem = state_b / 2 if wl.method == "full" else 4.0
             temp = (
                 trainable
                 / (dp if wl.parallel in ("zero1", "zero2", "zero3", "fsdp") else 1)
                 * min(elem, 4.0)
-                if wl.backend == "cuda"
+                if wl.backend == "cuda" and wl.optimizer_impl != "loop"
                 else 2 * largest_tensor * 4
             )
         phases.append(
