@@ -175,3 +175,15 @@ def test_a_per_tensor_loop_keeps_only_the_largest_tensors_temporaries(example) -
     assert step["fused"] < step["loop"] < step["foreach"]
     largest = model.config.vocab_size * model.config.hidden_size
     assert step["loop"] - step["fused"] == pytest.approx(2 * largest * 4)
+
+
+def test_gemma2_softcap_keeps_a_second_logits_tensor_for_the_backward() -> None:
+    from gputui.fit.importers.hfkeys import from_hf_dict
+    from gputui.fit.transformer.model import from_config
+
+    raw = json.loads((ROOT / "examples/llm/gemma-2-9b.json").read_text())
+    capped = from_config(from_hf_dict(raw), "g", "test")
+    plain = from_config(from_hf_dict({**raw, "final_logit_softcapping": None}), "g", "test")
+    wl = Workload(mode="train", batch_size=1, seq_len=256, precision="fp32", backend="cpu")
+    extra = _phases(capped, wl)["loss backward"] - _phases(plain, wl)["loss backward"]
+    assert extra == 4 * raw["vocab_size"] * 256

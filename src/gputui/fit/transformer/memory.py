@@ -310,6 +310,8 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             head_saved = Acts(4 * h + (d.stream * h if wl.method == "full" else 0))
             if wl.method == "full":
                 head_saved = head_saved + Acts((a if d.casts else d.stream) * h)
+            if cfg.logit_softcap:
+                head_saved = head_saved + Acts(a * vocab)  # the softcap's saved tanh output
             # the plain loop's `out` keeps the logits until the step is over (workload.Loop)
             held = Acts(a * vocab if wl.loop == "plain" else 0)
             # fp32 log-softmax output, its gradient and the input's gradient
