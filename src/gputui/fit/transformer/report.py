@@ -138,7 +138,8 @@ def workload_line(wl: Workload, m: TransformerModel, per_card: bool = False) -> 
             f"generate: {wl.weights} weights, prompt {wl.seq_len:,} + {wl.new_tokens:,} new tokens, "
             f"{wl.batch_size} sequence(s), KV cache {wl.kv_dtype}{paged}, {ENGINE_WORDS[wl.engine]}"
         )
-    if m.kind == "gguf":  # llama.cpp runs it: its own kernels, not PyTorch's sdpa/eager/flash
+    if m.kind == "gguf" or (wl.mode == "generate" and wl.engine == "llama.cpp"):
+        # llama.cpp runs it: its own kernels, not PyTorch's sdpa/eager/flash
         head += ", llama.cpp attention"
     else:
         head += f", {wl.attention} attention"
