@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gputui.core.textsafe import visible
 from gputui.fit.core.roofline import EFFICIENCY, LAUNCH_S
-from gputui.fit.transformer.estimate import Estimate
+from gputui.fit.transformer.estimate import Estimate, vllm_pool
 from gputui.fit.transformer.model import TransformerModel
 from gputui.fit.transformer.rate import Speed
 from gputui.fit.transformer.report import model_line, workload_line
@@ -30,7 +30,7 @@ def render_estimate(e: Estimate) -> list[str]:
         f"  largest batch at {seq_word(wl)} {wl.seq_len:,}: {count(e.max_batch_size)}",
     ]
     if wl.mode == "generate" and wl.engine == "vllm":
-        pool = max(0, e.limit_bytes - (b.total - b.kv_cache))
+        pool, _ = vllm_pool(e.model, wl, e.target, e.limit_bytes)
         lines.append(
             f"  vLLM keeps {gib(e.limit_bytes)} (gpu_memory_utilization 0.9); after the weights "
             f"and activations its KV pool of about {gib(pool)} holds {count(e.max_batch_size)} "

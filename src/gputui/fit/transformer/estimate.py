@@ -124,17 +124,21 @@ def engine_limit(wl: Workload, total: int) -> int:
     return total
 
 
-def vllm_sequences(model: TransformerModel, wl: Workload, target: Target, limit: int) -> int:
-    """How many sequences of the asked context vLLM's KV pool holds: the pool is `limit`
-    less the weights, one profiled prefill step of max_num_batched_tokens (one allocation
-    per layer: no allocator slack on it) and the overheads, divided by one sequence's blocks."""
+def vllm_pool(model: TransformerModel, wl: Workload, target: Target, limit: int) -> tuple[int, int]:
+    """(vLLM's KV pool, one sequence's blocks in it): the pool is `limit` less the weights,
+    one profiled prefill step of max_num_batched_tokens and the overheads; the pool is one
+    allocation per layer, so no allocator slack is counted on it."""
     one = replace(wl, batch_size=1, prefill_chunk=VLLM_BATCHED_TOKENS)
     mem = memory(model, one, target.cc)
     _, b = mem.breakdown(1, wl.seq_len)
-    if b.kv_cache <= 0:
-        return MAX_BATCH_CAP
     rest = b.total - b.kv_cache * (1 + mem.slack)
-    return max(0, min(MAX_BATCH_CAP, int((limit - rest) // b.kv_cache)))
+    return max(0, int(limit - rest)), int(b.kv_cache)
+
+
+def vllm_sequences(model: TransformerModel, wl: Workload, target: Target, limit: int) -> int:
+    """How many sequences of the asked context vLLM's KV pool holds."""
+    pool, per_seq = vllm_pool(model, wl, target, limit)
+    return MAX_BATCH_CAP if per_seq <= 0 else min(MAX_BATCH_CAP, pool // per_seq)
 
 
 def context_cap(model: TransformerModel) -> tuple[int, bool]:
