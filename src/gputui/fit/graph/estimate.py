@@ -253,6 +253,8 @@ def check(
         estimates.append(est)
     if precision:
         rec, why = precision, options[precision].reason
+    elif model.precision in options:  # the file's own policy (Keras mixed_float16): the user's
+        rec, why = model.precision, f"the model file's own policy: {options[model.precision].reason}"
     elif with_speed:
         rec, why = _by_speed(rec, why, mode, estimates)
     live: tuple[LiveTensor, ...] = ()
