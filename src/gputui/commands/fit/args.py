@@ -32,6 +32,8 @@ ATTENTIONS = ("sdpa", "eager", "flash")
 PARALLELS = ("tp", "pp", "ddp", "zero1", "zero2", "zero3", "fsdp")
 OPTIMIZERS = ("adamw", "adamw_8bit", "sgd", "sgd_momentum")
 KV_DTYPES = ("fp16", "bf16", "fp32", "fp8", "int8", "q8_0", "q4_0")
+LOOPS = ("plain", "trainer")
+ENGINES = ("hf", "vllm", "llama.cpp")
 
 
 # Flags that mean nothing for a layer model (a models TOML or a Keras file): given there, they
@@ -56,6 +58,8 @@ LLM_ONLY_FLAGS = (
     "parallel",
     "tp",
     "pp",
+    "loop",
+    "engine",
 )
 
 
@@ -228,6 +232,21 @@ def add_transformer_arguments(p: argparse.ArgumentParser) -> None:
         type=int,
         metavar="N",
         help="train: micro-batches per optimizer step (default 1)",
+    )
+    g.add_argument(
+        "--loop",
+        choices=LOOPS,
+        help="train: who holds the model's outputs. plain (default): `out = model(**batch); "
+        "out.loss.backward(); opt.step()` keeps the logits through the backward and the step; "
+        "trainer: the HF Trainer (or `loss = model(**batch).loss`) frees them after the loss",
+    )
+    g.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help="generate: the serving engine. hf (default; llama.cpp for a GGUF): transformers' "
+        "full prefill and growing cache; vllm: paged KV in blocks of 16, chunked prefill, "
+        "gpu_memory_utilization 0.9; llama.cpp: the prompt in batches of 512, the cache "
+        "allocated whole",
     )
     g.add_argument(
         "--attention", choices=ATTENTIONS, help="attention implementation (default sdpa)"

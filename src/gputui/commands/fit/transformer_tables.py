@@ -34,10 +34,12 @@ _FLAG_OF = {
     "kv_dtype": "kv_dtype",
     "paged_block": "paged",
     "optimizer_impl": "optimizer_impl",
+    "loop": "loop",
+    "engine": "engine",
 }
 _TRAIN_ONLY = {"method", "precision", "optimizer", "lora_rank", "lora_alpha", "lora_targets",
-               "grad_checkpointing", "grad_accum", "optimizer_impl"}  # fmt: skip
-_GENERATE_ONLY = {"new_tokens", "kv_dtype", "paged_block"}
+               "grad_checkpointing", "grad_accum", "optimizer_impl", "loop"}  # fmt: skip
+_GENERATE_ONLY = {"new_tokens", "kv_dtype", "paged_block", "engine"}
 _TRAIN_PRECISIONS = ("fp32", "amp_bf16", "amp_fp16", "bf16", "fp16")
 
 

@@ -28,12 +28,13 @@ def graph_row(
     "unknown") and is placed by its floor (fit.core.speed) rather than as zero. Between
     equally fast cards, the larger batch first.
     """
-    from gputui.fit.core.precision import recommend as recommend_for_card
-
-    arch = architectures.get(card.architecture)
     target = card_target(card, architectures)
-    name = precision or recommend_for_card(arch, model.mode, card)[0]
-    est = check(model, target, batch_size=batch_size, precision=name).estimates[0]
+    if precision:
+        name = precision
+        est = check(model, target, batch_size=batch_size, precision=name).estimates[0]
+    else:  # the check's own choice: the card's, unless the speed computed says otherwise
+        found_check = check(model, target, batch_size=batch_size)
+        name, est = found_check.recommended, found_check.chosen
     s = est.speed
     prof = s.profile if s is not None else None
     return Ranked(

@@ -230,6 +230,17 @@ class TransformerModel(_Strict):
     quantization: str | None
 
 
+class Assumptions(_Strict):
+    """What the estimate assumed of the software that runs the job."""
+
+    loop: Literal["plain", "trainer"] | None = Field(
+        None, description="train: who holds the outputs through the backward and the step"
+    )
+    engine: Literal["hf", "vllm", "llama.cpp"] | None = Field(
+        None, description="generate: the serving engine"
+    )
+
+
 class TransformerWorkload(_Strict):
     """generate adds the decode fields, train the method's; each is absent otherwise."""
 
@@ -243,6 +254,7 @@ class TransformerWorkload(_Strict):
     parallel: str
     tensor_parallel: int
     pipeline_parallel: int
+    assumptions: Assumptions
     new_tokens: int | None = None
     context: int | None = None
     kv_dtype: str | None = None

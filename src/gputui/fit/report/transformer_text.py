@@ -7,7 +7,7 @@ from __future__ import annotations
 from gputui.core.textsafe import visible
 from gputui.fit.core.roofline import EFFICIENCY, LAUNCH_S
 from gputui.fit.core.speed import Phase, Speed
-from gputui.fit.transformer.estimate import Estimate
+from gputui.fit.transformer.estimate import Estimate, vllm_pool
 from gputui.fit.transformer.model import TransformerModel
 from gputui.fit.transformer.report import model_line, workload_line
 from gputui.fit.transformer.workload import Workload
@@ -29,6 +29,13 @@ def render_estimate(e: Estimate) -> list[str]:
         f"workspace {gib(b.workspace)} | CUDA context {gib(b.cuda_context)} | allocator {gib(b.allocator)}",
         f"  largest batch at {seq_word(wl)} {wl.seq_len:,}: {count(e.max_batch_size)}",
     ]
+    if wl.mode == "generate" and wl.engine == "vllm":
+        pool, _ = vllm_pool(e.model, wl, e.target, e.limit_bytes)
+        lines.append(
+            f"  vLLM keeps {gib(e.limit_bytes)} (gpu_memory_utilization 0.9); after the weights "
+            f"and activations its KV pool of about {gib(pool)} holds {count(e.max_batch_size)} "
+            f"sequence(s) of {wl.context:,} tokens"
+        )
     if e.longest_seq:
         cap = " (the model's maximum)" if e.longest_capped else ""
         ctx = f" (context {e.longest_context:,})" if wl.mode == "generate" else ""

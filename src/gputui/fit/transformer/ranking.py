@@ -15,12 +15,14 @@ from gputui.fit.transformer.estimate import (
     CARD_COUNTS,
     MAX_BATCH_CAP,
     Estimate,
+    engine_limit,
     estimate,
     memory,
     stage_memories,
 )
 from gputui.fit.transformer.memory import StageMemory
 from gputui.fit.transformer.model import TransformerModel
+from gputui.fit.transformer.savers import cheap_savers
 from gputui.fit.transformer.workload import Workload
 
 
@@ -50,6 +52,9 @@ def min_cards(
     `cache` keeps each card count's phases across cards (they differ only in overheads)."""
     target = card_target(card)
     cache = {} if cache is None else cache
+    one = _one_with_a_saver(model, wl, card, target.memory_total)
+    if one is not None:
+        return 1, one
     for n in CARD_COUNTS:
         if n not in cache:
             swl0 = scaled_workload(model, wl, n)
@@ -59,7 +64,7 @@ def min_cards(
             continue
         swl, built = entry
         mem = memory(model, swl, card.compute_capability, built)
-        if mem.peak(wl.batch_size, wl.seq_len) <= target.memory_total:
+        if mem.peak(wl.batch_size, wl.seq_len) <= engine_limit(wl, target.memory_total):
             how = (
                 "1 GPU"
                 if n == 1
@@ -68,6 +73,24 @@ def min_cards(
                 )
             )
             return n, how
+    return None
+
+
+def _one_with_a_saver(
+    model: TransformerModel, wl: Workload, card: Card, limit: int
+) -> str | None:
+    """How one card holds a training job it does not hold as asked: the cheapest saver that
+    keeps the method (fit.transformer.savers), before any second card is counted."""
+    if not wl.training:
+        return None
+    cc = card.compute_capability
+    if memory(model, replace(wl, gpus=1, tp=1, pp=1, parallel="none"), cc).peak(
+        wl.batch_size, wl.seq_len
+    ) <= limit:
+        return None
+    for saver in cheap_savers(replace(wl, gpus=1, tp=1, pp=1, parallel="none"), cc):
+        if memory(model, saver.workload, cc).peak(wl.batch_size, wl.seq_len) <= limit:
+            return f"with {saver.flags}"
     return None
 
 
