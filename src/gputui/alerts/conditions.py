@@ -2,8 +2,8 @@
 
 A condition function reads one snapshot and returns {key: Condition} for the keys whose
 condition is true now; the engine (engine.py) turns that into firing and clearing with
-each rule's hold and clear times. A reading gputui does not have (None) is never taken
-as a condition met or gone: N/A keeps nothing firing and fires nothing.
+each rule's hold and clear times. A reading gputui does not have (None) never fires a
+rule; a firing alert whose reading turns N/A clears only after the rule's clear time.
 """
 
 from __future__ import annotations
@@ -112,7 +112,8 @@ def throttling(rule: Rule, snapshot: Snapshot, _: tuple[Watched, ...]) -> Found:
 def ecc_uncorrected(rule: Rule, snapshot: Snapshot, _: tuple[Watched, ...]) -> Found:
     out: Found = {}
     dbe = {e.gpu_index for e in snapshot.events if e.kind == "ecc_dbe"}
-    for dev, gpu in _read(snapshot):
+    for dev in snapshot.devices:  # a GPU lost after the error still reports its event
+        gpu = str(dev.index)
         count = dev.sample.ecc_volatile_uncorrected if dev.sample is not None else None
         if (count is not None and count > 0) or dev.index in dbe:
             shown = "an uncorrected ECC error" if not count else f"{count} uncorrected ECC errors"

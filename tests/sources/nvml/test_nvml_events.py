@@ -131,3 +131,45 @@ def test_a_driver_without_events_gives_none_and_no_noise(builds: dict[str, Path]
         assert old["notices"] == new["notices"]
         assert old["unsupported"] == new["unsupported"]
         assert old["failed"] == new["failed"]
+
+
+ALERTS_CHILD = f"""
+import json, os
+from gputui.alerts.engine import AlertEngine
+from gputui.alerts.rules import default_rules
+from gputui.sources.nvml.source import NvmlSource
+source = NvmlSource.open(with_host=False)
+engine = AlertEngine(default_rules())
+changes = engine.update(source.poll())
+os.environ["FAKE_NVML_TIME"] = str({FROZEN} + 30)
+changes += engine.update(source.poll())
+source.close()
+print(json.dumps([c.to_json() for c in changes]))
+"""
+
+
+def test_the_rules_turn_the_events_into_alerts_with_nvidia_actions(
+    builds: dict[str, Path],
+) -> None:
+    env = dict(os.environ)
+    env.update(
+        LD_LIBRARY_PATH=str(builds["current"]),
+        FAKE_NVML_SCENARIO=str(builds["scenario"]),
+        FAKE_NVML_TIME=str(FROZEN),
+        FAKE_NVML_QUIET="1",
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", ALERTS_CHILD], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    changes = json.loads(out.stdout)
+    assert {c["state"] for c in changes} == {"firing"}
+    xids = sorted((c["gpu"], int(c["message"].split("XID ")[1].split(":")[0])) for c in changes
+                  if c["rule"] == "xid")  # fmt: skip
+    assert xids == [("0", 13), ("0", 31), ("0", 43), ("1", 63), ("1", 94), ("2", 48), ("2", 63),
+                    ("3", 31), ("3", 43), ("3", 79), ("3", 95)]  # fmt: skip
+    by_xid = {c["message"].split(": ", 1)[1]: c for c in changes if c["rule"] == "xid"}
+    assert any(k.startswith("XID 13") and v["action"] == "restart the application"
+               for k, v in by_xid.items())  # fmt: skip
+    assert sorted(c["gpu"] for c in changes if c["rule"] == "ecc_uncorrected") == ["1", "2", "3"]
+    assert [c["gpu"] for c in changes if c["rule"] == "gpu_lost"] == ["3"]
