@@ -3,11 +3,11 @@
 Rules are tables under `[alerts]` in the settings file (`settings.toml`, read by the
 dashboard) or in a file given to `gputui watch --alerts FILE`:
 
-    [alerts.memory_high]
-    threshold_pct = 90      # the rule's own keys (RULES below)
-    for_s = 60              # the condition must hold this long before it fires
-    clear_s = 30            # and be gone this long before it clears
-    muted = true            # evaluated never, shown never
+    [alerts]
+    # threshold_pct: the rule's own key (RULES below); for_s: how long the condition
+    # must hold before it fires; clear_s: how long it must be gone before it clears
+    memory_high = { threshold_pct = 90, for_s = 60, clear_s = 30 }
+    xid = { muted = true }  # evaluated never, shown never
 
 A rule not named keeps its defaults. A bad rule (an unknown rule or key, a value of the
 wrong type or out of range) is one line naming the file and the key, exit 2: an alert
