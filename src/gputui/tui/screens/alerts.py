@@ -66,7 +66,8 @@ class AlertsScreen(Screen[None]):
         text = Text(no_wrap=True, overflow="ellipsis")
         firing = self.alert_log.firing_count
         text.append(f"Alerts: {firing} firing", style="bold red" if firing else "bold")
-        text.append(f"   {len(self.alert_log.changes)} changes this session", style="dim")
+        n = len(self.alert_log.changes)
+        text.append(f"   {n} change{'' if n == 1 else 's'} this session", style="dim")
         muted = [r.name for r in self.alert_log.engine.rules if r.muted]
         if muted:
             text.append(f"   muted: {', '.join(muted)}", style="bold")
