@@ -45,7 +45,7 @@ class AlertEngine:
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         self._rules = {rule.name: rule for rule in rules}
-        self._states: dict[tuple[str, str], _State] = {}
+        self._states: dict[str, dict[str, _State]] = {name: {} for name in self._rules}
         self._watched: dict[int, Watched] = {}
 
     @property
@@ -56,11 +56,12 @@ class AlertEngine:
         """The alerts firing now, as the change that fired them."""
         return tuple(
             self._change(name, s.since, "firing", s.condition)
-            for (name, _), s in self._states.items()
+            for name, states in self._states.items()
+            for s in states.values()
             if s.firing
         )
 
-    def notes(self, snapshot: Snapshot | None = None) -> tuple[str, ...]:
+    def notes(self) -> tuple[str, ...]:
         """Why a rule that is not muted cannot work here (said once, in words)."""
         rule = self._rules.get("temperature_near_slowdown")
         if rule is None or rule.muted or rule.slowdown_c is not None:
@@ -77,7 +78,7 @@ class AlertEngine:
             raise KeyError(name)
         self._rules[name] = replace(rule, muted=muted)
         if muted:
-            self._states = {k: s for k, s in self._states.items() if k[0] != name}
+            self._states[name] = {}
 
     def update(self, snapshot: Snapshot) -> list[AlertChange]:
         """The changes this snapshot causes, firing ones first, each rule in RULES order."""
@@ -89,25 +90,29 @@ class AlertEngine:
             if rule.muted:
                 continue
             found = CONDITIONS[name](rule, snapshot, ended)
+            states = self._states[name]
             for key, condition in found.items():
-                state = self._states.get((name, key))
+                state = states.get(key)
                 if state is None:
-                    state = self._states[(name, key)] = _State(now, condition)
+                    state = states[key] = _State(now, condition)
                 state.gone_since = None
-                state.condition = condition if not state.firing else state.condition
-                if not state.firing and now - state.since >= rule.for_s:
-                    state.firing = True
-                    changes.append(self._change(name, now, "firing", condition))
-            for (rule_name, key), state in list(self._states.items()):
-                if rule_name != name or key in found:
+                if not state.firing:
+                    state.condition = condition
+                    if now - state.since >= rule.for_s:
+                        state.firing = True
+                        changes.append(self._change(name, now, "firing", condition))
+            if len(states) == len(found):
+                continue  # every key still holds: nothing to clear
+            for key, state in list(states.items()):
+                if key in found:
                     continue
                 if not state.firing:
-                    del self._states[(rule_name, key)]
+                    del states[key]
                     continue
                 if state.gone_since is None:
                     state.gone_since = now
                 if now - state.gone_since >= rule.clear_s:
-                    del self._states[(rule_name, key)]
+                    del states[key]
                     cleared.append(self._change(name, now, "cleared", state.condition))
         return changes + cleared
 
