@@ -194,3 +194,13 @@ def test_every_rule_is_quiet_on_a_healthy_gpu(name: str) -> None:
     engine = AlertEngine(_rules(process_ended={"pids": (7,)}))
     snaps = [_snap(t, processes=(_proc(7, GiB),)) for t in range(0, 1200, 60)]
     assert [c for c in _run(engine, snaps) if c[1] == name] == []
+
+
+def test_watching_a_process_later_reports_its_end() -> None:
+    engine = AlertEngine(default_rules())
+    engine.update(_snap(0, processes=(_proc(9, GiB),)))
+    assert engine.watch(9) and not engine.watch(9)
+    engine.update(_snap(1, processes=(_proc(9, 3 * GiB),)))
+    changes = engine.update(_snap(2))
+    assert [(c.rule, c.pid) for c in changes] == [("process_ended", 9)]
+    assert "peak GPU memory 3.0 GiB" in changes[0].message

@@ -81,3 +81,22 @@ async def test_a_gpu_without_events_keeps_its_details_as_they_were() -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, DeviceScreen))
         await pilot.pause()
         assert "XID" not in "\n".join(screen_lines(app))
+
+
+async def test_w_watches_the_selected_process_and_its_end_is_an_alert() -> None:
+    from tests.tui.scripted_app import ready_table
+
+    source = ScriptedSource(make_snapshot())
+    app = make_app(source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = await ready_table(pilot, app)
+        pid = table.selected.pid if table.selected is not None else None
+        assert pid is not None
+        await pilot.press("w")
+        await pilot.pause()
+        assert any(f"watching process {pid}" in n.message for n in app._notifications)
+        gone = tuple(p for p in source.next_snapshot.processes if p.pid != pid)
+        source.next_snapshot = replace(source.next_snapshot, timestamp=T + 5, processes=gone)
+        await wait_for(pilot, lambda: any(c.rule == "process_ended" for c in app.alert_log.changes))
+        change = next(c for c in app.alert_log.changes if c.rule == "process_ended")
+        assert change.pid == pid and "peak GPU memory" in change.message

@@ -80,6 +80,16 @@ class AlertEngine:
         if muted:
             self._states[name] = {}
 
+    def watch(self, pid: int) -> bool:
+        """Watch a process from now on (`process_ended`); False if it was watched already."""
+        rule = self._rules.get("process_ended")
+        if rule is None:
+            raise KeyError("process_ended")
+        if pid in rule.pids:
+            return False
+        self._rules["process_ended"] = replace(rule, pids=(*rule.pids, pid))
+        return True
+
     def update(self, snapshot: Snapshot) -> list[AlertChange]:
         """The changes this snapshot causes, firing ones first, each rule in RULES order."""
         now = snapshot.timestamp

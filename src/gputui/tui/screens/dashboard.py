@@ -122,6 +122,7 @@ class DashboardScreen(Screen[None]):
         Binding("f", "app.fit", "Fit", show=False),
         Binding("h", "app.history", "History", show=False),
         Binding("a", "app.alerts", "Alerts", show=False),
+        Binding("w", "app.watch_process", "Watch", show=False),
         Binding("e", "toggle_fit_lines", "Fit per GPU", show=False),
         Binding("m", "toggle_mine", "Mine", show=False),
         Binding("tab", "app.focus_next", "Panel"),
