@@ -151,16 +151,22 @@ def test_memory_held_while_idle_for_ten_minutes() -> None:
     ]
 
 
-def test_temperature_rule_is_inactive_without_a_threshold_and_says_so() -> None:
-    hot = _sample(temperature_c=88)
+def test_temperature_near_the_gpu_s_own_slowdown_threshold() -> None:
+    hot, warm = _sample(temperature_c=88), _sample(temperature_c=84)
     engine = AlertEngine(default_rules())
-    assert _run(engine, [_snap(0, hot), _snap(60, hot)]) == []
-    assert any("temperature_near_slowdown is inactive" in n for n in engine.notes())
-    armed = AlertEngine(_rules(temperature_near_slowdown={"slowdown_c": 90.0}))
+    unknown = _snap(0, hot, hot)
+    assert engine.update(unknown) == []
+    assert any("inactive on GPU 0, 1" in n for n in engine.notes())
+    known = replace(unknown, devices=tuple(
+        replace(d, info=replace(d.info, temp_slowdown_c=90)) for d in unknown.devices
+    ))  # fmt: skip
+    known = replace(known, timestamp=T0 + 1, devices=(replace(known.devices[0], sample=warm),
+                                                       known.devices[1]))  # fmt: skip
+    assert [(c.rule, c.gpu) for c in engine.update(known)] == [("temperature_near_slowdown", "1")]
+    assert engine.notes() == ()
+    armed = AlertEngine(_rules(temperature_near_slowdown={"slowdown_c": 88.0}))
+    assert [c.gpu for c in armed.update(_snap(0, warm, hot))] == ["0", "1"]  # 84 >= 88 - 5
     assert armed.notes() == ()
-    assert _run(armed, [_snap(0, _sample(temperature_c=84)), _snap(1, hot)]) == [
-        (1, "temperature_near_slowdown", "firing", "0")
-    ]
 
 
 def _proc(pid: int, memory: int, gpu: int = 0) -> GpuProcess:

@@ -29,7 +29,7 @@ def test_a_missing_settings_file_gives_the_defaults_and_a_given_one_must_exist(
 def test_settings_apply_to_their_rule_and_the_others_keep_defaults(tmp_path: Path) -> None:
     path = _write(
         tmp_path,
-        'interval = 2\n[alerts.memory_high]\nthreshold_pct = 90\nfor_s = 5\n'
+        "interval = 2\n[alerts.memory_high]\nthreshold_pct = 90\nfor_s = 5\n"
         '[alerts.xid]\nmuted = true\n[alerts.process_ended]\ncommands = ["train.py"]\n',
     )
     rules = {r.name: r for r in load_rules(path, required=True)}

@@ -82,15 +82,18 @@ def memory_high(rule: Rule, snapshot: Snapshot, _: tuple[Watched, ...]) -> Found
 
 
 def temperature_near_slowdown(rule: Rule, snapshot: Snapshot, _: tuple[Watched, ...]) -> Found:
+    """Against the rule's `slowdown_c` when set, else each GPU's own threshold (NVML's);
+    a GPU with neither is left out (the engine's notes() says so)."""
     out: Found = {}
-    if rule.slowdown_c is None or rule.limit is None:
-        return out  # inactive: the engine's notes() says why
+    if rule.limit is None:
+        return out
     for dev, gpu in _read(snapshot):
+        slowdown = rule.slowdown_c if rule.slowdown_c is not None else dev.info.temp_slowdown_c
         t = dev.sample.temperature_c if dev.sample is not None else None
-        if t is not None and t >= rule.slowdown_c - rule.limit:
+        if t is not None and slowdown is not None and t >= slowdown - rule.limit:
             out[gpu] = Condition(
                 f"GPU {gpu}: {t} C, within {rule.limit:g} C of the slowdown "
-                f"temperature ({rule.slowdown_c:g} C)",
+                f"temperature ({slowdown:g} C)",
                 gpu=gpu,
             )
     return out

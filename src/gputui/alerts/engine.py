@@ -47,6 +47,7 @@ class AlertEngine:
         self._rules = {rule.name: rule for rule in rules}
         self._states: dict[str, dict[str, _State]] = {name: {} for name in self._rules}
         self._watched: dict[int, Watched] = {}
+        self._slowdown_unknown: tuple[str, ...] = ()  # GPUs with no slowdown threshold
 
     @property
     def rules(self) -> tuple[Rule, ...]:
@@ -62,13 +63,13 @@ class AlertEngine:
         )
 
     def notes(self) -> tuple[str, ...]:
-        """Why a rule that is not muted cannot work here (said once, in words)."""
-        rule = self._rules.get("temperature_near_slowdown")
-        if rule is None or rule.muted or rule.slowdown_c is not None:
+        """Why a rule that is not muted cannot work on some GPU (as of the last snapshot)."""
+        if not self._slowdown_unknown:
             return ()
+        gpus = ", ".join(self._slowdown_unknown)
         return (
-            "alert temperature_near_slowdown is inactive: the GPUs' slowdown temperature is "
-            "unknown to gputui; set alerts.temperature_near_slowdown.slowdown_c to arm it",
+            f"alert temperature_near_slowdown is inactive on GPU {gpus}: the slowdown "
+            "temperature is unknown; set alerts.temperature_near_slowdown.slowdown_c to arm it",
         )
 
     def mute(self, name: str, muted: bool = True) -> None:
@@ -93,6 +94,12 @@ class AlertEngine:
     def update(self, snapshot: Snapshot) -> list[AlertChange]:
         """The changes this snapshot causes, firing ones first, each rule in RULES order."""
         now = snapshot.timestamp
+        temperature = self._rules.get("temperature_near_slowdown")
+        self._slowdown_unknown = (
+            tuple(str(d.index) for d in snapshot.devices if d.info.temp_slowdown_c is None)
+            if temperature is not None and not temperature.muted and temperature.slowdown_c is None
+            else ()
+        )
         ended = watched_processes(self._rules.get("process_ended"), snapshot, self._watched)
         changes: list[AlertChange] = []
         cleared: list[AlertChange] = []

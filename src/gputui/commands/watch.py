@@ -119,14 +119,15 @@ def run(args: argparse.Namespace) -> int:
     if fallback is not None:
         print(f"gputui watch: NVML unavailable ({fallback}); watching SIMULATED GPUs",
               file=sys.stderr)  # fmt: skip
-    for note in engine.notes():
-        print(f"gputui watch: {note}", file=sys.stderr)
     try:
         polls = 0
         while args.polls is None or polls < args.polls:
             started = time.monotonic()
             for change in engine.update(source.poll()):
                 _send(change, argv, exec_timeout, url, webhook_timeout)
+            if polls == 0:  # said once, of the GPUs the first poll found
+                for note in engine.notes():
+                    print(f"gputui watch: {note}", file=sys.stderr)
             polls += 1
             if args.polls is None or polls < args.polls:
                 time.sleep(max(0.0, interval - (time.monotonic() - started)))

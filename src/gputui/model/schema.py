@@ -36,6 +36,9 @@ class DeviceInfoModel(_Strict):
     pcie_max_gen: int | None = Field(None, description="maximum PCIe link generation")
     pcie_max_width: int | None = Field(None, description="maximum PCIe link width, lanes")
     bar1_total: int | None = Field(None, description="BAR1 aperture, bytes")
+    temp_slowdown_c: int | None = Field(
+        None, description="slowdown temperature threshold, Celsius: the driver slows the clocks"
+    )
 
 
 class MigDeviceModel(_Strict):

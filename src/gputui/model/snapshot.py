@@ -50,6 +50,7 @@ class DeviceInfo:
     pcie_max_gen: int | None = None  # the link's maximum generation and width (lanes)
     pcie_max_width: int | None = None
     bar1_total: int | None = None  # bytes of the BAR1 aperture (CPU-mapped GPU memory)
+    temp_slowdown_c: int | None = None  # NVML's slowdown threshold: clocks drop from here
 
 
 # NVML compute modes, by the names `nvidia-smi -c` uses.

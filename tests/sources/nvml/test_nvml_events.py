@@ -40,7 +40,8 @@ polls += [source.poll(), source.poll()]
 source.close()
 print(json.dumps([
     {{"events": snapshot_to_dict(p)["events"], "failed": [d.failed for d in p.devices],
-      "notices": list(p.notices), "unsupported": [sorted(d.unsupported) for d in p.devices]}}
+      "notices": list(p.notices), "unsupported": [sorted(d.unsupported) for d in p.devices],
+      "slowdown": [d.info.temp_slowdown_c for d in p.devices]}}
     for p in polls
 ]))
 """
@@ -121,6 +122,7 @@ def test_each_scheduled_event_arrives_once_in_the_poll_after_it_fired(
     assert {e["timestamp"] for e in second["events"]} == {second["events"][0]["timestamp"]}
     assert third["events"] == []  # delivered once
     assert second["failed"][3] is not None and third["failed"][3] is not None  # fell off the bus
+    assert first["slowdown"] == [90, 90, 90, 90]  # the fake's default temp_slowdown_c
 
 
 def test_a_driver_without_events_gives_none_and_no_noise(builds: dict[str, Path]) -> None:
