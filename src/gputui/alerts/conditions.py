@@ -176,8 +176,9 @@ def process_ended(rule: Rule, snapshot: Snapshot, ended: tuple[Watched, ...]) ->
         peak = "unknown" if w.peak_memory is None else _gib(w.peak_memory)
         command = f" ({w.command})" if w.command else ""
         out[str(w.pid)] = Condition(
-            f"process {w.pid}{command} ended after {w.last_seen - w.first_seen:.0f} s "
-            f"seen; peak GPU memory {peak}; exit status unknown (not gputui's child)",
+            f"process {w.pid}{command} ended (seen on the GPU for "
+            f"{w.last_seen - w.first_seen:.0f} s); peak GPU memory {peak}; "
+            "exit status unknown (not gputui's child)",
             pid=w.pid,
         )
     return out

@@ -31,11 +31,12 @@ class _State:
     """One key's progress: since when its condition holds, whether it fired, since when
     it has been gone."""
 
-    __slots__ = ("since", "firing", "gone_since", "condition")
+    __slots__ = ("since", "firing", "fired_at", "gone_since", "condition")
 
     def __init__(self, since: float, condition: Condition) -> None:
         self.since = since
         self.firing = False
+        self.fired_at = since
         self.gone_since: float | None = None
         self.condition = condition
 
@@ -56,7 +57,7 @@ class AlertEngine:
     def firing(self) -> tuple[AlertChange, ...]:
         """The alerts firing now, as the change that fired them."""
         return tuple(
-            self._change(name, s.since, "firing", s.condition)
+            self._change(name, s.fired_at, "firing", s.condition)
             for name, states in self._states.items()
             for s in states.values()
             if s.firing
@@ -116,7 +117,7 @@ class AlertEngine:
                 if not state.firing:
                     state.condition = condition
                     if now - state.since >= rule.for_s:
-                        state.firing = True
+                        state.firing, state.fired_at = True, now
                         changes.append(self._change(name, now, "firing", condition))
             if len(states) == len(found):
                 continue  # every key still holds: nothing to clear

@@ -53,33 +53,28 @@ class RuleSpec:
     default: Rule
     limit_key: str | None
     limit_range: tuple[float, float] = (0.0, 0.0)
-    help: str = ""
 
 
 def _spec(
     name: str, for_s: float, clear_s: float, severity: Severity, limit: float | None = None,
-    limit_key: str | None = None, limit_range: tuple[float, float] = (0.0, 0.0), help: str = "",
+    limit_key: str | None = None, limit_range: tuple[float, float] = (0.0, 0.0),
 ) -> RuleSpec:  # fmt: skip
-    return RuleSpec(Rule(name, for_s, clear_s, severity, limit=limit), limit_key, limit_range, help)
+    return RuleSpec(Rule(name, for_s, clear_s, severity, limit=limit), limit_key, limit_range)
 
 
+# Each rule: hold (for_s) and clear (clear_s) seconds, severity, and its threshold with
+# the config key and range that set it (docs/alerts.md has the table).
 RULES: dict[str, RuleSpec] = {
     s.default.name: s
     for s in (
-        _spec("memory_high", 30, 30, "warning", 95.0, "threshold_pct", (1, 100),
-              "GPU memory at or above threshold_pct % of the total"),
-        _spec("temperature_near_slowdown", 0, 30, "warning", 5.0, "margin_c", (0, 50),
-              "temperature within margin_c degrees C of the slowdown threshold"),
-        _spec("throttling", 60, 30, "warning",
-              help="clocks held down by a thermal or power limit"),
-        _spec("ecc_uncorrected", 0, 300, "critical",
-              help="any uncorrected (double-bit) ECC error"),
-        _spec("xid", 0, 300, "warning", help="an XID error, with NVIDIA's recommended action"),
-        _spec("gpu_lost", 0, 0, "critical", help="a GPU that cannot be read (fell off the bus)"),
-        _spec("memory_idle", 600, 30, "info", 1.0, "min_used_gib", (0, 1 << 20),
-              "more than min_used_gib GiB held at 0 % utilisation"),
-        _spec("process_ended", 0, 60, "info",
-              help="a watched process (pids, commands) has ended: its peak GPU memory"),
+        _spec("memory_high", 30, 30, "warning", 95.0, "threshold_pct", (1, 100)),
+        _spec("temperature_near_slowdown", 0, 30, "warning", 5.0, "margin_c", (0, 50)),
+        _spec("throttling", 60, 30, "warning"),
+        _spec("ecc_uncorrected", 0, 300, "critical"),
+        _spec("xid", 0, 300, "warning"),
+        _spec("gpu_lost", 0, 0, "critical"),
+        _spec("memory_idle", 600, 30, "info", 1.0, "min_used_gib", (0, 1 << 20)),
+        _spec("process_ended", 0, 60, "info"),
     )
 }  # fmt: skip
 COMMON_KEYS = ("muted", "for_s", "clear_s", "severity")
