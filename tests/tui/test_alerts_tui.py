@@ -100,3 +100,19 @@ async def test_w_watches_the_selected_process_and_its_end_is_an_alert() -> None:
         await wait_for(pilot, lambda: any(c.rule == "process_ended" for c in app.alert_log.changes))
         change = next(c for c in app.alert_log.changes if c.rule == "process_ended")
         assert change.pid == pid and "peak GPU memory" in change.message
+
+
+async def test_a_gpu_panel_counts_its_xids_beside_the_ecc_counter() -> None:
+    from gputui.tui.widgets.gpu_panel import GpuPanel
+
+    source = _bad_day()
+    app = make_app(source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.alert_log.firing_count == 3)
+        more = (GpuEvent(T + 1, 0, "xid", 43), GpuEvent(T + 1, 0, "xid", 13))
+        source.next_snapshot = replace(source.next_snapshot, timestamp=T + 1, events=more)
+        panels = {p.index: p for p in app.dashboard.query(GpuPanel)}
+        await wait_for(pilot, lambda: "XIDs: 3 (13, 43)" in panels[0].stats_text())
+        assert "XIDs: 1 (48)" in panels[1].stats_text()
+        await pilot.pause()
+        assert any("XIDs: 3 (13, 43)" in line for line in screen_lines(app))

@@ -26,6 +26,8 @@ class AlertLog:
         self._events: dict[int, deque[GpuEvent]] = {}
         self.firing_count = 0
         self._last_timestamp: float | None = None
+        self._xids: dict[int, dict[int, int]] = {}  # per GPU: XID code -> count, first seen first
+        self._warnings: dict[int, str] = {}
 
     def update(self, snapshot: Snapshot) -> list[AlertChange]:
         """Run the rules on one poll; the changes it caused. A source frozen in time
@@ -36,11 +38,23 @@ class AlertLog:
             if event.kind in SHOWN_EVENTS:
                 kept = self._events.setdefault(event.gpu_index, deque(maxlen=MAX_EVENTS_PER_GPU))
                 kept.append(event)
+            if event.kind == "xid":
+                self._count_xid(event)
         changes = self.engine.update(snapshot)
         if changes:
             self.changes.extend(changes)
             self.firing_count = len(self.engine.firing())
         return changes
+
+    def panel_warnings(self) -> dict[int, str]:
+        """Per GPU with XIDs this session, the panel's warning: how many, which codes."""
+        return self._warnings
+
+    def _count_xid(self, event: GpuEvent) -> None:
+        codes = self._xids.setdefault(event.gpu_index, {})
+        codes[event.data] = codes.get(event.data, 0) + 1
+        shown = ", ".join(str(c) for c in codes)
+        self._warnings[event.gpu_index] = f"XIDs: {sum(codes.values())} ({shown})"
 
     def events_of(self, gpu_index: int) -> tuple[GpuEvent, ...]:
         """This GPU's XID and ECC events of this session, oldest first."""

@@ -376,7 +376,9 @@ class GpuTuiApp(PolledApp, HangUp, DashboardActions, App[int]):
         self._dashboard_stale = False
         self._show_header()
         self.dashboard.show_banner(snap.source, self.fallback_reason)
-        self.dashboard.update_snapshot(snap, self._recent, self.history)
+        self.dashboard.update_snapshot(
+            snap, self._recent, self.history, self.alert_log.panel_warnings()
+        )
 
     def _recent(self, device_index: int, metric: str) -> list[float]:
         """The newest points of a series, as many as a sparkline on this screen can draw."""
