@@ -119,7 +119,10 @@ def ecc_uncorrected(rule: Rule, snapshot: Snapshot, _: tuple[Watched, ...]) -> F
         gpu = str(dev.index)
         count = dev.sample.ecc_volatile_uncorrected if dev.sample is not None else None
         if (count is not None and count > 0) or dev.index in dbe:
-            shown = "an uncorrected ECC error" if not count else f"{count} uncorrected ECC errors"
+            if not count or count == 1:
+                shown = "an uncorrected ECC error"
+            else:
+                shown = f"{count} uncorrected ECC errors"
             out[gpu] = Condition(
                 f"GPU {gpu}: {shown} since the driver loaded",
                 gpu=gpu,
