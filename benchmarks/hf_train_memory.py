@@ -1,8 +1,10 @@
 """A transformers model's training step on CPU, measured, against gputui's estimate.
 
 The model is built from a config (examples/llm, or a JSON file) with random weights
-before the measured window, then two AdamW steps run inside it: `model(ids,
-labels=ids)`, `loss.backward()`, `opt.step()`, `opt.zero_grad(set_to_none=True)`.
+before the measured window, then two AdamW steps run inside it, in either loop
+(`--loop`, default both): plain, `out = model(ids, labels=ids)`, `out.loss.backward()`,
+`opt.step()`, `opt.zero_grad(set_to_none=True)` with `out` alive until the next forward
+replaces it; trainer, `loss = model(...).loss` (the HF Trainer keeps only the loss).
 The figure is the parameters plus the steps' peak (benchmarks/torch_memory.py, the
 CPU profiler's allocator total), compared with the `cpu`-backend estimate in fp32.
 
@@ -12,7 +14,7 @@ where it was first saved), the measurement behind activations.py's per-layer wal
 
 Needs torch and transformers:  pip install torch==2.13.0 transformers
 Run:  python benchmarks/hf_train_memory.py [CONFIG.json:BATCH:SEQ ...] [--attention eager]
-          [--set attn_pdrop=0.0] [--saved]
+          [--set attn_pdrop=0.0] [--saved] [--loop plain|trainer]
 """
 
 from __future__ import annotations
@@ -47,7 +49,9 @@ def build(raw: dict[str, Any], attention: str) -> Any:
     return transformers.AutoModelForCausalLM.from_config(cfg, dtype=torch.float32).train()
 
 
-def measured(raw: dict[str, Any], batch: int, seq: int, attention: str, steps: int = 2) -> int:
+def measured(
+    raw: dict[str, Any], batch: int, seq: int, attention: str, loop: str = "plain", steps: int = 2
+) -> int:
     model = build(raw, attention)
     held = {
         t.data_ptr(): t.untyped_storage().nbytes() for t in (*model.parameters(), *model.buffers())
@@ -55,13 +59,25 @@ def measured(raw: dict[str, Any], batch: int, seq: int, attention: str, steps: i
     ids = torch.randint(0, int(raw.get("vocab_size", 50257)), (batch, seq))
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
 
-    def run() -> None:
+    def plain() -> None:
+        # the loop of PyTorch's and HF's own examples: `out` lives until the next forward
+        # replaces it, so its logits are there through the backward and the step
         for _ in range(steps):
             out = model(ids, labels=ids, use_cache=False)
             out.loss.backward()
-            del out
             opt.step()
             opt.zero_grad(set_to_none=True)
+
+    def trainer() -> None:
+        # the HF Trainer's compute_loss returns only the loss: the outputs die with it
+        for _ in range(steps):
+            loss = model(ids, labels=ids, use_cache=False).loss
+            loss.backward()
+            del loss
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+
+    run = plain if loop == "plain" else trainer
 
     return sum(held.values()) + peak_cpu_bytes(run)
 
@@ -104,11 +120,12 @@ def saved_by_module(raw: dict[str, Any], batch: int, seq: int, attention: str) -
 
 
 def estimated(
-    raw: dict[str, Any], name: str, batch: int, seq: int, attention: str
+    raw: dict[str, Any], name: str, batch: int, seq: int, attention: str, loop: str = "plain"
 ) -> tuple[int, str]:
     model = from_config(from_hf_dict(raw), name, "benchmark")
     wl = Workload(mode="train", batch_size=batch, seq_len=seq, precision="fp32",
-                  weights="fp32", backend="cpu", attention=attention)  # type: ignore[arg-type]  # fmt: skip
+                  weights="fp32", backend="cpu", attention=attention,  # type: ignore[arg-type]
+                  loop=loop)  # type: ignore[arg-type]  # fmt: skip
     phase, b = memory(model, wl).breakdown(batch, seq)
     return int(b.total), phase
 
@@ -134,11 +151,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--attention", choices=["sdpa", "eager"], default="sdpa")
     ap.add_argument("--set", action="append", default=[], help="KEY=VALUE over the config")
     ap.add_argument("--saved", action="store_true", help="also list the saved bytes per module")
+    ap.add_argument(
+        "--loop",
+        action="append",
+        choices=["plain", "trainer"],
+        help="the training loop(s) to measure (repeatable; default both)",
+    )
     args = ap.parse_args(argv)
     torch.set_num_threads(2)
     over = {k: _value(v) for k, v in (s.split("=", 1) for s in args.set)}
-    print("| model | attention | overrides | batch | seq | estimate MiB | measured MiB | error | estimated peak at |")  # fmt: skip
-    print("|---|---|---|---:|---:|---:|---:|---:|---|")
+    loops = args.loop or ["plain", "trainer"]
+    print("| model | loop | attention | overrides | batch | seq | estimate MiB | measured MiB | error | estimated peak at |")  # fmt: skip
+    print("|---|---|---|---|---:|---:|---:|---:|---:|---|")
     for case in args.cases:
         file, batch, seq = case.rsplit(":", 2)
         raw = {**_load(file), **over}
@@ -149,12 +173,14 @@ def main(argv: list[str] | None = None) -> int:
                 per = n / (b * s) / (layers if mod.startswith("layer ") else 1)
                 what = "B/token per layer" if mod.startswith("layer ") else "B/token"
                 print(f"  saved by {mod:<34} {per:>12,.0f} {what}", file=sys.stderr)
-        meas = measured(raw, b, s, args.attention)
-        est, phase = estimated(raw, file, b, s, args.attention)
-        err = (est - meas) / meas * 100
-        sets = ", ".join(args.set) or "-"
-        print(f"| {Path(file).stem} | {args.attention} | {sets} | {b} | {s} | {est / 2**20:,.2f} | "
-              f"{meas / 2**20:,.2f} | {err:+.1f} % | {phase} |", flush=True)  # fmt: skip
+        for loop in loops:
+            meas = measured(raw, b, s, args.attention, loop)
+            est, phase = estimated(raw, file, b, s, args.attention, loop)
+            err = (est - meas) / meas * 100
+            sets = ", ".join(args.set) or "-"
+            print(f"| {Path(file).stem} | {loop} | {args.attention} | {sets} | {b} | {s} | "
+                  f"{est / 2**20:,.2f} | {meas / 2**20:,.2f} | {err:+.1f} % | {phase} |",
+                  flush=True)  # fmt: skip
     return 0
 
 

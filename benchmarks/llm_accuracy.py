@@ -4,7 +4,9 @@ Three small models are built from Hugging Face-style configs, layer by layer the
 way transformers implements them (GPT-2: fused qkv, python GELU-tanh, dropout,
 tied head; Llama: RMSNorm upcast, RoPE, grouped-query attention with repeat_kv for
 eager, SwiGLU; BERT: post-norm encoder with pooler), then run:
-  * train: real AdamW steps, full fine-tune (fp32) and LoRA (q,k,v,o, rank 8);
+  * train: real AdamW steps, full fine-tune (fp32) and LoRA (q,k,v,o, rank 8), in the
+    plain loop (the logits held through the backward and the step; gputui's default
+    --loop; benchmarks/hf_train_memory.py measures the Trainer's loop too);
   * inference: one no-grad forward without labels (what serving and batch scoring run:
     the logits of every position, in the model's dtype, and nothing more);
   * eval: one no-grad forward with labels and the loss (the logits' fp32 copy and the
@@ -366,8 +368,7 @@ def run(name: str, impl: str, mode: str, batch: int, seq: int, new: int, steps: 
                 if encoder
                 else F.cross_entropy(out.float().view(-1, vocab), ids.view(-1))
             )
-            loss.backward()
-            del out, loss
+            loss.backward()  # the plain loop: `out` and `loss` live through the step
             opt.step()
             opt.zero_grad(set_to_none=True)
         return

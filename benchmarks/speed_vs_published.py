@@ -14,7 +14,7 @@ fewer FLOPs), trained with SGD momentum as in NVIDIA's scripts. BERT-base/large 
 is written below in the models-file syntax (sequence 384, the layers of a BERT
 encoder: embedding, 12/24 x [attention, add, norm, GELU FFN, add, norm], QA head;
 Adam as run_squad's BertAdam). Llama 3 8B is read by the LLM importer from
-examples/llm/llama-3-8b.json and timed by fit.transformer.speed.llm_speed with the GGUF sizes
+examples/llm/llama-3-8b.json and timed by fit.transformer.step_ops.generate_timing with the GGUF sizes
 the source reports. The baseline column is what gputui estimated before the roofline
 (FLOPs at 40 % of peak; for LLMs fit.llm's own speed before it moved onto the
 roofline, kept below as `old_llm_speed`).
@@ -34,17 +34,17 @@ from typing import Any
 
 from gputui.catalog import load_catalog
 from gputui.catalog.models import Architecture, Card
+from gputui.fit.core.peak_rate import rate
 from gputui.fit.core.precision import has_tensor
 from gputui.fit.core.software import DEFAULT_SOFTWARE, MemoryFormat, OptimizerImpl, Software
-from gputui.fit.core.throughput import rate
-from gputui.fit.graph import speed as graph_speed
-from gputui.fit.graph.rate import EFFICIENCY, _speed_at
+from gputui.fit.graph import step_ops as graph_speed
 from gputui.fit.importers.hf import load_path
 from gputui.fit.importers.modelsfile import ModelSpec, load_keras_model, parse_models
-from gputui.fit.transformer import speed as transformer_speed
+from gputui.fit.transformer import step_ops as transformer_speed
 from gputui.fit.transformer.model import TransformerModel
-from gputui.fit.transformer.rate import gemm_shapes
+from gputui.fit.transformer.step_extras import step_extras
 from gputui.fit.transformer.workload import Workload
+from gputui.fit.transformer.workload_speed import gemm_shapes
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "benchmarks" / "published"
@@ -193,6 +193,23 @@ def run_precision(row: dict[str, str], card: Card, arch: Architecture | None) ->
     return p
 
 
+# A layer model's speed before the roofline (kept here as the baseline): FLOPs at 40 %
+# of the precision's peak plus 10 us per layer and pass.
+OLD_EFFICIENCY = 0.4
+OLD_LAUNCH_OVERHEAD_S = 10e-6
+
+
+def old_layer_speed(model: ModelSpec, tflops: float, batch: int, mode: str) -> float:
+    """Samples/s as gputui estimated a layer model before the roofline."""
+    flops = model.flops if mode != "train" else 3 * model.flops
+    layers = sum(len(n.layers) for n in model.networks)
+    passes = 3 if mode == "train" else 1
+    seconds = flops * batch / (tflops * 1e12 * OLD_EFFICIENCY) + layers * passes * (
+        OLD_LAUNCH_OVERHEAD_S
+    )
+    return batch / seconds
+
+
 # fit.llm's own speed before it moved onto fit.roofline (kept here as the baseline).
 OLD_LLM_COMPUTE_EFFICIENCY = 0.4
 OLD_LLM_BANDWIDTH_EFFICIENCY = 0.8
@@ -260,9 +277,7 @@ def baseline(
     if found.tflops is None:
         return None
     key = wl.split("_train")[0].split("_infer")[0]
-    return _speed_at(
-        models[key], found.tflops, int(row["batch"]), row["mode"], found.basis, False
-    ).samples_per_s
+    return old_layer_speed(models[key], found.tflops, int(row["batch"]), row["mode"])
 
 
 def estimate(
@@ -272,7 +287,7 @@ def estimate(
     batch = int(row["batch"])
     if wl.startswith("llama3_8b"):
         quant = row["precision"]
-        s = transformer_speed.llm_speed(
+        s = transformer_speed.generate_timing(
             card,
             arch,
             weight_bytes=GGUF_BYTES[quant],
@@ -282,11 +297,13 @@ def estimate(
             compute_precision="fp16",
             dequant_bytes_per_param=DEQUANT_BYTES[quant],
             accumulate16=True,
+            # llama.cpp's elementwise kernels, on F32 activations (as `gputui fit` a GGUF)
+            extras=step_extras(LLAMA_MODEL, Workload(mode="generate"), card, 4, 1),
             **LLAMA3_8B,
         )
         if s is None:
             return "fp16", None
-        return "fp16", s.prefill_tokens_per_s if row["mode"] == "prefill" else s.decode_tokens_per_s
+        return "fp16", s.phases["prefill" if row["mode"] == "prefill" else "decode"].throughput
     key = wl.split("_train")[0].split("_infer")[0]
     prec = run_precision(row, card, arch)
     prof = graph_speed.profile(models[key], card, arch, prec, batch, row["mode"], software(row))
@@ -424,7 +441,7 @@ def render(points: list[Point]) -> list[str]:
         f"All points: {within_text(points)} within a factor of 1.5; "
         f"{len(points) - len(known)} without an estimate. "
         f"Development points: {within_text(dev)}; held-out points: {within_text(held)}. "
-        f"Baseline (before the roofline: FLOPs at {EFFICIENCY:.0%} of peak; fit.llm's speed "
+        f"Baseline (before the roofline: FLOPs at {OLD_EFFICIENCY:.0%} of peak; fit.llm's speed "
         "for LLMs): "
         f"{base_within}/{len(base)} ({base_within / len(base):.0%}).",
         "",

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,7 @@ from textual.pilot import Pilot
 from gputui.core.resources import scenarios_dir
 from gputui.tui.app import GpuTuiApp
 from gputui.tui.demo import demo_app
+from gputui.tui.screens.alerts import AlertsScreen
 from gputui.tui.screens.catalog import CatalogScreen
 from gputui.tui.screens.device import DeviceScreen
 from gputui.tui.screens.fit import FitScreen
@@ -47,6 +50,7 @@ class Scene:
     fallback_reason: str | None = None
     keys: tuple[str, ...] = ()
     wait_for_screen: type | None = None
+    clear_notifications: bool = False
 
 
 SCENES = (
@@ -95,6 +99,15 @@ SCENES = (
     ),
     Scene("history", (120, 40), keys=("h",), wait_for_screen=HistoryScreen),
     Scene("history-80x24", (80, 24), keys=("h",), wait_for_screen=HistoryScreen),
+    # the faults box: GPU 2 fell off the bus; `a` lists the alerts of the session
+    Scene(
+        "alerts",
+        (120, 30),
+        scenario="faults.toml",
+        keys=("a",),
+        wait_for_screen=AlertsScreen,
+        clear_notifications=True,
+    ),
 )
 
 
@@ -142,6 +155,8 @@ async def shoot(scene: Scene, out: Path) -> None:
                 ),
                 "the fit estimates",
             )
+        if scene.clear_notifications:
+            app.clear_notifications()
         await pilot.pause(0.2)
         await pilot.wait_for_scheduled_animations()
         app.save_screenshot(filename=out.name, path=str(out.parent))
@@ -158,6 +173,9 @@ def to_png(svg: Path, png: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Alert times are shown in local time: the pictures use UTC wherever they are made.
+    os.environ["TZ"] = "UTC"
+    time.tzset()
     # The pictures must not depend on how fast this machine is: no fit pass is cut short.
     fit_pass.ESTIMATE_BUDGET_S = 600.0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

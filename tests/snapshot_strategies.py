@@ -67,6 +67,8 @@ def _value(hint: Any, field: str) -> st.SearchStrategy[Any]:
             return PROCESS_TYPES
         if field == "compute_mode":
             return st.sampled_from(model.COMPUTE_MODES)
+        if field == "kind":
+            return st.sampled_from(model.EVENT_KINDS)
         return TEXT
     if isinstance(hint, type) and hasattr(hint, "__record_fields__"):
         return record(hint)

@@ -45,6 +45,7 @@ def test_wheel_carries_catalog_and_scenarios(tmp_path: Path) -> None:
     assert "gputui/_data/catalog/architectures.toml" in names
     assert any(n.startswith("gputui/_data/catalog/cards/") for n in names)
     assert "gputui/sources/simulated/scenarios/demo.toml" in names
+    assert "gputui/alerts/xid.toml" in names
     assert "gputui/_data/examples/models.toml" in names
     assert any(n.startswith("gputui/_data/examples/llm/") for n in names)
 
@@ -62,6 +63,8 @@ def test_wheel_carries_catalog_and_scenarios(tmp_path: Path) -> None:
         "print(len(SimulatedSource.from_scenario(None, clock=lambda: 5.0).poll().devices))\n"
         "from gputui.fit.paths import shipped_examples\n"
         "print(shipped_examples())\n"
+        "from gputui.alerts.xid import describe_xid\n"
+        "print(describe_xid(79)[1])\n"
     )
     env = {**os.environ, "PYTHONPATH": str(site)}
     out = subprocess.run(
@@ -77,3 +80,4 @@ def test_wheel_carries_catalog_and_scenarios(tmp_path: Path) -> None:
     assert int(out[2]) > 20
     assert int(out[3]) >= 2
     assert out[4] == str(site / "gputui" / "_data" / "examples" / "models.toml")
+    assert out[5] == "reboot_node"  # the XID meanings read from the wheel's own copy

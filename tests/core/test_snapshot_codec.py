@@ -89,6 +89,21 @@ def _set(doc: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         ("schema_version", 0, "schema_version: expected 1"),
         ("schema_version", 2, "schema_version 2 is newer than this gputui reads (1)"),
         ("devices", {}, "devices: expected a list"),
+        (
+            "events",
+            [{"timestamp": 1.0, "gpu_index": 0, "kind": "fire"}],
+            "events[0].kind: expected one of",
+        ),
+        (
+            "events",
+            [{"timestamp": 1.0, "gpu_index": 0, "kind": "xid", "data": -1}],
+            "events[0].data: expected 0 to",
+        ),
+        (
+            "events",
+            [{"timestamp": 1.0, "gpu_index": 0, "kind": "clock"}] * 4097,
+            "events: expected at most 4096",
+        ),
     ],
 )
 def test_a_bad_field_is_one_line_naming_it(path: str, value: Any, message: str) -> None:

@@ -43,4 +43,4 @@ def test_all_cards_rows_give_throughput_per_launch_dollar(path: str, word: str) 
             assert got is None  # no price or no speed: no figure, never a guess
     assert priced >= 3
     text = _fit(str(REPO / path), "--all-cards")
-    assert "per $1k launch" in text and f"{word}/s per $1k (launch price $" in text
+    assert "launch price" in text and f"{word}/s per $1k (launch price $" in text

@@ -13,9 +13,9 @@ from gputui.catalog.models import Card
 from gputui.fit.core import roofline as R
 from gputui.fit.core import waves
 from gputui.fit.core.precision import policy
-from gputui.fit.graph import speed as graph_speed
+from gputui.fit.graph import step_ops as graph_speed
 from gputui.fit.importers.modelsfile import ModelSpec, load_models, parse_models
-from gputui.fit.transformer import speed as transformer_speed
+from gputui.fit.transformer import step_ops as transformer_speed
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "models.toml"
 
@@ -207,35 +207,37 @@ LLAMA8B = dict(
 def test_llm_decode_is_bandwidth_bound_then_turns_compute_bound(cat: Catalog) -> None:
     c = card(cat, "GeForce RTX 4090")
     arch = cat.architectures[c.architecture]
-    one = transformer_speed.llm_speed(c, arch, **LLAMA8B, context_tokens=256)  # type: ignore[arg-type]
+    one = transformer_speed.generate_timing(c, arch, **LLAMA8B, context_tokens=256)  # type: ignore[arg-type]
     assert one is not None
-    assert one.decode_bound == "memory"
-    assert one.prefill_bound == "compute"
-    assert one.prefill_tokens_per_s > 20 * one.decode_tokens_per_s
+    assert one.phases["decode"].bound == "memory"
+    assert one.phases["prefill"].bound == "compute"
+    assert one.phases["prefill"].throughput > 20 * one.phases["decode"].throughput
     turn = one.decode_compute_bound_batch
     assert turn is not None and turn > 1
-    at = transformer_speed.llm_speed(c, arch, **LLAMA8B, context_tokens=256, batch=turn)  # type: ignore[arg-type]
-    below = transformer_speed.llm_speed(c, arch, **LLAMA8B, context_tokens=256, batch=turn - 1)  # type: ignore[arg-type]
+    at = transformer_speed.generate_timing(c, arch, **LLAMA8B, context_tokens=256, batch=turn)  # type: ignore[arg-type]
+    below = transformer_speed.generate_timing(
+        c, arch, **LLAMA8B, context_tokens=256, batch=turn - 1
+    )  # type: ignore[arg-type]
     assert at is not None and below is not None
-    assert at.decode_bound == "compute" and below.decode_bound != "compute"
+    assert at.phases["decode"].bound == "compute" and below.phases["decode"].bound != "compute"
     # batching shares the weight read: aggregate tokens/s grows, per sequence it falls
-    assert at.decode_tokens_per_s > 10 * one.decode_tokens_per_s
-    assert at.decode_tokens_per_s_per_sequence < one.decode_tokens_per_s_per_sequence
+    assert at.phases["decode"].throughput > 10 * one.phases["decode"].throughput
+    assert at.phases["decode"].throughput / turn < one.phases["decode"].throughput
 
 
 def test_llm_decode_follows_bandwidth_not_tensor_rate(cat: Catalog) -> None:
     # RTX 3090 (936 GB/s, 71 fp16 TFLOPS) against RTX 4070 Ti (504 GB/s, 160 fp16 TFLOPS)
     def decode(name: str) -> float:
         c = card(cat, name)
-        s = transformer_speed.llm_speed(c, cat.architectures[c.architecture], **LLAMA8B)  # type: ignore[arg-type]
+        s = transformer_speed.generate_timing(c, cat.architectures[c.architecture], **LLAMA8B)  # type: ignore[arg-type]
         assert s is not None
-        return s.decode_tokens_per_s
+        return s.phases["decode"].throughput
 
     def prefill(name: str) -> float:
         c = card(cat, name)
-        s = transformer_speed.llm_speed(c, cat.architectures[c.architecture], **LLAMA8B)  # type: ignore[arg-type]
+        s = transformer_speed.generate_timing(c, cat.architectures[c.architecture], **LLAMA8B)  # type: ignore[arg-type]
         assert s is not None
-        return s.prefill_tokens_per_s
+        return s.phases["prefill"].throughput
 
     assert decode("GeForce RTX 3090") > 1.3 * decode("GeForce RTX 4070 Ti")
     assert prefill("GeForce RTX 4070 Ti") > prefill("GeForce RTX 3090")
@@ -316,11 +318,11 @@ def test_prefill_pays_for_idle_sms_only_with_the_shapes(cat: Catalog) -> None:
     assert c.sm_count == 142
     arch = cat.architectures[c.architecture]
     shapes = ((4096, 4096, 64), (1024, 4096, 64), (14336, 4096, 64), (4096, 14336, 32))
-    plain = transformer_speed.llm_speed(c, arch, **LLAMA8B)  # type: ignore[arg-type]
-    waved = transformer_speed.llm_speed(c, arch, **LLAMA8B, gemm_shapes=shapes)  # type: ignore[arg-type]
+    plain = transformer_speed.generate_timing(c, arch, **LLAMA8B)  # type: ignore[arg-type]
+    waved = transformer_speed.generate_timing(c, arch, **LLAMA8B, gemm_shapes=shapes)  # type: ignore[arg-type]
     assert plain is not None and waved is not None
-    assert waved.prefill_tokens_per_s < 0.9 * plain.prefill_tokens_per_s
-    assert waved.decode_tokens_per_s == plain.decode_tokens_per_s
+    assert waved.phases["prefill"].throughput < 0.9 * plain.phases["prefill"].throughput
+    assert waved.phases["decode"].throughput == plain.phases["decode"].throughput
     # the slowdown is the FLOP-weighted idle share: work / (work / efficiency)
     work = [2 * o * i * n * 512 for o, i, n in shapes]
     seen = [
@@ -329,6 +331,6 @@ def test_prefill_pays_for_idle_sms_only_with_the_shapes(cat: Catalog) -> None:
     other = 2 * 8_030_261_248 * 512 - sum(work)
     attn = 4 * 32 * 32 * 128 * 512 * 513 / 2
     expect = (other + sum(work) + attn) / (other + sum(seen) + attn)
-    assert waved.prefill_tokens_per_s / plain.prefill_tokens_per_s == pytest.approx(
+    assert waved.phases["prefill"].throughput / plain.phases["prefill"].throughput == pytest.approx(
         expect, rel=0.02
     )

@@ -9,7 +9,7 @@ from gputui.catalog import load_catalog
 from gputui.catalog.catalog import Catalog
 from gputui.fit.core import optimizer_traffic, software
 from gputui.fit.core import roofline as R
-from gputui.fit.graph import speed as graph_speed
+from gputui.fit.graph import step_ops as graph_speed
 from gputui.fit.importers.modelsfile import ModelSpec, parse_models
 
 CONV = (

@@ -1,7 +1,7 @@
 """Fuzz family "cli_options": every subcommand's options with hostile values.
 
 A case is one command line: a command (the dashboard, snapshot, catalog, fit,
-exporter) with one to three of its options set to hostile values: numbers
+exporter, watch) with one to three of its options set to hostile values: numbers
 (NaN, infinities, thousands of digits, `²`, negatives, hex), strings (control
 characters, bidi overrides, undecodable bytes as the shell hands them over,
 100,000 characters) and paths (a FIFO, /dev/zero, a folder, a non-UTF-8 file,
@@ -65,13 +65,18 @@ COMMANDS: dict[str, dict[str, str]] = {
             "--seq-len": "number", "--new-tokens": "number", "--weights": "string",
             "--paged": "number", "--prefill-chunk": "number", "--lora-rank": "number",
             "--lora-alpha": "number", "--lora-targets": "string", "--grad-accum": "number",
-            "--gpus": "number", "--tp": "number", "--pp": "number", "--kv-dtype": "string"},
+            "--gpus": "number", "--tp": "number", "--pp": "number", "--kv-dtype": "string",
+            "--budget": "number"},
     "exporter": {"--listen": "string", "--scenario": "path", "--interval": "number",
                  "--hostname": "string", "--models": "path", "--tls-cert": "path",
                  "--tls-key": "path", "--tls-client-ca": "path", "--basic-auth-file": "path"},
+    # one poll (--polls is not drawn: a large one would run for hours)
+    "watch": {"--alerts": "path", "--interval": "number", "--scenario": "path",
+              "--exec": "string", "--exec-timeout": "number", "--webhook": "string",
+              "--webhook-timeout": "number"},
 }  # fmt: skip
 # The commands with the most options are drawn most often.
-WEIGHTS = {"": 2, "snapshot": 1, "fit": 4, "exporter": 4}
+WEIGHTS = {"": 2, "snapshot": 1, "fit": 4, "exporter": 4, "watch": 2}
 # Values no option may take: planted, they must be refused.
 MUST_REFUSE_NUMBERS = {"nan", "NaN", "inf", "-inf", "1e309", "-1e309", "\u00b2",
                        "0x10", "", " ", "1e", "--", "9" * 5000, "-" + "9" * 400}  # fmt: skip
@@ -184,6 +189,10 @@ def argv_of(case: Case, workdir: Path) -> list[str]:
             for partner in ("--tls-cert", "--tls-key"):
                 if partner not in named:
                     argv += [partner, files["ok-models"]]
+    if case.command == "watch":
+        argv[1:1] = ["--source", "demo", "--polls", "1"]
+        if "--alerts" not in named:  # a TOML file without [alerts]: the default rules
+            argv += ["--alerts", files["ok-models"]]
     if case.command == "fit" and not positional:
         positional.append(MODELS)
     if case.command.startswith("catalog ") and not positional:

@@ -45,6 +45,7 @@ PLAUSIBLE: dict[str, list[Any]] = {
     "grad_checkpointing": [True], "grad_accum": [1, 8], "attention": ["sdpa", "eager"],
     "kv_dtype": ["fp16", "fp8", "q8_0"], "paged_block": [16], "optimizer_impl": ["fused"],
     "allow_longer_context": [True, False], "name": ["other"], "kind": ["transformer"],
+    "loop": ["plain", "trainer"], "engine": ["hf", "vllm", "llama.cpp"],
 }  # fmt: skip
 
 

@@ -12,6 +12,7 @@ from gputui.model.snapshot import (
     DeviceInfo,
     DeviceSample,
     DeviceSnapshot,
+    GpuEvent,
     GpuProcess,
     HostSnapshot,
     MigDevice,
@@ -36,6 +37,7 @@ def _dict(name: str = "demo.toml", t: float = 60.0) -> dict[str, object]:
         (MigDevice, schema.MigDeviceModel, set()),
         (GpuProcess, schema.ProcessModel, {"command"}),
         (Snapshot, schema.SnapshotModel, {"schema_version"}),
+        (GpuEvent, schema.GpuEventModel, set()),
     ],
 )
 def test_schema_mirrors_every_dataclass_field(
@@ -125,6 +127,7 @@ def test_docs_describe_every_field() -> None:
             GpuProcess,
             Snapshot,
             MigDevice,
+            GpuEvent,
         )
         for f in fields(cls)
     }

@@ -14,7 +14,12 @@ from gputui.sources import registry
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
     from types import SimpleNamespace
+
+    from gputui.alerts.rules import Rule
+    from gputui.sources.base import Source
+    from gputui.tui.first_poll import FirstPoll
 
 SOURCES = registry.choices()  # --source's choices, for argparse and fast_args
 
@@ -197,8 +202,11 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
 
     saved_at = None if getattr(args, "no_config", False) else settings_path()
     settings = None
+    alert_rules = None
     if saved_at is not None:
         settings, warning, whole = load(saved_at)
+        if whole:  # its [alerts] rules: a bad one is one line and exit 2 (docs/alerts.md)
+            alert_rules = _alert_rules(saved_at, first_poll, source)
         if warning is not None:
             print(f"gputui: warning: {warning}", file=sys.stderr)
         if not whole:
@@ -215,4 +223,18 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
         settings=settings,
         settings_path=saved_at,
         first_poll=first_poll,
+        alert_rules=alert_rules,
     )
+
+
+def _alert_rules(path: Path, first_poll: FirstPoll, source: Source) -> tuple[Rule, ...]:
+    """The settings file's alert rules; on a bad one the source is closed before the exit."""
+    from gputui.alerts.rules import load_rules
+    from gputui.core.errors import UserError
+
+    try:
+        return load_rules(path, required=False)
+    except UserError:
+        first_poll.wait()
+        source.close()
+        raise

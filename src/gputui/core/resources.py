@@ -41,6 +41,12 @@ def scenarios_dir() -> Path:
     return _PACKAGE_DIR / "sources" / "simulated" / "scenarios"
 
 
+def xid_catalog_path() -> Path:
+    """What each NVIDIA XID means and the recommended action: data the alert rules read,
+    shipped inside the package beside them (alerts/), as the scenarios are."""
+    return _PACKAGE_DIR / "alerts" / "xid.toml"
+
+
 def scenario_path(given: Path) -> Path:
     """`--scenario NAME`: the file as given when it exists, else a shipped scenario of that
     name (`demo-8gpu.toml`, or `demo-8gpu`), so the names the docs list work from anywhere.

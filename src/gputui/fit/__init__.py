@@ -17,8 +17,10 @@ if TYPE_CHECKING:
     from gputui.fit.core.power import tflops_per_watt
     from gputui.fit.core.precision import recommend
     from gputui.fit.core.precision_names import PRECISIONS
+    from gputui.fit.core.ranking import over_budget
     from gputui.fit.core.roofline import Profile
     from gputui.fit.core.software import MEMORY_FORMAT_CHOICES, OPTIMIZER_IMPLS, memory_format
+    from gputui.fit.core.speed import Speed
     from gputui.fit.core.target import Target, card_target
     from gputui.fit.core.verdict import verdict
     from gputui.fit.entry import (
@@ -66,6 +68,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "PRECISIONS": ("gputui.fit.core.precision_names", "PRECISIONS"),
     "Profile": ("gputui.fit.core.roofline", "Profile"),
     "Ranked": ("gputui.fit.entry", "Ranked"),
+    "Speed": ("gputui.fit.core.speed", "Speed"),
     "TRANSFORMER_KINDS": ("gputui.fit.importers.registry", "TRANSFORMER_KINDS"),
     "Target": ("gputui.fit.core.target", "Target"),
     "TransformerCheck": ("gputui.fit.entry", "TransformerCheck"),
@@ -85,6 +88,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "load_hf_cached": ("gputui.fit.importers.hf", "load_cached"),
     "memory_format": ("gputui.fit.core.software", "memory_format"),
     "memory_model": ("gputui.fit.graph.estimate", "memory_model"),
+    "over_budget": ("gputui.fit.core.ranking", "over_budget"),
     "recommend": ("gputui.fit.core.precision", "recommend"),
     "tflops_per_watt": ("gputui.fit.core.power", "tflops_per_watt"),
     "transformer_memory": ("gputui.fit.transformer.estimate", "memory"),
@@ -103,6 +107,7 @@ __all__ = [
     "PRECISIONS",
     "Profile",
     "Ranked",
+    "Speed",
     "TRANSFORMER_KINDS",
     "Target",
     "TransformerCheck",
@@ -124,6 +129,7 @@ __all__ = [
     "load_hf_cached",
     "memory_format",
     "memory_model",
+    "over_budget",
     "recommend",
     "shown",
     "targets_from_snapshot",

@@ -91,7 +91,8 @@ class FitRequest(Generic[M]):
     `batch_size`/`precision` override it (None: the spec's, every precision that
     applies when it names none); a transformer's workload is `workload`, else its
     TransformerSpec's. `catalog`: also rank every card of it (`pick` chooses a
-    transformer's parallel strategy per card). `with_speed=False` leaves a layer
+    transformer's parallel strategy per card; `budget_usd` ranks only the cards whose
+    launch price is within it, then those without a price, fit.core.ranking). `with_speed=False` leaves a layer
     model's speeds None (callers that show only memory).
     """
 
@@ -106,6 +107,7 @@ class FitRequest(Generic[M]):
     with_speed: bool = True
     allow_longer_context: bool = False
     pick: Callable[[Workload, Target], Workload] | None = None
+    budget_usd: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +166,7 @@ def _check_graph(
                 model, archs, card, batch_size=request.batch_size, precision=request.precision
             )
 
-        ranked = tuple(collector_paused(rank_cards)(request.catalog.cards, row))
+        ranked = tuple(collector_paused(rank_cards)(request.catalog.cards, row, request.budget_usd))
     return FitAnswer(model, checks, ranked)
 
 
@@ -188,5 +190,5 @@ def _check_transformer(
         def row(card: Card) -> Ranked[Estimate]:
             return transformer_row(spec.model, wl, archs, card, pick=request.pick)
 
-        ranked = tuple(rank_cards(request.catalog.cards, row))
+        ranked = tuple(rank_cards(request.catalog.cards, row, request.budget_usd))
     return FitAnswer(spec, checks, ranked, wl)

@@ -36,6 +36,9 @@ class DeviceInfoModel(_Strict):
     pcie_max_gen: int | None = Field(None, description="maximum PCIe link generation")
     pcie_max_width: int | None = Field(None, description="maximum PCIe link width, lanes")
     bar1_total: int | None = Field(None, description="BAR1 aperture, bytes")
+    temp_slowdown_c: int | None = Field(
+        None, description="slowdown temperature threshold, Celsius: the driver slows the clocks"
+    )
 
 
 class MigDeviceModel(_Strict):
@@ -160,6 +163,15 @@ class ProcessModel(_Strict):
     command: str | None = Field(description="cmdline joined by spaces, or the name")
 
 
+class GpuEventModel(_Strict):
+    timestamp: float = Field(description="Unix time of the poll that read the event, seconds")
+    gpu_index: int = Field(ge=0, description="NVML device index")
+    kind: Literal["xid", "ecc_sbe", "ecc_dbe", "pstate", "clock"]
+    data: int = Field(0, ge=0, description="the XID code for an XID, else 0")
+    gpu_instance_id: int | None = Field(None, description="MIG GPU instance, else null")
+    compute_instance_id: int | None = Field(None, description="MIG compute instance, else null")
+
+
 class SnapshotModel(_Strict):
     schema_version: Literal[1]
     timestamp: float = Field(description="Unix time of the poll, seconds")
@@ -171,6 +183,9 @@ class SnapshotModel(_Strict):
     host: HostModel | None
     devices: list[DeviceModel]
     processes: list[ProcessModel]
+    events: list[GpuEventModel] = Field(
+        default_factory=list, description="NVML events read by this poll (XID, ECC, ...)"
+    )
 
 
 def json_schema() -> dict[str, Any]:

@@ -50,6 +50,7 @@ class DeviceInfo:
     pcie_max_gen: int | None = None  # the link's maximum generation and width (lanes)
     pcie_max_width: int | None = None
     bar1_total: int | None = None  # bytes of the BAR1 aperture (CPU-mapped GPU memory)
+    temp_slowdown_c: int | None = None  # NVML's slowdown threshold: clocks drop from here
 
 
 # NVML compute modes, by the names `nvidia-smi -c` uses.
@@ -219,6 +220,27 @@ class HostSnapshot:
     swap_used: int | None = None
 
 
+# What an NVML event says happened (sources/nvml/events.py): an XID error, a corrected
+# (single-bit) or uncorrected (double-bit) ECC error, a P-state or clock change.
+EVENT_KINDS = ("xid", "ecc_sbe", "ecc_dbe", "pstate", "clock")
+
+
+@record
+class GpuEvent:
+    """One NVML event, read in the poll that drained it: events are moments, not levels.
+
+    NVML gives no time with an event: `timestamp` is the time of the poll that read it
+    (at most one interval late). `data` is the XID code for an XID, else 0.
+    """
+
+    timestamp: float
+    gpu_index: int
+    kind: str  # one of EVENT_KINDS
+    data: int = 0
+    gpu_instance_id: int | None = None  # MIG: the GPU instance NVML named, else None
+    compute_instance_id: int | None = None
+
+
 @record
 class Snapshot:
     """One poll of every GPU, its processes and the host: what every view renders."""
@@ -232,6 +254,7 @@ class Snapshot:
     cuda_driver_version: str | None = None  # "12.4"
     nvml_version: str | None = None
     notices: tuple[str, ...] = ()  # plain-words remarks, shown once
+    events: tuple[GpuEvent, ...] = ()  # NVML events drained by this poll; () without any
 
     @property
     def simulated(self) -> bool:

@@ -48,6 +48,9 @@ PERCENT_FIELDS = frozenset(
     }
 )  # fmt: skip
 PROCESS_TYPES = frozenset({"compute", "graphics", "mps"})
+# The most events one snapshot may carry: a poll drains at most sources/nvml/events.py's
+# bound per GPU; a document with more is not one gputui wrote.
+MAX_EVENTS = 4096
 # The records of a snapshot, by the names their annotations use.
 RECORDS: dict[str, type] = {
     cls.__name__: cls
@@ -58,6 +61,7 @@ RECORDS: dict[str, type] = {
         model.DeviceSnapshot,
         model.GpuProcess,
         model.HostSnapshot,
+        model.GpuEvent,
         model.Snapshot,
     )
 }
@@ -245,6 +249,13 @@ def _check_record(name: str, record: Any, value: dict[str, object], where: str) 
         command = value.get("command")
         if command is not None and not isinstance(command, str):
             raise _fail(_at(where, "command"), "expected a string", command)
+    elif name == "GpuEvent" and record.kind not in model.EVENT_KINDS:
+        kinds = ", ".join(model.EVENT_KINDS)
+        raise _fail(_at(where, "kind"), f"expected one of {kinds}", record.kind)
+    elif name == "Snapshot" and len(record.events) > MAX_EVENTS:
+        raise _fail(
+            _at(where, "events"), f"expected at most {MAX_EVENTS} events", len(record.events)
+        )
     elif name == "DeviceSample" and record.compute_mode not in (None, *model.COMPUTE_MODES):
         modes = ", ".join(model.COMPUTE_MODES)
         raise _fail(_at(where, "compute_mode"), f"expected one of {modes}", record.compute_mode)

@@ -91,6 +91,7 @@ def snapshot_to_dict(snapshot: Snapshot) -> dict[str, Any]:
         "host": _host(snapshot.host) if snapshot.host is not None else None,
         "devices": [_device(d) for d in snapshot.devices],
         "processes": [_process(p) for p in snapshot.processes],
+        "events": [_record(e) for e in snapshot.events],
     }
 
 

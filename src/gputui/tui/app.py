@@ -18,7 +18,7 @@ import socket
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -29,9 +29,11 @@ from textual.screen import ModalScreen, Screen
 from gputui.core.textsafe import visible
 from gputui.history.metrics import History
 from gputui.history.processes import ProcessHistory
+from gputui.model.alert import AlertChange
 from gputui.model.snapshot import Snapshot
 from gputui.sources.base import Source
 from gputui.sources.host.source import read_ancestors, read_extras
+from gputui.tui.alert_log import AlertLog
 from gputui.tui.dashboard_actions import INTERVALS, DashboardActions
 from gputui.tui.first_poll import FirstPoll
 from gputui.tui.messages import CardsMatched, DashboardReady
@@ -47,7 +49,16 @@ from gputui.tui.widgets.process_table import ParentsOf, ProcessTable
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING; the screen itself is imported when opened
 if TYPE_CHECKING:
+    from gputui.alerts.rules import Rule
     from gputui.tui.screens.process import ExtrasOf
+
+
+# An alert's severity as a notification's.
+NOTIFY_SEVERITY: dict[str, Literal["information", "warning", "error"]] = {
+    "info": "information",
+    "warning": "warning",
+    "critical": "error",
+}
 
 
 def _wall_clock() -> str:
@@ -108,6 +119,7 @@ class GpuTuiApp(PolledApp, HangUp, DashboardActions, App[int]):
         settings: Settings | None = None,
         first_poll: FirstPoll | None = None,
         catalog_in_child: bool = False,
+        alert_rules: tuple[Rule, ...] | None = None,
     ) -> None:
         """`first_poll`: the first poll, already running (run.py); `catalog_in_child`: a
         catalog cache miss is validated by a child process (catalog/loader.py)."""
@@ -155,6 +167,7 @@ class GpuTuiApp(PolledApp, HangUp, DashboardActions, App[int]):
         self.catalog_in_child = catalog_in_child
         self._after_first_frame_due = True  # _after_first_frame not scheduled yet
         self._seen_notices: set[str] = set()
+        self.alert_log = AlertLog(alert_rules)  # the rules, run once per poll (alert_log.py)
         self.dashboard = DashboardScreen(
             getattr(source, "name", "nvml"), fallback_reason, first_poll=first_poll
         )
@@ -314,6 +327,9 @@ class GpuTuiApp(PolledApp, HangUp, DashboardActions, App[int]):
             update = getattr(active, "update_snapshot", None)
             if callable(update):
                 update(snap)
+        for change in self.alert_log.update(snap):
+            if change.state == "firing":
+                self._notify_alert(change)
         for notice in snap.notices:
             if notice not in self._seen_notices:
                 self._seen_notices.add(notice)
@@ -323,6 +339,16 @@ class GpuTuiApp(PolledApp, HangUp, DashboardActions, App[int]):
             self.call_after_refresh(self._after_first_frame)
         elif self.cards_wanted(snap):
             self._match_cards(snap)
+
+    def _notify_alert(self, change: AlertChange) -> None:
+        action = f"\n→ {change.action}" if change.action else ""
+        self.notify(
+            change.message + action,
+            title=f"alert: {change.rule}",
+            severity=NOTIFY_SEVERITY[change.severity],
+            timeout=10,
+            markup=False,
+        )
 
     def cards_wanted(self, snap: Snapshot) -> bool:
         """Card labels are asked for once, for the first snapshot that has GPUs."""
@@ -350,7 +376,9 @@ class GpuTuiApp(PolledApp, HangUp, DashboardActions, App[int]):
         self._dashboard_stale = False
         self._show_header()
         self.dashboard.show_banner(snap.source, self.fallback_reason)
-        self.dashboard.update_snapshot(snap, self._recent, self.history)
+        self.dashboard.update_snapshot(
+            snap, self._recent, self.history, self.alert_log.panel_warnings()
+        )
 
     def _recent(self, device_index: int, metric: str) -> list[float]:
         """The newest points of a series, as many as a sparkline on this screen can draw."""
@@ -414,6 +442,7 @@ class GpuTuiApp(PolledApp, HangUp, DashboardActions, App[int]):
                 readonly=self.readonly,
                 filter=table.filter_text,
                 mine=table.only_user,
+                alerts=self.alert_log.firing_count,
             )
         )
 

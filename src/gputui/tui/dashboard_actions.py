@@ -27,6 +27,7 @@ from gputui.tui.widgets.process_table import ProcessTable
 if TYPE_CHECKING:
     from textual.app import App
 
+    from gputui.tui.alert_log import AlertLog
     from gputui.tui.screens.process import ExtrasOf
 
     _AppBase = App[int]
@@ -56,6 +57,8 @@ HELP_KEYS = [
     ("f", "will my model fit?"),
     ("e", "fit line: one summary line / one line per GPU (or click it)"),
     ("h", "history graphs of a GPU (w: 1 / 5 / 15 min)"),
+    ("a", "alerts: what fired and cleared this session (m: mute a rule)"),
+    ("w", "watch the selected process: an alert with its peak memory when it ends"),
     ("?", "this help"),
 ]
 
@@ -73,6 +76,7 @@ class DashboardActions(_AppBase):
     process_history: ProcessHistory
     process_extras: ExtrasOf
     models_path: Path | None
+    alert_log: AlertLog
 
     if TYPE_CHECKING:
 
@@ -227,6 +231,29 @@ class DashboardActions(_AppBase):
         self.push_screen(screen)
         if self.latest_snapshot is not None:
             screen.update_snapshot(self.latest_snapshot)
+
+    def action_watch_process(self) -> None:
+        if self.screen is not self.dashboard:
+            return
+        proc = self.dashboard.query_one(ProcessTable).selected
+        if proc is None:
+            self.notify("select a process first", severity="warning")
+            return
+        rule = next(r for r in self.alert_log.engine.rules if r.name == "process_ended")
+        if rule.muted:
+            self.notify("the process_ended alert is muted (a: alerts)", severity="warning")
+            return
+        if self.alert_log.engine.watch(proc.pid):
+            self.notify(f"watching process {proc.pid}: an alert when it ends", timeout=4)
+        else:
+            self.notify(f"process {proc.pid} is watched already", timeout=4)
+
+    def action_alerts(self) -> None:
+        if self.screen is not self.dashboard:
+            return
+        from gputui.tui.screens.alerts import AlertsScreen
+
+        self.push_screen(AlertsScreen(self.alert_log))
 
     def action_history(self) -> None:
         if self.screen is not self.dashboard:

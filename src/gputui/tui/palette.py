@@ -36,6 +36,8 @@ class DashboardKeys(Protocol):
     def action_catalog(self) -> None: ...
     def action_fit(self) -> None: ...
     def action_history(self) -> None: ...
+    def action_alerts(self) -> None: ...
+    def action_watch_process(self) -> None: ...
     def action_help(self) -> None: ...
 
 
@@ -105,6 +107,14 @@ def dashboard_commands(app: DashboardKeys) -> Iterable[SystemCommand]:
     yield SystemCommand("Will my model fit? (f)", "The fit checker", app.action_fit)
     yield SystemCommand(
         "GPU history (h)", "Power, temperature, PCIe... over 1 / 5 / 15 min", app.action_history
+    )
+    yield SystemCommand(
+        "Watch process (w)",
+        "An alert with its peak GPU memory when the selected process ends",
+        app.action_watch_process,
+    )
+    yield SystemCommand(
+        "Alerts (a)", "What fired and cleared this session; mute a rule", app.action_alerts
     )
     yield SystemCommand("Help (?)", "All keys", app.action_help)
     yield from column_commands(app)

@@ -41,6 +41,10 @@ from gputui.sources.base import Source
 from gputui.tui.first_poll import FirstPoll
 from gputui.tui.settings import Settings
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
+if TYPE_CHECKING:
+    from gputui.alerts.rules import Rule
+
 T = TypeVar("T")
 
 # After SIGTERM/SIGHUP or a hang-up, the process ends within this many seconds even
@@ -214,6 +218,7 @@ def run_dashboard(
     settings: Settings | None = None,
     settings_path: Path | None = None,
     first_poll: FirstPoll | None = None,
+    alert_rules: tuple[Rule, ...] | None = None,
 ) -> int:
     """`settings_path`: the settings file, edited at exit where the user changed a setting
     (None: not written); `first_poll`: the first poll, started before Textual was imported.
@@ -234,6 +239,7 @@ def run_dashboard(
         exit_watchdog_s=EXIT_WATCHDOG_S,
         first_poll=first_poll,
         catalog_in_child=True,
+        alert_rules=alert_rules,
     )
     try:
         code = run_in_terminal(app)

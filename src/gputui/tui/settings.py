@@ -29,6 +29,7 @@ MAX_BYTES = 64 * 1024
 FILTER_MAX = 200
 THEME_MAX = 64
 KEPT_COLUMNS = ("gpu", "pid", "command")  # never hidden: a row needs them
+ALERTS_KEY = "alerts"  # [alerts.RULE] tables: the alert rules (docs/alerts.md)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,6 +124,8 @@ def parse(data: Mapping[str, Any]) -> tuple[Settings, list[str]]:
     out: dict[str, Any] = {}
     problems = []
     for key, value in data.items():
+        if key == ALERTS_KEY:  # the alert rules' table: gputui.alerts.rules checks it
+            continue
         check = _FIELDS.get(key)
         if check is None:
             problems.append(f"{visible(str(key))}: unknown setting")

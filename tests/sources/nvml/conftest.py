@@ -73,6 +73,7 @@ class FakeGpu:
     bar1_total: int = 256 * MiB
     bar1_used: int = 5 * MiB
     ecc_mode: int = pynvml.NVML_FEATURE_ENABLED
+    temp_slowdown: int = 90  # GetTemperatureThreshold(SLOWDOWN), Celsius
     persistence: int = pynvml.NVML_FEATURE_ENABLED
     display_active: int = pynvml.NVML_FEATURE_DISABLED
     compute_mode: int = pynvml.NVML_COMPUTEMODE_EXCLUSIVE_PROCESS
@@ -278,6 +279,11 @@ class FakeNvml:
         self._enter("nvmlDeviceGetTemperature", g)
         assert sensor == pynvml.NVML_TEMPERATURE_GPU
         return g.temperature
+
+    def nvmlDeviceGetTemperatureThreshold(self, g: FakeGpu, threshold: int) -> int:
+        self._enter("nvmlDeviceGetTemperatureThreshold", g)
+        assert threshold == pynvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN
+        return g.temp_slowdown
 
     def nvmlDeviceGetFanSpeed(self, g: FakeGpu) -> int:
         self._enter("nvmlDeviceGetFanSpeed", g)

@@ -89,8 +89,9 @@ def test_calls_over_a_minute_at_one_second(fake_nvml: FakeNvml) -> None:
     # open()'s memory and BAR1 readings serve the first poll
     assert calls["nvmlDeviceGetMemoryInfo_v2"] == 60
     # name, UUID, PCI, memory, cc, arch, power limit/default/range, max clocks x2, MIG, ECC,
-    # max PCIe generation and width, BAR1, GPM support (this GPU has none: never asked again)
-    static = 17
+    # slowdown temperature, max PCIe generation and width, BAR1, GPM support (this GPU has
+    # none: never asked again)
+    static = 18
     total = sum(calls.values())
     # 60 polls of PER_POLL (less the two readings reused), PCIe 4 calls x 30, slow 3 x 2
     assert total == static + 60 * per_poll - 2 + 4 * 30 + 3 * 2

@@ -20,6 +20,7 @@ STATIC = (
     "nvmlDeviceGetMaxPcieLinkGeneration",
     "nvmlDeviceGetMaxPcieLinkWidth",
     "nvmlDeviceGetEccMode",
+    "nvmlDeviceGetTemperatureThreshold",
 )
 EVERY_POLL = ("nvmlDeviceGetTotalEnergyConsumption",)
 # Set by an administrator (nvidia-smi -pm / -c) or a display server: every SLOW_INTERVAL_S.
@@ -56,6 +57,7 @@ def test_every_fact_is_read_with_its_unit(fake_nvml):
     )
     assert (info.pcie_max_gen, info.pcie_max_width) == (4, 16)
     assert info.bar1_total == 256 * MiB
+    assert info.temp_slowdown_c == 90
     assert s.persistence_mode is True
     assert s.display_active is True
     assert s.compute_mode == "exclusive_process"
@@ -144,6 +146,7 @@ def test_not_supported_is_none_and_never_asked_again(fake_nvml, fn):
         "nvmlDeviceGetMaxPcieLinkGeneration": [info.pcie_max_gen],
         "nvmlDeviceGetMaxPcieLinkWidth": [info.pcie_max_width],
         "nvmlDeviceGetEccMode": [info.ecc_mode],
+        "nvmlDeviceGetTemperatureThreshold": [info.temp_slowdown_c],
         "nvmlDeviceGetPersistenceMode": [s.persistence_mode],
         "nvmlDeviceGetDisplayActive": [s.display_active],
         "nvmlDeviceGetComputeMode": [s.compute_mode],

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gputui.commands.fit.args import add_arguments
+from gputui.commands.fit.args import add_arguments, budget_usd
 
 
 def register(sub: Any) -> None:
@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         check_path_name(args.models, "MODELS")
     if getattr(args, "deadline", None) is not None and getattr(args, "prometheus", None) is None:
         raise UserError("--deadline: only with --prometheus URL")
+    budget_usd(args)  # a bad --budget is one line before any model is read
     if transformer_file.handles(args):  # HF config/folder, --hf, GGUF: the transformer estimator
         return transformer_file.run(args)
     return models_file.run(args)

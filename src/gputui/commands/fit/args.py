@@ -32,6 +32,8 @@ ATTENTIONS = ("sdpa", "eager", "flash")
 PARALLELS = ("tp", "pp", "ddp", "zero1", "zero2", "zero3", "fsdp")
 OPTIMIZERS = ("adamw", "adamw_8bit", "sgd", "sgd_momentum")
 KV_DTYPES = ("fp16", "bf16", "fp32", "fp8", "int8", "q8_0", "q4_0")
+LOOPS = ("plain", "trainer")
+ENGINES = ("hf", "vllm", "llama.cpp")
 
 
 # Flags that mean nothing for a layer model (a models TOML or a Keras file): given there, they
@@ -56,6 +58,8 @@ LLM_ONLY_FLAGS = (
     "parallel",
     "tp",
     "pp",
+    "loop",
+    "engine",
 )
 
 
@@ -87,7 +91,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --prometheus: list every GPU (default: the groups and the best 10)",
     )
-    p.add_argument("--batch-size", type=int, metavar="N", help="override each model's batch_size")
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        metavar="N",
+        help="override each model's batch_size (with --all-cards: the batch cards are ranked at)",
+    )
+    p.add_argument(
+        "--budget",
+        metavar="USD",
+        help="with --all-cards: rank only cards whose launch price is within USD; cards "
+        "without a published price are listed after them",
+    )
     p.add_argument("--precision", choices=PRECISION_CHOICES, help="only this precision")
     p.add_argument("--optimizer", choices=OPTIMIZER_CHOICES, help="override each model's optimizer")
     p.add_argument(
@@ -227,6 +242,21 @@ def add_transformer_arguments(p: argparse.ArgumentParser) -> None:
         help="train: micro-batches per optimizer step (default 1)",
     )
     g.add_argument(
+        "--loop",
+        choices=LOOPS,
+        help="train: who holds the model's outputs. plain (default): `out = model(**batch); "
+        "out.loss.backward(); opt.step()` keeps the logits through the backward and the step; "
+        "trainer: the HF Trainer (or `loss = model(**batch).loss`) frees them after the loss",
+    )
+    g.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help="generate: the serving engine. hf (default; llama.cpp for a GGUF): transformers' "
+        "full prefill and growing cache; vllm: paged KV in blocks of 16, chunked prefill, "
+        "gpu_memory_utilization 0.9; llama.cpp: the prompt in batches of 512, the cache "
+        "allocated whole",
+    )
+    g.add_argument(
         "--attention", choices=ATTENTIONS, help="attention implementation (default sdpa)"
     )
     g.add_argument("--gpus", type=int, metavar="N", help="GPUs to spread over (default 1)")
@@ -247,3 +277,34 @@ def add_transformer_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="pipeline-parallel size (default: all GPUs with --parallel pp)",
     )
+
+
+# A budget above this is no budget a GPU catalog answers (the dearest card is under $100k).
+MAX_BUDGET_USD = 1e9
+
+
+def budget_usd(args: argparse.Namespace) -> float | None:
+    """--budget as a number of dollars, bounded; None when not given."""
+    from gputui.core.errors import UserError
+    from gputui.core.textsafe import visible
+
+    text = getattr(args, "budget", None)
+    if text is None:
+        return None
+    try:
+        value = float(str(text).replace(",", "").removeprefix("$"))
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= MAX_BUDGET_USD:  # also refuses nan and inf
+        raise UserError(
+            f"--budget: a price in USD between 0 and {MAX_BUDGET_USD:,.0f}, "
+            f"got {visible(str(text))!r}"
+        )
+    if not getattr(args, "all_cards", False):
+        raise UserError("--budget: it ranks catalog cards; use it with --all-cards")
+    return value
+
+
+def batch_source(args: argparse.Namespace, own: str) -> str:
+    """Where the batch a ranking is at came from: --batch-size, or `own` (the model's)."""
+    return "--batch-size" if getattr(args, "batch_size", None) is not None else own

@@ -270,11 +270,12 @@ def _all_cards(
     transformers: tuple[Any, ...] = (),
 ) -> int:
     from gputui.catalog import load_catalog
+    from gputui.commands.fit.args import batch_source, budget_usd
     from gputui.core.errors import UserError
-    from gputui.fit import FitRequest, check, shown
+    from gputui.fit import FitRequest, check, over_budget, shown
     from gputui.fit.report import document as doc
     from gputui.fit.report.graph_text import model_title
-    from gputui.fit.report.ranking_text import render_ranking
+    from gputui.fit.report.ranking_text import batch_note, render_ranking
 
     if args.device != "cuda":
         raise UserError("--all-cards ranks cards as CUDA runs them; use --device cpu with --gpu")
@@ -289,6 +290,7 @@ def _all_cards(
                         catalog=catalog,
                         batch_size=args.batch_size,
                         precision=args.precision or m.precision,
+                        budget_usd=budget_usd(args),
                     )
                 ).ranked
             ),
@@ -313,9 +315,15 @@ def _all_cards(
         print(doc.dumps(page))
         return 0 if ok else 1
     print(f"models: {shown(path)} ({origin})")
+    budget = budget_usd(args)
+    left_out = (budget, over_budget(catalog.cards, budget)) if budget is not None else None
+    own = "the model's batch_size: its file's, 32 where the file names none"
     for m, ranked in rankings:
         print()
-        print("\n".join(render_ranking(model_title(m, args.batch_size or m.batch_size), ranked)))
+        batch = args.batch_size or m.batch_size
+        note = batch_note(batch, batch_source(args, own))
+        lines = render_ranking(model_title(m, batch), ranked, batch=note, budget=left_out)
+        print("\n".join(lines))
     if llm:
-        print("\n".join(transformer_tables.ranking_lines(llm)))
+        print("\n".join(transformer_tables.ranking_lines(llm, args)))
     return 0 if ok else 1

@@ -93,7 +93,9 @@ def run(args: argparse.Namespace) -> int:
         return run_fit(args, (), _header(args, "fleet"), (config_fleet_entry(args, model),))
     if args.all_cards:
         from gputui.catalog import load_catalog
-        from gputui.fit.report.ranking_text import render_ranking
+        from gputui.commands.fit.args import batch_source, budget_usd
+        from gputui.fit import over_budget
+        from gputui.fit.report.ranking_text import batch_note, render_ranking
         from gputui.fit.report.transformer_text import seq_word, workload_title
 
         catalog = load_catalog()
@@ -105,16 +107,20 @@ def run(args: argparse.Namespace) -> int:
             built: dict[Any, Any] = {}
             pick = lambda w, t: choose_parallel(model, w, [t], built)[0]  # noqa: E731
         spec = TransformerSpec(model.name, model, wl)
-        ranked = list(check(FitRequest(spec, catalog=catalog, pick=pick)).ranked)
+        budget = budget_usd(args)
+        request = FitRequest(spec, catalog=catalog, pick=pick, budget_usd=budget)
+        ranked = list(check(request).ranked)
         ok = any(r.estimate.fits for r in ranked)
         if args.json:
             entry = doc.transformer_entry(model.name, model, wl, ranked=ranked)
             print(doc.dumps(doc.document(_header(args, "all-cards"), [entry], all_fit=ok)))
         else:
             per_card = any(r.estimate.workload.parallel != wl.parallel for r in ranked)
-            print(
-                "\n".join(render_ranking(workload_title(model, wl, per_card), ranked, seq_word(wl)))
-            )
+            note = batch_note(wl.batch_size, batch_source(args, "the workload's batch_size"))
+            left_out = (budget, over_budget(catalog.cards, budget)) if budget is not None else None
+            title = workload_title(model, wl, per_card)
+            lines = render_ranking(title, ranked, seq_word(wl), batch=note, budget=left_out)
+            print("\n".join(lines))
         return 0 if ok else 1
     from gputui.fit import advice_lines
     from gputui.fit.report.targets import target_line

@@ -34,10 +34,12 @@ _FLAG_OF = {
     "kv_dtype": "kv_dtype",
     "paged_block": "paged",
     "optimizer_impl": "optimizer_impl",
+    "loop": "loop",
+    "engine": "engine",
 }
 _TRAIN_ONLY = {"method", "precision", "optimizer", "lora_rank", "lora_alpha", "lora_targets",
-               "grad_checkpointing", "grad_accum", "optimizer_impl"}  # fmt: skip
-_GENERATE_ONLY = {"new_tokens", "kv_dtype", "paged_block"}
+               "grad_checkpointing", "grad_accum", "optimizer_impl", "loop"}  # fmt: skip
+_GENERATE_ONLY = {"new_tokens", "kv_dtype", "paged_block", "engine"}
 _TRAIN_PRECISIONS = ("fp32", "amp_bf16", "amp_fp16", "bf16", "fp16")
 
 
@@ -172,13 +174,17 @@ def rankings(
     from dataclasses import replace
 
     from gputui.catalog import load_catalog
+    from gputui.commands.fit.args import budget_usd
     from gputui.fit import FitRequest, check
 
     catalog = load_catalog()
     out = []
     for spec in transformers:
         wl = workload(spec, args, "amp_bf16", with_layers)
-        answer = check(FitRequest(replace(spec, workload=wl), catalog=catalog))
+        request = FitRequest(
+            replace(spec, workload=wl), catalog=catalog, budget_usd=budget_usd(args)
+        )
+        answer = check(request)
         out.append((spec, wl, list(answer.ranked)))
     return out
 
@@ -189,13 +195,20 @@ def ranking_json(ranked: list[tuple[Any, Any, list[Any]]]) -> list[dict[str, Any
     return [transformer_entry(spec.name, spec.model, wl, ranked=rs) for spec, wl, rs in ranked]
 
 
-def ranking_lines(ranked: list[tuple[Any, Any, list[Any]]]) -> list[str]:
-    from gputui.fit.report.ranking_text import render_ranking
+def ranking_lines(ranked: list[tuple[Any, Any, list[Any]]], args: argparse.Namespace) -> list[str]:
+    from gputui.catalog import load_catalog
+    from gputui.commands.fit.args import batch_source, budget_usd
+    from gputui.fit import over_budget
+    from gputui.fit.report.ranking_text import batch_note, render_ranking
     from gputui.fit.report.transformer_text import seq_word, workload_title
 
+    budget = budget_usd(args)
+    left_out = (budget, over_budget(load_catalog().cards, budget)) if budget is not None else None
     lines: list[str] = []
     for spec, wl, rs in ranked:
-        lines += ["", *render_ranking(workload_title(spec.model, wl), rs, seq_word(wl))]
+        note = batch_note(wl.batch_size, batch_source(args, "the table's batch_size"))
+        title = workload_title(spec.model, wl)
+        lines += ["", *render_ranking(title, rs, seq_word(wl), batch=note, budget=left_out)]
     return lines
 
 

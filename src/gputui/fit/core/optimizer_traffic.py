@@ -1,8 +1,8 @@
 """What one optimizer step moves and launches, per implementation: the roofline's inputs
 for the update every front-end adds after its backward pass.
 
-Why a module of its own: the layer graph (fit/graph/speed.py `optimizer_ops`) and the
-transformer (fit/transformer/speed.py `llm_train_speed`) both time the same PyTorch
+Why a module of its own: the layer graph (fit/graph/step_ops.py `optimizer_ops`) and the
+transformer (fit/transformer/step_ops.py `train_timing`) both time the same PyTorch
 optimizers, so the per-parameter traffic is counted once, here.
 """
 

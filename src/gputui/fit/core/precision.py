@@ -196,3 +196,42 @@ def recommend(
     if cuda_core_fp16_fast(arch, card):
         return "fp16", f"{label} runs fp16 at twice its fp32 rate: half the memory of fp32{tail}"
     return "fp32", f"{label} has no tensor cores{tail}"
+
+
+# The precisions a speed comparison may recommend over recommend()'s: those that keep the
+# model's numerics as its user wrote them (no loss of range to pure 16-bit training, no
+# Transformer Engine layers or int8/fp8 calibration). tf32 is PyTorch's default for cuDNN
+# convolutions already.
+SPEED_CHOICES: dict[bool, tuple[PrecisionName, ...]] = {
+    True: ("fp32", "tf32", "amp_bf16", "amp_fp16"),
+    False: ("fp32", "tf32", "bf16", "fp16"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Computed:
+    """One precision's answer on a card, as the speed comparison needs it."""
+
+    name: str
+    offered: bool
+    fits: bool
+    rate: float | None  # the roofline's samples/s (None: not computed)
+
+
+def fastest_that_fits(
+    table_choice: str, mode: str, computed: list[Computed]
+) -> tuple[Computed, Computed | None] | None:
+    """(the faster precision, the table choice's row) where the speed computed on this card
+    contradicts recommend(): another of SPEED_CHOICES that is offered and fits runs faster,
+    or the table's choice does not fit where one of them does. None: keep the table's."""
+    allowed = SPEED_CHOICES[mode == "train"]
+    usable = [c for c in computed if c.name in allowed and c.offered and c.fits and c.rate]
+    if not usable:
+        return None
+    best = max(usable, key=lambda c: c.rate or 0.0)  # the first of equals: the narrower change
+    mine = next((c for c in computed if c.name == table_choice), None)
+    if mine is not None and mine in usable and (mine.rate or 0.0) >= (best.rate or 0.0):
+        return None
+    if mine is not None and mine.fits and mine.rate is None:
+        return None  # the table's choice has no speed to compare: keep it
+    return best, mine

@@ -15,20 +15,23 @@ these rows, and the rules that place them live here once, so the kinds cannot dr
    either it goes after every placed row;
 4. then by the front-end's own tie-break, smaller first; rows still equal keep the
    order they came in (the catalog's).
+
+With a budget ("which GPU should I buy for $X"), only the cards whose launch price is
+within it are ranked; the cards without a published price follow them, in the same
+order, marked "price unknown" (they may be within it); the cards over it are left out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from gputui.catalog.models import Card
 from gputui.fit.core import power
 from gputui.fit.core.power import Unit
 from gputui.fit.core.price import per_dollar
-from gputui.fit.core.roofline import missing_figure
-from gputui.fit.core.throughput import Rate
+from gputui.fit.core.speed import Phase, Speed
 
 
 class RankRow(Protocol):
@@ -88,6 +91,8 @@ def order(rows: Iterable[Row]) -> list[Row]:
 
 
 E = TypeVar("E")
+# Where a row stands against a budget: its launch price is within it, or not published.
+BudgetMark = Literal["within", "price unknown"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +117,8 @@ class Ranked(Generic[E]):
     throughput: float | None
     bound: str | None = None  # what limits it: "compute", "memory" or "launch"
     bound_share: float | None = None  # the bound's share of the time, where known
-    speed_basis: str | None = None  # the card figure the speed used
+    speed_basis: str | None = None  # the card figures the speed used
+    peak_basis: str | None = None  # what the precision's peak is ("bf16 tensor", "fp32 rate ...")
     speed_derived: bool | None = None  # that figure comes from an architecture rule
     unknown_reason: str | None = None
     floor: float | None = None
@@ -125,6 +131,7 @@ class Ranked(Generic[E]):
     longest_capped: bool = False  # the longest is the model's maximum, not memory's
     tie_break: float = 0.0  # the front-end's last key, smaller first
     facts: Mapping[str, Any] = field(default_factory=dict)  # the kind's own JSON facts
+    budget: BudgetMark | None = None  # with a budget: within it, or its price unknown
 
     @property
     def rate(self) -> float | None:
@@ -146,17 +153,45 @@ class Ranked(Generic[E]):
         return power.per_watt(self.throughput, self.card)
 
 
-def rank_cards(cards: Iterable[Card], row: Callable[[Card], Ranked[E]]) -> list[Ranked[E]]:
-    """Every card's row (the front-end's `row`), in ranking order."""
-    return order(row(card) for card in cards)
+def rank_cards(
+    cards: Iterable[Card], row: Callable[[Card], Ranked[E]], budget_usd: float | None = None
+) -> list[Ranked[E]]:
+    """Every card's row (the front-end's `row`), in ranking order; with `budget_usd`, the
+    cards priced within it, then those without a price (this module's docstring)."""
+    if budget_usd is None:
+        return order(row(card) for card in cards)
+    cards = list(cards)
+    within = [
+        c for c in cards if c.launch_price_usd is not None and c.launch_price_usd <= budget_usd
+    ]
+    unpriced = [c for c in cards if c.launch_price_usd is None]
+    return [replace(r, budget="within") for r in order(row(c) for c in within)] + [
+        replace(r, budget="price unknown") for r in order(row(c) for c in unpriced)
+    ]
 
 
-def unknown_reason(found: Rate, card: Card) -> str:
-    """Why a card's roofline speed is unknown, for every kind's row: the precision's rate
-    (`found`, fit.core.throughput) is unknown, or another figure the roofline needs is."""
-    if found.tflops is None and found.unknown_reason:
-        return found.unknown_reason
-    return (
-        f"{missing_figure(card) or 'a figure missing'}, which the roofline needs "
-        "for the ops tensor cores do not run"
+def over_budget(cards: Iterable[Card], budget_usd: float) -> int:
+    """How many cards a budget leaves out (priced above it)."""
+    return sum(
+        1 for c in cards if c.launch_price_usd is not None and c.launch_price_usd > budget_usd
     )
+
+
+def speed_fields(speed: Speed | None, phase: Phase) -> dict[str, Any]:
+    """The `Ranked` fields that come from a card's `Speed` for the phase ranked, the same
+    way for every kind: the throughput, its bound, the figures behind it, or why it is
+    unknown and the floor it is placed by."""
+    if speed is None:
+        return {"throughput": None}
+    found = speed.phases.get(phase)
+    return {
+        "throughput": found.throughput if found is not None else None,
+        "bound": found.bound if found is not None else None,
+        "bound_share": found.bound_share if found is not None else None,
+        "speed_basis": speed.basis or None,
+        "peak_basis": speed.peak_basis,
+        "speed_derived": speed.derived if found is not None else None,
+        "unknown_reason": speed.unknown_reason if found is None else None,
+        "floor": speed.floor.get(phase),
+        "floor_basis": speed.floor_basis if phase in speed.floor else None,
+    }

@@ -11,9 +11,10 @@ launch. Each op is therefore timed against the ceiling that limits it:
 
 Ops are described neutrally (`Op`: class, pass, FLOPs, bytes, kernels) so each
 front-end only needs an adapter from its own description of a model: the layer
-graph's in fit/graph/ops.py and fit/graph/speed.py, the transformer's in
-fit/transformer/speed.py. A new engine changes an adapter, not the timing, and this
-module imports neither front-end. Pure: no NVML, no UI.
+graph's in fit/graph/ops.py and fit/graph/step_ops.py, the transformer's in
+fit/transformer/step_ops.py. A new engine changes an adapter, not the timing, and this
+module imports neither front-end; the one `Speed` made of its times, and the policy
+for a card figure it lacks, are fit/core/speed.py's. Pure: no NVML, no UI.
 
 Compute peak per op class and precision (see `Ceilings`): matmul/conv ops run at
 the catalog's tensor-core figure only in precisions the architecture's tensor
@@ -70,7 +71,7 @@ HOST_S_PER_KERNEL = 10e-6
 TENSOR_ALIGN = {2: 8, 1: 16, 4: 1}
 
 # Wave quantisation and split-K: fit/core/waves.py. Applied where the GEMM shapes are
-# known, on top of the matmul efficiency: LLM prefill (fit/transformer/speed.py's
+# known, on top of the matmul efficiency: LLM prefill (fit/transformer/step_ops.py's
 # `gemm_shapes`), and in layer models the forward and input-gradient GEMMs of dense and
 # convolution layers and attention's projections (`Op.gemm`; convolutions as implicit
 # GEMMs, one output row per batch position). Weight-gradient GEMMs are left out: their
@@ -204,7 +205,7 @@ def ceilings(
     FP32 floor). `accumulate16` asks for the FP16-accumulate tensor rate where the
     catalog has one (llama.cpp's cuBLAS path computes in FP16).
     """
-    from gputui.fit.core.throughput import rate
+    from gputui.fit.core.peak_rate import rate
 
     if card.fp32_tflops is None or card.memory_bandwidth_gbs is None:
         return None

@@ -3,7 +3,7 @@
 The layer walk (memory.py) gives each moment's tensor bytes; the core adds what
 a CUDA process pays on top (fit/core/overheads.py), decides the verdict
 (fit/core/verdict.py) and solves the largest batch (fit/core/batch.py). Speed is
-graph/speed.py, the ranking of catalog cards graph/ranking.py.
+graph/step_ops.py, the ranking of catalog cards graph/ranking.py.
 """
 
 from __future__ import annotations
@@ -19,19 +19,22 @@ from gputui.fit.core.overheads import (
     library_workspace_bytes,
 )
 from gputui.fit.core.precision import (
+    Computed,
     Precision,
     PrecisionOption,
+    fastest_that_fits,
     policy,
     precision_options,
     recommend,
 )
 from gputui.fit.core.precision_names import PRECISIONS
+from gputui.fit.core.speed import Speed
 from gputui.fit.core.target import Target
 from gputui.fit.core.verdict import Answer, Verdict, verdict
 from gputui.fit.graph.gcpause import collector_paused
 from gputui.fit.graph.memory import LiveTensor, live_at_peak, model_phases
-from gputui.fit.graph.rate import Speed, speed
 from gputui.fit.graph.spec import ModelSpec
+from gputui.fit.graph.step_ops import model_speed
 
 MAX_BATCH_CAP = 1 << 24
 
@@ -240,7 +243,7 @@ def check(
             verdict=verdict(breakdown.total, limit),
             max_batch_size=mm.max_batch(limit),
             speed=(
-                speed(model, target.card, name, batch, mode, arch)
+                model_speed(model, target.card, name, batch, mode, arch)
                 if target.card and with_speed
                 else None
             ),
@@ -251,10 +254,43 @@ def check(
         estimates.append(est)
     if precision:
         rec, why = precision, options[precision].reason
+    elif model.precision in options:  # the file's own policy (Keras mixed_float16): the user's
+        rec, why = model.precision, f"the model file's own policy: {options[model.precision].reason}"
+    elif with_speed:
+        rec, why = _by_speed(rec, why, mode, estimates)
     live: tuple[LiveTensor, ...] = ()
     if with_peak_tensors:
         live = tuple(live_at_peak(model, policy(rec), backend, batch, cached_phases)[1])
     return ModelCheck(model, target, mode, batch, rec, why, tuple(estimates), backend, live)
+
+
+def _by_speed(
+    rec: str, why: str, mode: str, estimates: list[PrecisionEstimate]
+) -> tuple[str, str]:
+    """recommend()'s choice, unless the roofline computed here says another safe precision
+    that fits is faster (or the choice does not fit and another does): then that one."""
+    rows = [
+        Computed(
+            e.precision,
+            e.offered,
+            e.verdict != "does not fit",
+            e.speed.samples_per_s if e.speed is not None and e.speed.profile else None,
+        )
+        for e in estimates
+    ]
+    found = fastest_that_fits(rec, mode, rows)
+    if found is None:
+        return rec, why
+    best, mine = found
+    if mine is None or not mine.fits:
+        return best.name, f"the fastest computed that fits ({rec} does not fit): {why}"
+    chosen = next(e for e in estimates if e.precision == best.name)
+    prof = chosen.speed.profile if chosen.speed is not None else None
+    bound = f": the step is mostly {prof.bound}-bound at batch {chosen.batch_size}" if prof else ""
+    return best.name, (
+        f"the fastest computed that fits: {best.rate:,.0f} samples/s against {mine.rate:,.0f} "
+        f"for {rec} (its tensor cores do not pay here{bound})"
+    )
 
 
 def _with_free(est: PrecisionEstimate, free: int, v: Verdict, max_b: int) -> PrecisionEstimate:

@@ -272,6 +272,9 @@ def _llama_like(k: Keys, model_type: str, kind: str) -> TransformerConfig:
             norms_per_layer=4,
             sliding_window=window or 4096,
             layer_types=_layer_types(k, layers, lambda i: "sliding" if i % 2 == 0 else "full"),
+            # Gemma2Config's default is 30.0; only an explicit null turns it off
+            logit_softcap="final_logit_softcapping" not in k.raw
+            or k.number("final_logit_softcapping", 0.0) != 0.0,
         )
         window = cfg.sliding_window
     elif kind == "gemma3":
@@ -281,6 +284,7 @@ def _llama_like(k: Keys, model_type: str, kind: str) -> TransformerConfig:
             family="gemma",
             norms_per_layer=4,
             qk_norm="head",
+            logit_softcap=k.number("final_logit_softcapping", 0.0) != 0.0,
             sliding_window=window or 4096,
             layer_types=_layer_types(
                 k, layers, lambda i: "full" if (i + 1) % pattern == 0 else "sliding"

@@ -65,7 +65,7 @@ def graph_entry(
         "model": graph_json.model_facts(model, include_layers=ranked is None),
         "workload": graph_json.workload(model, batch_size, backend),
         "parallel_choice": None,
-        "speed_assumed": speed_assumed(graph_json.speed_facts()),
+        "speed_assumed": speed_assumed({}),
         "estimates": None if checks is None else [graph_json.check_dict(c) for c in checks],
         "ranking": None if ranked is None else ranking_rows(ranked),
         "mig_advice": list(mig_advice),

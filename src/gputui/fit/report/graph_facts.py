@@ -9,8 +9,8 @@ from typing import Any
 
 from gputui.fit.graph.estimate import ModelCheck
 from gputui.fit.graph.memory import autograd_flags
-from gputui.fit.graph.speed import has_convolutions
 from gputui.fit.graph.stats import LayerStats
+from gputui.fit.graph.step_ops import has_convolutions
 from gputui.fit.importers.modelsfile import ModelSpec, Network
 
 

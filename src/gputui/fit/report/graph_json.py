@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from gputui.fit.core.batch import pow2_floor
+from gputui.fit.core.speed import Speed, unknown_fields
 from gputui.fit.graph.estimate import ModelCheck, PrecisionEstimate
-from gputui.fit.graph.rate import EFFICIENCY, LAUNCH_OVERHEAD_S, Speed
 from gputui.fit.importers.modelsfile import ModelSpec
 from gputui.fit.report.graph_facts import model_layers, model_software_dict, peak_tensor_rows
 from gputui.fit.report.memory_fields import memory_fields
@@ -37,25 +37,16 @@ def workload(model: ModelSpec, batch_size: int, backend: str) -> dict[str, Any]:
     }
 
 
-def speed_facts() -> dict[str, Any]:
-    """What a layer model's speed assumes beyond the roofline's (fit.graph.rate): where the
-    card's figures allow no roofline, FLOPs at this share of the peak plus a launch
-    overhead per layer and pass."""
-    return {
-        "no_roofline_efficiency": EFFICIENCY,
-        "no_roofline_launch_overhead_s": LAUNCH_OVERHEAD_S,
-    }
-
-
 def speed(s: Speed | None) -> dict[str, Any] | None:
     """The rough step time, and where it goes (fit.core.roofline) per model and per layer."""
     if s is None:
         return None
     prof = s.profile
     return {
+        **unknown_fields(s),
         "step_time_s": s.step_time_s,
         "samples_per_s": s.samples_per_s,
-        "peak_tflops_used": s.peak_tflops,
+        "peak_tflops_used": s.peak_tflops if s.phases else None,
         "bound": prof.bound if prof else None,
         "time_share_by_bound": prof.shares if prof else None,
         "layer_bounds": None

@@ -8,9 +8,9 @@ Lines are made visible (textsafe) as rendered: layer, model and card names come 
 from __future__ import annotations
 
 from gputui.core.textsafe import visible
-from gputui.fit.core.roofline import LayerTime, Profile, missing_figure
+from gputui.fit.core.roofline import LayerTime, Profile
+from gputui.fit.core.speed import Speed
 from gputui.fit.graph.estimate import ModelCheck
-from gputui.fit.graph.rate import EFFICIENCY, Speed
 from gputui.fit.importers.modelsfile import ModelSpec
 from gputui.fit.report.graph_facts import network_layers, peak_tensor_rows, speed_assumes
 from gputui.fit.units import batch_text, flops_text, gib
@@ -49,7 +49,7 @@ def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
         )
         if free:
             row += f"  {e.verdict_free or '-':<12} {batch_text(e.max_batch_size_free):>16}"
-        sps = f"{e.speed.samples_per_s:,.0f}" if e.speed else "-"
+        sps = f"{e.speed.samples_per_s:,.0f}" if e.speed and e.speed.samples_per_s else "-"
         row += f"  {sps:>16}"
         lines.append(row)
     lines.append("  (* recommended, - not offered on this GPU: " + _not_offered(c) + ")")
@@ -66,19 +66,14 @@ def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
     if e.speed and e.speed.profile:
         shares = e.speed.profile.shares
         lines.append(
-            f"    step time ~{e.speed.step_time_s * 1000:.2f} ms (rough roofline estimate: "
+            f"    step time ~{e.speed.profile.step_time_s * 1000:.2f} ms (rough roofline estimate: "
             + " | ".join(f"{b}-bound {shares[b]:.0%}" for b in shares)
             + f" of the time; {e.speed.profile.ceilings.basis})"
         )
-    elif e.speed:
-        why = (missing_figure(c.target.card) if c.target.card is not None else None) or (
-            "no card figures"
-        )
-        lines.append(
-            f"    step time ~{e.speed.step_time_s * 1000:.2f} ms (rough estimate: FLOPs at "
-            f"{EFFICIENCY:.0%} of the card's {e.speed.peak_tflops:g} TFLOPS {e.precision} peak "
-            f"plus launch overhead; {why} for a roofline)"
-        )
+    elif e.speed and e.speed.unknown_reason:
+        floor = e.speed.floor.get("step")
+        at_least = f"; at least ~{floor:,.0f} samples/s at {e.speed.floor_basis}" if floor else ""
+        lines.append(f"    speed unknown: {e.speed.unknown_reason}{at_least}")
     rows = peak_tensor_rows(c, top=8)
     if rows:
         lines.append(f"    alive at that moment (largest, batch {c.batch_size}):")

@@ -51,6 +51,7 @@ def ranking_row(rank: int, r: Ranked[Any]) -> dict[str, Any]:
         "third_party_figures": list(r.card.third_party),
         "power_limit_w": r.card.tdp_w,
         "throughput_per_watt": r.per_watt,
+        "budget": r.budget,
         "energy_at_power_limit": power.energy(r.throughput, r.card, r.unit),
         "energy_unit": f"{r.unit.energy_word} per {r.unit.amount_text}",
         "kind_facts": dict(r.facts),

@@ -41,11 +41,49 @@ def bound_cell(r: Ranked[Any]) -> str:
     return f"{r.bound} {r.bound_share:.0%}" if r.bound_share is not None else r.bound
 
 
+def price_cell(r: Ranked[Any]) -> str:
+    """'$1,599' (the USD launch price), 'unknown' where none was published."""
+    price = r.card.launch_price_usd
+    return f"${price:,.0f}" if price else "unknown"
+
+
+def per_watt_cell(r: Ranked[Any]) -> str:
+    per = r.per_watt
+    return f"{per:,.1f}" if per else "-"
+
+
+def batch_note(batch: int, source: str) -> str:
+    """The line saying which batch the ranking's speed and verdict are at, and where it
+    came from: the ranking is at one batch, not at each card's largest."""
+    hint = "" if source == "--batch-size" else "; --batch-size N ranks at another"
+    return (
+        f"  ranked at batch {batch:,} ({source}{hint}): speed, per $ and per W are at that "
+        "batch; 'max batch' is each card's largest"
+    )
+
+
+def budget_lines(ranked: Sequence[Ranked[Any]], budget_usd: float, over: int) -> list[str]:
+    """What a budget did to the ranking (fit.core.ranking.rank_cards)."""
+    within = sum(1 for r in ranked if r.budget == "within")
+    unknown = len(ranked) - within
+    return [
+        f"  budget ${budget_usd:,.0f} (USD launch price): {within} cards within it ranked, "
+        f"{over} over it left out, {unknown} without a published price listed after them"
+    ]
+
+
 def render_ranking(
-    title: Sequence[str], ranked: Sequence[Ranked[Any]], seq_word: str = "sequence", top: int = 10
+    title: Sequence[str],
+    ranked: Sequence[Ranked[Any]],
+    seq_word: str = "sequence",
+    top: int = 10,
+    *,
+    batch: str | None = None,
+    budget: tuple[float, int] | None = None,
 ) -> list[str]:
     """The table of `ranked` under `title`, then its notes and the per-dollar and per-watt
-    rankings of the `top` cards."""
+    rankings of the `top` cards. `batch`: the line saying what batch it is ranked at
+    (`batch_note`); `budget`: (USD, cards left out over it) when one was asked."""
     name_w = max([NAME_WIDTH, *(len(r.card.name) for r in ranked)])
     longest = any(r.longest_seq_len is not None for r in ranked)
     counted = any(r.cards_counted for r in ranked)
@@ -57,8 +95,18 @@ def render_ranking(
     head += f" {'longest ' + seq_word:>16}" if longest else ""
     head += f" {label:>13} {'bound':<12}"
     head += f" {'cards needed':>16}" if counted else ""
-    lines = [*title, head + f" {'per $1k launch':>14}"]
+    head += f" {'launch price':>12} {'per $1k':>9} {'per W':>8}"
+    lines = [*title]
+    lines += [batch] if batch else []
+    lines += budget_lines(ranked, *budget) if budget else []
+    lines.append(head)
+    unknown_shown = False
     for i, r in enumerate(ranked):
+        if r.budget == "price unknown" and not unknown_shown:
+            unknown_shown = True
+            lines.append(
+                "  -- price unknown (no published launch price; may be within the budget):"
+            )
         row = (
             f"  {i + 1:>2} {r.card.name:<{name_w}} {r.precision or '-':<9} "
             f"{gib(r.card.memory_bytes):>10} {gib(r.peak_bytes):>10} {r.verdict:<12} "
@@ -72,7 +120,8 @@ def render_ranking(
             need = f"{r.cards_needed} ({r.cards_split})" if r.cards_needed else "> 64"
             row += f" {need:>16}"
         per = r.per_dollar
-        lines.append(row + f" {(f'{per * 1000:,.1f}' if per else '-'):>14}")
+        row += f" {price_cell(r):>12} {(f'{per * 1000:,.1f}' if per else '-'):>9}"
+        lines.append(row + f" {per_watt_cell(r):>8}")
     lines += notes(ranked, longest, counted)
     scored = [(r.card, r.throughput, r.fits) for r in ranked]
     if ranked:
@@ -86,6 +135,10 @@ def notes(ranked: Sequence[Ranked[Any]], longest: bool, counted: bool) -> list[s
     legend = (
         f"  (speed is rough: a roofline, matmuls at {EFFICIENCY['matmul']:.0%} of the card's "
         "peak; bound: what limits the work ranked"
+    )
+    legend += (
+        "; per $1k: throughput per $1,000 of the USD launch price; per W: per watt of the "
+        "power limit"
     )
     if counted:
         legend += (
@@ -109,6 +162,6 @@ def notes(ranked: Sequence[Ranked[Any]], longest: bool, counted: bool) -> list[s
             )
             lines.append(f"  unknown: {r.card.name}: {r.unknown_reason} ({placed})")
     for r in ranked:
-        if r.speed_basis is not None and r.speed_basis.startswith("fp32 rate"):
-            lines.append(f"  note: {r.card.name} runs {r.precision} at its {r.speed_basis}")
+        if r.peak_basis is not None and r.peak_basis.startswith("fp32 rate"):
+            lines.append(f"  note: {r.card.name} runs {r.precision} at its {r.peak_basis}")
     return lines

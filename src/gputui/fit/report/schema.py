@@ -71,10 +71,19 @@ class LayerBound(_Strict):
     seconds: float
 
 
-class GraphSpeed(_Strict):
-    """A layer model's rough step time (fit.core.roofline); bound null without a roofline."""
+class _UnknownSpeed(_Strict):
+    """Where the card lacks a figure the speed needs (fit.core.speed): why, and each
+    phase's throughput at a rate the card is sure to reach."""
 
-    step_time_s: float
+    unknown_reason: str | None
+    floor: dict[str, float] = Field(description="phase -> throughput at the floor rate")
+    floor_basis: str | None
+
+
+class GraphSpeed(_UnknownSpeed):
+    """A layer model's rough step time (fit.core.roofline); null figures where unknown."""
+
+    step_time_s: float | None
     samples_per_s: float | None
     peak_tflops_used: float | None
     bound: Bound | None
@@ -82,7 +91,7 @@ class GraphSpeed(_Strict):
     layer_bounds: list[LayerBound] | None
 
 
-class TransformerSpeed(_Strict):
+class TransformerSpeed(_UnknownSpeed):
     rough: Literal[True]
     model: Literal["roofline"]
     decode_tokens_per_s: float | None
@@ -221,6 +230,17 @@ class TransformerModel(_Strict):
     quantization: str | None
 
 
+class Assumptions(_Strict):
+    """What the estimate assumed of the software that runs the job."""
+
+    loop: Literal["plain", "trainer"] | None = Field(
+        None, description="train: who holds the outputs through the backward and the step"
+    )
+    engine: Literal["hf", "vllm", "llama.cpp"] | None = Field(
+        None, description="generate: the serving engine"
+    )
+
+
 class TransformerWorkload(_Strict):
     """generate adds the decode fields, train the method's; each is absent otherwise."""
 
@@ -234,6 +254,7 @@ class TransformerWorkload(_Strict):
     parallel: str
     tensor_parallel: int
     pipeline_parallel: int
+    assumptions: Assumptions
     new_tokens: int | None = None
     context: int | None = None
     kv_dtype: str | None = None
@@ -298,6 +319,10 @@ class RankRow(_Strict):
     )
     power_limit_w: float | None
     throughput_per_watt: float | None
+    budget: Literal["within", "price unknown"] | None = Field(
+        description="with --budget: the launch price is within it, or none was published "
+        "(those rows follow the priced ones); null without --budget"
+    )
     energy_at_power_limit: float | None
     energy_unit: Literal["J per 1,000 samples", "Wh per 1M tokens"]
     kind_facts: dict[str, Any] = Field(
@@ -313,8 +338,8 @@ class SpeedAssumed(_Strict):
     efficiency_assumed: dict[str, float] = Field(description="per op class, of peak")
     launch_overhead_s: float = Field(description="per kernel")
     kind_facts: dict[str, Any] = Field(
-        description="a layer model: no_roofline_efficiency, no_roofline_launch_overhead_s "
-        "(where the card's figures allow no roofline); a transformer: none"
+        description="what only one kind's speed assumes (none today: both kinds time their "
+        "ops on the one roofline, fit.core.speed)"
     )
 
 

@@ -6,28 +6,29 @@ from __future__ import annotations
 from typing import Any
 
 from gputui.fit.core.roofline import EFFICIENCY, LAUNCH_S
+from gputui.fit.core.speed import Speed, unknown_fields
 from gputui.fit.report.memory_fields import memory_fields
 from gputui.fit.report.targets import target_dict
 from gputui.fit.transformer.estimate import Estimate
-from gputui.fit.transformer.rate import Speed
 
 
 def speed_dict(s: Speed | None) -> dict[str, Any] | None:
     if s is None:
         return None
     return {
+        **unknown_fields(s),
         "rough": True,
         "model": "roofline",
         "decode_tokens_per_s": s.decode_tokens_per_s,
         "prefill_tokens_per_s": s.prefill_tokens_per_s,
         "train_tokens_per_s": s.train_tokens_per_s,
-        "decode_bound": s.decode_bound,
-        "prefill_bound": s.prefill_bound,
-        "train_bound": s.train_bound,
+        "decode_bound": s.bound("decode"),
+        "prefill_bound": s.bound("prefill"),
+        "train_bound": s.bound("train"),
         "decode_compute_bound_batch": s.decode_compute_bound_batch,
-        "compute_precision": s.compute_precision,
+        "compute_precision": s.precision,
         "basis": s.basis,
-        "tflops_used": s.tflops_used,
+        "tflops_used": s.peak_tflops,
         "bandwidth_gbs": s.bandwidth_gbs,
         "efficiency_assumed": dict(EFFICIENCY),
         "launch_overhead_s": LAUNCH_S,

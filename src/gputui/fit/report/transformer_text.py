@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from gputui.core.textsafe import visible
 from gputui.fit.core.roofline import EFFICIENCY, LAUNCH_S
-from gputui.fit.transformer.estimate import Estimate
+from gputui.fit.core.speed import Phase, Speed
+from gputui.fit.transformer.estimate import Estimate, vllm_pool
 from gputui.fit.transformer.model import TransformerModel
-from gputui.fit.transformer.rate import Speed
 from gputui.fit.transformer.report import model_line, workload_line
 from gputui.fit.transformer.workload import Workload
 from gputui.fit.units import count, gib
@@ -29,6 +29,13 @@ def render_estimate(e: Estimate) -> list[str]:
         f"workspace {gib(b.workspace)} | CUDA context {gib(b.cuda_context)} | allocator {gib(b.allocator)}",
         f"  largest batch at {seq_word(wl)} {wl.seq_len:,}: {count(e.max_batch_size)}",
     ]
+    if wl.mode == "generate" and wl.engine == "vllm":
+        pool, _ = vllm_pool(e.model, wl, e.target, e.limit_bytes)
+        lines.append(
+            f"  vLLM keeps {gib(e.limit_bytes)} (gpu_memory_utilization 0.9); after the weights "
+            f"and activations its KV pool of about {gib(pool)} holds {count(e.max_batch_size)} "
+            f"sequence(s) of {wl.context:,} tokens"
+        )
     if e.longest_seq:
         cap = " (the model's maximum)" if e.longest_capped else ""
         ctx = f" (context {e.longest_context:,})" if wl.mode == "generate" else ""
@@ -62,20 +69,26 @@ def speed_lines(e: Estimate) -> list[str]:
     bits = []
     if wl.mode == "generate" and s.decode_tokens_per_s:
         bits.append(
-            f"decode ~{s.decode_tokens_per_s:,.0f} tokens/s ({s.decode_bound}-bound at batch "
+            f"decode ~{s.decode_tokens_per_s:,.0f} tokens/s ({s.bound('decode')}-bound at batch "
             f"{wl.batch_size}; {_turn(s)})"
         )
     if wl.mode != "train" and s.prefill_tokens_per_s:
-        bits.append(f"prefill ~{s.prefill_tokens_per_s:,.0f} tokens/s ({s.prefill_bound}-bound)")
+        bits.append(f"prefill ~{s.prefill_tokens_per_s:,.0f} tokens/s ({s.bound('prefill')}-bound)")
     if wl.mode == "train" and s.train_tokens_per_s:
-        bits.append(f"training ~{s.train_tokens_per_s:,.0f} tokens/s ({s.train_bound}-bound)")
+        bits.append(f"training ~{s.train_tokens_per_s:,.0f} tokens/s ({s.bound('train')}-bound)")
     if not bits:
-        return ["  rough speed: unknown (the catalog lacks a figure this card needs)"]
+        why = s.unknown_reason or "the catalog lacks a figure this card needs"
+        phase: Phase = (
+            "train" if wl.mode == "train" else "decode" if "decode" in s.floor else "prefill"
+        )
+        floor = s.floor.get(phase)
+        at_least = f"; {phase} at least ~{floor:,.0f} tokens/s at {s.floor_basis}" if floor else ""
+        return [f"  rough speed: unknown ({why}{at_least})"]
     # what the speed assumed of the framework (fit.core.software): the optimizer's kernels
     sw = f"; {wl.optimizer_impl} optimizer" if wl.mode == "train" else ""
     return [
         f"  rough speed: {', '.join(bits)}",
-        f"    roofline in {s.compute_precision}: {s.basis}; matmuls at "
+        f"    roofline in {s.precision}: {s.basis}; matmuls at "
         f"{EFFICIENCY['matmul']:.0%} of peak and bandwidth, {LAUNCH_S * 1e6:g} us per kernel{sw}",
     ]
 

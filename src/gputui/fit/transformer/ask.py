@@ -17,8 +17,16 @@ from gputui.fit.transformer.ask_bounds import check_flag_numbers
 from gputui.fit.transformer.context import check_context, default_seq
 from gputui.fit.transformer.formats import weight_format
 from gputui.fit.transformer.kv_moments import default_kv_dtype
+from gputui.fit.transformer.prefill import VLLM_BATCHED_TOKENS
 from gputui.fit.transformer.weights import normalize_targets
-from gputui.fit.transformer.workload import DEFAULT_LORA_TARGETS, OPTIMIZERS, Workload
+from gputui.fit.transformer.workload import (
+    DEFAULT_LORA_TARGETS,
+    ENGINES,
+    LOOPS,
+    OPTIMIZERS,
+    PAGED_BLOCK,
+    Workload,
+)
 
 GGUF_PREFILL_CHUNK = 512  # llama.cpp's default n_ubatch: a GGUF prompt runs in these chunks
 
@@ -36,6 +44,8 @@ class WorkloadAsk:
     weights: str | None = None
     optimizer: str | None = None
     optimizer_impl: str | None = None
+    loop: str | None = None
+    engine: str | None = None
     lora_rank: int | None = None
     lora_alpha: float | None = None
     lora_targets: str | None = None
@@ -83,7 +93,7 @@ def build_workload(args: WorkloadAsk, model: Any, precision_default: str = "amp_
     train_only = {"--method": args.method, "--lora-rank": args.lora_rank, "--lora-alpha": args.lora_alpha,
                   "--lora-targets": args.lora_targets, "--optimizer": args.optimizer,
                   "--grad-accum": args.grad_accum,
-                  "--optimizer-impl": args.optimizer_impl}  # fmt: skip
+                  "--optimizer-impl": args.optimizer_impl, "--loop": args.loop}  # fmt: skip
     if args.grad_checkpointing:
         train_only["--grad-checkpointing"] = True
     if mode != "train":
@@ -91,7 +101,8 @@ def build_workload(args: WorkloadAsk, model: Any, precision_default: str = "amp_
             if value is not None:
                 raise UserError(f"{flag}: only with --mode train (mode is {mode})")
     gen_only = {"--new-tokens": args.new_tokens, "--kv-dtype": args.kv_dtype, "--paged": args.paged,
-                "--mla-cache": args.mla_cache, "--prefill-chunk": args.prefill_chunk}  # fmt: skip
+                "--mla-cache": args.mla_cache, "--prefill-chunk": args.prefill_chunk,
+                "--engine": args.engine}  # fmt: skip
     if mode != "generate":
         for flag, value in gen_only.items():
             if value is not None:
@@ -168,6 +179,25 @@ def build_workload(args: WorkloadAsk, model: Any, precision_default: str = "amp_
     if pp > cfg.num_layers:
         raise UserError(f"--pp {pp}: more stages than the model's {cfg.num_layers} layers")
     attention = args.attention or "sdpa"
+    loop = args.loop or "plain"
+    if loop not in LOOPS:
+        raise UserError(f"--loop {loop}: one of " + ", ".join(LOOPS))
+    engine = args.engine or ("llama.cpp" if model.kind == "gguf" else "hf")
+    if engine not in ENGINES:
+        raise UserError(f"--engine {engine}: one of " + ", ".join(ENGINES))
+    if engine == "hf" and model.kind == "gguf":
+        raise UserError(
+            "--engine hf: transformers dequantizes a GGUF file as it loads it; estimate the "
+            "HF model it came from, or use --engine llama.cpp"
+        )
+    paged = args.paged
+    chunk = args.prefill_chunk
+    if mode == "generate" and engine == "vllm":
+        paged = paged or PAGED_BLOCK
+        # the step's tokens are shared by the batch's sequences
+        chunk = chunk or max(1, -(-VLLM_BATCHED_TOKENS // (args.batch_size or 1)))
+    if mode == "generate" and engine == "llama.cpp":
+        chunk = chunk or GGUF_PREFILL_CHUNK
     if cfg.mla is None and args.mla_cache is not None:
         raise UserError(f"--mla-cache: {model.name} has no multi-head latent attention")
     wl = Workload(
@@ -187,14 +217,15 @@ def build_workload(args: WorkloadAsk, model: Any, precision_default: str = "amp_
         grad_accum=args.grad_accum or 1,
         attention=attention,  # type: ignore[arg-type]
         kv_dtype=args.kv_dtype or default_kv_dtype(model, fmt.name),
-        paged_block=args.paged,
+        paged_block=paged,
         mla_cache=args.mla_cache or "latent",  # type: ignore[arg-type]
         gpus=gpus,
         parallel=parallel,  # type: ignore[arg-type]
         tp=tp,
         pp=pp,
-        prefill_chunk=args.prefill_chunk
-        or (GGUF_PREFILL_CHUNK if model.kind == "gguf" and mode == "generate" else None),
+        prefill_chunk=chunk,
+        loop=loop,
+        engine=engine,
         backend=args.device or "cuda",  # type: ignore[arg-type]
     )
     return replace(wl)

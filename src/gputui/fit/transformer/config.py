@@ -179,6 +179,9 @@ class TransformerConfig:
     # broadcast to all: no fused kernel takes it)
     fused_attention: bool = True
     logit_scale: bool = False  # Cohere multiplies the logits into a second tensor
+    # Gemma 2's final_logit_softcapping: tanh(logits / cap) * cap, whose backward keeps
+    # the tanh output, a second logits-sized tensor, until the loss's gradient reaches it
+    logit_softcap: bool = False
     mamba: Mamba | None = None
     encdec: EncDec | None = None
     # the lower..upper parameter counts of an unknown model_type (None: the count is known)

@@ -1,5 +1,5 @@
 """From a transformer, a workload and a GPU to answers: peak, verdicts, largest batch,
-longest context (and rough tokens/s, transformer/speed.py).
+longest context (and rough tokens/s, transformer/workload_speed.py).
 
 The stages' phases (memory.py) are evaluated at a batch and a sequence length;
 the core adds the per-process overheads (fit/core/overheads.py), decides the
@@ -14,18 +14,21 @@ from dataclasses import dataclass, field, replace
 from gputui.fit.core.batch import largest_batch
 from gputui.fit.core.breakdown import ITEMS, Breakdown, Overheads
 from gputui.fit.core.overheads import ALLOCATOR_SLACK, cuda_context_bytes, library_workspace_bytes
+from gputui.fit.core.speed import Speed
 from gputui.fit.core.target import Target
 from gputui.fit.core.verdict import Answer, Verdict, verdict
 from gputui.fit.transformer.activations_fn import known_activation
 from gputui.fit.transformer.bounds import show
 from gputui.fit.transformer.memory import SeqPhase, StageMemory, stage_memory, stages
 from gputui.fit.transformer.model import TransformerModel
-from gputui.fit.transformer.rate import Speed, speed
+from gputui.fit.transformer.prefill import VLLM_BATCHED_TOKENS
 from gputui.fit.transformer.workload import Workload
+from gputui.fit.transformer.workload_speed import workload_speed
 
 MAX_BATCH_CAP = 1 << 20
 MAX_CONTEXT_CAP = 1 << 22  # when the config names no maximum
 CARD_COUNTS = (1, 2, 4, 8, 16, 32, 64)
+VLLM_GPU_MEMORY_UTILIZATION = 0.9  # vLLM's default share of the card's memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +117,31 @@ def memory(
     return Memory(sms, cuda_context_bytes(cc), ALLOCATOR_SLACK, library_workspace_bytes(cc))
 
 
+def engine_limit(wl: Workload, total: int) -> int:
+    """The memory the engine lets the job use: vLLM takes gpu_memory_utilization of the card
+    (weights, profiled activations, then its KV pool); the others whatever is there."""
+    if wl.mode == "generate" and wl.engine == "vllm":
+        return int(total * VLLM_GPU_MEMORY_UTILIZATION)
+    return total
+
+
+def vllm_pool(model: TransformerModel, wl: Workload, target: Target, limit: int) -> tuple[int, int]:
+    """(vLLM's KV pool, one sequence's blocks in it): the pool is `limit` less the weights,
+    one profiled prefill step of max_num_batched_tokens and the overheads; the pool is one
+    allocation per layer, so no allocator slack is counted on it."""
+    one = replace(wl, batch_size=1, prefill_chunk=VLLM_BATCHED_TOKENS)
+    mem = memory(model, one, target.cc)
+    _, b = mem.breakdown(1, wl.seq_len)
+    rest = b.total - b.kv_cache * (1 + mem.slack)
+    return max(0, int(limit - rest)), int(b.kv_cache)
+
+
+def vllm_sequences(model: TransformerModel, wl: Workload, target: Target, limit: int) -> int:
+    """How many sequences of the asked context vLLM's KV pool holds."""
+    pool, per_seq = vllm_pool(model, wl, target, limit)
+    return MAX_BATCH_CAP if per_seq <= 0 else min(MAX_BATCH_CAP, pool // per_seq)
+
+
 def context_cap(model: TransformerModel) -> tuple[int, bool]:
     m = model.config.max_position_embeddings
     return (m, True) if m else (MAX_CONTEXT_CAP, False)
@@ -155,7 +183,8 @@ def estimate(
 ) -> Estimate:
     mem = memory(model, wl, target.cc, built)
     phase, b = mem.breakdown(wl.batch_size, wl.seq_len)
-    limit = target.memory_total
+    limit = engine_limit(wl, target.memory_total)
+    vllm = wl.mode == "generate" and wl.engine == "vllm"
     cap, _known = context_cap(model)
     cap = cap - (wl.new_tokens if wl.mode == "generate" else 0)
     if wl.seq_len > cap and not model.config.learned_positions:
@@ -190,22 +219,24 @@ def estimate(
         b,
         limit,
         verdict(b.total, limit),
-        mem.max_batch(limit, wl.seq_len),
+        vllm_sequences(model, wl, target, limit) if vllm else mem.max_batch(limit, wl.seq_len),
         longest,
         longest == cap and _known,
-        speed=speed(model, wl, target.card, wl.batch_size, target.architecture)
+        speed=workload_speed(model, wl, target.card, wl.batch_size, target.architecture)
         if target.card
         else None,
         warnings=tuple(warnings),
         longest_at_search_limit=longest >= cap and not _known,
     )
     if target.memory_free is not None:
-        free = target.memory_free
+        free = min(target.memory_free, limit)
         est = replace(
             est,
             free_bytes=free,
             verdict_free=verdict(b.total, free),
-            max_batch_size_free=mem.max_batch(free, wl.seq_len),
+            max_batch_size_free=vllm_sequences(model, wl, target, free)
+            if vllm
+            else mem.max_batch(free, wl.seq_len),
             longest_seq_free=mem.longest_seq(free, wl.batch_size, cap),
         )
     return est

@@ -17,7 +17,8 @@ transformers' DynamicCache (5.24, what `model.generate` uses for a decoder):
 
 Elsewhere the cache is kv.py's figure at prompt and at prompt + new tokens, with one
 layer's K more while a contiguous cache is grown: a paged engine (vLLM) allocates blocks
-and concatenates nothing, llama.cpp (a GGUF) allocates its cache up front, the MLA latent
+and concatenates nothing, llama.cpp (the default for a GGUF) allocates the whole context's
+cache up front (already at the prefill) and concatenates nothing either, the MLA latent
 is what serving engines keep, and T5's decoder caches the encoder's tokens for its cross
 attention beside its own.
 """
@@ -45,6 +46,7 @@ def dynamic_cache(model: TransformerModel, wl: Workload) -> bool:
     cfg = model.config
     return (
         wl.paged_block is None
+        and wl.engine == "hf"
         and model.kind != "gguf"
         and cfg.encdec is None
         and not (cfg.mla is not None and wl.mla_cache == "latent")
@@ -90,11 +92,12 @@ def cache_bytes(
             )  # fmt: skip
         )
 
-    if moment == "prompt":
-        return kv(seq, layers, window_cap=not dyn), 0.0
     ctx = decoded_context(model, wl, seq)
+    if moment == "prompt":
+        # llama.cpp allocates the whole context's cache when the context is created
+        return kv(ctx if wl.engine == "llama.cpp" else seq, layers, window_cap=not dyn), 0.0
     total = kv(ctx, layers)
-    if not concat or wl.paged_block:
+    if not concat or wl.paged_block or wl.engine != "hf":
         return total, 0.0
     if not dyn:
         return total, kv(ctx, range(layers[-1], layers[-1] + 1)) / 2

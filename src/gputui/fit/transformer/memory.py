@@ -255,7 +255,7 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
         gathered = 2 * largest_block * 2 + (largest_block * 2 if wl.method == "full" else 0)
         if wl.parallel == "fsdp" and wl.method == "full" and wl.precision.startswith("amp"):
             grads = trainable * 4 / dp
-            state = trainable * 8 / dp
+            state = trainable * state_b / dp  # fp32 master weights: the state as _state_bytes
     workspace += gathered
     copies = 0.0
     if train and wl.method == "full" and d.casts:
@@ -305,13 +305,17 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
         inflight = stage.inflight
         head_saved = Acts()
         loss_peak = Acts()
+        held = Acts()
         if has_lm:
             head_saved = Acts(4 * h + (d.stream * h if wl.method == "full" else 0))
             if wl.method == "full":
                 head_saved = head_saved + Acts((a if d.casts else d.stream) * h)
-            logits = a * vocab
-            # logits (kept by the output), fp32 log-softmax output, its gradient, the input's gradient
-            loss_peak = Acts(logits + 12 * vocab)
+            if cfg.logit_softcap:
+                head_saved = head_saved + Acts(a * vocab)  # the softcap's saved tanh output
+            # the plain loop's `out` keeps the logits until the step is over (workload.Loop)
+            held = Acts(a * vocab if wl.loop == "plain" else 0)
+            # fp32 log-softmax output, its gradient and the input's gradient
+            loss_peak = Acts(12 * vocab)
         elif stage.head:
             head_saved = Acts(d.stream * h)
         prior = kept_fwd.scaled(inflight - 1) if inflight > 1 else Acts()
@@ -319,7 +323,7 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             SeqPhase(
                 "loss backward" if has_lm else "forward end",
                 base + Parts(gradients=grads_prev),
-                acts=ids + kept_fwd + head_saved + prior,
+                acts=ids + kept_fwd + head_saved + prior + held,
                 work=loss_peak,
             )
         )
@@ -338,7 +342,7 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             SeqPhase(
                 "backward, last layer",
                 base + Parts(gradients=max(grads_prev, min(grads, head_grads + last_grads))),
-                acts=ids + kept + prior,
+                acts=ids + kept + prior + held,
                 work=worst_bwd,
             )
         )
@@ -352,18 +356,20 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             SeqPhase(
                 "backward, embedding" if tied else "backward, first layer",
                 base + Parts(gradients=grads, workspace=tied),
-                acts=ids + first + (ckpt if wl.grad_checkpointing else Acts()) + prior,
+                acts=ids + first + (ckpt if wl.grad_checkpointing else Acts()) + prior + held,
                 work=worst_bwd,
             )
         )
         temp = 0.0
-        if wl.optimizer in ("adamw",):
+        # torch's foreach AdamW makes one parameter-sized temporary; fused=True has none,
+        # foreach=False (and the CPU's kernels) two of the tensor being updated
+        if wl.optimizer in ("adamw",) and wl.optimizer_impl != "fused":
             elem = state_b / 2 if wl.method == "full" else 4.0
             temp = (
                 trainable
                 / (dp if wl.parallel in ("zero1", "zero2", "zero3", "fsdp") else 1)
                 * min(elem, 4.0)
-                if wl.backend == "cuda"
+                if wl.backend == "cuda" and wl.optimizer_impl != "loop"
                 else 2 * largest_tensor * 4
             )
         phases.append(
@@ -372,7 +378,7 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
                 Parts(
                     weights=w, gradients=grads, optimizer_state=state, workspace=workspace + temp
                 ),
-                acts=ids,
+                acts=ids + held,
             )
         )
         return StageMemory(stage, tuple(phases), model, wl, tp)

@@ -19,6 +19,7 @@ from gputui.fit.core.verdict import verdict
 from gputui.fit.transformer.estimate import CARD_COUNTS, estimate, memory, stage_memories
 from gputui.fit.transformer.memory import StageMemory
 from gputui.fit.transformer.model import TransformerModel
+from gputui.fit.transformer.savers import all_savers
 from gputui.fit.transformer.workload import Parallel, Workload
 from gputui.fit.units import gib
 
@@ -171,8 +172,15 @@ def _flags(wl: Workload, base: Workload) -> str:
     return " ".join(bits)
 
 
-def _line(flag: str, model: TransformerModel, wl: Workload, target: Target, tail: str = "") -> str:
-    a = estimate(model, wl, target)
+def _line(
+    flag: str,
+    model: TransformerModel,
+    wl: Workload,
+    target: Target,
+    tail: str = "",
+    known: Any = None,
+) -> str:
+    a = known if known is not None else estimate(model, wl, target)
     per = " per GPU" if wl.gpus > 1 else ""
     return (
         f"  with {flag}: peak {gib(a.peak_bytes)}{per}, {a.verdict_free or a.verdict}, longest "
@@ -180,24 +188,16 @@ def _line(flag: str, model: TransformerModel, wl: Workload, target: Target, tail
     )
 
 
-def saver_tries(wl: Workload, e: Any) -> list[tuple[str, Workload]]:
-    """Single-GPU-style savers: checkpointing, LoRA, QLoRA (train), a smaller batch, fewer tokens."""
-    tries: list[tuple[str, Workload]] = []
-    if wl.training and not wl.grad_checkpointing:
-        tries.append(("--grad-checkpointing", replace(wl, grad_checkpointing=True)))
-    if wl.training and wl.method == "full":
-        tries.append(("--lora-rank 16", replace(wl, method="lora", weights="bf16")))
-    if wl.training and wl.method in ("full", "lora"):
-        qlora = replace(
-            wl, method="qlora", weights="nf4-dq", optimizer="adamw_8bit", grad_checkpointing=True
-        )
-        tries.append(("--method qlora --grad-checkpointing", qlora))
+def saver_tries(wl: Workload, e: Any) -> list[tuple[str, Workload, str]]:
+    """(flags, workload, cost) of the single-GPU savers (fit.transformer.savers, cheapest
+    first), then a smaller batch and fewer tokens."""
+    tries = [(s.flags, s.workload, s.cost) for s in all_savers(wl, _cc(e.target))]
     batch = e.max_batch_size_free if e.max_batch_size_free is not None else e.max_batch_size
     if 0 < batch < wl.batch_size:
-        tries.append((f"--batch-size {batch}", replace(wl, batch_size=batch)))
+        tries.append((f"--batch-size {batch}", replace(wl, batch_size=batch), "fewer samples a step"))
     seq = e.longest_seq_free if e.longest_seq_free is not None else e.longest_seq
     if 0 < seq < wl.seq_len:
-        tries.append((f"--seq-len {seq}", replace(wl, seq_len=seq)))
+        tries.append((f"--seq-len {seq}", replace(wl, seq_len=seq), "shorter sequences"))
     return tries
 
 
@@ -225,11 +225,34 @@ def parallel_lines(model: TransformerModel, wl: Workload, target: Target) -> lis
                 break
         else:
             none_fit.append(par)
-    if none_fit:
+    wide = _tp_beyond_a_node(model, wl, target) if "tp" in none_fit else None
+    if wide is not None:
+        none_fit.remove("tp")
         lines.append(
-            f"  with {', '.join(none_fit)}: no count of up to {CARD_COUNTS[-1]} of this GPU fits"
+            _line(_flags(wide, wl), model, wide, target, " (tensor parallel beyond one "
+                  f"node of {MAX_TP}: its all-reduces cross the network, slow)")
+        )  # fmt: skip
+    wide_ones = [p for p in none_fit if p != "tp"]
+    if wide_ones:
+        lines.append(
+            f"  with {', '.join(wide_ones)}: no count of up to {CARD_COUNTS[-1]} of this GPU fits"
+        )
+    if "tp" in none_fit:
+        lines.append(
+            f"  with tp: no count of up to {MAX_TP} (one node) of this GPU fits, nor more"
         )
     return lines
+
+
+def _tp_beyond_a_node(model: TransformerModel, wl: Workload, target: Target) -> Workload | None:
+    """The fewest GPUs beyond MAX_TP whose tensor parallel fits (the heads must divide)."""
+    for n in CARD_COUNTS:
+        if n <= MAX_TP or n == wl.gpus or model.config.num_heads % n:
+            continue
+        swl = replace(wl, gpus=n, parallel="tp", tp=n, pp=1)
+        if verdict(peak(model, swl, target), _limit(target)) != "does not fit":
+            return swl
+    return None
 
 
 def hint_lines(model: TransformerModel, wl: Workload, e: Any) -> list[str]:
@@ -238,6 +261,15 @@ def hint_lines(model: TransformerModel, wl: Workload, e: Any) -> list[str]:
     if e.fits_now:
         return []
     target = e.target
-    lines = [_line(flag, model, alt, target) for flag, alt in saver_tries(wl, e)]
+    lines, cheapest = [], None
+    for flag, alt, cost in saver_tries(wl, e):
+        a = estimate(model, alt, target)
+        if a.peak_bytes > 0.99 * e.peak_bytes and alt.batch_size == wl.batch_size:
+            continue  # saves nothing here (LoRA's tiny optimizer, a peak elsewhere)
+        lines.append(_line(flag, model, alt, target, f"; cost: {cost}", a))
+        if cheapest is None and a.verdict != "does not fit" and a.longest_seq:
+            cheapest = flag
+    if cheapest is not None:
+        lines.insert(0, f"  on this one GPU, the cheapest change that fits: {cheapest} (the changes below go cheapest first)")
     lines += parallel_lines(model, wl, target)
     return ["", "hints:", *lines] if lines else []

@@ -22,6 +22,10 @@ from __future__ import annotations
 from gputui.fit.transformer.activations import Acts, LayerActs
 from gputui.fit.transformer.model import TransformerModel
 
+# vLLM's max_num_batched_tokens for `vllm serve` (V1): chunked prefill feeds at most this
+# many prompt tokens a step, over all the sequences of the batch
+VLLM_BATCHED_TOKENS = 2048
+
 
 def embedding_outputs(model: TransformerModel) -> int:
     """Hidden states per token the model's forward keeps from its embedding."""

@@ -8,19 +8,21 @@ from dataclasses import replace
 
 from gputui.catalog.models import Architecture, Card
 from gputui.fit.core.power import TOKENS
-from gputui.fit.core.ranking import Ranked, unknown_reason
+from gputui.fit.core.ranking import Ranked, speed_fields
+from gputui.fit.core.speed import Phase
 from gputui.fit.core.target import Target, card_target
-from gputui.fit.core.throughput import rate
 from gputui.fit.transformer.estimate import (
     CARD_COUNTS,
     MAX_BATCH_CAP,
     Estimate,
+    engine_limit,
     estimate,
     memory,
     stage_memories,
 )
 from gputui.fit.transformer.memory import StageMemory
 from gputui.fit.transformer.model import TransformerModel
+from gputui.fit.transformer.savers import cheap_savers
 from gputui.fit.transformer.workload import Workload
 
 
@@ -50,6 +52,9 @@ def min_cards(
     `cache` keeps each card count's phases across cards (they differ only in overheads)."""
     target = card_target(card)
     cache = {} if cache is None else cache
+    one = _one_with_a_saver(model, wl, card, target.memory_total)
+    if one is not None:
+        return 1, one
     for n in CARD_COUNTS:
         if n not in cache:
             swl0 = scaled_workload(model, wl, n)
@@ -59,7 +64,7 @@ def min_cards(
             continue
         swl, built = entry
         mem = memory(model, swl, card.compute_capability, built)
-        if mem.peak(wl.batch_size, wl.seq_len) <= target.memory_total:
+        if mem.peak(wl.batch_size, wl.seq_len) <= engine_limit(wl, target.memory_total):
             how = (
                 "1 GPU"
                 if n == 1
@@ -68,6 +73,24 @@ def min_cards(
                 )
             )
             return n, how
+    return None
+
+
+def _one_with_a_saver(
+    model: TransformerModel, wl: Workload, card: Card, limit: int
+) -> str | None:
+    """How one card holds a training job it does not hold as asked: the cheapest saver that
+    keeps the method (fit.transformer.savers), before any second card is counted."""
+    if not wl.training:
+        return None
+    cc = card.compute_capability
+    if memory(model, replace(wl, gpus=1, tp=1, pp=1, parallel="none"), cc).peak(
+        wl.batch_size, wl.seq_len
+    ) <= limit:
+        return None
+    for saver in cheap_savers(replace(wl, gpus=1, tp=1, pp=1, parallel="none"), cc):
+        if memory(model, saver.workload, cc).peak(wl.batch_size, wl.seq_len) <= limit:
+            return f"with {saver.flags}"
     return None
 
 
@@ -92,22 +115,11 @@ def transformer_row(
     )
     s = est.speed
     mode = est.workload.mode
-    phase = "train" if mode == "train" else ("decode" if mode == "generate" else "prefill")
-    tps, bound = None, None
-    if s is not None:
-        tps, bound = {
-            "train": (s.train_tokens_per_s, s.train_bound),
-            "decode": (s.decode_tokens_per_s, s.decode_bound),
-            "prefill": (s.prefill_tokens_per_s, s.prefill_bound),
-        }[phase]
-    reason = None
-    if s is not None and tps is None and not s.basis:  # no roofline: a card figure is unknown
-        arch = architectures.get(card.architecture)
-        reason = unknown_reason(rate(card, arch, s.compute_precision or "bf16"), card)
+    phase: Phase = "train" if mode == "train" else ("decode" if mode == "generate" else "prefill")
     return Ranked(
         card=card,
         estimate=est,
-        precision=s.compute_precision if s is not None else None,
+        precision=s.precision if s is not None else None,
         fits=est.fits,
         verdict=est.verdict,
         peak_bytes=est.peak_bytes,
@@ -115,11 +127,7 @@ def transformer_row(
         batch_unbounded=est.max_batch_size >= MAX_BATCH_CAP,
         unit=TOKENS,
         phase=phase,
-        throughput=tps,
-        bound=bound,
-        speed_basis=s.basis if s is not None else None,
-        speed_derived=s.derived if s is not None else None,
-        unknown_reason=reason,
+        **speed_fields(s, phase),
         cards_needed=need[0] if need else None,
         cards_split=need[1] if need else None,
         cards_counted=True,

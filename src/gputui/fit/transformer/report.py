@@ -60,6 +60,7 @@ def workload_dict(wl: Workload, m: TransformerModel) -> dict[str, Any]:
         "parallel": wl.parallel,
         "tensor_parallel": wl.tp,
         "pipeline_parallel": wl.pp,
+        "assumptions": assumptions(wl),
     }
     if wl.mode == "generate":
         out |= {
@@ -89,6 +90,26 @@ def workload_dict(wl: Workload, m: TransformerModel) -> dict[str, Any]:
     return out
 
 
+LOOP_WORDS = {
+    "plain": "plain loop (the outputs' logits held through backward and step)",
+    "trainer": "Trainer loop (the outputs freed once the loss is computed)",
+}
+ENGINE_WORDS = {
+    "hf": "transformers engine",
+    "vllm": "vLLM engine (gpu_memory_utilization 0.9)",
+    "llama.cpp": "llama.cpp engine (cache allocated whole)",
+}
+
+
+def assumptions(wl: Workload) -> dict[str, str]:
+    """What the estimate assumed of the software that runs the job (--loop, --engine)."""
+    if wl.mode == "train":
+        return {"loop": wl.loop}
+    if wl.mode == "generate":
+        return {"engine": wl.engine}
+    return {}
+
+
 def workload_line(wl: Workload, m: TransformerModel, per_card: bool = False) -> str:
     """One line saying what the workload is (the CLI, the fleet and the TUI show it)."""
     if wl.mode == "train":
@@ -103,7 +124,7 @@ def workload_line(wl: Workload, m: TransformerModel, per_card: bool = False) -> 
         extra = (", gradient checkpointing" if wl.grad_checkpointing else "") + (
             f", accumulate {wl.grad_accum}" if wl.grad_accum > 1 else ""
         )
-        head = f"train: {how}{extra}, seq {wl.seq_len:,}, batch {wl.batch_size}"
+        head = f"train: {how}{extra}, seq {wl.seq_len:,}, batch {wl.batch_size}, {LOOP_WORDS[wl.loop]}"
     elif wl.mode in ("inference", "eval"):
         what = (
             "inference (one forward, no labels)"
@@ -115,9 +136,10 @@ def workload_line(wl: Workload, m: TransformerModel, per_card: bool = False) -> 
         paged = f", paged blocks of {wl.paged_block}" if wl.paged_block else ""
         head = (
             f"generate: {wl.weights} weights, prompt {wl.seq_len:,} + {wl.new_tokens:,} new tokens, "
-            f"{wl.batch_size} sequence(s), KV cache {wl.kv_dtype}{paged}"
+            f"{wl.batch_size} sequence(s), KV cache {wl.kv_dtype}{paged}, {ENGINE_WORDS[wl.engine]}"
         )
-    if m.kind == "gguf":  # llama.cpp runs it: its own kernels, not PyTorch's sdpa/eager/flash
+    if m.kind == "gguf" or (wl.mode == "generate" and wl.engine == "llama.cpp"):
+        # llama.cpp runs it: its own kernels, not PyTorch's sdpa/eager/flash
         head += ", llama.cpp attention"
     else:
         head += f", {wl.attention} attention"

@@ -22,6 +22,8 @@ from gputui.fit.transformer.model import TransformerModel, from_config
 from gputui.fit.transformer.weights import normalize_targets
 from gputui.fit.transformer.workload import (
     ATTENTIONS,
+    ENGINES,
+    LOOPS,
     MODES,
     OPTIMIZERS,
     TRAIN_PRECISIONS,
@@ -32,7 +34,7 @@ KEYS = {
     "name", "kind", "hf_config", "config", "mode", "batch_size", "seq_len", "new_tokens",
     "method", "precision", "weights", "optimizer", "lora_rank", "lora_alpha", "lora_targets",
     "grad_checkpointing", "grad_accum", "attention", "kv_dtype", "paged_block", "optimizer_impl",
-    "allow_longer_context",
+    "allow_longer_context", "loop", "engine",
 }  # fmt: skip
 
 
@@ -189,8 +191,8 @@ def from_model_table(
     )
     _only(raw, where, mode, "train", ("method", "optimizer", "lora_rank", "lora_alpha",
           "lora_targets", "grad_checkpointing", "grad_accum", "precision",
-          "optimizer_impl"))  # fmt: skip
-    _only(raw, where, mode, "generate", ("new_tokens", "kv_dtype", "paged_block"))
+          "optimizer_impl", "loop"))  # fmt: skip
+    _only(raw, where, mode, "generate", ("new_tokens", "kv_dtype", "paged_block", "engine"))
     if method == "full" and lora_keys:
         raise UserError(f'{where}: {lora_keys[0]}: only with method = "lora" or "qlora"')
     default_weights = model.default_weights
@@ -244,6 +246,8 @@ def from_model_table(
             raw, "optimizer", "adamw_8bit" if method == "qlora" else "adamw", OPTIMIZERS, where
         ),  # type: ignore[arg-type]
         optimizer_impl=_choice(raw, "optimizer_impl", "foreach", OPTIMIZER_IMPLS, where),  # type: ignore[arg-type]
+        loop=_choice(raw, "loop", "plain", LOOPS, where),  # type: ignore[arg-type]
+        engine=_choice(raw, "engine", "hf", ENGINES, where),  # type: ignore[arg-type]
         lora_rank=_int(raw, "lora_rank", 16, where),
         lora_alpha=alpha,
         lora_targets=targets,

@@ -20,9 +20,19 @@ Parallel = Literal["none", "tp", "pp", "ddp", "zero1", "zero2", "zero3", "fsdp"]
 Optimizer = Literal["adamw", "adamw_8bit", "sgd", "sgd_momentum"]
 TrainPrecision = Literal["fp32", "amp_bf16", "amp_fp16", "bf16", "fp16"]
 MlaCache = Literal["latent", "expanded"]
+# Which training loop holds the model's outputs: "plain" is the loop PyTorch and HF's own
+# examples write (`out = model(**batch); out.loss.backward(); opt.step()`): `out` and its
+# logits stay referenced through the backward and the optimizer step; "trainer" is the HF
+# Trainer's (and any loop that keeps only `loss`): the outputs die once the loss is computed.
+Loop = Literal["plain", "trainer"]
+# Which serving engine runs `generate`: transformers' full prefill and growing cache, vLLM's
+# paged pool sized by gpu_memory_utilization, or llama.cpp's batched prefill (ask.py).
+Engine = Literal["hf", "vllm", "llama.cpp"]
 
 
 MODES: tuple[Mode, ...] = ("train", "inference", "eval", "generate")
+LOOPS: tuple[Loop, ...] = ("plain", "trainer")
+ENGINES: tuple[Engine, ...] = ("hf", "vllm", "llama.cpp")
 ATTENTIONS: tuple[Attention, ...] = ("sdpa", "eager", "flash")
 PARALLELS: tuple[Parallel, ...] = ("none", "tp", "pp", "ddp", "zero1", "zero2", "zero3", "fsdp")
 OPTIMIZERS: tuple[Optimizer, ...] = ("adamw", "adamw_8bit", "sgd", "sgd_momentum")
@@ -42,7 +52,9 @@ class Workload:
     precision: TrainPrecision = "amp_bf16"  # full fine-tune only
     weights: str = "bf16"  # base weights as stored on the GPU (formats.WEIGHT_FORMATS)
     optimizer: Optimizer = "adamw"
-    optimizer_impl: OptimizerImpl = "foreach"  # its kernels (fit.core.software): the speed only
+    optimizer_impl: OptimizerImpl = "foreach"  # its kernels (fit.core.software); fused: no temporary
+    loop: Loop = "plain"  # train only: who holds the outputs through backward and step
+    engine: Engine = "hf"  # generate only
     lora_rank: int = 16
     lora_alpha: float = 32.0  # scales the update; no memory effect, kept for the report
     lora_targets: tuple[str, ...] = DEFAULT_LORA_TARGETS

@@ -139,6 +139,10 @@ def _ecc_mode(h: Any) -> Any:
     return pynvml.nvmlDeviceGetEccMode(h)
 
 
+def _temp_slowdown(h: Any) -> Any:
+    return pynvml.nvmlDeviceGetTemperatureThreshold(h, pynvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)
+
+
 def _persistence(h: Any) -> Any:
     return pynvml.nvmlDeviceGetPersistenceMode(h)
 
@@ -194,6 +198,7 @@ PCIE_MAX_GEN: tuple[Call, ...] = (_pcie_max_gen,)
 PCIE_MAX_WIDTH: tuple[Call, ...] = (_pcie_max_width,)
 BAR1: tuple[Call, ...] = (_bar1,)
 ECC_MODE: tuple[Call, ...] = (_ecc_mode,)
+TEMP_SLOWDOWN: tuple[Call, ...] = (_temp_slowdown,)
 PERSISTENCE: tuple[Call, ...] = (_persistence,)
 DISPLAY_ACTIVE: tuple[Call, ...] = (_display_active,)
 COMPUTE_MODE: tuple[Call, ...] = (_compute_mode,)

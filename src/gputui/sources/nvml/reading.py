@@ -42,6 +42,7 @@ from gputui.sources.nvml.calls import (
     POWER_DEFAULT_LIMIT,
     POWER_MANAGEMENT_LIMIT,
     PSTATE,
+    TEMP_SLOWDOWN,
     TEMPERATURE,
     THROTTLE,
     UTILIZATION,
@@ -147,6 +148,8 @@ def read_info(
     limits = q.get("power_constraints", POWER_CONSTRAINTS)
     partial.append(("power_min_limit_w", None if limits is None else _mw_to_w(limits[0])))
     partial.append(("power_max_limit_w", None if limits is None else _mw_to_w(limits[1])))
+    slowdown = q.get("temp_slowdown_c", TEMP_SLOWDOWN)
+    partial.append(("temp_slowdown_c", None if slowdown is None else int(slowdown)))
     partial.append(("pcie_max_gen", q.get("pcie_max_gen", PCIE_MAX_GEN)))
     partial.append(("pcie_max_width", q.get("pcie_max_width", PCIE_MAX_WIDTH)))
     bar1 = q.get("bar1", BAR1)

@@ -12,8 +12,8 @@ What is read when:
   clock event (throttle) reasons, volatile uncorrected ECC errors, BAR1 used,
   the energy counter, each MIG device's memory, and the compute/graphics/MPS
   process lists (with their MIG GPU/compute instance ids) and per-process
-  SM/memory utilization. The first poll takes the memory and BAR1 that
-  `open()` has just read instead of asking again.
+  SM/memory utilization, and the NVML events pending (events.py: a zero-timeout
+  drain). The first poll takes the memory and BAR1 that `open()` has just read.
 - Every `slow_interval_s` (30 s; and at the first poll): persistence mode,
   display active and compute mode. They change only when an administrator
   runs `nvidia-smi -pm`/`-c` or a display server starts on the GPU, so a
@@ -73,6 +73,7 @@ from gputui.model.snapshot import (
 from gputui.sources.base import Source
 from gputui.sources.errors import SourceUnavailable
 from gputui.sources.nvml.calls import CUDA_VERSION, DRIVER_VERSION, NVML_VERSION
+from gputui.sources.nvml.events import EventReader
 from gputui.sources.nvml.gpm_values import gpm_again, with_gpm
 from gputui.sources.nvml.procs import ProcessReader
 from gputui.sources.nvml.query import DeviceFailed, DeviceQuery, human_reason
@@ -208,8 +209,10 @@ class NvmlSource(Source):
         detail: Detail = "full",
         slow_interval_s: float = SLOW_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
+        events: EventReader | None = None,
     ) -> None:
         self._devices = devices
+        self._events = events
         self._driver_version, self._cuda_version, self._nvml_version = versions
         self._host = host
         self._pcie = pcie
@@ -251,9 +254,9 @@ class NvmlSource(Source):
             )
             archs = arch_names() if detail == "full" else {}
             devices = [_open_device(i, archs, detail, clock) for i in range(count)]
-            host: HostSampler | None = None
-            if with_host:
-                host = _open_host_sampler()
+            host = _open_host_sampler() if with_host else None
+            handles = [(d.index, d.query.handle) for d in devices if d.failed is None]
+            events = EventReader.open(handles) if detail == "full" else None
         except BaseException:
             _shutdown_quietly()  # do not leave NVML initialized behind a failed open
             raise
@@ -265,6 +268,7 @@ class NvmlSource(Source):
             detail=detail,
             slow_interval_s=slow_interval_s,
             clock=clock,
+            events=events,
         )
 
     def poll(self) -> Snapshot:
@@ -320,6 +324,8 @@ class NvmlSource(Source):
                         mig_devices=migs,
                     )
                 )
+            now = time.time()
+            events = self._events.drain(now) if self._events is not None else ()
             notices = self._notices()
             host = None
             procs = with_mig_indexes(snaps, processes)
@@ -328,7 +334,7 @@ class NvmlSource(Source):
                 procs = self._host.enrich(procs)
                 notices = notices + tuple(self._host.notices())
             return Snapshot(
-                timestamp=time.time(),
+                timestamp=now,
                 source="nvml",
                 devices=tuple(snaps),
                 processes=procs,
@@ -337,6 +343,7 @@ class NvmlSource(Source):
                 cuda_driver_version=self._cuda_version,
                 nvml_version=self._nvml_version,
                 notices=notices,
+                events=events,
             )
 
     def host_again(self, snapshot: Snapshot) -> Snapshot:
@@ -370,6 +377,8 @@ class NvmlSource(Source):
             for d in self._devices:
                 if d.gpm is not None:
                     d.gpm.close()
+            if self._events is not None:
+                self._events.close()
             _shutdown_quietly()
 
     def _notices(self) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ set (a class set on a mounted widget restyles all of its subtree).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePath
 
 from rich.text import Text
@@ -121,6 +121,8 @@ class DashboardScreen(Screen[None]):
         Binding("c", "app.catalog", "Catalog", show=False),
         Binding("f", "app.fit", "Fit", show=False),
         Binding("h", "app.history", "History", show=False),
+        Binding("a", "app.alerts", "Alerts", show=False),
+        Binding("w", "app.watch_process", "Watch", show=False),
         Binding("e", "toggle_fit_lines", "Fit per GPU", show=False),
         Binding("m", "toggle_mine", "Mine", show=False),
         Binding("tab", "app.focus_next", "Panel"),
@@ -221,9 +223,14 @@ class DashboardScreen(Screen[None]):
         self._apply_compact()
 
     def update_snapshot(
-        self, snap: Snapshot, series: SeriesFn | None = None, history: History | None = None
+        self,
+        snap: Snapshot,
+        series: SeriesFn | None = None,
+        history: History | None = None,
+        events: Mapping[int, str] | None = None,
     ) -> None:
-        """`history`: the graphs' data on a wide terminal (without it, no graphs)."""
+        """`history`: the graphs' data on a wide terminal (without it, no graphs);
+        `events`: each GPU's XIDs of the session as a warning (None: as they were)."""
         self._devices = snap.devices
         for dev in snap.devices:
             panel = self._panels.get(dev.index)
@@ -231,7 +238,8 @@ class DashboardScreen(Screen[None]):
                 continue
             util = series(dev.index, "utilization") if series else ()
             mem = series(dev.index, "memory") if series else ()
-            panel.update_device(dev, util, mem)
+            note = None if events is None else events.get(dev.index, "")
+            panel.update_device(dev, util, mem, note)
         if history is not None and self.query_one("#gpus").has_class("wide"):
             self._update_graphs(history)
         self.query_one(HostPanel).update_host(snap.host)

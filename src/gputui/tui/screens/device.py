@@ -17,9 +17,10 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from gputui.model.snapshot import DeviceSnapshot, GpuProcess, Snapshot
+from gputui.model.snapshot import DeviceSnapshot, GpuEvent, GpuProcess, Snapshot
 from gputui.tui.views import formatting as fmt
 from gputui.tui.views.device_facts import STATIC_ROWS, device_facts, mig_line
+from gputui.tui.views.gpu_events import event_line, events_summary
 
 TWO_COLUMNS_FROM = 120  # terminal columns from which the facts sit in two column pairs
 
@@ -76,6 +77,9 @@ def mig_text(dev: DeviceSnapshot, processes: tuple[GpuProcess, ...]) -> Text:
     return text
 
 
+MAX_SHOWN = 12  # the newest events listed in the details
+
+
 class DeviceScreen(ModalScreen[None]):
     CSS_PATH = Path(__file__).with_name("device_screen.tcss")
     BINDINGS = [Binding("escape,enter,q", "close", "Close")]
@@ -96,11 +100,16 @@ class DeviceScreen(ModalScreen[None]):
             yield Static(self._title(), id="device-title")
             yield Static(facts_table(self.device, self._wide()), id="device-facts")
             yield Static(mig_text(self.device, self.processes), id="device-mig")
+            events = Static(self._events_text(), id="device-events")
+            events.display = bool(self._events())
+            yield events
             yield Static("escape closes this", id="device-hint")
 
     def update_snapshot(self, snap: Snapshot) -> None:
         """Follow the GPU through the polls (called by the app for the screen on top)."""
         current = next((d for d in snap.devices if d.index == self.device.index), None)
+        if snap.events and self.is_mounted:  # events arrive whatever else changed
+            self._show_events()
         if current is None:
             return
         if current == self.device and snap.processes == self.processes:
@@ -111,6 +120,30 @@ class DeviceScreen(ModalScreen[None]):
         self.query_one("#device-title", Static).update(self._title())
         self.query_one("#device-facts", Static).update(facts_table(current, self._wide()))
         self.query_one("#device-mig", Static).update(mig_text(current, snap.processes))
+        self._show_events()
+
+    def _events(self) -> tuple[GpuEvent, ...]:
+        """This GPU's XID and ECC events of the session (the app's alert log keeps them)."""
+        log = getattr(self.app, "alert_log", None)
+        return log.events_of(self.device.index) if log is not None else ()
+
+    def _show_events(self) -> None:
+        """Shown only once there is one: a GPU without events keeps its details as they were."""
+        static = self.query_one("#device-events", Static)
+        static.display = bool(self._events())
+        static.update(self._events_text())
+
+    def _events_text(self) -> Text:
+        events = self._events()
+        text = Text("XID and ECC events: ", style="bold")
+        text.append(events_summary(events), style="not bold")
+        for event in reversed(events[-MAX_SHOWN:]):
+            text.append(
+                f"\n  {event_line(event)}", style="bold red" if event.kind != "ecc_sbe" else ""
+            )
+        if len(events) > MAX_SHOWN:
+            text.append(f"\n  … {len(events) - MAX_SHOWN} older", style="dim")
+        return text
 
     def _wide(self) -> bool:
         return self.app.size.width >= TWO_COLUMNS_FROM

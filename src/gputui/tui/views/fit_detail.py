@@ -60,7 +60,7 @@ def precision_table(c: ModelCheck) -> Table:
             batch_text(e.max_batch_size),
             verdict_text(e.verdict_free),
             batch_text(e.max_batch_size_free),
-            f"{e.speed.samples_per_s:,.0f}" if e.speed else "-",
+            f"{e.speed.samples_per_s:,.0f}" if e.speed and e.speed.samples_per_s else "-",
         )
     return t
 

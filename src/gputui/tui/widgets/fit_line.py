@@ -168,7 +168,9 @@ def recommended_only(model: ModelSpec, target: Target) -> ModelCheck:
     The Fit screen checks every precision; the line names one batch per model, so
     the other precisions would be a quarter of the work. It shows no speed either:
     without one no roofline profile is built, nor kept in the roofline's op cache
-    (~0.6 MB for the shipped models on 8 GPUs, held for the dashboard's lifetime).
+    (~0.6 MB for the shipped models on 8 GPUs, held for the dashboard's lifetime). So it
+    checks the card's tensor-core choice (recommend()); the Fit screen, which computes the
+    speed, may recommend a faster precision, and its reason says so.
     """
     from gputui.fit import FitRequest, check, recommend
 

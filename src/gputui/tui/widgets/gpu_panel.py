@@ -84,10 +84,11 @@ def assemble(parts: Iterable[tuple[str, Style | None]]) -> Text:
 
 
 def stats_parts(
-    dev: DeviceSnapshot, compact: bool, warn: Style | str = "bold"
+    dev: DeviceSnapshot, compact: bool, warn: Style | str = "bold", events: str = ""
 ) -> list[tuple[str, Style | str | None]]:
     """Everything but utilization and memory, as (text, style) pieces; `N/A` wherever the
-    device did not say. Neighbouring pieces of one style are one piece (one segment)."""
+    device did not say. Neighbouring pieces of one style are one piece (one segment).
+    `events`: the GPU's XIDs of the session (tui/alert_log.py), a warning when not ""."""
     s = dev.sample
     if dev.failed is not None or s is None:
         return [(f"FAILED: {dev.failed or 'no data'}", warn)]
@@ -116,6 +117,8 @@ def stats_parts(
         warnings.append("throttle: " + ", ".join(s.throttle_reasons))
     if s.ecc_volatile_uncorrected:
         warnings.append(f"ECC errors: {s.ecc_volatile_uncorrected}")
+    if events:
+        warnings.append(events)
     if not warnings:
         return [(parts, None)]
     if compact:
@@ -124,14 +127,16 @@ def stats_parts(
     return [(parts + "\n", None), (sep.join(warnings), warn)]
 
 
-def stats_line(dev: DeviceSnapshot, compact: bool, warn: Style | None = None) -> Text:
+def stats_line(
+    dev: DeviceSnapshot, compact: bool, warn: Style | None = None, events: str = ""
+) -> Text:
     """`stats_parts` as a Text (what the tests and the line count read)."""
     if dev.failed is not None or dev.sample is None:
         return Text(
             f"FAILED: {dev.failed or 'no data'}", style=warn or "bold", no_wrap=True, end=""
         )
     text = Text(no_wrap=True, overflow="ellipsis", end="")
-    for piece, style in stats_parts(dev, compact, warn or "bold"):
+    for piece, style in stats_parts(dev, compact, warn or "bold", events):
         text.append(piece, style)
     return text
 
@@ -202,6 +207,7 @@ class GpuPanel(TextLines, can_focus=True):
         self._state: tuple[bool, bool, str] | None = None  # (failed, compact, theme) in _draw
         self._title: str | None = None
         self._subtitle: str | None = None
+        self.events = ""  # the GPU's XIDs of the session, a warning (update_device)
         self._version = 0  # bumped by each update_device
         self._painted = -1  # the _version last painted on screen
         self._drawn: tuple[tuple[object, ...], Text] | None = None  # render()'s last text
@@ -224,9 +230,13 @@ class GpuPanel(TextLines, can_focus=True):
         dev: DeviceSnapshot,
         util_history: Sequence[float | None],
         mem_history: Sequence[float | None],
+        events: str | None = None,
     ) -> None:
-        old = self.device
+        """`events`: the GPU's XIDs of the session as a warning ("" none; None: unchanged)."""
+        old, old_events = self.device, self.events
         self.device, self.util_history, self.mem_history = dev, util_history, mem_history
+        if events is not None:
+            self.events = events
         failed = dev.failed is not None or dev.sample is None
         self.set_class(failed, "failed")
         label = title(dev, self.card_label)
@@ -239,7 +249,7 @@ class GpuPanel(TextLines, can_focus=True):
             self._subtitle = sub
             self.border_subtitle = markup_safe(sub)
         # Height changes only when the warning line comes or goes (full layout).
-        layout = old is None or self._line_count(old) != self._line_count(dev)
+        layout = old is None or self._line_count(old, old_events) != self._line_count(dev)
         # An idle GPU draws the same text poll after poll (0 %, the same temperature, a
         # flat sparkline): no repaint then. The text is drawn now, and kept for render().
         # A panel not painted since the last poll (scrolled out of #gpus with many GPUs)
@@ -269,12 +279,14 @@ class GpuPanel(TextLines, can_focus=True):
             self.set_class(row, "row")
             self.refresh(layout=True)
 
-    def _line_count(self, dev: DeviceSnapshot) -> int:
+    def _line_count(self, dev: DeviceSnapshot, events: str | None = None) -> int:
         if self.has_class("row"):
             return 1
         if self.has_class("compact"):
             return 2 + len(dev.mig_devices)
-        return 2 + len(stats_line(dev, False).plain.split("\n")) + len(dev.mig_devices)
+        shown = self.events if events is None else events
+        lines = stats_line(dev, False, events=shown).plain.split("\n")
+        return 2 + len(lines) + len(dev.mig_devices)
 
     def rows(self) -> int:
         """Lines on screen, border included, as the layout classes make them (the graphs
@@ -317,7 +329,9 @@ class GpuPanel(TextLines, can_focus=True):
 
     def stats_text(self) -> str:
         return (
-            "" if self.device is None else stats_line(self.device, self.has_class("compact")).plain
+            ""
+            if self.device is None
+            else stats_line(self.device, self.has_class("compact"), events=self.events).plain
         )
 
     # -- drawing ----------------------------------------------------------------------------
@@ -386,7 +400,7 @@ class GpuPanel(TextLines, can_focus=True):
         stats: list[tuple[str, Style | None]] = [
             (piece, stats_style if style is None else cast(Style, style) + stats_style)
             for piece, style in stats_parts(
-                dev, compact, self.component_style("gpu-panel--warning")
+                dev, compact, self.component_style("gpu-panel--warning"), self.events
             )
         ]
         if compact:

@@ -27,6 +27,7 @@ class HeaderFacts:
     readonly: bool = False
     filter: str = ""  # the process filter in force ("" none)
     mine: str | None = None  # "my processes" (m): whose
+    alerts: int = 0  # alerts firing now (a: the alerts screen)
 
 
 def header_text(f: HeaderFacts) -> Text:
@@ -37,6 +38,8 @@ def header_text(f: HeaderFacts) -> Text:
     text.append(f"  {f.clock}  every {f.interval_s:g} s")
     if f.paused:
         text.append("  PAUSED", style="bold reverse")
+    if f.alerts:
+        text.append(f"  ALERTS {f.alerts}", style="bold reverse red")
     # What hides processes or keys is said while it is in force, before the versions: a
     # filter or "mine" saved in settings.toml is applied silently at the next start.
     if f.readonly:

@@ -1,9 +1,11 @@
-"""Rough tokens/s of a transformer on one card: the transformer front-end's op adapter.
+"""A transformer's prefill, decode and training step as roofline ops, timed on a card.
 
-Prefill, decode and a training step are each a few large `Op`s (fit/core/roofline.py
-times them): the whole decoder's matmuls with the bytes its weights and KV cache
-move, plus the optimizer step (fit/core/optimizer_traffic.py). Figures here are
-labelled rough wherever they are shown.
+The transformer front-end's op adapter: each phase is a few large `Op`s
+(fit/core/roofline.py times them): the whole decoder's matmuls with the bytes its
+weights and KV cache move, plus the optimizer step (fit/core/optimizer_traffic.py).
+What a model and workload give these numbers is fit/transformer/workload_speed.py;
+the `Speed` made of the `Timing` here is fit/core/speed.py's. Figures are labelled
+rough wherever they are shown.
 """
 
 from __future__ import annotations
@@ -12,31 +14,60 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gputui.catalog.models import Architecture, Card
+from gputui.fit.core.interconnect import Link, all_reduce_s
 from gputui.fit.core.optimizer_traffic import FUSED_TRAFFIC, OPTIMIZER_TRAFFIC, foreach_launches
-from gputui.fit.core.roofline import Bound, Op, OpTime, ceilings, op_time, time_ops
+from gputui.fit.core.roofline import Op, OpTime, ceilings, op_time, time_ops
 from gputui.fit.core.software import OptimizerImpl
+from gputui.fit.core.speed import PhaseRate, Timing
 from gputui.fit.core.waves import wave_efficiency
 
 # llama.cpp-style decoder graph: per layer two norms and their scales, q/k/v/o and
 # three FFN matmuls, rope on q and k, KV-cache copies, attention (QK, softmax, AV),
 # the SwiGLU product and two residual adds: about 20 kernels.
-LLM_KERNELS_PER_LAYER = 20
+KERNELS_PER_LAYER = 20
 
 
 @dataclass(frozen=True, slots=True)
-class LLMSpeed:
-    """Rough tokens/s of a decoder LLM on one card (labelled rough wherever shown)."""
+class StepExtras:
+    """The work of a step beside its weight matmuls (fit/transformer/workload_speed.py
+    counts it from the model and workload; all zero: the matmuls alone).
 
-    prefill_tokens_per_s: float  # prompt processing, all sequences of the batch together
-    decode_tokens_per_s: float  # generated tokens/s summed over the batch
-    decode_tokens_per_s_per_sequence: float
-    decode_bound: Bound  # at this batch
-    decode_compute_bound_batch: int | None  # smallest batch where decode turns compute-bound
-    prefill_bound: Bound
-    basis: str
+    - `elementwise_bytes_per_token`: DRAM traffic of the norms, rotary embedding,
+      attention's inputs and output, MLP activation and residual adds (and, training, the
+      loss over the vocabulary), over the whole step: memory-bound kernels the matmuls'
+      bytes do not include.
+    - `adapter_*`: LoRA's adapters, two rank-r matmuls, a scale and an add per targeted
+      matrix in the forward and their gradients backward: small kernels that move the
+      full activations for little work.
+    - `all_reduces`, `all_reduce_bytes_per_token`, `tp`, `link`: tensor parallelism's
+      collectives per step and their message per token (fit/core/interconnect.py).
+    """
+
+    elementwise_bytes_per_token: float = 0.0
+    adapter_bytes_per_token: float = 0.0
+    adapter_flops_per_token: float = 0.0
+    adapter_kernels: int = 0
+    all_reduces: int = 0
+    all_reduce_bytes_per_token: float = 0.0
+    tp: int = 1
+    link: Link | None = None
+
+    def collectives_s(self, tokens: int) -> float:
+        """Seconds of the step's all-reduces for `tokens` tokens."""
+        if self.tp <= 1 or self.link is None or not self.all_reduces:
+            return 0.0
+        return self.all_reduces * all_reduce_s(
+            self.all_reduce_bytes_per_token * tokens, self.tp, self.link
+        )
+
+    def elementwise(self, tokens: int, name: str) -> Op:
+        return Op(name, "elementwise", "forward", 0.0, self.elementwise_bytes_per_token * tokens, 0)
 
 
-def llm_speed(
+NO_EXTRAS = StepExtras()
+
+
+def generate_timing(
     card: Card,
     architecture: Architecture | None,
     *,
@@ -52,8 +83,10 @@ def llm_speed(
     dequant_bytes_per_param: float = 0.0,
     accumulate16: bool = False,
     gemm_shapes: Sequence[tuple[int, int, int]] = (),
-) -> LLMSpeed | None:
-    """Prefill and decode tokens/s of a decoder-only transformer; None without the figures.
+    extras: StepExtras = NO_EXTRAS,
+) -> Timing | None:
+    """Prefill and decode tokens/s of a transformer (phases "prefill", "decode"); None
+    without the figures.
 
     - `params`: parameters multiplied per token (the active ones for MoE), `weight_bytes`:
       bytes those weights occupy as stored (quantized: about params x bits / 8).
@@ -70,11 +103,13 @@ def llm_speed(
     - `gemm_shapes`: (out_features, in_features, copies over all layers) of the weight
       matrices; with the card's SM count, prefill's GEMMs (one row per prompt token)
       are slowed by their wave quantisation (`wave_efficiency`).
+    - `extras`: the elementwise work and, split over GPUs, the all-reduces each phase
+      adds to its matmuls (`StepExtras`); the bound printed is the matmuls'.
     """
     c = ceilings(card, architecture, compute_precision, accumulate16=accumulate16)
     if c is None:
         return None
-    kernels = n_layers * LLM_KERNELS_PER_LAYER + 3
+    kernels = n_layers * KERNELS_PER_LAYER + 3
     pp_tokens = prompt_tokens * batch
     pp_flops = 2 * params * pp_tokens + attention_flops_per_token_pair * batch * (
         prompt_tokens * (prompt_tokens + 1) / 2
@@ -86,6 +121,11 @@ def llm_speed(
         flops = 2 * out_f * in_f * copies * pp_tokens
         pp_flops += flops / wave_efficiency(out_f, pp_tokens, sms) - flops
     pp = op_time(Op("prefill", "matmul", "forward", pp_flops, pp_bytes, kernels, True), c)
+    pp_s = (
+        pp.seconds
+        + op_time(extras.elementwise(pp_tokens, "prefill elementwise"), c).seconds
+        + extras.collectives_s(pp_tokens)
+    )
 
     def step(b: int) -> OpTime:
         flops = b * (2 * params + attention_flops_per_token_pair * context_tokens)
@@ -93,15 +133,18 @@ def llm_speed(
         return op_time(Op("decode step", "matmul", "forward", flops, nbytes, kernels, True), c)
 
     tg = step(batch)
+    tg_s = (
+        tg.seconds
+        + op_time(extras.elementwise(batch, "decode elementwise"), c).seconds
+        + extras.collectives_s(batch)
+    )
     turn = _compute_bound_batch(step)
-    return LLMSpeed(
-        pp_tokens / pp.seconds,
-        batch / tg.seconds,
-        1 / tg.seconds,
-        tg.bound,
-        turn,
-        pp.bound,
-        c.basis,
+    return Timing(
+        {
+            "prefill": PhaseRate(pp_tokens / pp_s, pp.bound, pp_s),
+            "decode": PhaseRate(batch / tg_s, tg.bound, tg_s),
+        },
+        decode_compute_bound_batch=turn,
     )
 
 
@@ -126,16 +169,7 @@ def _compute_bound_batch(step: Callable[[int], OpTime], limit: int = 1 << 16) ->
     return hi
 
 
-@dataclass(frozen=True, slots=True)
-class LLMTrainSpeed:
-    """Rough training tokens/s of a transformer on one card (labelled rough wherever shown)."""
-
-    tokens_per_s: float
-    bound: Bound
-    basis: str
-
-
-def llm_train_speed(
+def train_timing(
     card: Card,
     architecture: Architecture | None,
     *,
@@ -153,8 +187,9 @@ def llm_train_speed(
     grad_accum: int = 1,
     optimizer_impl: OptimizerImpl = "foreach",
     trainable_tensors: int = 0,
-) -> LLMTrainSpeed | None:
-    """Training tokens/s of a transformer: the matmuls of `passes` forward-sized passes plus
+    extras: StepExtras = NO_EXTRAS,
+) -> Timing | None:
+    """Training tokens/s of a transformer (phase "train"): the matmuls of `passes` forward-sized passes plus
     the optimizer step; None without the card's figures.
 
     `passes` counts forward-sized passes: 3 for a full step (forward, then input and
@@ -162,7 +197,7 @@ def llm_train_speed(
     (the forward is recomputed), one fewer when the base weights are frozen (LoRA:
     no weight gradients for them). Each pass reads every weight once; the optimizer
     step streams `trainable_params` (fp32 master weights and state) once per `grad_accum`
-    micro-batches through the kernels of `optimizer_impl`, as fit/graph/speed.py's
+    micro-batches through the kernels of `optimizer_impl`, as fit/graph/step_ops.py's
     `optimizer_ops` counts them: PyTorch's foreach ops (OPTIMIZER_TRAFFIC), one fused kernel (FUSED_TRAFFIC), or the
     foreach ops once per tensor of the `trainable_tensors` (a loop).
     """
@@ -178,7 +213,7 @@ def llm_train_speed(
         "forward",
         passes * fwd_flops,
         passes * weight_bytes,
-        passes * (n_layers * LLM_KERNELS_PER_LAYER + 3),
+        passes * (n_layers * KERNELS_PER_LAYER + 3),
         True,
     )
     accesses, foreach = OPTIMIZER_TRAFFIC.get(optimizer, OPTIMIZER_TRAFFIC["adamw"])
@@ -196,5 +231,17 @@ def llm_train_speed(
         accesses * trainable_params * 4 / grad_accum,
         kernels,
     )
-    prof = time_ops((main, opt), c, tokens)
-    return LLMTrainSpeed(prof.samples_per_s, prof.bound, c.basis)
+    side = (
+        extras.elementwise(tokens, "activations and loss"),
+        Op(
+            "LoRA adapters",
+            "elementwise",
+            "backward_input",
+            extras.adapter_flops_per_token * tokens,
+            extras.adapter_bytes_per_token * tokens,
+            extras.adapter_kernels,
+        ),
+    )
+    prof = time_ops((main, *side, opt), c, tokens)
+    rate = PhaseRate(prof.samples_per_s, prof.bound, prof.step_time_s, prof.shares[prof.bound])
+    return Timing({"train": rate})

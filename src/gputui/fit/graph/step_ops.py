@@ -1,10 +1,11 @@
-"""A layer model's whole step as roofline ops, and its step time on a card.
+"""A layer model's whole step as roofline ops: the graph front-end's speed adapter.
 
 The graph walk (`network_ops`) gives every node's kernels in forward order, the
 optimizer step and AMP's casts follow (`optimizer_ops`), a GAN's step runs its two
-networks as fit/graph/memory.py does; fit/core/roofline.py times the list. The op
-list depends on the model, precision, batch and mode, not on the card, so it is
-built once and cached for a ranking over every card.
+networks as fit/graph/memory.py does; fit/core/roofline.py times the list and
+fit/core/speed.py makes the one `Speed` of it (`model_speed`). The op list depends on
+the model, precision, batch and mode, not on the card, so it is built once and cached
+for a ranking over every card.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ from gputui.fit.core.optimizer_traffic import (
     OPTIMIZER_TRAFFIC,
     foreach_launches,
 )
+from gputui.fit.core.power import SAMPLES
 from gputui.fit.core.precision import Precision, policy
 from gputui.fit.core.roofline import Compiled, Op, Profile, best_profile, compile_ops
 from gputui.fit.core.software import DEFAULT_SOFTWARE, OptimizerImpl, Software
+from gputui.fit.core.speed import PhaseRate, Speed, Timing, card_speed
 from gputui.fit.graph.attention_ops import attention_ops
 from gputui.fit.graph.memory import autograd_flags, input_bytes
 from gputui.fit.graph.network import Network, Ref, compose, frozen_copy
@@ -316,3 +319,24 @@ def profile(
         batch,
         lambda prec: _cached_ops(model, prec, batch, mode, sw),
     )
+
+
+def model_speed(
+    model: StepModel,
+    card: Card,
+    precision: str,
+    batch: int,
+    mode: str | None = None,
+    architecture: Architecture | None = None,
+) -> Speed:
+    """Rough samples/s of `model`'s step on `card` (fit.core.speed's policy: unknown with
+    the reason, and a floor, where the card lacks a figure the roofline needs)."""
+
+    def time(c: Card) -> Timing | None:
+        prof = profile(model, c, architecture, precision, batch, mode)
+        if prof is None:
+            return None
+        rate = PhaseRate(prof.samples_per_s, prof.bound, prof.step_time_s, prof.shares[prof.bound])
+        return Timing({"step": rate}, prof)
+
+    return card_speed(card, architecture, precision, SAMPLES, time)

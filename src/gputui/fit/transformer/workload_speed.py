@@ -1,47 +1,23 @@
-"""A transformer workload's rough tokens/s on a card, through the roofline.
+"""What a transformer workload gives the timing model, and its one `Speed` on a card.
 
-Prefill and training are timed as their matmuls against the tensor peak and the
-bytes they move; decode as one step that reads every weight (shared by the batch)
-and each sequence's KV cache (fit/core/roofline.py: llm_speed, llm_train_speed).
+The numbers fit/transformer/step_ops.py turns into ops (the parameters a token
+multiplies, the bytes a decode step reads, the GEMM shapes, the tensors an optimizer
+steps) and the precision the matmuls run in; fit/core/speed.py makes the `Speed`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-
 from gputui.catalog.models import Architecture, Card
-from gputui.fit.core.roofline import Bound, ceilings
+from gputui.fit.core.power import TOKENS
+from gputui.fit.core.roofline import ceilings
+from gputui.fit.core.speed import PhaseRate, Speed, Timing, card_speed
 from gputui.fit.transformer.formats import WeightFormat, weight_format
 from gputui.fit.transformer.kv import kv_cache_bytes
 from gputui.fit.transformer.model import TransformerModel
-from gputui.fit.transformer.speed import llm_speed, llm_train_speed
+from gputui.fit.transformer.step_extras import step_extras
+from gputui.fit.transformer.step_ops import generate_timing, train_timing
 from gputui.fit.transformer.weights import block_weight_bytes, lora_params
 from gputui.fit.transformer.workload import Workload
-
-
-@dataclass(frozen=True, slots=True)
-class Speed:
-    """Rough throughput from the per-op roofline (fit.core.roofline): the one speed model.
-
-    Prefill and training are timed as their matmuls against the tensor peak and the
-    bytes they move; decode as one step that reads every weight (shared by the batch)
-    and each sequence's KV cache, so it is bandwidth-bound until
-    `decode_compute_bound_batch`.
-    """
-
-    decode_tokens_per_s: float | None  # all sequences together
-    prefill_tokens_per_s: float | None
-    train_tokens_per_s: float | None
-    tflops_used: float | None  # the tensor (or FP32) peak the matmuls were timed at
-    bandwidth_gbs: float | None
-    decode_bound: Bound | None = None
-    prefill_bound: Bound | None = None
-    train_bound: Bound | None = None
-    decode_compute_bound_batch: int | None = None  # smallest batch where decode is compute-bound
-    compute_precision: str | None = None  # what the matmuls run in (roofline precision name)
-    basis: str = ""  # the catalog figures used, e.g. "bf16 tensor 165 TFLOPS, ..., 1008 GB/s"
-    derived: bool = False  # a figure used is derived by an architecture rule (catalog)
-
 
 # Formats whose prompt (batch > 1 token) matmuls expand the quantized weights to 16 bit
 # and call a cuBLAS GEMM: 2 bytes written and 2 read back per weight. bitsandbytes
@@ -71,11 +47,13 @@ def _compute_precision(model: TransformerModel, wl: Workload, fmt: WeightFormat)
 
 
 def _usable_precision(card: Card, architecture: Architecture | None, first: str) -> str:
-    """`first`, or the 16-bit precision the card runs on tensor cores when it lacks `first`
-    (bf16 on Turing, fp8 before Ada: engines fall back to fp16/bf16 kernels)."""
+    """`first`, or the 16-bit precision the card runs on tensor cores when its hardware has
+    no tensor path for `first` (bf16 on Turing, fp8 before Ada: engines fall back to
+    fp16/bf16 kernels). A precision the hardware runs but whose figure the catalog lacks
+    stays: its speed is unknown (fit.core.speed), never another precision's rate."""
     for name in dict.fromkeys((first, "bf16", "fp16")):
         c = ceilings(card, architecture, name)
-        if c is not None and (c.tensor_flops is not None or name == "fp32"):
+        if c is None or c.tensor_flops is not None or name == "fp32":
             return name
     return first
 
@@ -138,19 +116,18 @@ def trainable_tensors(model: TransformerModel, wl: Workload) -> int:
     return mats + 2 * model.config.num_layers + 2
 
 
-def speed(
+def workload_speed(
     model: TransformerModel,
     wl: Workload,
     card: Card,
     batch: int,
     architecture: Architecture | None = None,
 ) -> Speed:
-    """Rough tokens/s on `card` through fit.core.roofline (llm_speed, llm_train_speed).
+    """Rough tokens/s on `card` (fit.core.speed's policy where a figure is unknown).
 
     Split over GPUs, tensor parallelism divides each GPU's weights, FLOPs and cache by
     `tp`; pipeline stages run one after another for a batch (no speed-up); data-parallel
-    replicas (and ZeRO/FSDP training) multiply throughput. Interconnect time is not
-    counted, so multi-GPU figures are optimistic.
+    replicas (and ZeRO/FSDP training) multiply throughput.
     """
     cfg, lay = model.config, model.layout
     fmt = weight_format(wl.weights if not (wl.training and wl.method == "full") else "bf16")
@@ -163,28 +140,19 @@ def speed(
     replicas = max(1, wl.gpus) if wl.training else max(1, wl.gpus // (tp * max(1, wl.pp)))
     attn_pair = 4 * cfg.num_layers * cfg.q_dim
     weights = _decode_weight_bytes(model, fmt, batch)
-    c = ceilings(card, architecture, precision)
-    tflops = None
-    if c is not None:
-        tflops = (c.tensor_flops or c.cuda_core_flops) / 1e12
-    out = Speed(
-        None,
-        None,
-        None,
-        tflops,
-        card.memory_bandwidth_gbs,
-        compute_precision=precision,
-        basis=c.basis if c is not None else "",
-        derived=c.derived if c is not None else False,
-    )
-    if wl.training:
+    gguf = fmt.name.startswith("gguf-")
+    # the activations' width between kernels: 16 bit, but fp32 for an fp32 model and in
+    # llama.cpp, whose CUDA graph keeps hidden states in F32 between its ops
+    act_bytes = 4 if precision == "fp32" or gguf else 2
+
+    def train(c: Card) -> Timing | None:
         passes = 4 if wl.grad_checkpointing else 3
         trainable = lay.params
         if wl.method != "full":
             passes -= 1  # frozen weights need no weight gradients
             trainable = lora_params(lay, wl.lora_targets, wl.lora_rank)
-        t = llm_train_speed(
-            card,
+        return train_timing(
+            c,
             architecture,
             params=active,
             trainable_params=trainable,
@@ -202,38 +170,50 @@ def speed(
             grad_accum=wl.grad_accum,
             optimizer_impl=wl.optimizer_impl,
             trainable_tensors=trainable_tensors(model, wl),
+            extras=step_extras(model, wl, c, act_bytes, 1),
         )
+
+    def generate(c: Card) -> Timing | None:
+        mean_ctx = wl.seq_len + max(1, wl.new_tokens) // 2 if wl.mode == "generate" else wl.seq_len
+        kv_per_token = (
+            kv_cache_bytes(cfg, mean_ctx, 1, wl.kv_dtype, mla_cache=wl.mla_cache, tp=tp) / mean_ctx
+        )
+        extras = step_extras(model, wl, c, act_bytes, tp)
+        t = generate_timing(
+            c,
+            architecture,
+            params=active // tp,
+            weight_bytes=int(weights / tp),
+            n_layers=cfg.num_layers,
+            kv_bytes_per_token=int(kv_per_token),
+            attention_flops_per_token_pair=(attn_pair if cfg.decoder else 2 * attn_pair) // tp,
+            prompt_tokens=wl.seq_len,
+            context_tokens=mean_ctx,
+            batch=batch,
+            compute_precision=precision,
+            dequant_bytes_per_param=_dequant_bytes(fmt),
+            accumulate16=gguf,
+            gemm_shapes=tuple((o // tp, i, n) for o, i, n in gemm_shapes(model)),
+            extras=extras,
+        )
+        if t is None or extras.link is None:
+            return t
+        note = f"TP {tp} all-reduces over {extras.link.basis}"
+        return Timing(t.phases, t.profile, t.decode_compute_bound_batch, note)
+
+    decodes = cfg.decoder and wl.mode == "generate"
+
+    def timed(c: Card) -> Timing | None:
+        t = train(c) if wl.training else generate(c)
         if t is None:
-            return out
-        return replace(out, train_tokens_per_s=t.tokens_per_s * replicas, train_bound=t.bound)
-    mean_ctx = wl.seq_len + max(1, wl.new_tokens) // 2 if wl.mode == "generate" else wl.seq_len
-    kv_per_token = (
-        kv_cache_bytes(cfg, mean_ctx, 1, wl.kv_dtype, mla_cache=wl.mla_cache, tp=tp) / mean_ctx
-    )
-    s = llm_speed(
-        card,
-        architecture,
-        params=active // tp,
-        weight_bytes=int(weights / tp),
-        n_layers=cfg.num_layers,
-        kv_bytes_per_token=int(kv_per_token),
-        attention_flops_per_token_pair=(attn_pair if cfg.decoder else 2 * attn_pair) // tp,
-        prompt_tokens=wl.seq_len,
-        context_tokens=mean_ctx,
-        batch=batch,
-        compute_precision=precision,
-        dequant_bytes_per_param=_dequant_bytes(fmt),
-        accumulate16=fmt.name.startswith("gguf-"),
-        gemm_shapes=tuple((o // tp, i, n) for o, i, n in gemm_shapes(model)),
-    )
-    if s is None:
-        return out
-    decoder = cfg.decoder and wl.mode == "generate"
-    return replace(
-        out,
-        prefill_tokens_per_s=s.prefill_tokens_per_s * replicas,
-        prefill_bound=s.prefill_bound,
-        decode_tokens_per_s=s.decode_tokens_per_s * replicas if decoder else None,
-        decode_bound=s.decode_bound if decoder else None,
-        decode_compute_bound_batch=s.decode_compute_bound_batch if decoder else None,
-    )
+            return None
+        phases = {
+            p: PhaseRate(r.throughput * replicas, r.bound, r.step_time_s, r.bound_share)
+            for p, r in t.phases.items()
+            if p != "decode" or decodes
+        }
+        turn = t.decode_compute_bound_batch if decodes else None
+        return Timing(phases, t.profile, turn, t.basis)
+
+    acc16 = gguf and not wl.training
+    return card_speed(card, architecture, precision, TOKENS, timed, accumulate16=acc16)
