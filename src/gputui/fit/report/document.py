@@ -16,6 +16,7 @@ from typing import Any
 from gputui.fit.core.ranking import Ranked
 from gputui.fit.core.roofline import EFFICIENCY, LAUNCH_S
 from gputui.fit.graph.estimate import ModelCheck
+from gputui.fit.graph.runtime import runtime_facts
 from gputui.fit.importers.modelsfile import ModelSpec
 from gputui.fit.report import graph_json, transformer_json
 from gputui.fit.report.ranking_json import ranking_rows
@@ -64,6 +65,7 @@ def graph_entry(
         "kind": "graph",
         "model": graph_json.model_facts(model, include_layers=ranked is None),
         "workload": graph_json.workload(model, batch_size, backend),
+        "assumptions": graph_json.assumptions(model),
         "parallel_choice": None,
         "speed_assumed": speed_assumed(graph_json.speed_facts()),
         "estimates": None if checks is None else [graph_json.check_dict(c) for c in checks],
@@ -89,6 +91,7 @@ def transformer_entry(
         "kind": "transformer",
         "model": model_dict(model),
         "workload": None if workload is None else workload_dict(workload, model),
+        "assumptions": runtime_facts("pytorch", "Hugging Face transformers (PyTorch)"),
         "parallel_choice": parallel_choice,
         "speed_assumed": speed_assumed({}),
         "estimates": None

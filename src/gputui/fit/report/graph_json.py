@@ -9,6 +9,7 @@ from typing import Any
 from gputui.fit.core.batch import pow2_floor
 from gputui.fit.graph.estimate import ModelCheck, PrecisionEstimate
 from gputui.fit.graph.rate import EFFICIENCY, LAUNCH_OVERHEAD_S, Speed
+from gputui.fit.graph.runtime import runtime_facts
 from gputui.fit.importers.modelsfile import ModelSpec
 from gputui.fit.report.graph_facts import model_layers, model_software_dict, peak_tensor_rows
 from gputui.fit.report.memory_fields import memory_fields
@@ -35,6 +36,11 @@ def workload(model: ModelSpec, batch_size: int, backend: str) -> dict[str, Any]:
         "backend": backend,
         "software": model_software_dict(model),
     }
+
+
+def assumptions(model: ModelSpec) -> dict[str, Any]:
+    """What the estimate assumed beyond the file: the runtime, and why that one."""
+    return runtime_facts(model.runtime, model.runtime_source)
 
 
 def speed_facts() -> dict[str, Any]:

@@ -195,6 +195,23 @@ class GraphWorkload(_Strict):
     software: Software
 
 
+class Assumptions(_Strict):
+    """What an estimate assumed beyond its file (fit.graph.runtime); a transformer is run
+    by Hugging Face transformers on PyTorch."""
+
+    runtime: Literal["pytorch", "keras-torch", "keras-tensorflow", "keras-jax"] = Field(
+        description="what runs the model: PyTorch eager, or Keras 3 on a backend"
+    )
+    runtime_source: str = Field(
+        description="why: --runtime, the model table's runtime, KERAS_BACKEND, keras.json, "
+        "Keras' default backend, or a models-TOML layer table's default (pytorch)"
+    )
+    runtime_modelled: bool = Field(
+        description="false: the estimate is PyTorch-style, this runtime is not modelled"
+    )
+    runtime_note: str | None = Field(description="the line saying so when it is not modelled")
+
+
 class TransformerModel(_Strict):
     name: str
     source: str
@@ -329,6 +346,7 @@ class GraphEntry(_Entry):
     kind: Literal["graph"]
     model: GraphModel
     workload: GraphWorkload
+    assumptions: Assumptions
     parallel_choice: None
     speed_assumed: SpeedAssumed
     estimates: list[GraphEstimate] | None = Field(description="one per GPU; null with --all-cards")
@@ -341,6 +359,7 @@ class TransformerEntry(_Entry):
     kind: Literal["transformer"]
     model: TransformerModel
     workload: TransformerWorkload | None = Field(description="null when no GPU could be checked")
+    assumptions: Assumptions
     parallel_choice: ParallelChoice | None
     speed_assumed: SpeedAssumed
     estimates: list[TransformerEstimate] | None = Field(
