@@ -30,6 +30,8 @@ from gputui.fit.core.breakdown import Parts, Phase
 from gputui.fit.core.overheads import Backend
 from gputui.fit.core.precision import Precision
 from gputui.fit.graph.eval_loss import eval_loss_phase
+from gputui.fit.graph.keras_torch import keras_network
+from gputui.fit.graph.keras_torch import optimizer_temp as keras_optimizer_temp
 from gputui.fit.graph.network import Network, Node, compose, frozen_copy
 from gputui.fit.graph.spec import OPTIMIZER_STATES, ModelSpec
 from gputui.fit.graph.stats import LayerStats
@@ -50,8 +52,10 @@ def inference_phases(
     base_per_sample: Parts,
     prefix: str = "",
     backend: Backend = "cuda",
+    retain_outputs: bool = False,
 ) -> list[Phase]:
-    """A forward pass without autograd: a tensor lives from its node to its last reader.
+    """A forward pass without autograd: a tensor lives from its node to its last reader
+    (to the end of the pass with `retain_outputs`, as Keras' functional executor keeps it).
 
     oneDNN's LSTM (CPU) reorders its weights into its own layout at every call, with
     or without autograd: without it the copy lives only while the layer runs.
@@ -63,7 +67,7 @@ def inference_phases(
         m = v.made[o]
         if m >= 0:
             delta[m] += s
-            delta[v.last[o] + 1] -= s
+            delta[n + 1 if retain_outputs else v.last[o] + 1] -= s
     batch = sum(inp.elements * input_bytes(inp.integer, p) for inp in net.inputs)
     phases = []
     alive = 0
@@ -118,19 +122,35 @@ def model_phases(
 ) -> list[Phase]:
     """Every phase of one step of `model` in precision `p`."""
     mode = mode or model.mode
+    keras = model.runtime == "keras-torch"
     if mode in ("inference", "eval") or not p.training:
         net = model.network if model.network is not None else model.generator
         assert net is not None
+        net = keras_network(net, training=False) if keras else net
         # a GAN at inference time is its generator
-        phases = inference_phases(net, p, Parts(weights=_weights(net, p)), Parts(), backend=backend)
+        phases = inference_phases(
+            net, p, Parts(weights=_weights(net, p)), Parts(), backend=backend, retain_outputs=keras
+        )
         return phases + ([eval_loss_phase(net, p)] if mode == "eval" else [])
     opt = model.optimizer
     if model.network is not None:
-        net = model.network
+        net = keras_network(model.network, training=True) if keras else model.network
         base = Parts(weights=_weights(net, p), optimizer_state=_state(net, opt, p))
-        phases = train_phases(net, p, backend, base, Parts(), capture=capture, live=live)
+        # Keras' step zeroes the previous step's gradients only after its forward
+        forward = base + Parts(gradients=net.trainable_params * p.grad_bytes) if keras else None
+        phases = train_phases(
+            net,
+            p,
+            backend,
+            base,
+            Parts(),
+            capture=capture,
+            live=live,
+            retain_outputs=keras,
+            forward_base=forward,
+        )
         in_bytes = sum(i.elements * input_bytes(i.integer, p) for i in net.inputs)
-        phases.append(_step("optimizer step", net, opt, p, backend, base, in_bytes))
+        phases.append(_step("optimizer step", net, opt, p, backend, base, in_bytes, keras))
         return phases
     return _gan_phases(model, p, backend)
 
@@ -178,10 +198,14 @@ def _step(
     backend: Backend,
     base: Parts,
     held_per_sample: int,
+    keras: bool = False,
 ) -> Phase:
     """`net`'s optimizer step: its gradients and the optimizer's temporaries on top of
     `base`, with the data batch (`held_per_sample` bytes per sample) still held."""
-    temp = optimizer_temp(optimizer, net.trainable_params, _largest_tensor(net), p, backend)
+    if keras:
+        temp = keras_optimizer_temp(optimizer, net.trainable_params, p)
+    else:
+        temp = optimizer_temp(optimizer, net.trainable_params, _largest_tensor(net), p, backend)
     return Phase(
         name,
         base + Parts(gradients=net.trainable_params * p.grad_bytes, workspace=temp),
