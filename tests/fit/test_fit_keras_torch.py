@@ -119,3 +119,25 @@ def test_a_pointwise_kernel_is_not_reordered_again() -> None:
         - model_phases(m, FP32, "cpu")[0].fixed.total
     )
     assert extra == 4 * 8 * 32
+
+
+def test_a_keras_gan_steps_with_keras_optimizers() -> None:
+    gan = parse_models(
+        """
+[[model]]
+name = "g"
+kind = "gan"
+optimizer = "adam"
+[model.generator]
+input_shape = [8]
+layers = [{ type = "Dense", units = 16 }]
+[model.discriminator]
+input_shape = [16]
+layers = [{ type = "Dense", units = 1 }]
+"""
+    )[0]
+    steps = {ph.name: ph for ph in model_phases(keras(gan), FP32, "cpu")}
+    gen_params = 8 * 16 + 16
+    disc_params = 16 + 1
+    assert steps["generator optimizer step"].fixed.workspace == 3 * 4 * gen_params
+    assert steps["discriminator optimizer step"].fixed.workspace == 3 * 4 * disc_params

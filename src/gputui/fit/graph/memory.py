@@ -156,9 +156,15 @@ def model_phases(
 
 
 def _gan_phases(model: ModelSpec, p: Precision, backend: Backend) -> list[Phase]:
-    """The classic alternating step: D on a real and a generated batch, then G through frozen D."""
+    """The classic alternating step: D on a real and a generated batch, then G through frozen D.
+
+    Under keras-torch the same step with Keras' layers, executor and optimizers (a
+    Keras GAN's own `train_step` orders its steps likewise)."""
+    keras = model.runtime == "keras-torch"
     gen, disc = model.generator, model.discriminator
     assert gen is not None and disc is not None
+    if keras:
+        gen, disc = keras_network(gen, training=True), keras_network(disc, training=True)
     opt = model.optimizer
     base = Parts(
         weights=_weights(gen, p) + _weights(disc, p),
@@ -166,7 +172,15 @@ def _gan_phases(model: ModelSpec, p: Precision, backend: Backend) -> list[Phase]
     )
     noise = sum(i.elements * input_bytes(i.integer, p) for i in gen.inputs)
     fake = disc.input_elements * p.act_bytes
-    phases = inference_phases(gen, p, base, Parts(), prefix="generate fakes: ", backend=backend)
+    phases = inference_phases(
+        keras_network(model.generator, training=False) if keras and model.generator else gen,
+        p,
+        base,
+        Parts(),
+        prefix="generate fakes: ",
+        backend=backend,
+        retain_outputs=keras,
+    )
     # D trains on the real batch, then on the fakes (its gradients already exist then)
     phases += train_phases(
         disc,
@@ -176,17 +190,24 @@ def _gan_phases(model: ModelSpec, p: Precision, backend: Backend) -> list[Phase]
         Parts(activations=noise + fake),
         prefix="discriminator: ",
         grads_already_allocated=True,
+        retain_outputs=keras,
     )
     disc_real_bytes = disc.input_elements * input_bytes(False, p)
     batch = noise + fake + disc_real_bytes
-    phases.append(_step("discriminator optimizer step", disc, opt, p, backend, base, batch))
+    phases.append(_step("discriminator optimizer step", disc, opt, p, backend, base, batch, keras))
     combined = compose(gen, frozen_copy(disc), prefix="discriminator/")
     # D's gradients from its own step are still allocated: loops zero them at D's next step
     base = base + Parts(gradients=disc.trainable_params * p.grad_bytes)
     phases += train_phases(
-        combined, p, backend, base, Parts(), prefix="generator through frozen D: "
+        combined,
+        p,
+        backend,
+        base,
+        Parts(),
+        prefix="generator through frozen D: ",
+        retain_outputs=keras,
     )
-    phases.append(_step("generator optimizer step", gen, opt, p, backend, base, noise))
+    phases.append(_step("generator optimizer step", gen, opt, p, backend, base, noise, keras))
     return phases
 
 
