@@ -110,3 +110,15 @@ def test_runtime_is_refused_for_a_transformer(capsys: pytest.CaptureFixture[str]
     code, _, err = run_fit(capsys, str(config), *CARD, "--runtime", "keras-torch")
     assert code == 2
     assert "--runtime" in err
+
+
+def test_a_keras_sidecar_takes_a_runtime_key(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("KERAS_BACKEND", "jax")  # the table's key wins, the config is unread
+    path = tmp_path / "models.toml"
+    path.write_text(f'[[model]]\nname = "c"\nkeras = "{CONVNET}"\nruntime = "keras-torch"\n')
+    code, out, err = run_fit(capsys, str(path), *CARD)
+    assert code == 0, err
+    assert "runtime: keras-torch (the model table's runtime)" in out
+    assert "not modelled" not in out
