@@ -141,3 +141,10 @@ layers = [{ type = "Dense", units = 1 }]
     disc_params = 16 + 1
     assert steps["generator optimizer step"].fixed.workspace == 3 * 4 * gen_params
     assert steps["discriminator optimizer step"].fixed.workspace == 3 * 4 * disc_params
+
+
+def test_a_keras_pooling_copies_its_input_without_autograd_too() -> None:
+    m = sequential('{ type = "MaxPooling2D", pool_size = 2 }', "[16, 16, 8]", "inference")
+    torch_pool = model_phases(m, FP32, "cpu")[0]
+    keras_pool = model_phases(keras(m), FP32, "cpu")[0]
+    assert keras_pool.per_sample.total - torch_pool.per_sample.total == 4 * 16 * 16 * 8

@@ -75,11 +75,14 @@ def _keras_stats(node: Node, training: bool) -> LayerStats:
         kept = st.internal_saved
         if st.saves_input:
             kept = (*kept, Saved(in_el))  # the copy, not the input, is what it keeps
+        # the copy lives through the call, with or without autograd
+        no_grad = None if st.inference_transient is None else st.inference_transient + in_el
         st = replace(
             st,
             saves_input=False,
             internal_saved=kept,
             forward_transient=st.forward_transient + in_el,
+            inference_transient=no_grad,
         )
     if st.type in _CONVOLUTIONS:
         reorders = 0 if _pointwise(node.raw) else 1
