@@ -10,7 +10,11 @@ own and gets its own folders, so parallel tests never see each other's files.
 
 Under CI (`CI` set, as `.ci/run` is run) hypothesis draws the same examples every
 run (`derandomize`): a submission's verdict must not depend on which random inputs
-one run happened to draw. Locally each run draws new ones, and `make fuzz` runs the
+one run happened to draw.
+
+A Keras file is estimated for the backend Keras is configured with (KERAS_BACKEND,
+else keras.json in KERAS_HOME): tests see none configured (an empty KERAS_HOME, no
+KERAS_BACKEND), so their answers do not depend on the machine's Keras set-up. Locally each run draws new ones, and `make fuzz` runs the
 families' generators for as long as one likes.
 """
 
@@ -32,20 +36,24 @@ if os.environ.get("CI"):
 
 CACHE_ENV = "GPUTUI_CACHE_DIR"  # gputui.catalog.cache.ENV (not imported: before collection)
 CONFIG_ENV = "XDG_CONFIG_HOME"  # platformdirs' user_config_dir: settings.toml, models.toml
+KERAS_HOME_ENV = "KERAS_HOME"  # where Keras (and gputui) look for keras.json
+_TEMP_DIRS = (CACHE_ENV, CONFIG_ENV, KERAS_HOME_ENV)
 _saved: dict[str, str | None] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    for name in (CACHE_ENV, CONFIG_ENV):
+    for name in _TEMP_DIRS:
         _saved[name] = os.environ.get(name)
         os.environ[name] = tempfile.mkdtemp(prefix=f"gputui-test-{name.lower()}-")
+    _saved["KERAS_BACKEND"] = os.environ.pop("KERAS_BACKEND", None)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for name in (CACHE_ENV, CONFIG_ENV):
+    for name in (*_TEMP_DIRS, "KERAS_BACKEND"):
         if name not in _saved:
             continue
-        shutil.rmtree(os.environ.get(name, ""), ignore_errors=True)
+        if name != "KERAS_BACKEND":
+            shutil.rmtree(os.environ.get(name, ""), ignore_errors=True)
         saved = _saved.pop(name)
         if saved is None:
             os.environ.pop(name, None)

@@ -28,7 +28,8 @@ GGUF = str(ROOT / "tests" / "fixtures" / "gguf" / "tiny-llama-q8_0.gguf")
 KERAS = ROOT / "tests" / "fixtures" / "keras"
 CARD = ("--gpu", "RTX 3090")
 ENTRY_KEYS = {
-    "name", "kind", "model", "workload", "parallel_choice", "speed_assumed", "estimates",
+    "name", "kind", "model", "workload", "assumptions", "parallel_choice", "speed_assumed",
+    "estimates",
     "ranking", "mig_advice",
 }  # fmt: skip
 

@@ -45,7 +45,7 @@ def test_loop_is_named_in_text_and_json(capsys: pytest.CaptureFixture[str]) -> N
     assert "plain loop (the outputs' logits held through backward and step)" in out
     _, out, _ = run_fit(capsys, *args, "--loop", "trainer", "--json")
     (data,) = json.loads(out)["models"]
-    assert data["workload"]["assumptions"] == {"loop": "trainer"}
+    assert data["assumptions"]["loop"] == "trainer"
 
 
 def test_loop_needs_training_and_a_transformer(capsys: pytest.CaptureFixture[str]) -> None:
@@ -63,7 +63,7 @@ def test_loop_from_a_models_table(tmp_path: Path, capsys: pytest.CaptureFixture[
     )
     _, out, _ = run_fit(capsys, str(toml), "--gpu", "H100 SXM5 80GB", "--json")
     (data,) = json.loads(out)["models"]
-    assert data["workload"]["assumptions"] == {"loop": "trainer"}
+    assert data["assumptions"]["loop"] == "trainer"
 
 
 def test_engine_from_a_models_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -74,7 +74,7 @@ def test_engine_from_a_models_table(tmp_path: Path, capsys: pytest.CaptureFixtur
     )
     _, out, _ = run_fit(capsys, str(toml), "--gpu", "L4", "--json")
     (data,) = json.loads(out)["models"]
-    assert data["workload"]["assumptions"] == {"engine": "vllm"}
+    assert data["assumptions"]["engine"] == "vllm"
     assert data["estimates"][0]["max_batch_size"] == 3
     toml.write_text(toml.read_text() + 'mode = "train"\n')
     rc, _, err = run_fit(capsys, str(toml), "--gpu", "L4")
@@ -107,7 +107,7 @@ def test_vllm_pool_is_ninety_percent_less_weights(capsys: pytest.CaptureFixture[
     _, out, _ = run_fit(capsys, *args, "--engine", "vllm", "--json")
     (data,) = json.loads(out)["models"]
     est = data["estimates"][0]
-    assert data["workload"]["assumptions"] == {"engine": "vllm"}
+    assert data["assumptions"]["engine"] == "vllm"
     assert data["workload"]["paged_block"] == 16
     assert est["limit_bytes"] == int(0.9 * 24 * GIB)  # the catalog's L4: 24 GiB
     assert est["max_batch_size"] == 3
@@ -120,7 +120,7 @@ def test_gguf_runs_in_llama_cpp_with_its_cache_allocated_whole(
 ) -> None:
     _, out, _ = run_fit(capsys, GGUF, "--gpu", "RTX 4090", "--json")
     (data,) = json.loads(out)["models"]
-    assert data["workload"]["assumptions"] == {"engine": "llama.cpp"}
+    assert data["assumptions"]["engine"] == "llama.cpp"
     assert data["workload"]["prefill_chunk"] == 512
     rc, _, err = run_fit(capsys, GGUF, "--gpu", "RTX 4090", "--engine", "hf")
     assert rc == 2 and "--engine hf:" in err

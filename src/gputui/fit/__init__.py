@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         check,
     )
     from gputui.fit.graph.estimate import memory_model
+    from gputui.fit.graph.runtime import RUNTIMES
     from gputui.fit.graph.spec import ModelSpec
     from gputui.fit.importers.detect import FILE_KINDS
     from gputui.fit.importers.hf import load_cached as load_hf_cached
@@ -64,6 +65,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "MEMORY_FORMAT_CHOICES": ("gputui.fit.core.software", "MEMORY_FORMAT_CHOICES"),
     "ModelCheck": ("gputui.fit.entry", "ModelCheck"),
     "ModelSpec": ("gputui.fit.graph.spec", "ModelSpec"),
+    "RUNTIMES": ("gputui.fit.graph.runtime", "RUNTIMES"),
     "OPTIMIZER_IMPLS": ("gputui.fit.core.software", "OPTIMIZER_IMPLS"),
     "PRECISIONS": ("gputui.fit.core.precision_names", "PRECISIONS"),
     "Profile": ("gputui.fit.core.roofline", "Profile"),
@@ -106,6 +108,7 @@ __all__ = [
     "OPTIMIZER_IMPLS",
     "PRECISIONS",
     "Profile",
+    "RUNTIMES",
     "Ranked",
     "Speed",
     "TRANSFORMER_KINDS",

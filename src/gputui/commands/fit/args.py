@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gputui.fit import MEMORY_FORMAT_CHOICES, OPTIMIZER_IMPLS, PRECISIONS
+from gputui.fit import MEMORY_FORMAT_CHOICES, OPTIMIZER_IMPLS, PRECISIONS, RUNTIMES
 
 PRECISION_CHOICES = PRECISIONS
 
@@ -125,6 +125,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="override each model's optimizer_impl: the optimizer kernels a training step's "
         "speed assumes (foreach, PyTorch's default; fused: fused=True or apex FusedAdam; "
         "loop: foreach=False)",
+    )
+    p.add_argument(
+        "--runtime",
+        choices=RUNTIMES,
+        help="override each layer model's runtime: what runs it, and so what stays alive "
+        "(pytorch, a models TOML's default; keras-torch, keras-tensorflow, keras-jax: Keras 3 "
+        "on that backend, a Keras file's default being the backend Keras is configured with "
+        "here; the Keras TensorFlow and JAX runtimes are not modelled and say so)",
     )
     p.add_argument(
         "--device",

@@ -45,7 +45,8 @@ def load(path: Path, args: argparse.Namespace) -> tuple[Any, ...]:
             "--input-shape and --skip-unknown apply to a Keras file; in a models TOML write "
             "input_shapes = { ... } and skip_unknown = true on the keras model's table"
         )
-    return load_any(path, input_shapes=shapes, skip_unknown=args.skip_unknown)
+    runtime = getattr(args, "runtime", None)
+    return load_any(path, input_shapes=shapes, skip_unknown=args.skip_unknown, runtime=runtime)
 
 
 def _overridden(models: tuple[Any, ...], args: argparse.Namespace) -> tuple[Any, ...]:
@@ -66,6 +67,8 @@ def _overridden(models: tuple[Any, ...], args: argparse.Namespace) -> tuple[Any,
             + first
         )
     changes = {k: getattr(args, k) for k in ("optimizer", "mode") if getattr(args, k)}
+    if getattr(args, "runtime", None):
+        changes.update(runtime=args.runtime, runtime_source="--runtime")
     out = tuple(replace(m, **changes) for m in models) if changes else models
     return tuple(replace(m, software=_software(m.software, args)) for m in out)
 
@@ -93,6 +96,11 @@ def check_software_flags(
     flags on a layer model, rather than silently ignored."""
     from gputui.core.errors import UserError
 
+    if getattr(args, "runtime", None) and not models:
+        raise UserError(
+            f"--runtime {args.runtime}: applies to layer models (a models TOML's layer tables, "
+            "a Keras file), and none of the models chosen is one"
+        )
     if getattr(args, "memory_format", None) and not models:
         raise UserError(
             f"--memory-format {args.memory_format}: applies to layer models (the layout of "

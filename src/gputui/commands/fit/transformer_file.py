@@ -79,6 +79,11 @@ def run(args: argparse.Namespace) -> int:
 
     if getattr(args, "layers", False):
         raise UserError("--layers: the per-layer table is for layer-list models, not transformers")
+    if getattr(args, "runtime", None):
+        raise UserError(
+            "--runtime: the runtime of a layer model (a models TOML's layer tables, a Keras "
+            "file); a transformer is estimated as Hugging Face transformers runs it"
+        )
     if getattr(args, "model", None):
         raise UserError(
             "--model: picks a model of a models TOML; a transformer file holds one model"

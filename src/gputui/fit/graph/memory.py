@@ -30,6 +30,8 @@ from gputui.fit.core.breakdown import Parts, Phase
 from gputui.fit.core.overheads import Backend
 from gputui.fit.core.precision import Precision
 from gputui.fit.graph.eval_loss import eval_loss_phase
+from gputui.fit.graph.keras_torch import keras_network
+from gputui.fit.graph.keras_torch import optimizer_temp as keras_optimizer_temp
 from gputui.fit.graph.network import Network, Node, compose, frozen_copy
 from gputui.fit.graph.spec import OPTIMIZER_STATES, ModelSpec
 from gputui.fit.graph.stats import LayerStats
@@ -50,8 +52,10 @@ def inference_phases(
     base_per_sample: Parts,
     prefix: str = "",
     backend: Backend = "cuda",
+    retain_outputs: bool = False,
 ) -> list[Phase]:
-    """A forward pass without autograd: a tensor lives from its node to its last reader.
+    """A forward pass without autograd: a tensor lives from its node to its last reader
+    (to the end of the pass with `retain_outputs`, as Keras' functional executor keeps it).
 
     oneDNN's LSTM (CPU) reorders its weights into its own layout at every call, with
     or without autograd: without it the copy lives only while the layer runs.
@@ -63,7 +67,7 @@ def inference_phases(
         m = v.made[o]
         if m >= 0:
             delta[m] += s
-            delta[v.last[o] + 1] -= s
+            delta[n + 1 if retain_outputs else v.last[o] + 1] -= s
     batch = sum(inp.elements * input_bytes(inp.integer, p) for inp in net.inputs)
     phases = []
     alive = 0
@@ -118,27 +122,49 @@ def model_phases(
 ) -> list[Phase]:
     """Every phase of one step of `model` in precision `p`."""
     mode = mode or model.mode
+    keras = model.runtime == "keras-torch"
     if mode in ("inference", "eval") or not p.training:
         net = model.network if model.network is not None else model.generator
         assert net is not None
+        net = keras_network(net, training=False) if keras else net
         # a GAN at inference time is its generator
-        phases = inference_phases(net, p, Parts(weights=_weights(net, p)), Parts(), backend=backend)
+        phases = inference_phases(
+            net, p, Parts(weights=_weights(net, p)), Parts(), backend=backend, retain_outputs=keras
+        )
         return phases + ([eval_loss_phase(net, p)] if mode == "eval" else [])
     opt = model.optimizer
     if model.network is not None:
-        net = model.network
+        net = keras_network(model.network, training=True) if keras else model.network
         base = Parts(weights=_weights(net, p), optimizer_state=_state(net, opt, p))
-        phases = train_phases(net, p, backend, base, Parts(), capture=capture, live=live)
+        # Keras' step zeroes the previous step's gradients only after its forward
+        forward = base + Parts(gradients=net.trainable_params * p.grad_bytes) if keras else None
+        phases = train_phases(
+            net,
+            p,
+            backend,
+            base,
+            Parts(),
+            capture=capture,
+            live=live,
+            retain_outputs=keras,
+            forward_base=forward,
+        )
         in_bytes = sum(i.elements * input_bytes(i.integer, p) for i in net.inputs)
-        phases.append(_step("optimizer step", net, opt, p, backend, base, in_bytes))
+        phases.append(_step("optimizer step", net, opt, p, backend, base, in_bytes, keras))
         return phases
     return _gan_phases(model, p, backend)
 
 
 def _gan_phases(model: ModelSpec, p: Precision, backend: Backend) -> list[Phase]:
-    """The classic alternating step: D on a real and a generated batch, then G through frozen D."""
+    """The classic alternating step: D on a real and a generated batch, then G through frozen D.
+
+    Under keras-torch the same step with Keras' layers, executor and optimizers (a
+    Keras GAN's own `train_step` orders its steps likewise)."""
+    keras = model.runtime == "keras-torch"
     gen, disc = model.generator, model.discriminator
     assert gen is not None and disc is not None
+    if keras:
+        gen, disc = keras_network(gen, training=True), keras_network(disc, training=True)
     opt = model.optimizer
     base = Parts(
         weights=_weights(gen, p) + _weights(disc, p),
@@ -146,7 +172,15 @@ def _gan_phases(model: ModelSpec, p: Precision, backend: Backend) -> list[Phase]
     )
     noise = sum(i.elements * input_bytes(i.integer, p) for i in gen.inputs)
     fake = disc.input_elements * p.act_bytes
-    phases = inference_phases(gen, p, base, Parts(), prefix="generate fakes: ", backend=backend)
+    phases = inference_phases(
+        keras_network(model.generator, training=False) if keras and model.generator else gen,
+        p,
+        base,
+        Parts(),
+        prefix="generate fakes: ",
+        backend=backend,
+        retain_outputs=keras,
+    )
     # D trains on the real batch, then on the fakes (its gradients already exist then)
     phases += train_phases(
         disc,
@@ -156,17 +190,24 @@ def _gan_phases(model: ModelSpec, p: Precision, backend: Backend) -> list[Phase]
         Parts(activations=noise + fake),
         prefix="discriminator: ",
         grads_already_allocated=True,
+        retain_outputs=keras,
     )
     disc_real_bytes = disc.input_elements * input_bytes(False, p)
     batch = noise + fake + disc_real_bytes
-    phases.append(_step("discriminator optimizer step", disc, opt, p, backend, base, batch))
+    phases.append(_step("discriminator optimizer step", disc, opt, p, backend, base, batch, keras))
     combined = compose(gen, frozen_copy(disc), prefix="discriminator/")
     # D's gradients from its own step are still allocated: loops zero them at D's next step
     base = base + Parts(gradients=disc.trainable_params * p.grad_bytes)
     phases += train_phases(
-        combined, p, backend, base, Parts(), prefix="generator through frozen D: "
+        combined,
+        p,
+        backend,
+        base,
+        Parts(),
+        prefix="generator through frozen D: ",
+        retain_outputs=keras,
     )
-    phases.append(_step("generator optimizer step", gen, opt, p, backend, base, noise))
+    phases.append(_step("generator optimizer step", gen, opt, p, backend, base, noise, keras))
     return phases
 
 
@@ -178,10 +219,14 @@ def _step(
     backend: Backend,
     base: Parts,
     held_per_sample: int,
+    keras: bool = False,
 ) -> Phase:
     """`net`'s optimizer step: its gradients and the optimizer's temporaries on top of
     `base`, with the data batch (`held_per_sample` bytes per sample) still held."""
-    temp = optimizer_temp(optimizer, net.trainable_params, _largest_tensor(net), p, backend)
+    if keras:
+        temp = keras_optimizer_temp(optimizer, net.trainable_params, p)
+    else:
+        temp = optimizer_temp(optimizer, net.trainable_params, _largest_tensor(net), p, backend)
     return Phase(
         name,
         base + Parts(gradients=net.trainable_params * p.grad_bytes, workspace=temp),

@@ -12,6 +12,7 @@ from typing import Literal
 
 from gputui.fit.core.software import DEFAULT_SOFTWARE, Software
 from gputui.fit.graph.network import Network
+from gputui.fit.graph.runtime import LAYER_TABLE_SOURCE, Runtime
 
 Optimizer = Literal["sgd", "momentum", "rmsprop", "adam", "adamw"]
 Mode = Literal["train", "inference", "eval"]
@@ -38,6 +39,9 @@ class ModelSpec:
     source_warnings: tuple[str, ...] = ()
     # how the framework runs it (layout, optimizer kernels): the speed estimate only
     software: Software = DEFAULT_SOFTWARE
+    # which framework runs it (graph/runtime.py), and why that one was assumed
+    runtime: Runtime = "pytorch"
+    runtime_source: str = LAYER_TABLE_SOURCE
 
     @property
     def networks(self) -> tuple[Network, ...]:

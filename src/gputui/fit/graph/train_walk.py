@@ -110,8 +110,14 @@ def train_phases(
     grads_already_allocated: bool = False,
     capture: int | None = None,
     live: list[LiveTensor] | None = None,
+    retain_outputs: bool = False,
+    forward_base: Parts | None = None,
 ) -> list[Phase]:
     """Forward and backward phases of one pass through `net` (no optimizer step).
+
+    `retain_outputs`: every output lives until the forward returns (Keras' functional
+    executor), not only until its last reader. `forward_base`: what the forward phases
+    hold instead of `base` (Keras' step still holds the previous step's gradients).
 
     With `capture = k` (an index into the returned list) and a `live` list, the
     tensors alive at phase k are appended to `live` (for the peak report), and the walk
@@ -165,7 +171,7 @@ def train_phases(
             continue  # the batch is counted apart
         delta[m] += s
         if o not in first_user:
-            delta[v.last[o] + 1] -= s
+            delta[n if retain_outputs else v.last[o] + 1] -= s
     phases: list[Phase] = []
     alive = 0
     internal_sum = 0
@@ -173,6 +179,7 @@ def train_phases(
     fixed_sum = 0
     grads_size = _grad_sizes(net, p)
     total_grads = sum(grads_size.values())
+    fwd = base if forward_base is None else forward_base
     for i, node in enumerate(nodes):
         alive += delta[i]
         internal_sum += internal[i]
@@ -186,7 +193,7 @@ def train_phases(
         phases.append(
             Phase(
                 f"{prefix}forward {node.label}",
-                _plus(base, weights=copies_sum, activations=fixed_sum + transient),
+                _plus(fwd, weights=copies_sum, activations=fixed_sum + transient),
                 _plus(held, activations=alive + internal_sum + st.forward_transient * act),
             )
         )

@@ -28,6 +28,7 @@ from gputui.fit.graph.layer_args import MAX_DIM, LayerArgError
 from gputui.fit.graph.layers.attention import ATTENTION_MODES
 from gputui.fit.graph.limits import MAX_LAYERS, too_many_layers
 from gputui.fit.graph.network import ModelInput, Network
+from gputui.fit.graph.runtime import RUNTIMES, Runtime
 from gputui.fit.graph.spec import MODES, OPTIMIZER_STATES, OPTIMIZERS, ModelSpec
 from gputui.fit.graph.syntax import check_elements
 
@@ -51,7 +52,7 @@ __all__ = [
 
 # how the framework runs it (fit.core.software): the speed estimate's kernels, not the memory
 _SOFTWARE_KEYS = {"memory_format", "optimizer_impl"}
-_COMMON = {"name", "kind", "batch_size", "optimizer", "mode", "attention"} | _SOFTWARE_KEYS
+_COMMON = {"name", "kind", "batch_size", "optimizer", "mode", "attention", "runtime"} | _SOFTWARE_KEYS
 _MODEL_KEYS = _COMMON | {"input_shape", "layers"}
 _FUNCTIONAL_KEYS = _COMMON | {"inputs", "outputs", "layers", "blocks"}
 _GAN_KEYS = _COMMON | {"generator", "discriminator"}
@@ -166,7 +167,7 @@ def parse_model_table(raw: dict[str, Any], where: str) -> ModelSpec:
 
 
 _SIDECAR_KEYS = (
-    {"name", "keras", "batch_size", "optimizer", "mode", "attention"}
+    {"name", "keras", "batch_size", "optimizer", "mode", "attention", "runtime"}
     | {"input_shapes", "skip_unknown"}
     | _SOFTWARE_KEYS
 )
@@ -192,7 +193,14 @@ def _sidecar(raw: dict[str, Any], fallback: str, where: str, base: Path) -> Mode
     skip = raw.get("skip_unknown", False)
     if not isinstance(skip, bool):
         raise UserError(f"{ctx}: skip_unknown: must be true or false, got {skip!r}")
-    keys: tuple[str, ...] = ("batch_size", "optimizer", "mode", "attention", *_SOFTWARE_KEYS)
+    keys: tuple[str, ...] = (
+        "batch_size",
+        "optimizer",
+        "mode",
+        "attention",
+        "runtime",
+        *_SOFTWARE_KEYS,
+    )
     settings: dict[str, Any] = {k: raw[k] for k in keys if k in raw}
     return load_keras_model(
         base / path,
@@ -211,9 +219,14 @@ def load_keras_model(
     input_shapes: Mapping[str, Any] | None = None,
     skip_unknown: bool = False,
     settings: Mapping[str, Any] | None = None,
+    runtime: tuple[Runtime, str] | None = None,
 ) -> ModelSpec:
-    """A Keras `to_json()` file or `.keras` archive as a ModelSpec (its policy as `precision`)."""
+    """A Keras `to_json()` file or `.keras` archive as a ModelSpec (its policy as `precision`).
+
+    Its runtime: `runtime` (runtime, why) when given, else the table's `runtime`, else
+    the backend Keras is configured with here (keras_config.py)."""
     from gputui.fit.importers.keras import load_keras
+    from gputui.fit.importers.keras_config import configured_runtime
 
     where = shown(path)
     if probe(path) is None:  # anything else there is refused by the reader, in one line
@@ -223,6 +236,10 @@ def load_keras_model(
     )
     table = {**model.table, **(settings or {})}
     spec = parse_model_table(table, where)
+    if runtime is None and "runtime" not in table:
+        runtime = configured_runtime()
+    if runtime is not None:
+        spec = replace(spec, runtime=runtime[0], runtime_source=runtime[1])
     return replace(spec, precision=model.precision, source_warnings=tuple(model.warnings))
 
 
@@ -260,15 +277,16 @@ def _model(raw: dict[str, Any], fallback: str, where: str) -> ModelSpec:
             f"{ctx}: attention: must be one of {', '.join(ATTENTION_MODES)}, got {attention!r}"
         )
     sw = software(raw, ctx)
+    run = _runtime(raw, ctx)
     if kind == "sequential":
         network = _sequential(raw, ctx, "", attention, batch)
         return ModelSpec(
-            name, "sequential", batch, optimizer, mode, network, attention=attention, software=sw
+            name, "sequential", batch, optimizer, mode, network, attention=attention, software=sw, **run
         )
     if kind == "functional":
         network = GraphBuilder(ctx, attention).model(raw)
         return ModelSpec(
-            name, "functional", batch, optimizer, mode, network, attention=attention, software=sw
+            name, "functional", batch, optimizer, mode, network, attention=attention, software=sw, **run
         )
     parts = {}
     for part in ("generator", "discriminator"):
@@ -297,7 +315,18 @@ def _model(raw: dict[str, Any], fallback: str, where: str) -> ModelSpec:
         discriminator=disc,
         attention=attention,
         software=sw,
+        **run,
     )
+
+
+def _runtime(raw: Mapping[str, Any], ctx: str) -> dict[str, Any]:
+    """A model table's `runtime` (PyTorch when absent: graph/runtime.py says why)."""
+    if "runtime" not in raw:
+        return {}
+    value = raw["runtime"]
+    if value not in RUNTIMES:
+        raise UserError(f"{ctx}: runtime: must be one of {', '.join(RUNTIMES)}, got {value!r}")
+    return {"runtime": value, "runtime_source": "the model table's runtime"}
 
 
 def software(raw: Mapping[str, Any], ctx: str) -> Software:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gputui.core.errors import UserError
+from gputui.fit.graph.runtime import RUNTIMES, Runtime
 from gputui.fit.importers.detect import FileKind, detect_kind
 
 if TYPE_CHECKING:
@@ -35,16 +36,31 @@ def load_any(
     *,
     input_shapes: Mapping[str, Any] | None = None,
     skip_unknown: bool = False,
+    runtime: str | None = None,
 ) -> tuple[AnyModel, ...]:
     """The models `path` describes (one-line UserErrors naming the file).
 
     `input_shapes` and `skip_unknown` are a Keras file's options; given for another
-    kind they are refused, not ignored."""
+    kind they are refused, not ignored. `runtime` (--runtime) is a Keras file's runtime,
+    so the backend Keras is configured with is not read; a models TOML's are replaced
+    by the caller."""
     from gputui.fit.importers.modelsfile import load_keras_model, load_models, shown
 
     kind = detect_kind(path)
     if kind in ("keras-json", "keras-archive"):
-        return (load_keras_model(path, input_shapes=input_shapes, skip_unknown=skip_unknown),)
+        given: tuple[Runtime, str] | None = None
+        if runtime is not None:
+            if runtime not in RUNTIMES:
+                raise UserError(f"--runtime: must be one of {', '.join(RUNTIMES)}")
+            given = (runtime, "--runtime")
+        return (
+            load_keras_model(
+                path,
+                input_shapes=input_shapes,
+                skip_unknown=skip_unknown,
+                runtime=given,
+            ),
+        )
     if input_shapes or skip_unknown:
         raise UserError(
             f"{shown(path)}: input shapes and skip-unknown apply to a Keras file; in a models "

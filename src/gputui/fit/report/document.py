@@ -18,6 +18,7 @@ from gputui.fit.core.roofline import EFFICIENCY, LAUNCH_S
 from gputui.fit.graph.estimate import ModelCheck
 from gputui.fit.importers.modelsfile import ModelSpec
 from gputui.fit.report import graph_json, transformer_json
+from gputui.fit.report.assumptions import assumptions
 from gputui.fit.report.ranking_json import ranking_rows
 from gputui.fit.report.targets import target_dict, unavailable_dict
 from gputui.fit.transformer.report import model_dict, workload_dict
@@ -64,6 +65,7 @@ def graph_entry(
         "kind": "graph",
         "model": graph_json.model_facts(model, include_layers=ranked is None),
         "workload": graph_json.workload(model, batch_size, backend),
+        "assumptions": assumptions(model.runtime, model.runtime_source),
         "parallel_choice": None,
         "speed_assumed": speed_assumed({}),
         "estimates": None if checks is None else [graph_json.check_dict(c) for c in checks],
@@ -89,6 +91,14 @@ def transformer_entry(
         "kind": "transformer",
         "model": model_dict(model),
         "workload": None if workload is None else workload_dict(workload, model),
+        "assumptions": assumptions(
+            "pytorch",
+            "Hugging Face transformers (PyTorch)",
+            loop=workload.loop if workload is not None and workload.mode == "train" else None,
+            engine=workload.engine
+            if workload is not None and workload.mode == "generate"
+            else None,
+        ),
         "parallel_choice": parallel_choice,
         "speed_assumed": speed_assumed({}),
         "estimates": None

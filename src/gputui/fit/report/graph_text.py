@@ -11,6 +11,7 @@ from gputui.core.textsafe import visible
 from gputui.fit.core.roofline import LayerTime, Profile
 from gputui.fit.core.speed import Speed
 from gputui.fit.graph.estimate import ModelCheck
+from gputui.fit.graph.runtime import runtime_note
 from gputui.fit.importers.modelsfile import ModelSpec
 from gputui.fit.report.graph_facts import network_layers, peak_tensor_rows, speed_assumes
 from gputui.fit.units import batch_text, flops_text, gib
@@ -33,6 +34,7 @@ def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
         f"{m.params:,} params ({m.trainable_params:,} trainable), "
         f"{flops_text(m.flops)}/sample forward",
         f"  recommended: {c.recommended} - {c.recommended_reason}",
+        *runtime_lines(m),
         f"  {speed_assumes(m)}",
     ]
     free = c.target.memory_free is not None
@@ -138,5 +140,13 @@ def model_title(model: ModelSpec, batch: int) -> list[str]:
     return [
         f"{model.name} on every catalog card (recommended precision per card, batch {batch}; "
         "speed is a rough roofline estimate; bound: what most of the step waits on):",
+        *runtime_lines(model),
         f"  {speed_assumes(model)}",
     ]
+
+
+def runtime_lines(model: ModelSpec) -> list[str]:
+    """Which runtime the memory assumes and why; a line saying so when it is not modelled."""
+    lines = [f"  runtime: {model.runtime} ({model.runtime_source})"]
+    note = runtime_note(model.runtime)
+    return lines + ([f"  warning: {note}"] if note else [])

@@ -204,6 +204,30 @@ class GraphWorkload(_Strict):
     software: Software
 
 
+class Assumptions(_Strict):
+    """What an estimate assumed beyond its file: the runtime (fit.graph.runtime; a
+    transformer is run by Hugging Face transformers on PyTorch), and for a transformer the
+    training loop (train) or the serving engine (generate)."""
+
+    runtime: Literal["pytorch", "keras-torch", "keras-tensorflow", "keras-jax"] = Field(
+        description="what runs the model: PyTorch eager, or Keras 3 on a backend"
+    )
+    runtime_source: str = Field(
+        description="why: --runtime, the model table's runtime, KERAS_BACKEND, keras.json, "
+        "Keras' default backend, or a models-TOML layer table's default (pytorch)"
+    )
+    runtime_modelled: bool = Field(
+        description="false: the estimate is PyTorch-style, this runtime is not modelled"
+    )
+    runtime_note: str | None = Field(description="the line saying so when it is not modelled")
+    loop: Literal["plain", "trainer"] | None = Field(
+        None, description="train: who holds the outputs through the backward and the step"
+    )
+    engine: Literal["hf", "vllm", "llama.cpp"] | None = Field(
+        None, description="generate: the serving engine"
+    )
+
+
 class TransformerModel(_Strict):
     name: str
     source: str
@@ -230,16 +254,6 @@ class TransformerModel(_Strict):
     quantization: str | None
 
 
-class Assumptions(_Strict):
-    """What the estimate assumed of the software that runs the job."""
-
-    loop: Literal["plain", "trainer"] | None = Field(
-        None, description="train: who holds the outputs through the backward and the step"
-    )
-    engine: Literal["hf", "vllm", "llama.cpp"] | None = Field(
-        None, description="generate: the serving engine"
-    )
-
 
 class TransformerWorkload(_Strict):
     """generate adds the decode fields, train the method's; each is absent otherwise."""
@@ -254,7 +268,6 @@ class TransformerWorkload(_Strict):
     parallel: str
     tensor_parallel: int
     pipeline_parallel: int
-    assumptions: Assumptions
     new_tokens: int | None = None
     context: int | None = None
     kv_dtype: str | None = None
@@ -354,6 +367,7 @@ class GraphEntry(_Entry):
     kind: Literal["graph"]
     model: GraphModel
     workload: GraphWorkload
+    assumptions: Assumptions
     parallel_choice: None
     speed_assumed: SpeedAssumed
     estimates: list[GraphEstimate] | None = Field(description="one per GPU; null with --all-cards")
@@ -366,6 +380,7 @@ class TransformerEntry(_Entry):
     kind: Literal["transformer"]
     model: TransformerModel
     workload: TransformerWorkload | None = Field(description="null when no GPU could be checked")
+    assumptions: Assumptions
     parallel_choice: ParallelChoice | None
     speed_assumed: SpeedAssumed
     estimates: list[TransformerEstimate] | None = Field(

@@ -60,7 +60,6 @@ def workload_dict(wl: Workload, m: TransformerModel) -> dict[str, Any]:
         "parallel": wl.parallel,
         "tensor_parallel": wl.tp,
         "pipeline_parallel": wl.pp,
-        "assumptions": assumptions(wl),
     }
     if wl.mode == "generate":
         out |= {
@@ -99,15 +98,6 @@ ENGINE_WORDS = {
     "vllm": "vLLM engine (gpu_memory_utilization 0.9)",
     "llama.cpp": "llama.cpp engine (cache allocated whole)",
 }
-
-
-def assumptions(wl: Workload) -> dict[str, str]:
-    """What the estimate assumed of the software that runs the job (--loop, --engine)."""
-    if wl.mode == "train":
-        return {"loop": wl.loop}
-    if wl.mode == "generate":
-        return {"engine": wl.engine}
-    return {}
 
 
 def workload_line(wl: Workload, m: TransformerModel, per_card: bool = False) -> str:

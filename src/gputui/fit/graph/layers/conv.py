@@ -177,10 +177,11 @@ def conv2d_transpose(raw: Mapping[str, Any], shape: Shape) -> LayerStats:
     kernel_params = prod(kernel) * shape[-1] * filters
     bias = filters if use_bias else 0
     flops = 2 * kernel_params * prod(shape[:-1])
-    # with a bias PyTorch's CPU transposed convolution clones its output (an
-    # aten::clone beside the output and oneDNN's result): two output-sized buffers
+    # PyTorch's CPU transposed convolution holds three output-sized buffers at once
+    # (its output, oneDNN's result and a copy), bias or not; where the input is the
+    # larger, its reorder and one output-sized buffer (the profiler's allocation events)
     out_el = prod(out)
-    forward = max(prod(shape), 2 * out_el if bias else out_el)
+    forward = max(prod(shape) + out_el, 2 * out_el)
     return _kernel_stats(out, kernel_params, bias, flops, prod(shape), act, forward)
 
 
