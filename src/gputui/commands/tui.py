@@ -40,6 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="neither read nor write the saved dashboard settings (settings.toml)",
     )
     parser.add_argument(
+        "--record",
+        type=path_arg,
+        metavar="FILE",
+        help="also record every poll to FILE while the dashboard runs (see `gputui record`)",
+    )
+    parser.add_argument(
         "--models",
         type=path_arg,
         dest="dashboard_models",
@@ -66,8 +72,10 @@ FAST_DEFAULTS: dict[str, object] = {
     "respect_cuda_visible_devices": False,
     "no_config": False,
     "dashboard_models": None,
+    "recording": None,
     "prometheus": None,
     "match": None,
+    "record": None,
     "command": None,
 }
 
@@ -163,6 +171,16 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
     except (OSError, ValueError) as exc:  # a scenario file the simulator could not read
         raise UserError(str(exc)) from None
 
+    record_to = getattr(args, "record", None)
+    if record_to is not None:
+        from gputui.recording.store import Recorder
+        from gputui.sources.recorded import Recorded
+
+        try:
+            source = Recorded(source, Recorder(record_to))
+        except UserError:
+            source.close()
+            raise
     models = getattr(args, "dashboard_models", None)
     if models is not None:
         try:  # read once here so a file that is no models file at all is refused at start

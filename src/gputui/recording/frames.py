@@ -1,0 +1,164 @@
+"""A snapshot document as a keyframe or as the values that changed since the poll before.
+
+A poll's snapshot, encoded as the `snapshot --json` document (model/snapshot_encode.py),
+is stored whole every so often (a keyframe) and otherwise as a delta: the positions and
+new values of the leaves that changed. The document is walked generically, so a field
+the Snapshot gains is stored without this module naming it. A document whose shape
+changed (a process came or went, a GPU was lost) is stored as a keyframe.
+
+Leaves are compared by value and type (1, 1.0 and True are equal in Python, not here).
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+# A frame body decompresses to at most this many bytes: a damaged or hostile file cannot
+# make the reader allocate without bound (a real keyframe is tens of KiB).
+MAX_FRAME_BYTES = 16 << 20
+
+Ref = tuple[Any, Any]  # (container, key): where a leaf lives in a document
+
+
+def _is_records(value: object) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
+def _is_number(value: object) -> bool:
+    return type(value) is int or type(value) is float
+
+
+def _is_numbers(value: object) -> bool:
+    """A list of numbers (a host's per-CPU load): its members are leaves of their own."""
+    return isinstance(value, list) and bool(value) and all(_is_number(v) for v in value)
+
+
+def _walk(node: dict[str, Any], shape: list[object], values: list[object]) -> None:
+    for key, value in node.items():
+        shape.append(key)
+        if isinstance(value, dict):
+            shape.append("{")
+            _walk(value, shape, values)
+            shape.append("}")
+        elif _is_records(value):
+            shape.append(len(value))
+            for item in value:
+                _walk(item, shape, values)
+        elif _is_numbers(value):
+            shape.append(-len(value))
+            values += value
+        else:
+            values.append(value)
+
+
+def flatten(document: dict[str, Any]) -> tuple[list[object], list[object]]:
+    """The document's shape (its keys and record counts) and its leaf values, in walk order."""
+    shape: list[object] = []
+    values: list[object] = []
+    _walk(document, shape, values)
+    return shape, values
+
+
+def _walk_refs(node: dict[str, Any] | list[Any], refs: list[Ref]) -> None:
+    items = node.items() if isinstance(node, dict) else enumerate(node)
+    for key, value in items:
+        if isinstance(value, dict):
+            _walk_refs(value, refs)
+        elif _is_records(value):
+            for item in value:
+                _walk_refs(item, refs)
+        elif _is_numbers(value):
+            refs += ((value, i) for i in range(len(value)))
+        else:
+            refs.append((node, key))
+
+
+def leaf_refs(document: dict[str, Any]) -> list[Ref]:
+    """Where each leaf of `document` lives, in the order `flatten` lists their values."""
+    refs: list[Ref] = []
+    _walk_refs(document, refs)
+    return refs
+
+
+def _step(old: object, new: object) -> int | float | None:
+    """`new - old` where adding it back gives `new` exactly, of `new`'s type, and is shorter
+    to write (a counter, an uptime, a clock: the step repeats and compresses to little)."""
+    if not (_is_number(new) and type(old) is type(new)):
+        return None
+    step = new - old  # type: ignore[operator]
+    if old + step != new or type(old + step) is not type(new):
+        return None
+    return step if len(repr(step)) < len(repr(new)) else None
+
+
+def changes(before: list[object], after: list[object]) -> list[list[object]]:
+    """The delta from `before` to `after` (same shape): [set, add], each a list of
+    [gap, value, gap, value, ...], a gap being the distance from that list's previous
+    position (small numbers compress well); `set` puts a value, `add` adds a step."""
+    put: list[object] = []
+    add: list[object] = []
+    last_put = last_add = -1
+    for at, (old, new) in enumerate(zip(before, after, strict=True)):
+        if type(old) is type(new) and old == new:
+            continue
+        step = _step(old, new)
+        if step is None:
+            put += (at - last_put, new)
+            last_put = at
+        else:
+            add += (at - last_add, step)
+            last_add = at
+    return [put, add]
+
+
+def _positions(refs: list[Ref], pairs: object) -> Iterator[tuple[Ref, object]]:
+    if not isinstance(pairs, list) or len(pairs) % 2:
+        raise ValueError("a delta that is not a list of pairs")
+    at = -1
+    for i in range(0, len(pairs), 2):
+        gap = pairs[i]
+        if type(gap) is not int or gap < 1:
+            raise ValueError("a delta position that is not a positive integer")
+        at += gap
+        if at >= len(refs):
+            raise ValueError("a delta position past the document's end")
+        yield refs[at], pairs[i + 1]
+
+
+def apply(refs: list[Ref], delta: object) -> None:
+    """Set the changed leaves of the document `refs` points into; ValueError for a delta
+    that does not fit it (a damaged file)."""
+    if not isinstance(delta, list) or len(delta) != 2:
+        raise ValueError("a delta that is not [set, add]")
+    for (container, key), value in _positions(refs, delta[0]):
+        container[key] = value
+    for (container, key), step in _positions(refs, delta[1]):
+        old = container[key]
+        if not (_is_number(step) and _is_number(old)):
+            raise ValueError("a step added to what is not a number")
+        container[key] = old + step
+
+
+def pack(value: object) -> bytes:
+    """JSON, compressed: a keyframe's document or a delta's list."""
+    text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+    return zlib.compress(text.encode(), 6)
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def unpack(body: bytes) -> Any:
+    """`pack`'s inverse; ValueError for a body that is not one (bounded, see MAX_FRAME_BYTES)."""
+    try:
+        inflate = zlib.decompressobj()
+        raw = inflate.decompress(body, MAX_FRAME_BYTES)
+        if inflate.unconsumed_tail:
+            raise ValueError("a frame larger than any gputui writes")
+        return json.loads(raw, parse_constant=_no_constant)
+    except (zlib.error, UnicodeDecodeError, RecursionError) as exc:
+        raise ValueError(f"a frame that is not one: {exc}") from None
