@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from types import SimpleNamespace
 
 # In `gputui --help` order; each is gputui.commands.<name> with a register(sub).
-COMMANDS = ("snapshot", "catalog", "fit", "exporter", "record")
+COMMANDS = ("snapshot", "catalog", "fit", "exporter", "record", "replay")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
