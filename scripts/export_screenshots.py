@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +25,7 @@ from textual.pilot import Pilot
 
 from gputui.core.resources import scenarios_dir
 from gputui.tui.app import GpuTuiApp
-from gputui.tui.demo import demo_app
+from gputui.tui.demo import demo_app, replay_demo_app
 from gputui.tui.screens.catalog import CatalogScreen
 from gputui.tui.screens.device import DeviceScreen
 from gputui.tui.screens.fit import FitScreen
@@ -47,6 +50,7 @@ class Scene:
     fallback_reason: str | None = None
     keys: tuple[str, ...] = ()
     wait_for_screen: type | None = None
+    replay: bool = False  # `gputui replay` on a recording of the scenario (tui/demo.py)
 
 
 SCENES = (
@@ -95,6 +99,8 @@ SCENES = (
     ),
     Scene("history", (120, 40), keys=("h",), wait_for_screen=HistoryScreen),
     Scene("history-80x24", (80, 24), keys=("h",), wait_for_screen=HistoryScreen),
+    # replay, paused, then `n`: the next alert, marked on the time bar and named above it
+    Scene("replay", (120, 40), keys=("n",), replay=True),
 )
 
 
@@ -108,6 +114,10 @@ async def _until(pilot: Pilot[Any], cond: Callable[[], bool], what: str) -> None
 
 async def shoot(scene: Scene, out: Path) -> None:
     path = scenarios_dir() / scene.scenario if scene.scenario else None
+    if scene.replay:
+        with tempfile.TemporaryDirectory() as folder:
+            await _shoot(scene, out, replay_demo_app(Path(folder), path, catalog_labels))
+        return
     app: GpuTuiApp = demo_app(
         path,
         fallback_reason=scene.fallback_reason,
@@ -117,6 +127,10 @@ async def shoot(scene: Scene, out: Path) -> None:
         ),
         models_path=ROOT / "examples" / "models.toml",  # not whatever ./gputui.toml holds
     )
+    await _shoot(scene, out, app)
+
+
+async def _shoot(scene: Scene, out: Path, app: GpuTuiApp) -> None:
     async with app.run_test(size=scene.size) as pilot:
         await _until(pilot, lambda: app.latest_snapshot is not None, "the first poll")
         await _until(pilot, lambda: app.cards_matched, "catalog labels")
@@ -160,6 +174,9 @@ def to_png(svg: Path, png: Path) -> bool:
 def main(argv: list[str] | None = None) -> int:
     # The pictures must not depend on how fast this machine is: no fit pass is cut short.
     fit_pass.ESTIMATE_BUDGET_S = 600.0
+    # The replay's time bar shows local times: the same on every machine.
+    os.environ["TZ"] = "UTC"
+    time.tzset()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "screenshots")
     parser.add_argument("--only", nargs="*", help="scene names to render (default: all)")

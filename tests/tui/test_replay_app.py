@@ -108,7 +108,7 @@ async def test_speeds_x1_x10_x60(tmp_path: Path) -> None:
 
 async def test_jump_to_the_next_and_previous_alert(tmp_path: Path) -> None:
     app, times = make_replay(tmp_path / "run.sqlite")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(160, 40)) as pilot:
         await shown_at(pilot, app, times[0])
         await pilot.press("n")
         await shown_at(pilot, app, times[30])

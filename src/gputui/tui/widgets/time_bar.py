@@ -38,8 +38,10 @@ class TimeBar(Static):
         head.append(f"   alerts {len(self.alerts)}")
         if alert_text:
             head.append(f"   {alert_text}", style="bold red")
+        width = max(1, self.size.width - 2)
+        head.truncate(width, overflow="ellipsis")  # the bar keeps its own line
         bar = Text()
-        for char in bar_cells(max(1, self.size.width - 2), self.span, at, self.alerts):
+        for char in bar_cells(width, self.span, at, self.alerts):
             bar.append(char, style="bold red" if char == "▲" else "")
         head.append("\n")
         head.append_text(bar)
