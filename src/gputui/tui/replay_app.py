@@ -74,6 +74,7 @@ class ReplayApp(GpuTuiApp):
 
     def _show_time(self) -> None:
         at = self.replay.now()
+        self.time_bar.span = self.replay.span  # a recording still being written grows
         if self.time_bar.is_attached:
             self.time_bar.show(at, self.replay.speed, self.replay.paused, self._alert_here(at))
 
@@ -96,6 +97,8 @@ class ReplayApp(GpuTuiApp):
         self._show_header()
 
     def action_step(self, forward: bool) -> None:
+        if forward and self.times and self.replay.now() >= self.times[-1]:
+            self.times = self.replay.recording.times()  # polls recorded since it opened
         to = step_time(self.times, self.replay.now(), forward)
         if to is not None:
             self._moved(to, pause=True)

@@ -1,0 +1,79 @@
+"""`gputui record`'s options, and `gputui --record`'s source: the dashboard outlives a
+recording that fails."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gputui.commands.record import parse_duration
+from gputui.core.errors import UserError
+from gputui.recording.reader import open_recording
+from gputui.recording.schema import RecordingError
+from gputui.recording.store import Recorder
+from gputui.sources.recorded import Recorded
+from tests.recording.conftest import simulated
+
+RECORD = [sys.executable, "-m", "gputui", "record", "--source", "demo"]
+
+
+def test_durations() -> None:
+    assert parse_duration("90m", "--retention") == 5400
+    assert parse_duration("7d", "--retention") == 7 * 86400
+    assert parse_duration("2w", "--retention") == 14 * 86400
+    assert parse_duration("3600", "--retention") == 3600
+    for bad in ("10s", "soon", "-1d", "1e9d", ""):
+        with pytest.raises(UserError, match="--retention: .* is not a duration"):
+            parse_duration(bad, "--retention")
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--retention", "soon"], "gputui: --retention: 'soon' is not a duration"),
+        (["--interval", "0"], "gputui: --interval: 0 s is out of range (0.1 to 3600)"),
+        (["--out", "/nonexistent-folder/run.sqlite"], "gputui: /nonexistent-folder/run.sqlite: cannot create"),
+    ],
+)  # fmt: skip
+def test_bad_options_are_one_line_and_exit_2(args: list[str], line: str) -> None:
+    proc = subprocess.run([*RECORD, *args], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(line) and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_the_dashboards_source_records_each_poll(tmp_path: Path) -> None:
+    source, clock = simulated("demo")
+    recorded = Recorded(source, Recorder(tmp_path / "run.sqlite"))
+    polls = []
+    for i in range(3):
+        clock[0] = float(i)
+        polls.append(recorded.poll())
+    recorded.close()
+    with open_recording(tmp_path / "run.sqlite") as recording:
+        assert list(recording.snapshots()) == polls
+
+
+def test_a_failed_recording_is_a_notice_and_polling_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, clock = simulated("demo")
+    recorder = Recorder(tmp_path / "run.sqlite")
+    recorded = Recorded(source, recorder)
+    recorded.poll()
+
+    def full(*_args: object, **_kw: object) -> None:
+        raise RecordingError("run.sqlite: the disk is full; recorded up to 12:00:00")
+
+    monkeypatch.setattr(recorder, "write", full)
+    clock[0] = 1.0
+    after = recorded.poll()
+    assert after.notices[-1] == (
+        "recording stopped: run.sqlite: the disk is full; recorded up to 12:00:00"
+    )
+    assert recorded.recorder is None
+    clock[0] = 2.0
+    assert recorded.poll().timestamp > after.timestamp
+    Recorder(tmp_path / "run.sqlite").close()  # the lock was given back
