@@ -6,7 +6,8 @@ new values of the leaves that changed. The document is walked generically, so a 
 the Snapshot gains is stored without this module naming it. A document whose shape
 changed (a process came or went, a GPU was lost) is stored as a keyframe.
 
-Leaves are compared by value and type (1, 1.0 and True are equal in Python, not here).
+Leaves are compared by value and type (1, 1.0 and True are equal in Python, not here;
+nor are 0.0 and -0.0).
 """
 
 from __future__ import annotations
@@ -113,7 +114,8 @@ def changes(before: list[object], after: list[object]) -> list[list[object]]:
     last_put = last_add = -1
     for at, (old, new) in enumerate(zip(before, after, strict=True)):
         if type(old) is type(new) and old == new:
-            continue
+            if new or type(new) is not float or repr(old) == repr(new):  # -0.0 is not 0.0
+                continue
         step = _step(old, new)
         if step is None:
             put += (at - last_put, new)
