@@ -113,9 +113,10 @@ def changes(before: list[object], after: list[object]) -> list[list[object]]:
     add: list[object] = []
     last_put = last_add = -1
     for at, (old, new) in enumerate(zip(before, after, strict=True)):
-        if type(old) is type(new) and old == new:
-            if new or type(new) is not float or repr(old) == repr(new):  # -0.0 is not 0.0
-                continue
+        same = type(old) is type(new) and old == new
+        # -0.0 == 0.0, yet it is another reading (and another JSON text): compared by repr.
+        if same and (new or type(new) is not float or repr(old) == repr(new)):
+            continue
         step = _step(old, new)
         if step is None:
             put += (at - last_put, new)
