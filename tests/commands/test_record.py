@@ -77,3 +77,21 @@ def test_a_failed_recording_is_a_notice_and_polling_goes_on(
     clock[0] = 2.0
     assert recorded.poll().timestamp > after.timestamp
     Recorder(tmp_path / "run.sqlite").close()  # the lock was given back
+
+
+def test_replay_refuses_what_it_cannot_play_in_one_line(tmp_path: Path) -> None:
+    noise = tmp_path / "noise.sqlite"
+    noise.write_bytes(b"\x00not sqlite" * 50)
+    empty = tmp_path / "empty.sqlite"
+    Recorder(empty).close()
+    for path, line in (
+        (
+            tmp_path / "absent.sqlite",
+            f"gputui: recording: {tmp_path / 'absent.sqlite'}: no such file",
+        ),
+        (noise, f"gputui: {noise}: not a gputui recording (not an SQLite file); left as it is"),
+        (empty, f"gputui: {empty}: no poll recorded yet"),
+    ):
+        proc = subprocess.run([sys.executable, "-m", "gputui", "replay", str(path)],
+                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)  # fmt: skip
+        assert (proc.returncode, proc.stderr) == (2, line + "\n")
