@@ -233,3 +233,23 @@ def test_a_newer_schema_is_refused_and_never_rewritten(recorded: Recorded) -> No
     with contextlib.closing(sqlite3.connect(path)) as db:
         db.execute("PRAGMA user_version = 2")
     _refused_both_ways(path, r"newer gputui \(schema 2; this one reads up to 1\)")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount a small tmpfs")
+def test_a_full_tmpfs_is_the_disk_is_full(tmp_path: Path) -> None:
+    """A real ENOSPC: a 384 KiB tmpfs fills up; the line says so and the polls stay."""
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=384k", "tmpfs", str(mount)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        path = mount / "run.sqlite"
+        proc = subprocess.run([*RECORD, "--interval", "0.1", "--out", str(path)],
+                              capture_output=True, timeout=300)  # fmt: skip
+        err = proc.stderr.decode()
+        assert proc.returncode == 2 and "Traceback" not in err, err
+        last = err.strip().splitlines()[-1]
+        assert last.startswith(f"gputui: {path}: the disk is full; recorded up to "), err
+        assert len(polls_in(path)) >= 3
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
