@@ -97,10 +97,15 @@ def leaf_refs(document: dict[str, Any]) -> list[Ref]:
 def _step(old: object, new: object) -> int | float | None:
     """`new - old` where adding it back gives `new` exactly, of `new`'s type, and is shorter
     to write (a counter, an uptime, a clock: the step repeats and compresses to little)."""
-    if not (_is_number(new) and type(old) is type(new)):
+    if type(new) is int and type(old) is int:
+        assert isinstance(new, int) and isinstance(old, int)  # for the type checker
+        whole = new - old
+        return whole if -abs(new) < whole * 10 < abs(new) else None  # a digit shorter
+    if type(new) is not float or type(old) is not float:
         return None
-    step = new - old  # type: ignore[operator]
-    if old + step != new or type(old + step) is not type(new):
+    assert isinstance(new, float) and isinstance(old, float)
+    step = new - old
+    if old + step != new:
         return None
     return step if len(repr(step)) < len(repr(new)) else None
 
