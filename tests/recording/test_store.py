@@ -104,6 +104,7 @@ def test_a_poll_stamped_before_the_last_is_skipped(tmp_path: Path) -> None:
     source, clock = simulated("demo")
     path = tmp_path / "run.sqlite"
     with Recorder(path) as recorder:
+        recorder.write(replace(source.poll(), timestamp=float("nan")))
         for at in (0.0, 1.0, 0.5, 2.0):
             clock[0] = at
             recorder.write(source.poll())

@@ -19,6 +19,7 @@ What is promised (docs/record.md), and how:
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import socket
 import sqlite3
@@ -133,10 +134,12 @@ class Recorder:
     def write(self, snapshot: Snapshot, alerts: Iterable[AlertChange] = ()) -> None:
         """Append one poll, committed before this returns; RecordingError on a full disk or
         a read-only file (what was committed before stays). A poll not later than the last
-        one recorded (the clock stepped back) is skipped; its alerts are kept."""
-        changes = [(a.timestamp, _alert_json(a)) for a in alerts]
+        one recorded (the clock stepped back), or stamped with no finite time, is skipped; its
+        alerts are kept."""
+        changes = [(a.timestamp, _alert_json(a)) for a in alerts if math.isfinite(a.timestamp)]
         frame = None
-        if self.last_t is None or snapshot.timestamp > self.last_t:
+        fresh = self.last_t is None or snapshot.timestamp > self.last_t
+        if fresh and math.isfinite(snapshot.timestamp):
             frame = self._frame(snapshot)
         try:
             self._conn.execute("BEGIN IMMEDIATE")
