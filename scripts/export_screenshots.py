@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from textual.pilot import Pilot
 
 from gputui.core.resources import scenarios_dir
 from gputui.tui.app import GpuTuiApp
-from gputui.tui.demo import demo_app
+from gputui.tui.demo import demo_app, replay_demo_app
 from gputui.tui.screens.alerts import AlertsScreen
 from gputui.tui.screens.catalog import CatalogScreen
 from gputui.tui.screens.device import DeviceScreen
@@ -51,6 +52,7 @@ class Scene:
     keys: tuple[str, ...] = ()
     wait_for_screen: type | None = None
     clear_notifications: bool = False
+    replay: bool = False  # `gputui replay` on a recording of the scenario (tui/demo.py)
 
 
 SCENES = (
@@ -108,6 +110,8 @@ SCENES = (
         wait_for_screen=AlertsScreen,
         clear_notifications=True,
     ),
+    # replay, paused, then `n`: the next alert, marked on the time bar and named above it
+    Scene("replay", (120, 40), keys=("n",), replay=True),
 )
 
 
@@ -121,6 +125,10 @@ async def _until(pilot: Pilot[Any], cond: Callable[[], bool], what: str) -> None
 
 async def shoot(scene: Scene, out: Path) -> None:
     path = scenarios_dir() / scene.scenario if scene.scenario else None
+    if scene.replay:
+        with tempfile.TemporaryDirectory() as folder:
+            await _shoot(scene, out, replay_demo_app(Path(folder), path, catalog_labels))
+        return
     app: GpuTuiApp = demo_app(
         path,
         fallback_reason=scene.fallback_reason,
@@ -130,6 +138,10 @@ async def shoot(scene: Scene, out: Path) -> None:
         ),
         models_path=ROOT / "examples" / "models.toml",  # not whatever ./gputui.toml holds
     )
+    await _shoot(scene, out, app)
+
+
+async def _shoot(scene: Scene, out: Path, app: GpuTuiApp) -> None:
     async with app.run_test(size=scene.size) as pilot:
         await _until(pilot, lambda: app.latest_snapshot is not None, "the first poll")
         await _until(pilot, lambda: app.cards_matched, "catalog labels")
@@ -178,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     time.tzset()
     # The pictures must not depend on how fast this machine is: no fit pass is cut short.
     fit_pass.ESTIMATE_BUDGET_S = 600.0
+    # The replay's time bar shows local times: the same on every machine.
+    os.environ["TZ"] = "UTC"
+    time.tzset()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "screenshots")
     parser.add_argument("--only", nargs="*", help="scene names to render (default: all)")

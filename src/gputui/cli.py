@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from types import SimpleNamespace
 
 # In `gputui --help` order; each is gputui.commands.<name> with a register(sub).
-COMMANDS = ("snapshot", "catalog", "fit", "exporter", "watch", "report", "check")
+COMMANDS = (
+    "snapshot", "catalog", "fit", "exporter", "record", "replay", "watch", "report", "check"
+)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

@@ -6,7 +6,8 @@ one module. This scan of src/gputui reports, anywhere else, a call that writes, 
 deletes a file: `open()`/`Path.open()` with a write mode, `os.open` with a write flag,
 `write_text`, `write_bytes`, `unlink`, `rename`, `rmdir`, `touch`, a one-argument
 `.replace(target)` (Path.replace; str.replace takes two), `os.replace`/`os.rename`/
-`os.remove`/`os.truncate`, `shutil` moves and removals, `tempfile` files.
+`os.remove`/`os.truncate`, `shutil` moves and removals, `tempfile` files, and an SQLite
+database opened (`sqlite3.connect` creates and writes its file).
 """
 
 from __future__ import annotations
@@ -17,13 +18,21 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[2] / "src" / "gputui"
 THE_WRITER = SRC / "core" / "userfile.py"
 # Not a user's file: where a closed stdout is pointed at /dev/null.
-ALLOWED = {(SRC / "core" / "outstream.py", "os.open")}
+# The recording store: SQLite writes its file in place (a store is appended to, never
+# replaced), and only after core.userfile.lock_store has created, checked and locked it
+# (recording/store.py); the reader opens it in SQLite's read-only mode (recording/reader.py).
+ALLOWED = {
+    (SRC / "core" / "outstream.py", "os.open"),
+    (SRC / "recording" / "store.py", "sqlite3.connect"),
+    (SRC / "recording" / "reader.py", "sqlite3.connect"),
+}
 
 METHODS = {"write_text", "write_bytes", "unlink", "rename", "rmdir", "touch", "symlink_to"}
 FUNCTIONS = {
     "os.replace", "os.rename", "os.renames", "os.remove", "os.unlink", "os.truncate",
     "os.rmdir", "os.removedirs", "shutil.rmtree", "shutil.move", "shutil.copy",
     "shutil.copyfile", "shutil.copy2", "tempfile.mkstemp", "tempfile.NamedTemporaryFile",
+    "sqlite3.connect",
 }  # fmt: skip
 WRITE_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND"}
 
@@ -87,6 +96,7 @@ def test_the_scan_sees_each_kind_of_write(tmp_path: Path) -> None:
         "open(p, 'w')\nopen(p, mode='ab')\np.open('wb')\np.write_text('x')\np.unlink()\n"
         "os.replace(a, b)\np.replace(q)\nshutil.rmtree(d)\nos.open(p, os.O_WRONLY)\n"
         "open(p)\np.open('rb')\ns.replace('a', 'b')\nos.open(p, os.O_RDONLY)\n"
+        "sqlite3.connect(p)\n"
     )
     global SRC
     saved, SRC = SRC, tmp_path
@@ -94,4 +104,4 @@ def test_the_scan_sees_each_kind_of_write(tmp_path: Path) -> None:
         lines = [int(f.split(":")[1]) for f in findings(sample)]
     finally:
         SRC = saved
-    assert lines == [2, 3, 4, 5, 6, 7, 8, 9, 10]
+    assert lines == [2, 3, 4, 5, 6, 7, 8, 9, 10, 15]

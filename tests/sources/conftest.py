@@ -66,6 +66,7 @@ SAMPLE_FIELDS = tuple(f.name for f in dataclasses.fields(DeviceSample))
 CAPABILITIES: dict[str, frozenset[str]] = {
     "nvml": frozenset({"processes", "unsupported_list", "host", "versions"}),
     "simulated": frozenset({"processes", "unsupported_list", "host", "versions"}),
+    "replay": frozenset({"processes", "unsupported_list", "host", "versions"}),
     "prometheus": frozenset(),
 }
 SOURCES = registry.sources()  # every registered source, in the registry's order
@@ -84,6 +85,7 @@ PROMETHEUS_FIELDS = frozenset(
 REPORTED_FIELDS: dict[str, frozenset[str]] = {
     "nvml": frozenset(SAMPLE_FIELDS) - frozenset(GPM_FIELDS),
     "simulated": frozenset(SAMPLE_FIELDS) - frozenset(GPM_FIELDS),
+    "replay": frozenset(SAMPLE_FIELDS) - frozenset(GPM_FIELDS),
     "prometheus": PROMETHEUS_FIELDS,
 }
 
@@ -354,6 +356,48 @@ def open_simulated(folder: Path) -> SourceCase:
     return SourceCase("simulated", source, lose, poll_bound_s=2.0)
 
 
+# --- replay -----------------------------------------------------------------------------
+
+REPLAY_STEP_S = 0.25  # between recorded polls
+REPLAY_LENGTH_S = 90.0
+
+
+def open_replay(folder: Path) -> SourceCase:
+    """A recording of the simulated GPUs (made on the simulator's clock, no wait), played
+    from now: its polls were stamped from the real time at set-up, so a replayed poll
+    carries about the time it is played at; `lose` moves the replay clock past
+    LOSES_AFTER_S, as for the simulator."""
+    from gputui.recording.reader import open_recording
+    from gputui.recording.store import Recorder
+    from gputui.sources.replay.source import ReplaySource
+    from gputui.sources.simulated.source import SimulatedSource
+
+    scenario = folder / "contract.toml"
+    started = time.time()
+    scenario.write_text(
+        f"start_timestamp = {started!r}\n" + sim_scenario("contract-host", SIM_GPUS + SIM_LOSES)
+    )
+    at = [0.0]
+    simulated = SimulatedSource.from_scenario(scenario, clock=lambda: at[0])
+    path = folder / "contract.gputui"
+    with Recorder(path) as recorder:
+        while at[0] <= REPLAY_LENGTH_S:
+            recorder.write(simulated.poll())
+            at[0] += REPLAY_STEP_S
+    skipped = [0.0]
+    opened = time.monotonic()
+    source = ReplaySource(
+        open_recording(path),
+        clock=lambda: time.monotonic() - opened + skipped[0],
+        start=time.time(),
+    )
+
+    def lose() -> None:
+        skipped[0] = max(skipped[0], LOSES_AFTER_S)
+
+    return SourceCase("replay", source, lose, poll_bound_s=2.0)
+
+
 # --- prometheus ---------------------------------------------------------------------------
 
 
@@ -427,6 +471,7 @@ def _open_prometheus_case(
 SETUPS: dict[str, Callable[[pytest.FixtureRequest, Path, bool], SourceCase]] = {
     "nvml": lambda request, folder, _: open_nvml(request.getfixturevalue("fakenvml_build"), folder),
     "simulated": lambda _request, folder, _private: open_simulated(folder),
+    "replay": lambda _request, folder, _private: open_replay(folder),
     "prometheus": _open_prometheus_case,
 }
 

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gputui.commands import path_arg
+
+if TYPE_CHECKING:
+    from gputui.recording.reader import Recording
 
 MAX_PID = 1 << 22  # Linux's PID limit
 # A recording is opened by the store's own reader, which checks what it holds; this is
@@ -52,25 +55,13 @@ def register(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def open_run(path: Path) -> Any:
+def open_run(path: Path) -> Recording:
     """The recording at `path`, by the recording store's reader (`gputui.recording`):
     `.span()` (None when empty), `.snapshots(since, until)`, `.alerts(since, until)`,
-    `.meta`; a file that is not one is its one-line UserError."""
-    import importlib
+    `.meta`; a file that is not one is its one-line error (RecordingError, a UserError)."""
+    from gputui.recording.reader import open_recording
 
-    from gputui.core.errors import UserError
-
-    try:
-        reader = importlib.import_module("gputui.recording.reader")
-    except ModuleNotFoundError as exc:  # a build without the recording store
-        if not (exc.name or "").startswith("gputui.recording"):
-            raise
-        from gputui.core.inputfile import shown
-
-        raise UserError(
-            f"FILE: {shown(path)}: this gputui cannot read recordings (no gputui.recording)"
-        ) from None
-    return reader.open_recording(path)
+    return open_recording(path)
 
 
 def offsets_as_values(words: list[str]) -> list[str]:

@@ -45,6 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="neither read nor write the saved dashboard settings (settings.toml)",
     )
     parser.add_argument(
+        "--record",
+        type=path_arg,
+        metavar="FILE",
+        help="also record every poll to FILE while the dashboard runs (see `gputui record`)",
+    )
+    parser.add_argument(
         "--models",
         type=path_arg,
         dest="dashboard_models",
@@ -71,8 +77,10 @@ FAST_DEFAULTS: dict[str, object] = {
     "respect_cuda_visible_devices": False,
     "no_config": False,
     "dashboard_models": None,
+    "recording": None,
     "prometheus": None,
     "match": None,
+    "record": None,
     "command": None,
 }
 
@@ -168,6 +176,16 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
     except (OSError, ValueError) as exc:  # a scenario file the simulator could not read
         raise UserError(str(exc)) from None
 
+    record_to = getattr(args, "record", None)
+    if record_to is not None:
+        from gputui.recording.store import Recorder
+        from gputui.sources.recorded import Recorded
+
+        try:
+            source = Recorded(source, Recorder(record_to))
+        except UserError:
+            source.close()
+            raise
     models = getattr(args, "dashboard_models", None)
     if models is not None:
         try:  # read once here so a file that is no models file at all is refused at start
@@ -214,6 +232,8 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
         if settings.interval is not None and interval == FAST_DEFAULTS["interval"]:
             interval = settings.interval  # a saved interval, unless --interval said another
 
+    if record_to is not None:
+        _record_alerts(source, alert_rules)
     return run_dashboard(
         source,
         fallback_reason=fallback_reason,
@@ -225,6 +245,17 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
         first_poll=first_poll,
         alert_rules=alert_rules,
     )
+
+
+def _record_alerts(source: Source, rules: tuple[Rule, ...] | None) -> None:
+    """`--record`: the recording keeps every alert change the rules give (its own engine:
+    a rule muted on the alerts screen is muted in the view, not in the record)."""
+    from gputui.alerts.engine import AlertEngine
+    from gputui.alerts.rules import default_rules
+    from gputui.sources.recorded import Recorded
+
+    if isinstance(source, Recorded):
+        source.alerts = AlertEngine(rules if rules is not None else default_rules()).update
 
 
 def _alert_rules(path: Path, first_poll: FirstPoll, source: Source) -> tuple[Rule, ...]:

@@ -193,3 +193,37 @@ def remove_unchanged(path: Path, seen: os.stat_result) -> bool:
     except OSError:
         return False
     return True
+
+
+def lock_store(path: Path) -> int:
+    """Create `path` if absent (this user's, 0o600) and hold an exclusive lock on it: the
+    one way an append-only store (a recording, written in place by SQLite) is opened.
+
+    A store is appended to, never replaced, so `replace_file` does not fit it; what is
+    checked is the same: a link is followed to a regular, writable file, never a folder,
+    FIFO or device. The lock (`flock`, apart from SQLite's own byte-range locks) is held
+    while the returned descriptor is open, so a second writer is refused, not interleaved.
+    Raises `WriteRefused` naming why (`"another process is writing it"` when locked), or the
+    `OSError` of the system (a read-only file system, a missing folder).
+    """
+    import fcntl
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    target, st = _target(path, follow_symlinks=True)
+    if st is None:
+        # A new file: created here and only here, never over one that appeared meanwhile.
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        target, st = _target(path, follow_symlinks=True)
+    fd = os.open(target, flags)
+    try:
+        if st is None or not _same_file(os.fstat(fd), st):
+            raise WriteRefused("the file changed while it was being opened; left as it is")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise WriteRefused("another process is writing it") from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

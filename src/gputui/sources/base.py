@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     Detail = Literal["full", "table"]
 
     # A name or alias in sources/registry.py (the registry, not this, is the list).
-    SourceKind = Literal["auto", "nvml", "simulated", "demo", "prometheus"]
+    SourceKind = Literal["auto", "nvml", "simulated", "demo", "replay", "prometheus"]
 else:
     SourceKind = str  # at run time only a name for annotations
 

@@ -87,6 +87,12 @@ class SourceEntry:
 SCENARIO = SourceOption(
     "--scenario", metavar="FILE", kind="path", help="simulated-GPU scenario TOML file"
 )
+RECORDING = SourceOption(
+    "--recording",
+    metavar="FILE",
+    kind="path",
+    help="with --source replay: the recording to play (gputui record's file)",
+)
 PROMETHEUS_URL = SourceOption(
     "--prometheus", metavar="URL", help="the cluster view: every GPU a Prometheus server holds"
 )
@@ -115,6 +121,13 @@ ENTRIES: tuple[SourceEntry, ...] = (
         help="simulated GPUs from a scenario file (default: the shipped demo)",
         opener="gputui.sources.simulated.source:SimulatedSource",
         options=(SCENARIO,),
+    ),
+    SourceEntry(
+        "replay",
+        help="a recording played at its own pace (needs --recording FILE)",
+        opener="gputui.sources.replay.source:ReplaySource",
+        options=(RECORDING,),
+        required=("recording",),
     ),
     SourceEntry(
         "prometheus",

@@ -81,3 +81,53 @@ def _listed_identity(app: GpuTuiApp) -> Callable[[int], Identity | None]:
         return None
 
     return identify
+
+
+# The replay picture: a recording of the scenario around DEMO_T, with two alerts.
+REPLAY_ALERTS_AT = (DEMO_T + 40, DEMO_T + 200)
+
+
+def replay_demo_app(
+    folder: Path, scenario: Path | None = None, card_lookup: CardLookup | None = None
+) -> GpuTuiApp:
+    """`gputui replay` on a recording made here (in `folder`) of the frozen scenario, paused
+    at DEMO_T with its history before it, on a replay clock that does not move."""
+    from gputui.model.alert import AlertChange
+    from gputui.recording.reader import open_recording
+    from gputui.recording.store import Recorder
+    from gputui.sources.replay.source import ReplaySource
+    from gputui.tui.replay_app import ReplayApp
+
+    at = [0.0]
+    source = SimulatedSource.from_scenario(scenario, clock=lambda: at[0])
+    path = folder / "demo-recording.sqlite"
+    with Recorder(path) as recorder:
+        for k in range(int(DEMO_T) - HISTORY_S, int(DEMO_T) + 300):
+            at[0] = float(k)
+            snapshot = source.poll()
+            alerts = []
+            if k in REPLAY_ALERTS_AT:
+                alerts.append(
+                    AlertChange(
+                        timestamp=snapshot.timestamp, rule="memory_high", state="firing",
+                        severity="warning", message="GPU 0 memory at or above 95 % for 30 s",
+                        gpu="0",
+                    )
+                )  # fmt: skip
+            recorder.write(snapshot, alerts=alerts)
+    recording = open_recording(path)
+    t0 = source.snapshot_at(0.0).timestamp
+    history = History(maxlen=300)
+    for snapshot in recording.snapshots(since=t0 + DEMO_T - HISTORY_S, until=t0 + DEMO_T - 1):
+        history.add(snapshot)
+    replay = ReplaySource(recording, clock=lambda: 0.0, start=t0 + DEMO_T)
+    replay.set_paused(True)
+    return ReplayApp(
+        replay,
+        alerts=recording.alerts(),
+        times=recording.times(),
+        clock=lambda: FIXED_CLOCK,
+        hostname=FIXED_HOST,
+        history=history,
+        card_lookup=card_lookup,
+    )

@@ -59,6 +59,8 @@ def header_text(f: HeaderFacts) -> Text:
 def banner_text(source: str, fallback_reason: str | None) -> str | None:
     if source == "nvml":
         return None
+    if source == "replay":
+        return "REPLAY of a recording: these GPUs and processes are not live"
     if fallback_reason:
         return f"SIMULATED GPUs, not yours: NVML is unusable ({fallback_reason})"
     return "SIMULATED GPUs, not yours (--demo)"
