@@ -36,6 +36,8 @@ BASE: dict[str, list[str]] = {
     "fit": ["fit"],
     "exporter": ["exporter", "--source", "demo", "--listen", "127.0.0.1:0"],
     "watch": ["watch", "--source", "demo", "--polls", "1", "--alerts"],
+    "record": ["record", "--source", "demo"],
+    "replay": ["replay"],
 }
 # Options that need others beside them: "CERT" and "KEY" stand for a valid pair.
 COMPANIONS: dict[str, list[str]] = {

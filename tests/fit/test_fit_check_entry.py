@@ -12,7 +12,7 @@ from gputui.fit.graph.estimate import check as check_graph
 from gputui.fit.graph.spec import ModelSpec
 from gputui.fit.importers.modelsfile import load_models
 from gputui.fit.transformer.estimate import estimate
-from gputui.fit.transformer.table import TransformerSpec
+from gputui.fit.transformer.spec import TransformerSpec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "models.toml"
 

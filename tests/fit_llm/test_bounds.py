@@ -22,9 +22,9 @@ from gputui.core.errors import UserError
 from gputui.fit.importers.gguf import load_gguf
 from gputui.fit.importers.hf import load_cached, load_folder, load_path
 from gputui.fit.importers.hfkeys import from_hf_dict
+from gputui.fit.importers.transformer_table import from_model_table
 from gputui.fit.transformer.config import ConfigError, Moe
 from gputui.fit.transformer.model import TransformerModel, from_config
-from gputui.fit.transformer.table import from_model_table
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "llm"

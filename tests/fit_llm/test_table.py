@@ -9,7 +9,7 @@ import pytest
 
 from gputui.core.errors import UserError
 from gputui.fit.importers.hf import load_path
-from gputui.fit.transformer import from_model_table
+from gputui.fit.importers.transformer_table import from_model_table
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -20,7 +20,7 @@ from typing import Any
 
 import generators as gen
 
-from gputui.fit.transformer.table import KEYS as TABLE_KEYS
+from gputui.fit.importers.transformer_table import KEYS as TABLE_KEYS
 
 FAMILY = "transformer_table"
 CONFIG = (

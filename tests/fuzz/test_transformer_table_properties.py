@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from gputui.core.errors import UserError
 from gputui.fit.importers.modelsfile import load_models
-from gputui.fit.transformer.table import KEYS
+from gputui.fit.importers.transformer_table import KEYS
 
 SETTINGS = properties.bounded(150)
 CONFIG = (

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from demo_driving import app_for, ready
 
-from gputui.fit.transformer.table import TransformerSpec
+from gputui.fit.transformer.spec import TransformerSpec
 from gputui.tui.screens.fit import FitScreen
 from tests.waiting import wait_for
 

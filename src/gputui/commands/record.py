@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     if args.source == "replay":
         raise UserError("--source replay: a recording is not recorded again; copy the file")
-    options = {"scenario": args.scenario}
+    options = {"scenario": args.scenario, "recording": getattr(args, "recording", None)}
     if args.scenario is not None:
         from gputui.commands import checked_scenario
         from gputui.core.inputfile import check_option_file

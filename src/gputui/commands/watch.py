@@ -111,7 +111,12 @@ def run(args: argparse.Namespace) -> int:
 
         args.scenario = checked_scenario(args.scenario)
     try:
-        source, fallback = open_source(args.source, args.scenario, with_host=True)
+        source, fallback = open_source(
+            args.source,
+            args.scenario,
+            with_host=True,
+            options={"recording": getattr(args, "recording", None)},
+        )
     except SourceUnavailable as exc:
         raise UserError(f"NVML is not usable: {exc.reason}") from None
     except (OSError, ValueError) as exc:  # a scenario file the simulator could not read

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from gputui.fit.transformer.parallel_choice import hint_lines
     from gputui.fit.transformer.report import model_line as transformer_model_line
     from gputui.fit.transformer.report import workload_line as transformer_workload_line
-    from gputui.fit.transformer.table import TransformerSpec
+    from gputui.fit.transformer.spec import TransformerSpec
     from gputui.fit.transformer.workload import Workload
 
 # public name -> (module, name in it)
@@ -75,7 +75,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "Target": ("gputui.fit.core.target", "Target"),
     "TransformerCheck": ("gputui.fit.entry", "TransformerCheck"),
     "TransformerModel": ("gputui.fit.transformer.model", "TransformerModel"),
-    "TransformerSpec": ("gputui.fit.transformer.table", "TransformerSpec"),
+    "TransformerSpec": ("gputui.fit.importers.transformer_table", "TransformerSpec"),
     "Workload": ("gputui.fit.transformer.workload", "Workload"),
     "WorkloadAsk": ("gputui.fit.transformer.ask", "WorkloadAsk"),
     "advice_lines": ("gputui.fit.core.mig", "advice_lines"),

@@ -26,7 +26,7 @@ from gputui.fit.graph.spec import ModelSpec
 from gputui.fit.transformer.context import mark_longer_context
 from gputui.fit.transformer.estimate import Estimate, estimate
 from gputui.fit.transformer.ranking import transformer_row
-from gputui.fit.transformer.table import TransformerSpec
+from gputui.fit.transformer.spec import TransformerSpec
 from gputui.fit.transformer.workload import Workload
 
 if TYPE_CHECKING:

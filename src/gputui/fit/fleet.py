@@ -216,7 +216,7 @@ def rank_fleet_transformer(
     gives its workload. The estimate of a key (estimate_key) is computed once and shared
     by every GPU with that key: its `target` is the first of them, its figures every one's."""
     from gputui.fit.entry import FitRequest, check
-    from gputui.fit.transformer.table import TransformerSpec
+    from gputui.fit.transformer.spec import TransformerSpec
 
     keyed = keyed if keyed is not None else fleet_keys(targets)
     answers = []

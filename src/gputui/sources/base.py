@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
     from typing_extensions import Self
 
+    from gputui.sources.registry import SourceEntry
+
     # What NVML reads: everything, or only `gputui snapshot`'s table (nvml/reading.py's
     # Detail, spelled here: nvml imports this module, not the other way round).
     Detail = Literal["full", "table"]
@@ -71,6 +73,22 @@ def _open_one(name: str, options: Mapping[str, Any]) -> Source:
     return source
 
 
+def _refuse_unread(entry: SourceEntry, given: Mapping[str, Any]) -> None:
+    """A source option given to a source that does not read it is refused, not ignored
+    (`--source demo --recording run.sqlite` would otherwise show the demo silently)."""
+    from pathlib import PurePath
+
+    from gputui.core.inputfile import shown
+    from gputui.sources.registry import options
+
+    read = {option.dest for option in entry.options}
+    for option in options():
+        value = given.get(option.dest)
+        if value is not None and option.dest not in read:
+            named = shown(str(value)) if isinstance(value, PurePath) else repr(value)
+            raise ValueError(f"{option.flag}: {named}: --source {entry.name} does not read it")
+
+
 def open_source(
     kind: SourceKind = "auto",
     scenario: Path | None = None,
@@ -95,6 +113,7 @@ def open_source(
     entry = lookup(kind)
     given = dict(options or {})
     given.setdefault("scenario", scenario)
+    _refuse_unread(entry, given)
     given.update(with_host=with_host, detail=detail)
     if not entry.tries:
         return _open_one(entry.name, given), None

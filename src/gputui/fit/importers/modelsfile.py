@@ -33,7 +33,7 @@ from gputui.fit.graph.spec import MODES, OPTIMIZER_STATES, OPTIMIZERS, ModelSpec
 from gputui.fit.graph.syntax import check_elements
 
 if TYPE_CHECKING:
-    from gputui.fit.transformer.table import TransformerSpec
+    from gputui.fit.transformer.spec import TransformerSpec
 
 __all__ = [
     "MAX_LAYERS",
@@ -143,9 +143,9 @@ def _parse_models(text: str, where: str, base: Path | None) -> tuple[AnyModel, .
 
 
 def _transformer(raw: dict[str, Any], fallback: str, where: str, base: Path) -> TransformerSpec:
-    """A `kind = "transformer"` table: the LLM estimator's model and workload (fit/transformer/table.py)."""
+    """A `kind = "transformer"` table: the transformer's model and workload (transformer_table.py)."""
     from gputui.fit.importers.hf import load_path
-    from gputui.fit.transformer.table import from_model_table
+    from gputui.fit.importers.transformer_table import from_model_table
 
     name = raw.get("name")
     ctx = f"{where}: model {visible(name)!r}" if isinstance(name, str) and name else fallback

@@ -23,7 +23,7 @@ from gputui.fit.importers.detect import FileKind, detect_kind
 if TYPE_CHECKING:
     from gputui.fit.importers.modelsfile import AnyModel
     from gputui.fit.transformer.model import TransformerModel
-    from gputui.fit.transformer.table import TransformerSpec
+    from gputui.fit.transformer.spec import TransformerSpec
 
 __all__ = ["TRANSFORMER_KINDS", "detect_kind", "load_any", "load_transformer", "transformer_spec"]
 
@@ -101,6 +101,6 @@ def load_transformer(path: Path, kind: FileKind | None = None) -> TransformerMod
 def transformer_spec(model: TransformerModel) -> TransformerSpec:
     """`model` with the workload `gputui fit FILE` uses when no flag is given."""
     from gputui.fit.transformer.ask import WorkloadAsk, build_workload
-    from gputui.fit.transformer.table import TransformerSpec
+    from gputui.fit.transformer.spec import TransformerSpec
 
     return TransformerSpec(model.name, model, build_workload(WorkloadAsk(), model))

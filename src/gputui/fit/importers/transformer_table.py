@@ -1,4 +1,4 @@
-"""A models-TOML table of `kind = "transformer"`: the model from `hf_config = "path"` or an
+"""A models-TOML table of `kind = "transformer"` (an importer: the table into a TransformerSpec): the model from `hf_config = "path"` or an
 inline `config = { model_type = "llama", ... }` (HF's own key names), plus its workload keys.
 """
 
@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from gputui.fit.transformer.context import check_context, default_seq
 from gputui.fit.transformer.formats import kv_bits, weight_format
 from gputui.fit.transformer.kv_moments import default_kv_dtype
 from gputui.fit.transformer.model import TransformerModel, from_config
+from gputui.fit.transformer.spec import TransformerSpec
 from gputui.fit.transformer.weights import normalize_targets
 from gputui.fit.transformer.workload import (
     ATTENTIONS,
@@ -47,25 +47,6 @@ ALPHA_TOP = 1e9
 # the quantity (fit.transformer.bounds) each integer key is bounded as
 INT_QUANTITY = {"batch_size": "batch", "seq_len": "seq_len", "new_tokens": "new_tokens",
                 "lora_rank": "lora_rank", "grad_accum": "grad_accum", "paged_block": "block"}  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class TransformerSpec:
-    """A models-file transformer: the model, its workload, and which workload keys the table set."""
-
-    name: str
-    model: TransformerModel
-    workload: Workload
-    given: frozenset[str] = frozenset()
-    allow_longer_context: bool = False  # the table's opt-in to a context beyond the model's
-
-    @property
-    def mode(self) -> str:
-        return self.workload.mode
-
-    @property
-    def batch_size(self) -> int:
-        return self.workload.batch_size
 
 
 def _int(raw: Mapping[str, Any], key: str, default: int, where: str) -> int:
