@@ -128,6 +128,12 @@ def fleet_keys(targets: list[tuple[ClusterHost, Any]]) -> list[KeyTargets]:
     return key_targets(targets, estimate_key)
 
 
+def card_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """An estimate_key without its free memory: what a check's choice of precision reads
+    (the card, its whole memory and architecture), so it is made once per card."""
+    return key[:1] + key[2:]
+
+
 def estimate_key(target: Any) -> tuple[Any, ...]:
     """Everything of a target an estimate reads (not its name or its place in the fleet):
     GPUs with the same key get the same answer, so it is computed once per key."""
@@ -232,8 +238,17 @@ def rank_model(model: FleetModel, keyed: list[KeyTargets]) -> ModelFleet:
     from gputui.fit.entry import check
 
     answers = []
+    chosen: dict[tuple[Any, ...], str | None] = {}
     for k in keyed:
-        fit = key_fit(check(model.on(k.target)))
+        request = model.on(k.target)
+        card = card_key(k.key)
+        if request.precision is None and chosen.get(card):
+            # the check's choice on this card, made once: the choice reads no free memory
+            request = replace(request, precision=chosen[card])
+        answer = check(request)
+        # a kind estimated per precision says which it chose (a transformer's workload says it)
+        chosen.setdefault(card, getattr(answer.checks[0].chosen, "precision", None))
+        fit = key_fit(answer)
         order = (not fit.fits, -fit.max_batch_free, -(k.target.memory_free or 0))
         answers.append(KeyAnswer(order, k, fit))
     # asked without a GPU (no estimate is made): the kind's description, where no GPU answered too
