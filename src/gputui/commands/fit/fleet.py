@@ -19,9 +19,10 @@ FIT_METRICS = (
 )
 
 
-def layer_models(models: tuple[Any, ...], args: Any) -> tuple[Any, ...]:
-    """The fleet's model (fit.fleet.FleetModel) of each model a models file describes
-    with its own workload: the request the local check makes (--batch-size, --precision)."""
+def fleet_models(models: tuple[Any, ...], args: Any) -> tuple[Any, ...]:
+    """The fleet's model (fit.fleet.FleetModel) of each description that carries its own
+    workload (a layer model, whatever file or front-end made it): the request the local
+    check makes, with --batch-size and --precision."""
     from gputui.fit import FitRequest
     from gputui.fit.fleet import FleetModel
 

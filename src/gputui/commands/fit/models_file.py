@@ -144,9 +144,9 @@ def run(args: argparse.Namespace) -> int:
             )
     # the cluster: fit/fleet.py
     if getattr(args, "prometheus", None) is not None or getattr(args, "match", None) is not None:
-        from gputui.commands.fit.fleet import layer_models, run_fit
+        from gputui.commands.fit.fleet import fleet_models, run_fit
 
-        fleet = layer_models(models, args) + transformer_tables.fleet_entries(
+        fleet = fleet_models(models, args) + transformer_tables.fleet_entries(
             transformers, args, with_layers=bool(models)
         )
         return run_fit(args, header(shown(path), origin, args.device, "fleet"), fleet)
