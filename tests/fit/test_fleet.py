@@ -2,8 +2,8 @@
 of `check(FitRequest)` once per distinct GPU key and answered in one shape.
 
 The fleet here is built in memory (no Prometheus: tests/commands/test_fit_fleet_*.py read
-a real one): two H100s with the same free memory, an A100 40GB with 500 MiB free, and an
-A100 80GB in MIG mode (three instances).
+a real one): two H100s with the same free memory and a third with less, an A100 40GB with
+500 MiB free, and an A100 80GB in MIG mode (three instances).
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ CLUSTER = ClusterSnapshot(
             "h100-a",
             tuple(_gpu("h100-a", i, "NVIDIA H100 80GB HBM3", 81559, 4096) for i in range(2)),
         ),
+        ClusterHost("h100-c", (_gpu("h100-c", 0, "NVIDIA H100 80GB HBM3", 81559, 60000),)),
         ClusterHost("a100-b", (_gpu("a100-b", 0, "NVIDIA A100-SXM4-40GB", 40960, 40460),)),
         ClusterHost("mig-1", (_gpu("mig-1", 0, "NVIDIA A100-SXM4-80GB", 81920, 38144),)),
     ),
@@ -55,8 +56,9 @@ MIG = {
         MigReading("mig-1", 0, 3, "1g.10gb", 7936 * MiB, 2048 * MiB),
     ]
 }
-GPUS = 2 + 1 + 3  # a MIG instance is a candidate of its own, never the card
-KEYS = 1 + 1 + 3  # the two H100s share card and free memory
+GPUS = 3 + 1 + 3  # a MIG instance is a candidate of its own, never the card
+KEYS = 2 + 1 + 3  # two of the H100s share card and free memory
+CARDS = 1 + 1 + 3  # the H100s, the A100 40GB, the MIG profiles
 
 
 def _models() -> list[FleetModel]:
@@ -145,3 +147,29 @@ def test_text_has_one_line_builder_for_every_kind() -> None:
     assert len(rows) == 3 * GPUS
     seq = [line for line in rows if "longest seq now" in line]
     assert len(seq) == GPUS  # the transformer's rows, and only those
+
+
+def test_the_precision_is_chosen_once_per_card(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check's own choice of precision reads the card, never its free memory: the fleet
+    asks for it once per card, and the other keys of the card get the same answer as a
+    check of their own would give."""
+    import gputui.fit.entry as entry
+
+    real = entry.check
+    choosing: list[str] = []
+
+    def counting(request: Any) -> Any:
+        if request.targets and request.precision is None:
+            choosing.append(request.model.name)
+        return real(request)
+
+    monkeypatch.setattr(entry, "check", counting)
+    models = _models()
+    answer = answer_fleet(CLUSTER, MIG, models)
+    mnist = answer.models[0]
+    assert choosing.count("mnist-cnn") == CARDS < KEYS
+    for fit in mnist.ranking:
+        (own,) = real(FitRequest(models[0].request.model, (fit.target,))).checks
+        assert fit.answer.precision == own.recommended
+        assert fit.answer.peak_bytes == own.chosen.peak_bytes
+        assert fit.answer.max_batch_free == own.chosen.max_batch_size_free
