@@ -60,6 +60,23 @@ def test_no_speed_ranking_or_report_concept_is_defined_on_both_front_ends() -> N
     assert set(KEPT) - set(both) == set(), "merged: take it off KEPT"
 
 
+# The fleet is one path for every kind (tests/fit/test_fleet.py): no name of its modules
+# says a kind, so a per-kind pair (rank_x / rank_x_transformer, x_graph / x_llm) cannot return.
+FLEET = ("fleet.py", "fleet_rank.py", "report/fleet.py")
+KIND_WORDS = ("graph", "layer", "llm", "transformer", "torch", "keras")
+
+
+def test_the_fleet_defines_nothing_per_kind() -> None:
+    per_kind = []
+    for name in FLEET:
+        path = FIT / name
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            named = isinstance(node, (ast.FunctionDef, ast.ClassDef))
+            if named and any(word in node.name.lower() for word in KIND_WORDS):
+                per_kind.append(f"{name}: {node.name}")
+    assert per_kind == [], f"the fleet has per-kind code: {per_kind}"
+
+
 def _fit_json(*argv: str) -> dict[str, Any]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):

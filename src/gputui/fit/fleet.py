@@ -2,10 +2,11 @@
 
 Free memory is what the fleet's exporters report (DCGM_FI_DEV_FB_FREE), so
 "right now" means as of the last scrape; the estimate itself is gputui.fit's
-`check` (gputui.fit.entry, the one entry the local `fit` uses), in the precision asked for or the one gputui recommends for
-that GPU's architecture. Ranked: GPUs where the model fits at its batch size
-first, then by the largest batch that fits in the free memory, then by free
-memory. Down hosts and lost GPUs are not candidates. A GPU in MIG mode
+`check` (gputui.fit.entry), asked what the local `fit` asks for that GPU, for any
+model kind: the same code path for a layer model, a transformer or a front-end yet to
+come (a kind's own facts, such as a transformer's longest sequence, in one nested
+object). Ranked: GPUs where the model fits in the free memory first, then by the
+largest batch that fits in it, then by free memory. Down hosts and lost GPUs are not candidates. A GPU in MIG mode
 (dcgm-exporter's `GPU_I_ID` / `GPU_I_PROFILE` series) is one candidate per MIG
 instance, with the instance's memory (sources/prometheus/mig.py).
 
@@ -17,33 +18,17 @@ keys' answers (fleet_rank.py); the output groups them (fit/report/fleet.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from gputui.fit.fleet_rank import KeyAnswer, KeyTargets, Ranking, key_targets
 from gputui.model.cluster import ClusterHost, ClusterSnapshot, MigReading, MigReadings
 
-
-@dataclass(frozen=True, slots=True)
-class LayerAnswer:
-    """A layer model's answer on one (card, free memory) key, shared by its GPUs."""
-
-    precision: str
-    batch_size: int
-    peak_bytes: int
-    fits: bool
-    max_batch_free: int
-
-
-@dataclass(frozen=True, slots=True)
-class FleetFit:
-    host: ClusterHost
-    target: Any  # gputui.fit.core.target.Target
-    precision: str
-    batch_size: int
-    peak_bytes: int
-    fits: bool
-    max_batch_free: int
+if TYPE_CHECKING:
+    from gputui.fit.core.target import Target
+    from gputui.fit.entry import FitAnswer, FitRequest
+    from gputui.fit.transformer.workload import Workload
 
 
 def fleet_targets(cluster: ClusterSnapshot, catalog: Any) -> list[tuple[ClusterHost, Any]]:
@@ -138,50 +123,15 @@ def mig_fleet_targets(
     return out
 
 
-def rank_fleet(
-    cluster: ClusterSnapshot,
-    model: Any,
-    catalog: Any,
-    *,
-    batch_size: int | None = None,
-    precision: str | None = None,
-    targets: list[tuple[ClusterHost, Any]] | None = None,
-    keyed: list[KeyTargets] | None = None,
-) -> Ranking[FleetFit]:
-    """Every fleet GPU for one layer model, ranked: GPUs where it fits at its batch size
-    first, then by the largest batch that fits now, then by free memory. The check of a
-    (card, free memory) key (estimate_key) is made once, its answer shared by every GPU
-    with that key."""
-    from gputui.fit.core.precision import recommend
-    from gputui.fit.entry import FitRequest, check
-
-    keyed = (
-        keyed
-        if keyed is not None
-        else fleet_keys(targets if targets is not None else mig_fleet_targets(cluster, catalog))
-    )
-    answers = []
-    for k in keyed:
-        target = k.target
-        name = precision or recommend(target.architecture, model.mode)[0]
-        request = FitRequest(model, (target,), batch_size=batch_size, precision=name)
-        est = check(request).checks[0].chosen
-        fits = est.verdict_free is not None and est.verdict_free != "does not fit"
-        free_batch = est.max_batch_size_free or 0
-        answer = LayerAnswer(est.precision, est.batch_size, est.peak_bytes, fits, free_batch)
-        order = (not fits, -free_batch, -(target.memory_free or 0))
-        answers.append(KeyAnswer(order, k, answer))
-    return Ranking(
-        answers,
-        lambda h, t, a: FleetFit(
-            h, t, a.precision, a.batch_size, a.peak_bytes, a.fits, a.max_batch_free
-        ),
-    )
-
-
 def fleet_keys(targets: list[tuple[ClusterHost, Any]]) -> list[KeyTargets]:
     """The targets grouped by estimate_key: made once, shared by every model's ranking."""
     return key_targets(targets, estimate_key)
+
+
+def card_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """An estimate_key without its free memory: what a check's choice of precision reads
+    (the card, its whole memory and architecture), so it is made once per card."""
+    return key[:1] + key[2:]
 
 
 def estimate_key(target: Any) -> tuple[Any, ...]:
@@ -199,79 +149,130 @@ def estimate_key(target: Any) -> tuple[Any, ...]:
 
 
 @dataclass(frozen=True, slots=True)
-class FleetTransformerFit:
+class FleetModel:
+    """One model to place on the fleet, of any kind: the request the local `fit` makes for
+    it (its targets left empty) and, where its workload follows the GPU (a transformer's
+    default precision follows the architecture), `workload_for(target)`."""
+
+    name: str
+    request: FitRequest[Any]
+    workload_for: Callable[[Target], Workload] | None = None
+
+    def on(self, target: Target) -> FitRequest[Any]:
+        """The request for one GPU."""
+        wl = self.workload_for(target) if self.workload_for is not None else self.request.workload
+        return replace(self.request, targets=(target,), workload=wl)
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceFacts:
+    """What a model with a sequence (a transformer) adds to its answer on a GPU."""
+
+    longest_seq_free: int  # the longest sequence (prompt, for generate) that fits now
+    workload: Workload  # the workload estimated on that GPU
+
+
+@dataclass(frozen=True, slots=True)
+class KeyFit:
+    """A model's answer on one estimate key, shared by the key's GPUs, whatever its kind:
+    read from the engine's check (`chosen`, `recommended`, `batch_size`), so a new
+    front-end answers here with no fleet code of its own."""
+
+    precision: str
+    mode: str
+    batch_size: int
+    peak_bytes: int
+    fits: bool  # in the free memory now
+    verdict_free: str | None
+    max_batch_free: int
+    sequence: SequenceFacts | None = None  # None: the kind has no sequence
+
+
+@dataclass(frozen=True, slots=True)
+class FleetFit:
+    """One GPU's row: its host, its target and its key's answer."""
+
     host: ClusterHost
     target: Any  # gputui.fit.core.target.Target
-    estimate: Any  # gputui.fit.transformer.estimate.Estimate (of the first GPU of its key)
+    answer: KeyFit
 
 
-def rank_fleet_transformer(
-    targets: list[tuple[ClusterHost, Any]],
-    model: Any,
-    workload_for: Any,
-    *,
-    keyed: list[KeyTargets] | None = None,
-) -> Ranking[FleetTransformerFit]:
-    """Every fleet GPU for one transformer, ranked as rank_fleet; `workload_for(target)`
-    gives its workload. The estimate of a key (estimate_key) is computed once and shared
-    by every GPU with that key: its `target` is the first of them, its figures every one's."""
-    from gputui.fit.entry import FitRequest, check
-    from gputui.fit.transformer.spec import TransformerSpec
+@dataclass(frozen=True, slots=True)
+class ModelFleet:
+    """One model's answer across the fleet: every GPU ranked."""
 
-    keyed = keyed if keyed is not None else fleet_keys(targets)
+    model: FleetModel
+    ranking: Ranking[FleetFit]
+    # the kind's own description where it has a sequence (a transformer's
+    # TransformerModel), known when no GPU answered too; None for a kind without one
+    sequence_model: Any = None
+
+    @property
+    def fits_somewhere(self) -> bool:
+        return any(a.answer.fits for a in self.ranking.answers)
+
+
+def key_fit(answer: FitAnswer[Any, Any]) -> KeyFit:
+    """The fleet's reading of the engine's answer on one GPU (the request's only target)."""
+    (found,) = answer.checks
+    est = found.chosen
+    sequence = None
+    if answer.workload is not None:  # the kind estimates a workload with a sequence
+        sequence = SequenceFacts(int(est.longest_seq_free or 0), answer.workload)
+    return KeyFit(
+        found.recommended,
+        found.mode,
+        found.batch_size,
+        est.peak_bytes,
+        est.fits_now,
+        est.verdict_free,
+        est.max_batch_size_free or 0,
+        sequence,
+    )
+
+
+def rank_model(model: FleetModel, keyed: list[KeyTargets]) -> ModelFleet:
+    """Every fleet GPU for one model, of any kind, ranked: GPUs where it fits now first,
+    then by the largest batch that fits now, then by free memory. The engine is asked once
+    per estimate key (estimate_key), its answer shared by every GPU of the key."""
+    from gputui.fit.entry import check
+
     answers = []
+    chosen: dict[tuple[Any, ...], str | None] = {}
     for k in keyed:
-        target = k.target
-        spec = TransformerSpec(model.name, model, workload_for(target))
-        est = check(FitRequest(spec, (target,))).checks[0].estimate
-        order = (not est.fits_now, -(est.max_batch_size_free or 0), -(target.memory_free or 0))
-        answers.append(KeyAnswer(order, k, est))
-    return Ranking(answers, FleetTransformerFit)
+        request = model.on(k.target)
+        card = card_key(k.key)
+        if request.precision is None and chosen.get(card):
+            # the check's choice on this card, made once: the choice reads no free memory
+            request = replace(request, precision=chosen[card])
+        answer = check(request)
+        # a kind estimated per precision says which it chose (a transformer's workload says it)
+        chosen.setdefault(card, getattr(answer.checks[0].chosen, "precision", None))
+        fit = key_fit(answer)
+        order = (not fit.fits, -fit.max_batch_free, -(k.target.memory_free or 0))
+        answers.append(KeyAnswer(order, k, fit))
+    # asked without a GPU (no estimate is made): the kind's description, where no GPU answered too
+    described: Any = check(model.request)
+    sequence_model = described.model.model if described.workload is not None else None
+    return ModelFleet(model, Ranking(answers, FleetFit), sequence_model)
 
 
 @dataclass(frozen=True, slots=True)
 class FleetAnswer:
-    """The fleet's answer for every model: each layer model's and transformer's ranking of
-    the fleet's GPUs, and whether every model fits on some GPU now."""
+    """The fleet's answer for every model, and whether every one fits on some GPU now."""
 
     cluster: ClusterSnapshot
-    layer: tuple[tuple[Any, Ranking[FleetFit]], ...]  # (ModelSpec, its ranking)
-    transformers: tuple[
-        tuple[str, Any, Ranking[FleetTransformerFit]], ...
-    ]  # (name, model, ranking)
+    models: tuple[ModelFleet, ...]
     all_fit: bool
 
 
 def answer_fleet(
-    cluster: ClusterSnapshot,
-    mig: MigReadings,
-    models: Any,
-    transformers: tuple[tuple[str, Any, Any], ...] = (),
-    *,
-    batch_size: int | None = None,
-    precision: str | None = None,
+    cluster: ClusterSnapshot, mig: MigReadings, models: Sequence[FleetModel]
 ) -> FleetAnswer:
-    """Every model on the fleet as read (`cluster` and its `mig` readings).
-
-    `transformers`: (name, TransformerModel, workload_for(target)) for each transformer;
-    rendered by fit.report.fleet, printed by the command."""
+    """Every model on the fleet as read (`cluster` and its `mig` readings); rendered by
+    fit.report.fleet, printed by the command."""
     from gputui.catalog import load_catalog
 
-    catalog = load_catalog()
-    keyed = fleet_keys(mig_fleet_targets(cluster, catalog, mig))
-    ranked = tuple(
-        (
-            m,
-            rank_fleet(
-                cluster, m, catalog, batch_size=batch_size, precision=precision, keyed=keyed
-            ),
-        )
-        for m in models
-    )
-    llm = tuple(
-        (name, model, rank_fleet_transformer([], model, wl, keyed=keyed))
-        for name, model, wl in transformers
-    )
-    ok = all(any(a.answer.fits for a in fits.answers) for _, fits in ranked)
-    ok = ok and all(any(a.answer.fits_now for a in fits.answers) for _, _, fits in llm)
-    return FleetAnswer(cluster, ranked, llm, ok)
+    keyed = fleet_keys(mig_fleet_targets(cluster, load_catalog(), mig))
+    ranked = tuple(rank_model(m, keyed) for m in models)
+    return FleetAnswer(cluster, ranked, all(r.fits_somewhere for r in ranked))

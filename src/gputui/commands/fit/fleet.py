@@ -19,15 +19,23 @@ FIT_METRICS = (
 )
 
 
-def run_fit(
-    args: Any,
-    models: Any,
-    header: dict[str, Any],
-    transformers: tuple[tuple[str, Any, Any], ...] = (),
-) -> int:
-    """The fleet read now, answered by fit/fleet.py's answer_fleet and printed through
-    fit/report/fleet.py; the exit code (0 all fit, 1 one fits nowhere), or UserError for
-    a bad or unreachable Prometheus."""
+def fleet_models(models: tuple[Any, ...], args: Any) -> tuple[Any, ...]:
+    """The fleet's model (fit.fleet.FleetModel) of each description that carries its own
+    workload (a layer model, whatever file or front-end made it): the request the local
+    check makes, with --batch-size and --precision."""
+    from gputui.fit import FitRequest
+    from gputui.fit.fleet import FleetModel
+
+    return tuple(
+        FleetModel(m.name, FitRequest(m, batch_size=args.batch_size, precision=args.precision))
+        for m in models
+    )
+
+
+def run_fit(args: Any, header: dict[str, Any], models: tuple[Any, ...]) -> int:
+    """The fleet read now, answered by fit/fleet.py's answer_fleet for every model
+    (fit.fleet.FleetModel, any kind) and printed through fit/report/fleet.py; the exit
+    code (0 all fit, 1 one fits nowhere), or UserError for a bad or unreachable Prometheus."""
     from gputui.fit import fleet
     from gputui.fit.report.fleet import render_json, render_text
     from gputui.sources.prometheus.connect import (
@@ -45,17 +53,10 @@ def run_fit(
     )
     cluster = poll_or_fail(source)
     mig = read_mig_or_fail(source, cluster.timestamp)
-    answer = fleet.answer_fleet(
-        cluster,
-        mig,
-        models,
-        transformers,
-        batch_size=args.batch_size,
-        precision=args.precision,
-    )
+    answer = fleet.answer_fleet(cluster, mig, models)
     every = bool(getattr(args, "all", False))
     if args.json:
         print(render_json(header, answer, every=every))
     else:
-        print(render_text(answer, every=every, batch_size=args.batch_size))
+        print(render_text(answer, every=every))
     return 0 if answer.all_fit else 1

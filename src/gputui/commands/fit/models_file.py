@@ -152,10 +152,12 @@ def run(args: argparse.Namespace) -> int:
             )
     # the cluster: fit/fleet.py
     if getattr(args, "prometheus", None) is not None or getattr(args, "match", None) is not None:
-        from gputui.commands.fit.fleet import run_fit
+        from gputui.commands.fit.fleet import fleet_models, run_fit
 
-        fleet_llm = transformer_tables.fleet_entries(transformers, args, with_layers=bool(models))
-        return run_fit(args, models, header(shown(path), origin, args.device, "fleet"), fleet_llm)
+        fleet = fleet_models(models, args) + transformer_tables.fleet_entries(
+            transformers, args, with_layers=bool(models)
+        )
+        return run_fit(args, header(shown(path), origin, args.device, "fleet"), fleet)
     if args.all_cards:
         return _all_cards(args, models, path, origin, transformers)
     return _check(args, models, path, origin, transformers)

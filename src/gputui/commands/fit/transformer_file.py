@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     ):  # the fleet
         from gputui.commands.fit.fleet import run_fit
 
-        return run_fit(args, (), _header(args, "fleet"), (config_fleet_entry(args, model),))
+        return run_fit(args, _header(args, "fleet"), (config_fleet_entry(args, model),))
     if args.all_cards:
         from gputui.catalog import load_catalog
         from gputui.commands.fit.args import batch_source, budget_usd
@@ -188,10 +188,13 @@ def run(args: argparse.Namespace) -> int:
     return 1 if not ok else (EXIT_PARTIAL if unavailable else 0)
 
 
-def config_fleet_entry(args: argparse.Namespace, model: Any) -> tuple[str, Any, Any]:
-    """--prometheus for one HF config / folder / GGUF: (name, model, workload_for(target)),
-    the workload the local check would use on that GPU; a bad flag is refused here."""
-    workload(args, model, "amp_bf16")
+def config_fleet_entry(args: argparse.Namespace, model: Any) -> Any:
+    """--prometheus for one HF config / folder / GGUF: the fleet's model (fit.fleet.FleetModel)
+    with the workload the local check would use on each GPU; a bad flag is refused here."""
+    from gputui.fit import FitRequest, TransformerSpec
+    from gputui.fit.fleet import FleetModel
+
+    asked = workload(args, model, "amp_bf16")
     made: dict[str, Any] = {}
 
     def workload_for(target: Any) -> Any:
@@ -200,4 +203,5 @@ def config_fleet_entry(args: argparse.Namespace, model: Any) -> tuple[str, Any, 
             made[default] = workload(args, model, default)
         return made[default]
 
-    return (model.name, model, workload_for)
+    request = FitRequest(TransformerSpec(model.name, model, asked))
+    return FleetModel(model.name, request, workload_for)

@@ -214,15 +214,20 @@ def ranking_lines(ranked: list[tuple[Any, Any, list[Any]]], args: argparse.Names
 
 def fleet_entries(
     transformers: tuple[Any, ...], args: argparse.Namespace, with_layers: bool = False
-) -> tuple[tuple[str, Any, Any], ...]:
-    """--prometheus: (name, model, workload_for(target)) per transformer, the workload built
-    as the local check builds it (its default precision follows the target's architecture).
+) -> tuple[Any, ...]:
+    """--prometheus: the fleet's model (fit.fleet.FleetModel) per transformer, its workload
+    built as the local check builds it (its default precision follows the target's
+    architecture).
 
     Each workload is validated once here, so a bad flag is refused before any query."""
+    from gputui.fit import FitRequest, TransformerSpec
+    from gputui.fit.fleet import FleetModel
+
     out = []
     for spec in transformers:
-        workload(spec, args, "amp_bf16", with_layers)
-        out.append((spec.name, spec.model, _workload_for(spec, args, with_layers)))
+        asked = workload(spec, args, "amp_bf16", with_layers)
+        request = FitRequest(TransformerSpec(spec.model.name, spec.model, asked))
+        out.append(FleetModel(spec.name, request, _workload_for(spec, args, with_layers)))
     return tuple(out)
 
 

@@ -3,10 +3,14 @@
 A fleet of a thousand hosts repeats a few card models, and a fit answer depends on the
 card and the free memory only, so the output follows the answers, not the GPUs: one
 line per group of GPUs with the same card (or MIG profile) and the same answer (fits
-or not, precision, batch, peak), with how many GPUs and hosts it holds and the range
+or not, precision, batch, peak, verdict), with how many GPUs and hosts it holds and the range
 of their free memory and of the largest batch that fits in it; then the best
 `LISTED` GPUs, or every GPU with `--all`. JSON carries the groups and the same list
 (docs/cluster.md).
+
+One builder for every model kind (a JSON entry, a model's lines): each reads the
+fleet's one answer (fit.fleet.KeyFit), and a kind with a sequence adds its longest
+sequence from the answer's one nested object, so every kind's entry has the same keys.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gputui.fit.fleet import FleetAnswer
+from gputui.fit.fleet import FleetAnswer, FleetFit, KeyFit, ModelFleet
 from gputui.fit.fleet_rank import KeyAnswer, Ranking
 from gputui.fit.report.document import dumps
 
@@ -51,45 +55,35 @@ class Group:
         return next(ranking.rows(lambda a: id(a) in mine))
 
 
-def group(ranking: Ranking[Any], answer: Callable[[Any], tuple[Any, ...]]) -> list[Group]:
-    """The ranking's keys grouped by card and `answer`, in the order of their best key."""
+def group(ranking: Ranking[FleetFit]) -> list[Group]:
+    """The ranking's keys grouped by card and answer, in the order of their best key."""
     groups: dict[tuple[Any, ...], Group] = {}
     for k in ranking.answers:
         t = k.targets.target
         profile = None if t.mig is None else t.mig.profile
-        verdict = answer(k.answer)
+        a: KeyFit = k.answer
+        verdict = (a.fits, a.peak_bytes, a.precision, a.batch_size, a.verdict_free)
         g = groups.get((t.name, profile, verdict))
         if g is None:
             card = t.card.name if t.card else None
             g = groups[(t.name, profile, verdict)] = Group(
-                t.name, card, profile, verdict[0], verdict[1]
+                t.name, card, profile, a.fits, a.peak_bytes
             )
         g.keys.append(k)
     return list(groups.values())
-
-
-def _graph_answer(a: Any) -> tuple[Any, ...]:
-    return (a.fits, a.peak_bytes, a.precision, a.batch_size)
-
-
-def _llm_answer(e: Any) -> tuple[Any, ...]:
-    return (bool(e.fits_now), int(e.peak_bytes), e.verdict_free)
 
 
 def _free(k: KeyAnswer) -> int | None:
     return k.targets.target.memory_free  # type: ignore[no-any-return]
 
 
-def _graph_batch(k: KeyAnswer) -> int:
+def _batch(k: KeyAnswer) -> int:
     return int(k.answer.max_batch_free)
 
 
-def _llm_batch(k: KeyAnswer) -> int:
-    return int(k.answer.max_batch_size_free or 0)
-
-
-def _llm_seq(k: KeyAnswer) -> int:
-    return int(k.answer.longest_seq_free or 0)
+def _seq(k: KeyAnswer) -> int | None:
+    sequence = k.answer.sequence
+    return None if sequence is None else int(sequence.longest_seq_free)
 
 
 # --- JSON -----------------------------------------------------------------------------
@@ -111,101 +105,67 @@ def _gpu_json(f: Any) -> dict[str, Any]:
     }
 
 
-def _graph_gpu(f: Any) -> dict[str, Any]:
+def _fit_json(a: KeyFit) -> dict[str, Any]:
+    """One answer's figures, the same keys for every kind (null where the kind has none)."""
     return {
-        **_gpu_json(f),
-        "precision": f.precision,
-        "batch_size": f.batch_size,
-        "peak_bytes": f.peak_bytes,
-        "fits": f.fits,
-        "max_batch_size_free": f.max_batch_free,
+        "precision": a.precision,
+        "batch_size": a.batch_size,
+        "peak_bytes": a.peak_bytes,
+        "fits": a.fits,
+        "verdict_free": a.verdict_free,
+        "max_batch_size_free": a.max_batch_free,
+        "longest_seq_len_free": None if a.sequence is None else a.sequence.longest_seq_free,
     }
 
 
-def _llm_gpu(f: Any) -> dict[str, Any]:
-    e = f.estimate
-    return {
-        **_gpu_json(f),
-        "peak_bytes": e.peak_bytes,
-        "fits": e.fits_now,
-        "verdict_free": e.verdict_free,
-        "max_batch_size_free": e.max_batch_size_free,
-        "longest_seq_len_free": e.longest_seq_free,
-    }
-
-
-def _group_json(g: Group, ranking: Ranking[Any], extra: dict[str, Any]) -> dict[str, Any]:
+def _group_json(g: Group, ranking: Ranking[FleetFit]) -> dict[str, Any]:
     best = g.best(ranking)
+    first: KeyFit = g.keys[0].answer
     return {
         "name": g.name,
         "card": g.card,
         "mig_profile": g.mig_profile,
         "fits": g.fits,
-        **extra,
+        "precision": first.precision,
+        "batch_size": first.batch_size,
+        "verdict_free": first.verdict_free,
         "peak_bytes": g.peak_bytes,
         "gpus": g.gpus,
         "hosts": g.hosts,
         "memory_free": g.span(_free),
+        "max_batch_size_free": g.span(_batch),
+        "longest_seq_len_free": g.span(_seq),
         "best": {"host": best.host.name, "gpu": best.target.index, "mig": _mig_json(best.target)},
     }
 
 
-def _listing(
-    fits: Ranking[Any], every: bool, gpu: Callable[[Any], dict[str, Any]]
-) -> dict[str, Any]:
-    listed = fits.first(None if every else LISTED)
-    return {
-        "gpus_total": len(fits),
-        "gpus_listed": "all" if every or len(fits) <= LISTED else "best",
-        "gpus": [gpu(f) for f in listed],
-    }
-
-
-def graph_entry(m: Any, fits: Ranking[Any], every: bool) -> dict[str, Any]:
-    groups = [
-        _group_json(
-            g,
-            fits,
-            {
-                "precision": g.keys[0].answer.precision,
-                "batch_size": g.keys[0].answer.batch_size,
-                "max_batch_size_free": g.span(_graph_batch),
-            },
-        )
-        for g in group(fits, _graph_answer)
-    ]
-    return {
-        "model": m.name,
-        "kind": "graph",  # the fit document's kinds (docs/fit.md)
-        "groups": groups,
-        **_listing(fits, every, _graph_gpu),
-    }
-
-
-def llm_entry(name: str, model: Any, fits: Ranking[Any], every: bool) -> dict[str, Any]:
+def entry(r: ModelFleet, every: bool) -> dict[str, Any]:
+    """One model's `fleet` entry, whatever its kind (docs/cluster.md)."""
     from gputui.fit.transformer.report import model_dict, workload_dict
 
-    groups = [
-        _group_json(
-            g,
-            fits,
-            {
-                "verdict_free": g.keys[0].answer.verdict_free,
-                "max_batch_size_free": g.span(_llm_batch),
-                "longest_seq_len_free": g.span(_llm_seq),
-            },
-        )
-        for g in group(fits, _llm_answer)
-    ]
+    fits = r.ranking
+    listed = fits.first(None if every else LISTED)
+    workload = _workload(r)
+    model = r.sequence_model
     return {
-        "model": name,
-        "kind": "transformer",
-        "transformer": model_dict(model),
-        "workload": workload_dict(fits.answers[0].answer.workload, model) if fits else None,
-        "groups": groups,
-        **_listing(fits, every, _llm_gpu),
-        "mig_advice": _advice(fits, lambda f: int(f.estimate.peak_bytes), ""),
+        "model": r.model.name,
+        "kind": "graph" if model is None else "transformer",  # the fit document's kinds
+        "transformer": None if model is None else model_dict(model),
+        "workload": None if workload is None else workload_dict(workload, model),
+        "groups": [_group_json(g, fits) for g in group(fits)],
+        "gpus_total": len(fits),
+        "gpus_listed": "all" if every or len(fits) <= LISTED else "best",
+        "gpus": [{**_gpu_json(f), **_fit_json(f.answer)} for f in listed],
+        "mig_advice": _advice(fits, ""),
     }
+
+
+def _workload(r: ModelFleet) -> Any:
+    """The workload of a kind with a sequence, as estimated on the best GPU (None: none)."""
+    if not r.ranking:
+        return None
+    sequence = r.ranking.answers[0].answer.sequence
+    return None if sequence is None else sequence.workload
 
 
 def render_json(header: dict[str, Any], answer: FleetAnswer, *, every: bool) -> str:
@@ -216,8 +176,7 @@ def render_json(header: dict[str, Any], answer: FleetAnswer, *, every: bool) -> 
         "prometheus": cluster.url,
         "timestamp": cluster.timestamp,
         "all_fit": answer.all_fit,
-        "fleet": [graph_entry(m, fits, every) for m, fits in answer.layer]
-        + [llm_entry(name, model, fits, every) for name, model, fits in answer.transformers],
+        "fleet": [entry(r, every) for r in answer.models],
     }
     return dumps(payload)  # the fit document's writer: a non-finite float is null
 
@@ -244,106 +203,96 @@ def _where(f: Any) -> str:
     return where if f.target.mig is None else f"{where} MIG {f.target.mig.label}"
 
 
-def _advice(fits: Ranking[Any], peak: Callable[[Any], int], prefix: str) -> list[str]:
+def _advice(fits: Ranking[FleetFit], prefix: str) -> list[str]:
     """The MIG advice per host (hosts in rank order), for the MIG GPUs where nothing fits
     now; the other GPUs have none, so they are not looked at."""
     from gputui.fit.core.mig import advice_lines
 
     by_host: dict[str, list[tuple[Any, int]]] = {}
     for f in fits.rows(lambda a: a.targets.target.mig is not None):
-        by_host.setdefault(f.host.name, []).append((f.target, peak(f)))
+        by_host.setdefault(f.host.name, []).append((f.target, f.answer.peak_bytes))
     lines: list[str] = []
     for host, mine in by_host.items():
         lines += advice_lines(mine, prefix=prefix, host=host)
     return lines
 
 
-def _group_line(g: Group, answer: str, extra: str) -> str:
+def _sequence_text(seq: str | None) -> str:
+    return "" if seq is None else f"  longest seq now {seq}"
+
+
+def _group_line(g: Group) -> str:
     verdict = "fits now on" if g.fits else "does not fit now on"
     hosts, gpus = g.hosts, g.gpus
+    seq = g.span(_seq)
     return (
         f"  {verdict} {hosts:,} host{'s' * (hosts != 1)} ({gpus:,} GPU{'s' * (gpus != 1)}): "
-        f"{g.name}  free {_gib_span(g.span(_free))}  {answer}peak {_gib(g.peak_bytes)}  {extra}"
+        f"{g.name}  free {_gib_span(g.span(_free))}  {g.keys[0].answer.precision}  "
+        f"peak {_gib(g.peak_bytes)}  max batch now {_span(g.span(_batch))}"
+        + _sequence_text(None if seq["min"] is None else _span(seq))
     )
 
 
-def _listed(fits: Ranking[Any], every: bool, row: Callable[[int, Any, int], str]) -> list[str]:
+def _row(rank: int, f: FleetFit, width: int) -> str:
+    a = f.answer
+    return (
+        f"  {rank:>3}. {_where(f).ljust(width)}  {f.target.name}  "
+        f"free {_gib(f.target.memory_free)}  {a.precision}  peak {_gib(a.peak_bytes)}  "
+        f"{'fits' if a.fits else 'no'}  max batch now {a.max_batch_free}"
+        + _sequence_text(None if a.sequence is None else f"{a.sequence.longest_seq_free:,}")
+    )
+
+
+def _title(r: ModelFleet) -> str:
+    """`name (mode, batch N)`; a kind with a sequence, `name (transformer)` (its workload
+    on the next line)."""
+    if r.sequence_model is not None:
+        return f"{r.model.name} (transformer)"
+    if r.ranking:
+        first: KeyFit = r.ranking.answers[0].answer
+        mode, batch = first.mode, first.batch_size
+    else:  # no GPU answered: what was asked
+        asked: Any = r.model.request
+        mode, batch = asked.model.mode, asked.batch_size or asked.model.batch_size
+    return f"{r.model.name} ({mode}, batch {batch})"
+
+
+def model_lines(r: ModelFleet, every: bool) -> list[str]:
+    """One model's lines, whatever its kind: its title, then (more than LISTED GPUs) one
+    line per group, the best GPUs, and the MIG advice."""
+    from gputui.fit.transformer.report import workload_line
+
+    fits = r.ranking
+    can = sum(len(a.targets.members) for a in fits.answers if a.answer.fits)
+    lines = [f"{_title(r)}: fits now on {can:,} of {len(fits):,} GPUs"]
+    if not fits:
+        return [*lines, "  no GPU reports its free memory (DCGM_FI_DEV_FB_FREE)"]
+    workload = _workload(r)
+    if workload is not None:
+        lines.append("  " + workload_line(workload, r.sequence_model))
+    if len(fits) > LISTED:
+        lines += [_group_line(g) for g in group(fits)]
     listed = fits.first(None if every else LISTED)
-    lines = []
     if len(listed) < len(fits):
         lines.append(f"  best {len(listed)} of {len(fits):,} GPUs listed; `--all` for every GPU")
     width = max(len(_where(f)) for f in listed)
-    lines += [row(rank, f, width) for rank, f in enumerate(listed, 1)]
-    return lines
+    lines += [_row(rank, f, width) for rank, f in enumerate(listed, 1)]
+    advice = _advice(fits, "  ")
+    if every or len(advice) <= LISTED:
+        return lines + advice
+    more = len(advice) - LISTED
+    return [
+        *lines,
+        *advice[:LISTED],
+        f"  ... {more:,} more MIG advice lines; `--all` for every one",
+    ]
 
 
-def _advice_lines(fits: Ranking[Any], peak: Callable[[Any], int], every: bool) -> list[str]:
-    lines = _advice(fits, peak, "  ")
-    if every or len(lines) <= LISTED:
-        return lines
-    more = len(lines) - LISTED
-    return [*lines[:LISTED], f"  ... {more:,} more MIG advice lines; `--all` for every one"]
-
-
-def _graph_row(rank: int, f: Any, width: int) -> str:
-    verdict = "fits" if f.fits else "no"
-    return (
-        f"  {rank:>3}. {_where(f).ljust(width)}  {f.target.name}  "
-        f"free {_gib(f.target.memory_free)}  {f.precision}  peak {_gib(f.peak_bytes)}  "
-        f"{verdict}  max batch now {f.max_batch_free}"
-    )
-
-
-def _llm_row(rank: int, f: Any, width: int) -> str:
-    e = f.estimate
-    verdict = "fits" if e.fits_now else "no"
-    return (
-        f"  {rank:>3}. {_where(f).ljust(width)}  {f.target.name}  "
-        f"free {_gib(f.target.memory_free)}  peak {_gib(e.peak_bytes)}  {verdict}  "
-        f"max batch now {e.max_batch_size_free or 0}  longest seq now {e.longest_seq_free or 0:,}"
-    )
-
-
-def graph_lines(m: Any, fits: Ranking[Any], batch: int, every: bool) -> list[str]:
-    can = sum(len(a.targets.members) for a in fits.answers if a.answer.fits)
-    lines = [f"{m.name} ({m.mode}, batch {batch}): fits now on {can:,} of {len(fits):,} GPUs"]
-    if not fits:
-        return [*lines, "  no GPU reports its free memory (DCGM_FI_DEV_FB_FREE)"]
-    if len(fits) > LISTED:
-        for g in group(fits, _graph_answer):
-            answer = f"{g.keys[0].answer.precision}  "
-            lines.append(_group_line(g, answer, f"max batch now {_span(g.span(_graph_batch))}"))
-    lines += _listed(fits, every, _graph_row)
-    return lines + _advice_lines(fits, lambda f: int(f.peak_bytes), every)
-
-
-def llm_lines(name: str, model: Any, fits: Ranking[Any], every: bool) -> list[str]:
-    from gputui.fit.transformer.report import workload_line
-
-    can = sum(len(a.targets.members) for a in fits.answers if a.answer.fits_now)
-    lines = [f"{name} (transformer): fits now on {can:,} of {len(fits):,} GPUs"]
-    if not fits:
-        return [*lines, "  no GPU reports its free memory (DCGM_FI_DEV_FB_FREE)"]
-    lines.append("  " + workload_line(fits.answers[0].answer.workload, model))
-    if len(fits) > LISTED:
-        for g in group(fits, _llm_answer):
-            extra = (
-                f"max batch now {_span(g.span(_llm_batch))}  "
-                f"longest seq now {_span(g.span(_llm_seq))}"
-            )
-            lines.append(_group_line(g, "", extra))
-    lines += _listed(fits, every, _llm_row)
-    return lines + _advice_lines(fits, lambda f: int(f.estimate.peak_bytes), every)
-
-
-def render_text(answer: FleetAnswer, *, every: bool, batch_size: int | None = None) -> str:
-    """The fleet's text; `batch_size`: the one asked for (shown when no GPU answered)."""
+def render_text(answer: FleetAnswer, *, every: bool) -> str:
+    """The fleet's text."""
     cluster = answer.cluster
     gpus = sum(len(h.gpus) for h in cluster.hosts)
     out = [f"cluster: {cluster.url} ({len(cluster.hosts):,} hosts, {gpus:,} GPUs)"]
-    for m, fits in answer.layer:
-        batch = fits.answers[0].answer.batch_size if fits else (batch_size or m.batch_size)
-        out += ["", *graph_lines(m, fits, batch, every)]
-    for name, model, llm_fits in answer.transformers:
-        out += ["", *llm_lines(name, model, llm_fits, every)]
+    for r in answer.models:
+        out += ["", *model_lines(r, every)]
     return "\n".join(out)
