@@ -52,7 +52,9 @@ StartResponse = Callable[..., Any]
 # The library's content negotiation: `choose_encoder` in newer versions, `choose_formatter`
 # before it (the floor, 0.14, has only that); both answer (encoder, content type).
 _NAMES = vars(exposition)
-CHOOSE: Callable[[str], tuple[Any, str]] = _NAMES.get("choose_encoder") or _NAMES["choose_formatter"]
+CHOOSE: Callable[[str], tuple[Any, str]] = (
+    _NAMES.get("choose_encoder") or _NAMES["choose_formatter"]
+)
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
 LANDING = (

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from gputui.fit.importers.modelsfile import AnyModel, shown
     from gputui.fit.importers.registry import TRANSFORMER_KINDS, detect_kind, load_any
     from gputui.fit.targets import Unavailable, targets_from_snapshot
+    from gputui.fit.torch.build import traced_model
+    from gputui.fit.torch.spec import TorchSpec, parse_input_shape
     from gputui.fit.transformer.ask import WorkloadAsk, auto_parallel, build_workload
     from gputui.fit.transformer.estimate import memory as transformer_memory
     from gputui.fit.transformer.model import TransformerModel
@@ -68,6 +70,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "Ranked": ("gputui.fit.entry", "Ranked"),
     "TRANSFORMER_KINDS": ("gputui.fit.importers.registry", "TRANSFORMER_KINDS"),
     "Target": ("gputui.fit.core.target", "Target"),
+    "TorchSpec": ("gputui.fit.torch.spec", "TorchSpec"),
     "TransformerCheck": ("gputui.fit.entry", "TransformerCheck"),
     "TransformerModel": ("gputui.fit.transformer.model", "TransformerModel"),
     "TransformerSpec": ("gputui.fit.transformer.table", "TransformerSpec"),
@@ -86,7 +89,9 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "memory_format": ("gputui.fit.core.software", "memory_format"),
     "memory_model": ("gputui.fit.graph.estimate", "memory_model"),
     "recommend": ("gputui.fit.core.precision", "recommend"),
+    "parse_input_shape": ("gputui.fit.torch.spec", "parse_input_shape"),
     "tflops_per_watt": ("gputui.fit.core.power", "tflops_per_watt"),
+    "traced_model": ("gputui.fit.torch.build", "traced_model"),
     "transformer_memory": ("gputui.fit.transformer.estimate", "memory"),
     "verdict": ("gputui.fit.core.verdict", "verdict"),
 }
@@ -105,6 +110,7 @@ __all__ = [
     "Ranked",
     "TRANSFORMER_KINDS",
     "Target",
+    "TorchSpec",
     "TransformerCheck",
     "TransformerModel",
     "TransformerSpec",
@@ -124,10 +130,12 @@ __all__ = [
     "load_hf_cached",
     "memory_format",
     "memory_model",
+    "parse_input_shape",
     "recommend",
     "shown",
     "targets_from_snapshot",
     "tflops_per_watt",
+    "traced_model",
     "transformer_memory",
     "transformer_model_line",
     "transformer_workload_line",

@@ -2,7 +2,7 @@
 
 The CLI, the Fit screen, the dashboard's fit line, the exporter and the fleet ask
 here rather than an engine. A request holds the model description (a layer model,
-ModelSpec, or a transformer with its workload, TransformerSpec), the workload's
+ModelSpec, a traced PyTorch module or any other PhasedModel, or a transformer with its workload, TransformerSpec), the workload's
 overrides and the targets, and optionally a catalog to rank; the answer holds one
 check per target (ModelCheck or TransformerCheck, which answer under the same
 names: `chosen`, `estimates`, `recommended`, `target`, `model.name`) and the
@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Generic, TypeVar, overload
 
 from gputui.fit.core.overheads import Backend
+from gputui.fit.core.phased import PhasedModel
 from gputui.fit.core.ranking import Ranked, rank_cards
 from gputui.fit.core.target import Target
 from gputui.fit.graph.estimate import ModelCheck, PrecisionEstimate
@@ -43,7 +44,7 @@ __all__ = [
     "check",
 ]
 
-M = TypeVar("M", ModelSpec, TransformerSpec)
+M = TypeVar("M", ModelSpec, PhasedModel, TransformerSpec)
 C = TypeVar("C")
 R = TypeVar("R")
 
@@ -113,7 +114,7 @@ class FitAnswer(Generic[C, R]):
     """The answer to one FitRequest: a check per target (in the request's order) and,
     when a catalog was given, every card ranked (those that fit first)."""
 
-    model: ModelSpec | TransformerSpec
+    model: ModelSpec | PhasedModel | TransformerSpec
     checks: tuple[C, ...]
     ranked: tuple[R, ...] = ()
     workload: Workload | None = None  # a transformer's, as estimated; None for a layer model
@@ -125,12 +126,18 @@ def check(request: FitRequest[ModelSpec]) -> FitAnswer[ModelCheck, Ranked[Precis
 
 @overload
 def check(
+    request: FitRequest[PhasedModel],
+) -> FitAnswer[ModelCheck, Ranked[PrecisionEstimate]]: ...
+
+
+@overload
+def check(
     request: FitRequest[TransformerSpec],
 ) -> FitAnswer[TransformerCheck, Ranked[Estimate]]: ...
 
 
 def check(
-    request: FitRequest[ModelSpec] | FitRequest[TransformerSpec],
+    request: FitRequest[ModelSpec] | FitRequest[PhasedModel] | FitRequest[TransformerSpec],
 ) -> (
     FitAnswer[ModelCheck, Ranked[PrecisionEstimate]] | FitAnswer[TransformerCheck, Ranked[Estimate]]
 ):
@@ -141,7 +148,7 @@ def check(
 
 
 def _check_graph(
-    model: ModelSpec, request: FitRequest[ModelSpec]
+    model: ModelSpec | PhasedModel, request: FitRequest[ModelSpec] | FitRequest[PhasedModel]
 ) -> FitAnswer[ModelCheck, Ranked[PrecisionEstimate]]:
     checks = tuple(
         check_graph(

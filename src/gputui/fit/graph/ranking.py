@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gputui.catalog.models import Architecture, Card
+from gputui.fit.core.phased import PhasedModel
 from gputui.fit.core.power import SAMPLES
 from gputui.fit.core.ranking import Ranked, unknown_reason
 from gputui.fit.core.target import card_target
@@ -18,7 +19,7 @@ from gputui.fit.graph.spec import ModelSpec
 
 
 def graph_row(
-    model: ModelSpec,
+    model: ModelSpec | PhasedModel,
     architectures: dict[str, Architecture],
     card: Card,
     *,

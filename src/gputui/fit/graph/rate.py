@@ -11,7 +11,8 @@ import math
 from dataclasses import dataclass
 
 from gputui.catalog.models import Architecture, Card
-from gputui.fit.core.roofline import Profile
+from gputui.fit.core.phased import PhasedModel
+from gputui.fit.core.roofline import Profile, best_profile
 from gputui.fit.graph.spec import ModelSpec
 from gputui.fit.graph.speed import profile as roofline_profile
 
@@ -48,7 +49,7 @@ class Speed:
 
 
 def speed(
-    model: ModelSpec,
+    model: ModelSpec | PhasedModel,
     card: Card,
     precision: str,
     batch: int,
@@ -67,19 +68,34 @@ def speed(
     found = rate(card, architecture, precision)
     if found.tflops is None:
         return None
-    # how the framework runs it (layout, optimizer kernels): the models file's or the CLI's
-    prof = roofline_profile(model, card, architecture, precision, batch, mode, model.software)
+    if isinstance(model, ModelSpec):
+        # how the framework runs it (layout, optimizer kernels): the models file's or the CLI's
+        prof = roofline_profile(model, card, architecture, precision, batch, mode, model.software)
+    else:  # a phased front-end times its own op list
+        prof = best_profile(
+            card, architecture, precision, batch, lambda p: model.step_ops(p, batch)
+        )
     if prof is None:
-        return _speed_at(model, found.tflops, batch, mode, found.basis, found.derived)
+        return _speed_at(model, found.tflops, batch, mode, found.basis, found.derived, precision)
     derived = found.derived or prof.ceilings.derived
     return Speed(found.tflops, prof.step_time_s, prof.samples_per_s, found.basis, derived, prof)
 
 
 def _speed_at(
-    model: ModelSpec, tflops: float, batch: int, mode: str, basis: str, derived: bool
+    model: ModelSpec | PhasedModel,
+    tflops: float,
+    batch: int,
+    mode: str,
+    basis: str,
+    derived: bool,
+    precision: str,
 ) -> Speed:
-    flops = step_flops(model, mode) * batch
-    layers = sum(len(n.layers) for n in model.networks)
+    if isinstance(model, ModelSpec):
+        flops = step_flops(model, mode) * batch
+        layers = sum(len(n.layers) for n in model.networks)
+    else:
+        ops = model.step_ops(precision, batch)[0]
+        flops, layers = int(sum(op.flops for op in ops)), len({op.label for op in ops})
     passes = 3 if mode == "train" else 1
     seconds = flops / (tflops * 1e12 * EFFICIENCY) + layers * passes * LAUNCH_OVERHEAD_S
     return Speed(tflops, seconds, batch / seconds if seconds > 0 else math.inf, basis, derived)

@@ -8,6 +8,7 @@ Lines are made visible (textsafe) as rendered: layer, model and card names come 
 from __future__ import annotations
 
 from gputui.core.textsafe import visible
+from gputui.fit.core.phased import PhasedModel
 from gputui.fit.core.roofline import LayerTime, Profile, missing_figure
 from gputui.fit.graph.estimate import ModelCheck
 from gputui.fit.graph.rate import EFFICIENCY, Speed
@@ -85,7 +86,7 @@ def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
         for tensor in rows:
             lines.append(f"      {gib(tensor['bytes']):>10}  {tensor['layer']}: {tensor['what']}")
     lines += [f"  warning: {warning}" for warning in m.warnings]
-    if show_layers:
+    if show_layers and isinstance(m, ModelSpec):
         lines.extend(render_layers(m, e.speed.profile if e.speed else None))
     return [visible(line) for line in lines]
 
@@ -138,7 +139,7 @@ def _layer_bound_cell(
     return f" {f'{lt.bound} {share:.1%}':>16}"
 
 
-def model_title(model: ModelSpec, batch: int) -> list[str]:
+def model_title(model: ModelSpec | PhasedModel, batch: int) -> list[str]:
     """The lines above a layer model's ranking (fit.report.ranking_text's table)."""
     return [
         f"{model.name} on every catalog card (recommended precision per card, batch {batch}; "
