@@ -24,6 +24,7 @@ from gputui.fit.graph.estimate import check as check_graph
 from gputui.fit.graph.gcpause import collector_paused
 from gputui.fit.graph.ranking import graph_row
 from gputui.fit.graph.spec import ModelSpec
+from gputui.fit.torch.spec import TorchSpec
 from gputui.fit.transformer.context import mark_longer_context
 from gputui.fit.transformer.estimate import Estimate, estimate
 from gputui.fit.transformer.ranking import transformer_row
@@ -44,7 +45,7 @@ __all__ = [
     "check",
 ]
 
-M = TypeVar("M", ModelSpec, PhasedModel, TransformerSpec)
+M = TypeVar("M", ModelSpec, PhasedModel, TorchSpec, TransformerSpec)
 C = TypeVar("C")
 R = TypeVar("R")
 
@@ -132,23 +133,53 @@ def check(
 
 @overload
 def check(
+    request: FitRequest[TorchSpec],
+) -> FitAnswer[ModelCheck, Ranked[PrecisionEstimate]]: ...
+
+
+@overload
+def check(
     request: FitRequest[TransformerSpec],
 ) -> FitAnswer[TransformerCheck, Ranked[Estimate]]: ...
 
 
 def check(
-    request: FitRequest[ModelSpec] | FitRequest[PhasedModel] | FitRequest[TransformerSpec],
+    request: FitRequest[ModelSpec]
+    | FitRequest[PhasedModel]
+    | FitRequest[TorchSpec]
+    | FitRequest[TransformerSpec],
 ) -> (
     FitAnswer[ModelCheck, Ranked[PrecisionEstimate]] | FitAnswer[TransformerCheck, Ranked[Estimate]]
 ):
     """Every target of `request` checked, and the catalog's cards ranked when one is given."""
     if isinstance(request.model, TransformerSpec):
         return _check_transformer(request.model, request)
+    if isinstance(request.model, TorchSpec):  # a models file's torch table: traced when asked
+        spec = request.model
+        if request.precision is None and spec.precision is not None:
+            request = replace(request, precision=spec.precision)
+        return _check_graph(_traced(spec, request.backend or "cuda"), request)
     return _check_graph(request.model, request)
 
 
+_TRACED: dict[tuple[TorchSpec, str], PhasedModel] = {}
+
+
+def _traced(spec: TorchSpec, backend: str) -> PhasedModel:
+    """The traced model of `spec` (one per spec and backend: the Fit screen asks again)."""
+    from gputui.fit.torch.build import traced_model
+
+    key = (spec, backend)
+    if key not in _TRACED:
+        if len(_TRACED) >= 16:
+            _TRACED.clear()
+        _TRACED[key] = traced_model(spec, backend)
+    return _TRACED[key]
+
+
 def _check_graph(
-    model: ModelSpec | PhasedModel, request: FitRequest[ModelSpec] | FitRequest[PhasedModel]
+    model: ModelSpec | PhasedModel,
+    request: FitRequest[ModelSpec] | FitRequest[PhasedModel] | FitRequest[TorchSpec],
 ) -> FitAnswer[ModelCheck, Ranked[PrecisionEstimate]]:
     checks = tuple(
         check_graph(
