@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from demo_driving import app_for, ready
 
 from gputui.fit.torch.spec import TorchSpec

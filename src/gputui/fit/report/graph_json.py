@@ -24,7 +24,8 @@ def model_facts(model: ModelSpec | PhasedModel, include_layers: bool = True) -> 
         "non_trainable_params": model.params - model.trainable_params,
         "flops_per_sample": model.flops,
         "warnings": list(model.warnings),
-        **(model_layers(model) if include_layers else {}),
+        # a layer table only where asked (it is long); a phased front-end's facts always
+        **(model_layers(model) if include_layers or not isinstance(model, ModelSpec) else {}),
     }
 
 

@@ -68,13 +68,17 @@ def _load_module(name: str, where: str) -> Any:
     saved = list(sys.path)
     sys.path[:] = [p for p in sys.path if p not in here]
     try:
+        try:
+            found = importlib.util.find_spec(name)
+        except ModuleNotFoundError:  # a parent package is missing
+            found = None
+        if found is None:
+            raise UserError(
+                f"{where}: no module {name!r} (the current directory is not searched: name a "
+                "local file as FILE.py:NAME)"
+            )
         with user_code(name, where):
             return importlib.import_module(name)
-    except ModuleNotFoundError as e:
-        raise UserError(
-            f"{where}: no module {name!r} ({e.name} not found; the current directory is not "
-            "searched: name a local file as FILE.py:NAME)"
-        ) from None
     finally:
         sys.path[:] = saved
 
