@@ -33,15 +33,15 @@ MAX_BATCH = 1 << 24
 
 def torch_spec(raw: dict[str, Any], ctx: str, base: Path) -> TorchSpec:
     """The table as a TorchSpec; a one-line UserError naming the model and key."""
+    name = raw.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise UserError(f"{ctx}: name: must be a non-empty string")
+    ctx = f"{ctx.rsplit(': model[', 1)[0]}: model {visible(name)!r}"
     unknown = sorted(set(raw) - KEYS)
     if unknown:
         raise UserError(
             f"{ctx}: unknown key {unknown[0]!r} (a torch model takes {', '.join(sorted(KEYS))})"
         )
-    name = raw.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise UserError(f"{ctx}: name: must be a non-empty string")
-    ctx = f"{ctx.split(':')[0]}: model {visible(name)!r}"
     factory = _text(raw, "torch", ctx, required=True)
     assert factory is not None
     shapes = raw.get("input_shape", [])
