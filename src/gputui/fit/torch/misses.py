@@ -31,6 +31,6 @@ def _nbytes(t: Any) -> int:
 
 def _onednn_lstm(args: Any) -> int:
     x, w_ih, w_hh = args[0], args[1], args[2]
-    rows = x.numel() // max(int(x.shape[-1]), 1)  # steps x batch
+    rows = int(x.numel()) // max(int(x.shape[-1]), 1)  # steps x batch
     gates = int(w_ih.shape[0])  # 4 x hidden
     return _nbytes(w_ih) + _nbytes(w_hh) + rows * gates * int(x.element_size())
