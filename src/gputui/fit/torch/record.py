@@ -80,9 +80,11 @@ def make_recorder(timeline: Timeline, backend: str) -> Any:
         ) -> Any:
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
-            flat_out, _ = tree_flatten(out)
+            flat_out = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+            if not flat_out:  # a query (device, .item(), sizes): no memory, no kernel worth timing
+                return out
             for t in flat_out:
-                if isinstance(t, torch.Tensor) and self.uid(t) is None:
+                if self.uid(t) is None:
                     self.track(t)
             label = self.where()
             timeline.labels.append(label)
@@ -106,17 +108,14 @@ def make_recorder(timeline: Timeline, backend: str) -> Any:
                     flops = 0.0
             tensors = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
             nbytes = sum(t.numel() * t.element_size() for t in tensors)
-            nbytes += sum(
-                t.numel() * t.element_size() for t in flat_out if isinstance(t, torch.Tensor)
-            )
+            nbytes += sum(t.numel() * t.element_size() for t in flat_out)
             if flops and any(k in name for k in _MATMUL):
                 cls = "matmul"
                 flops_elem = max(flops, 0.0)
             elif any(k in name for k in _REDUCTION):
                 cls, flops_elem = "reduction", flops
             else:
-                first = next((t for t in flat_out if isinstance(t, torch.Tensor)), None)
-                cls, flops_elem = "elementwise", float(first.numel()) if first is not None else 0.0
+                cls, flops_elem = "elementwise", float(flat_out[0].numel())
             if nbytes == 0 and flops_elem == 0:
                 return
             dims = (
