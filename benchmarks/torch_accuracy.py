@@ -65,6 +65,7 @@ CASES = [
     ),  # fmt: skip
     Case("ViT-B/16 train", "vit.py:build", 2, shape="3,224,224"),
     Case("ViT-B/16 inference", "vit.py:build", 4, "inference", shape="3,224,224"),
+    Case("ViT small train", "vit.py:build_small", 8, shape="3,64,64"),
     Case("UNet train", "unet.py:build", 2, shape="3,128,128"),
     Case("UNet inference", "unet.py:build", 4, "inference", shape="3,128,128"),
     Case(
@@ -174,16 +175,17 @@ def _memtracker(model: Any, opt: Any, work: Any) -> str:
         return f"error: {type(e).__name__}: {' '.join(str(e).split())[:90]}"
 
 
-def trace_time() -> float:
-    """Seconds to trace ResNet-50's training step at two batch sizes (one precision)."""
+def trace_time() -> tuple[float, float]:
+    """Seconds to trace ResNet-50's training step at two batch sizes (one precision):
+    wall time, and this process's CPU time (what a loaded machine does not inflate)."""
     from gputui.fit import traced_model
     from gputui.fit.core.precision import policy
 
     spec = spec_of(CASES[0])
     traced_model(spec, "cpu").phases(policy("fp32"), "cpu")  # torch's own first-use costs
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     traced_model(spec, "cuda").phases(policy("fp32"), "cuda")
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() - cpu
 
 
 def main() -> None:
@@ -209,7 +211,8 @@ def main() -> None:
         print(f"| {c.name} | {c.batch} | {est / mib:.1f} | {got / mib:.1f} | {est / got:.3f} | "
               f"{mt_cell} | {moment} |", flush=True)  # fmt: skip
     if not args.no_timing:
-        print(f"\ntracing ResNet-50 training at two batch sizes: {trace_time():.2f} s")
+        wall, cpu = trace_time()
+        print(f"\ntracing ResNet-50 training at two batch sizes: {wall:.2f} s ({cpu:.2f} s CPU)")
 
 
 if __name__ == "__main__":
