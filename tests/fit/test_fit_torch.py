@@ -151,3 +151,39 @@ def test_without_torch_one_line_says_how_to_install_it(
     monkeypatch.setattr(build, "torch_available", lambda: False)
     code, _, err = run_fit(capsys, "--torch", f"{mlp}:build", "--input-shape", "1000")
     assert code == 2 and err.strip().endswith("pip install 'gputui[torch]'")
+
+
+BRANCHY = """\
+import torch
+from torch import nn
+
+
+class Branchy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(100, 100)
+
+    def forward(self, x):
+        if x.shape[0] < 12:  # small batches take a path of their own
+            x = x * 2
+        return self.lin(x)
+
+
+def build():
+    return Branchy()
+"""
+
+
+def test_memory_not_affine_in_the_batch_is_traced_again_and_said(tmp_path: Path) -> None:
+    from gputui.fit import TorchSpec, parse_input_shape, traced_model
+    from gputui.fit.core.precision import policy
+
+    path = tmp_path / "branchy.py"
+    path.write_text(BRANCHY)
+    spec = TorchSpec("b", f"{path}:build", (parse_input_shape("100"),), mode="inference",
+                     batch_size=8)  # fmt: skip
+    model = traced_model(spec, "cpu")
+    model.phases(policy("fp32"), "cpu")
+    # batch 8 takes the extra op, 16 does not: fitted on 16 and 32, and said
+    assert model.traced("fp32", "cpu").batches == (16, 32)
+    assert any("not affine in the batch between 8 and 16" in w for w in model.warnings)
