@@ -62,3 +62,9 @@ def test_cli_module_is_import_light() -> None:
 
 def test_package_version_is_exposed() -> None:
     assert gputui.__version__.count(".") == 2
+
+
+def test_fit_imports_torch_only_when_a_torch_model_is_traced() -> None:
+    """Every gputui.fit module, the PyTorch front-end's included, imports without torch."""
+    loaded = _imported_by(_modules_of("gputui.fit"))
+    assert "torch" not in loaded, "a gputui.fit module imports torch at import time"

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch")
+from tests.torch_required import require_torch  # noqa: E402
+
+require_torch()
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -36,7 +36,7 @@ def unservable(model: AnyModel) -> str | None:
 def fit_answers(
     snapshot: Snapshot, models: Sequence[AnyModel], catalog: Catalog
 ) -> list[FitAnswer]:
-    from gputui.fit import FitRequest, ModelSpec, check, recommend
+    from gputui.fit import FitRequest, ModelSpec, TorchSpec, check, recommend
     from gputui.fit.targets import targets_from_snapshot
 
     out: list[FitAnswer] = []
@@ -49,9 +49,14 @@ def fit_answers(
         if slot is not None and slot.gpu_instance_id is None:
             continue
         for model in models:
-            if isinstance(model, ModelSpec):
+            if isinstance(model, ModelSpec | TorchSpec):
                 name = recommend(target.architecture, model.mode)[0]
-                est = check(FitRequest(model, (target,), precision=name)).checks[0].chosen
+                request = (
+                    FitRequest(model, (target,), precision=name)
+                    if isinstance(model, ModelSpec)
+                    else FitRequest(model, (target,), precision=name)
+                )
+                est = check(request).checks[0].chosen
                 precision, batch = est.precision, est.max_batch_size_free
             else:  # a transformer: its own workload, in the weights it is stored in
                 found = check(FitRequest(model, (target,))).checks[0]

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from gputui.fit.importers.modelsfile import AnyModel, shown
     from gputui.fit.importers.registry import TRANSFORMER_KINDS, detect_kind, load_any
     from gputui.fit.targets import Unavailable, targets_from_snapshot
+    from gputui.fit.torch.build import traced_model
+    from gputui.fit.torch.spec import TorchSpec, parse_input_shape
     from gputui.fit.transformer.ask import WorkloadAsk, auto_parallel, build_workload
     from gputui.fit.transformer.estimate import memory as transformer_memory
     from gputui.fit.transformer.model import TransformerModel
@@ -73,6 +75,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "Speed": ("gputui.fit.core.speed", "Speed"),
     "TRANSFORMER_KINDS": ("gputui.fit.importers.registry", "TRANSFORMER_KINDS"),
     "Target": ("gputui.fit.core.target", "Target"),
+    "TorchSpec": ("gputui.fit.torch.spec", "TorchSpec"),
     "TransformerCheck": ("gputui.fit.entry", "TransformerCheck"),
     "TransformerModel": ("gputui.fit.transformer.model", "TransformerModel"),
     "TransformerSpec": ("gputui.fit.importers.transformer_table", "TransformerSpec"),
@@ -92,7 +95,9 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "memory_model": ("gputui.fit.graph.estimate", "memory_model"),
     "over_budget": ("gputui.fit.core.ranking", "over_budget"),
     "recommend": ("gputui.fit.core.precision", "recommend"),
+    "parse_input_shape": ("gputui.fit.torch.spec", "parse_input_shape"),
     "tflops_per_watt": ("gputui.fit.core.power", "tflops_per_watt"),
+    "traced_model": ("gputui.fit.torch.build", "traced_model"),
     "transformer_memory": ("gputui.fit.transformer.estimate", "memory"),
     "verdict": ("gputui.fit.core.verdict", "verdict"),
 }
@@ -113,6 +118,7 @@ __all__ = [
     "Speed",
     "TRANSFORMER_KINDS",
     "Target",
+    "TorchSpec",
     "TransformerCheck",
     "TransformerModel",
     "TransformerSpec",
@@ -133,10 +139,12 @@ __all__ = [
     "memory_format",
     "memory_model",
     "over_budget",
+    "parse_input_shape",
     "recommend",
     "shown",
     "targets_from_snapshot",
     "tflops_per_watt",
+    "traced_model",
     "transformer_memory",
     "transformer_model_line",
     "transformer_workload_line",

@@ -2,7 +2,7 @@
 
 The CLI, the Fit screen, the dashboard's fit line, the exporter and the fleet ask
 here rather than an engine. A request holds the model description (a layer model,
-ModelSpec, or a transformer with its workload, TransformerSpec), the workload's
+ModelSpec, a traced PyTorch module or any other PhasedModel, or a transformer with its workload, TransformerSpec), the workload's
 overrides and the targets, and optionally a catalog to rank; the answer holds one
 check per target (ModelCheck or TransformerCheck, which answer under the same
 names: `chosen`, `estimates`, `recommended`, `target`, `model.name`) and the
@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Generic, TypeVar, overload
 
 from gputui.fit.core.overheads import Backend
+from gputui.fit.core.phased import PhasedModel
 from gputui.fit.core.ranking import Ranked, rank_cards
 from gputui.fit.core.target import Target
 from gputui.fit.graph.estimate import ModelCheck, PrecisionEstimate
@@ -23,6 +24,7 @@ from gputui.fit.graph.estimate import check as check_graph
 from gputui.fit.graph.gcpause import collector_paused
 from gputui.fit.graph.ranking import graph_row
 from gputui.fit.graph.spec import ModelSpec
+from gputui.fit.torch.spec import TorchSpec
 from gputui.fit.transformer.context import mark_longer_context
 from gputui.fit.transformer.estimate import Estimate, estimate
 from gputui.fit.transformer.ranking import transformer_row
@@ -43,7 +45,7 @@ __all__ = [
     "check",
 ]
 
-M = TypeVar("M", ModelSpec, TransformerSpec)
+M = TypeVar("M", ModelSpec, PhasedModel, TorchSpec, TransformerSpec)
 C = TypeVar("C")
 R = TypeVar("R")
 
@@ -115,7 +117,7 @@ class FitAnswer(Generic[C, R]):
     """The answer to one FitRequest: a check per target (in the request's order) and,
     when a catalog was given, every card ranked (those that fit first)."""
 
-    model: ModelSpec | TransformerSpec
+    model: ModelSpec | PhasedModel | TransformerSpec
     checks: tuple[C, ...]
     ranked: tuple[R, ...] = ()
     workload: Workload | None = None  # a transformer's, as estimated; None for a layer model
@@ -127,23 +129,59 @@ def check(request: FitRequest[ModelSpec]) -> FitAnswer[ModelCheck, Ranked[Precis
 
 @overload
 def check(
+    request: FitRequest[PhasedModel],
+) -> FitAnswer[ModelCheck, Ranked[PrecisionEstimate]]: ...
+
+
+@overload
+def check(
+    request: FitRequest[TorchSpec],
+) -> FitAnswer[ModelCheck, Ranked[PrecisionEstimate]]: ...
+
+
+@overload
+def check(
     request: FitRequest[TransformerSpec],
 ) -> FitAnswer[TransformerCheck, Ranked[Estimate]]: ...
 
 
 def check(
-    request: FitRequest[ModelSpec] | FitRequest[TransformerSpec],
+    request: FitRequest[ModelSpec]
+    | FitRequest[PhasedModel]
+    | FitRequest[TorchSpec]
+    | FitRequest[TransformerSpec],
 ) -> (
     FitAnswer[ModelCheck, Ranked[PrecisionEstimate]] | FitAnswer[TransformerCheck, Ranked[Estimate]]
 ):
     """Every target of `request` checked, and the catalog's cards ranked when one is given."""
     if isinstance(request.model, TransformerSpec):
         return _check_transformer(request.model, request)
+    if isinstance(request.model, TorchSpec):  # a models file's torch table: traced when asked
+        spec = request.model
+        if request.precision is None and spec.precision is not None:
+            request = replace(request, precision=spec.precision)
+        return _check_graph(_traced(spec, request.backend or "cuda"), request)
     return _check_graph(request.model, request)
 
 
+_TRACED: dict[tuple[TorchSpec, str], PhasedModel] = {}
+
+
+def _traced(spec: TorchSpec, backend: str) -> PhasedModel:
+    """The traced model of `spec` (one per spec and backend: the Fit screen asks again)."""
+    from gputui.fit.torch.build import traced_model
+
+    key = (spec, backend)
+    if key not in _TRACED:
+        if len(_TRACED) >= 16:
+            _TRACED.clear()
+        _TRACED[key] = traced_model(spec, backend)
+    return _TRACED[key]
+
+
 def _check_graph(
-    model: ModelSpec, request: FitRequest[ModelSpec]
+    model: ModelSpec | PhasedModel,
+    request: FitRequest[ModelSpec] | FitRequest[PhasedModel] | FitRequest[TorchSpec],
 ) -> FitAnswer[ModelCheck, Ranked[PrecisionEstimate]]:
     checks = tuple(
         check_graph(

@@ -146,12 +146,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--input-shape",
         action="append",
         metavar="NAME=D,D",
-        help="per-sample shape of a Keras model input Keras leaves variable (repeatable)",
+        help="per-sample shape of a Keras model input Keras leaves variable (repeatable); "
+        "with --torch: one input of a sample, D,D[:dtype] (repeatable, in argument order)",
     )
     p.add_argument(
         "--skip-unknown",
         action="store_true",
         help="treat unknown (custom) Keras layers as identity, with a warning",
+    )
+    t = p.add_argument_group("PyTorch modules (the user's code runs: it is traced on fake tensors)")
+    t.add_argument(
+        "--torch",
+        metavar="FILE.py:FACTORY",
+        help="trace the nn.Module FACTORY() returns (FILE.py:NAME or package.module:NAME; "
+        "needs pip install 'gputui[torch]'); one batch: --inputs or --input-shape D,D[:dtype]",
+    )
+    t.add_argument(
+        "--inputs",
+        metavar="FILE.py:CALLABLE",
+        help="with --torch: CALLABLE(batch) returns one batch (a tensor, a tuple of positional "
+        "arguments or a dict of keyword arguments)",
+    )
+    t.add_argument(
+        "--loss",
+        metavar="FILE.py:CALLABLE",
+        help="with --torch: CALLABLE(output, batch) returns the scalar loss (default: the "
+        "output's .loss, else the sum of the outputs)",
     )
     p.add_argument("--layers", action="store_true", help="also print the per-layer table")
     p.add_argument("--json", action="store_true", help="print JSON (schema in docs/fit.md)")

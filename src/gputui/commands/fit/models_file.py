@@ -126,8 +126,15 @@ def run(args: argparse.Namespace) -> int:
 
     if args.batch_size is not None and not 1 <= args.batch_size <= 1 << 24:
         raise UserError(f"--batch-size: must be a positive integer, got {args.batch_size}")
-    path, origin = resolve_models_path(args.models)
-    models = load(path, args)
+    from gputui.commands.fit import torch_module
+
+    if torch_module.handles(args):
+        traced, path = torch_module.model(args)
+        models: tuple[Any, ...] = (traced,)
+        origin = "--torch"
+    else:
+        path, origin = resolve_models_path(args.models)
+        models = load(path, args)
     if args.model:
         missing = [n for n in args.model if n not in {m.name for m in models}]
         if missing:
@@ -141,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
     # kind = "transformer" tables: the LLM estimator (transformer_tables.py)
     models, transformers = transformer_tables.split(models)
     transformer_tables.check_flags(args, transformers)
-    models = _overridden(models, args)
+    if not torch_module.handles(args):
+        models = _overridden(models, args)
     check_software_flags(args, models, transformers)
     if args.precision in ("int8", "fp8"):
         training = [m.name for m in models if m.mode == "train"]

@@ -18,6 +18,7 @@ from gputui.fit.core.overheads import (
     cuda_context_bytes,
     library_workspace_bytes,
 )
+from gputui.fit.core.phased import PhasedModel
 from gputui.fit.core.precision import (
     Computed,
     Precision,
@@ -73,11 +74,17 @@ class MemoryModel:
 
 
 def memory_model(
-    model: ModelSpec, precision: str, cc: str | None = None, backend: Backend = "cuda"
+    model: ModelSpec | PhasedModel,
+    precision: str,
+    cc: str | None = None,
+    backend: Backend = "cuda",
 ) -> MemoryModel:
     """The phases of `model` in `precision`, with the overheads of `backend` on a GPU of `cc`."""
     p = policy(precision)
-    phases = cached_envelope(model, p, backend)
+    if isinstance(model, ModelSpec):
+        phases = cached_envelope(model, p, backend)
+    else:
+        phases = phased_envelope(model, p, backend)
     if backend == "cuda":
         lib = Parts(workspace=library_workspace_bytes(cc))
         phases = [Phase(ph.name, ph.fixed + lib, ph.per_sample) for ph in phases]
@@ -114,6 +121,19 @@ _ENVELOPES: dict[int, tuple[list[Phase], list[Phase]]] = {}
 
 def cached_envelope(model: ModelSpec, p: Precision, backend: Backend) -> list[Phase]:
     phases = cached_phases(model, p, backend)
+    hit = _ENVELOPES.get(id(phases))
+    if hit is not None and hit[0] is phases:
+        return hit[1]
+    if len(_ENVELOPES) >= _CACHE_SIZE:
+        _ENVELOPES.clear()
+    hull = envelope(phases)
+    _ENVELOPES[id(phases)] = (phases, hull)
+    return hull
+
+
+def phased_envelope(model: PhasedModel, p: Precision, backend: Backend) -> list[Phase]:
+    """The envelope of a phased front-end's phases (which caches its own phases)."""
+    phases = model.phases(p, backend)
     hit = _ENVELOPES.get(id(phases))
     if hit is not None and hit[0] is phases:
         return hit[1]
@@ -175,7 +195,7 @@ class PrecisionEstimate(Answer):
 
 @dataclass(frozen=True, slots=True)
 class ModelCheck:
-    model: ModelSpec
+    model: ModelSpec | PhasedModel
     target: Target
     mode: str
     batch_size: int
@@ -198,7 +218,7 @@ class ModelCheck:
 
 @collector_paused
 def check(
-    model: ModelSpec,
+    model: ModelSpec | PhasedModel,
     target: Target,
     *,
     batch_size: int | None = None,
@@ -208,6 +228,9 @@ def check(
     with_speed: bool = True,
 ) -> ModelCheck:
     """Every precision that applies (or just `precision`) for `model` on `target`.
+
+    `model` is a layer model or any front-end that gives phases and ops (PhasedModel):
+    the check is the same for both.
 
     `with_speed=False` leaves every `speed` None: for callers that show only memory
     (the dashboard's fit line), no roofline profile is built or cached.
@@ -221,10 +244,11 @@ def check(
     }
     rec_name, why = recommend(arch, mode, target.card)
     rec: str = rec_name
+    known = PRECISIONS if isinstance(model, ModelSpec) else model.precisions
     wanted = (
         [precision]
         if precision
-        else [n for n in PRECISIONS if policy(n).training or mode != "train"]
+        else [n for n in PRECISIONS if n in known and (policy(n).training or mode != "train")]
     )
     estimates = []
     for name in wanted:
@@ -259,7 +283,7 @@ def check(
     elif with_speed:
         rec, why = _by_speed(rec, why, mode, estimates)
     live: tuple[LiveTensor, ...] = ()
-    if with_peak_tensors:
+    if with_peak_tensors and isinstance(model, ModelSpec):
         live = tuple(live_at_peak(model, policy(rec), backend, batch, cached_phases)[1])
     return ModelCheck(model, target, mode, batch, rec, why, tuple(estimates), backend, live)
 

@@ -7,6 +7,7 @@ reason and a floor it is sure to reach)."""
 from __future__ import annotations
 
 from gputui.catalog.models import Architecture, Card
+from gputui.fit.core.phased import PhasedModel
 from gputui.fit.core.power import SAMPLES
 from gputui.fit.core.ranking import Ranked, speed_fields
 from gputui.fit.core.target import card_target
@@ -15,7 +16,7 @@ from gputui.fit.graph.spec import ModelSpec
 
 
 def graph_row(
-    model: ModelSpec,
+    model: ModelSpec | PhasedModel,
     architectures: dict[str, Architecture],
     card: Card,
     *,

@@ -22,6 +22,7 @@ from gputui.fit.core.optimizer_traffic import (
     OPTIMIZER_TRAFFIC,
     foreach_launches,
 )
+from gputui.fit.core.phased import PhasedModel
 from gputui.fit.core.power import SAMPLES
 from gputui.fit.core.precision import Precision, policy
 from gputui.fit.core.roofline import Compiled, Op, Profile, best_profile, compile_ops
@@ -322,7 +323,7 @@ def profile(
 
 
 def model_speed(
-    model: StepModel,
+    model: StepModel | PhasedModel,
     card: Card,
     precision: str,
     batch: int,
@@ -330,10 +331,17 @@ def model_speed(
     architecture: Architecture | None = None,
 ) -> Speed:
     """Rough samples/s of `model`'s step on `card` (fit.core.speed's policy: unknown with
-    the reason, and a floor, where the card lacks a figure the roofline needs)."""
+    the reason, and a floor, where the card lacks a figure the roofline needs). A layer
+    model's ops come from its graph; any other phased front-end (fit/core/phased.py)
+    gives its own op list, timed by the same roofline."""
+
+    def ops_for(prec: str) -> tuple[Sequence[Op], Compiled]:
+        if isinstance(model, PhasedModel):
+            return model.step_ops(prec, batch)
+        return _cached_ops(model, prec, batch, mode, None)
 
     def time(c: Card) -> Timing | None:
-        prof = profile(model, c, architecture, precision, batch, mode)
+        prof = best_profile(c, architecture, precision, batch, ops_for)
         if prof is None:
             return None
         rate = PhaseRate(prof.samples_per_s, prof.bound, prof.step_time_s, prof.shares[prof.bound])

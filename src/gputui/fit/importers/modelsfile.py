@@ -33,6 +33,7 @@ from gputui.fit.graph.spec import MODES, OPTIMIZER_STATES, OPTIMIZERS, ModelSpec
 from gputui.fit.graph.syntax import check_elements
 
 if TYPE_CHECKING:
+    from gputui.fit.torch.spec import TorchSpec
     from gputui.fit.transformer.spec import TransformerSpec
 
 __all__ = [
@@ -63,7 +64,7 @@ MAX_MESSAGE = 1500
 
 
 # What a models file holds: layer models and (kind = "transformer") Hugging Face-style configs.
-AnyModel: TypeAlias = "ModelSpec | TransformerSpec"
+AnyModel: TypeAlias = "ModelSpec | TransformerSpec | TorchSpec"
 
 
 def layer_models(models: tuple[AnyModel, ...]) -> tuple[ModelSpec, ...]:
@@ -131,6 +132,10 @@ def _parse_models(text: str, where: str, base: Path | None) -> tuple[AnyModel, .
             raise UserError(f"{where}: model[{i}]: must be a [[model]] table")
         if raw.get("kind") == "transformer":
             spec: AnyModel = _transformer(raw, f"{where}: model[{i}]", where, base or Path.cwd())
+        elif raw.get("kind") == "torch":
+            from gputui.fit.importers.torch_table import torch_spec
+
+            spec = torch_spec(raw, f"{where}: model[{i}]", base or Path.cwd())
         elif "keras" in raw:
             spec = _sidecar(raw, f"{where}: model[{i}]", where, base or Path.cwd())
         else:
@@ -252,7 +257,7 @@ def _model(raw: dict[str, Any], fallback: str, where: str) -> ModelSpec:
     kind = raw.get("kind", "sequential")
     if kind not in ("sequential", "functional", "gan"):
         raise UserError(
-            f'{ctx}: kind: must be "sequential", "functional", "gan" or "transformer", got {kind!r}'
+            f'{ctx}: kind: must be "sequential", "functional", "gan", "transformer" or "torch", got {kind!r}'
         )
     allowed = {"sequential": _MODEL_KEYS, "functional": _FUNCTIONAL_KEYS, "gan": _GAN_KEYS}[kind]
     for key in raw:

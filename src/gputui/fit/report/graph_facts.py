@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from gputui.fit.core.phased import PhasedModel
 from gputui.fit.graph.estimate import ModelCheck
 from gputui.fit.graph.memory import autograd_flags
 from gputui.fit.graph.stats import LayerStats
@@ -95,8 +96,11 @@ def network_layers(net: Network) -> list[dict[str, Any]]:
     ]
 
 
-def model_layers(model: ModelSpec) -> dict[str, list[dict[str, Any]]]:
-    """{"layers": rows}, or the generator's and the discriminator's rows of a GAN."""
+def model_layers(model: ModelSpec | PhasedModel) -> dict[str, Any]:
+    """{"layers": rows}, or the generator's and the discriminator's rows of a GAN; a
+    phased front-end's own facts under its kind ({"torch": {...}})."""
+    if not isinstance(model, ModelSpec):
+        return {model.kind: model.facts()}
     if model.network is not None:
         return {"layers": network_layers(model.network)}
     assert model.generator is not None and model.discriminator is not None
@@ -120,18 +124,17 @@ def peak_tensor_rows(c: ModelCheck, top: int | None = None) -> list[dict[str, An
     return rows[:top] if top is not None else rows
 
 
-def model_software_dict(model: ModelSpec) -> dict[str, Any]:
+def model_software_dict(model: ModelSpec | PhasedModel) -> dict[str, Any]:
     """What the speed assumed of the framework (fit.core.software): layout and optimizer kernels."""
     from gputui.fit.core.software import software_dict
 
     return software_dict(model.software, training=model.mode == "train")
 
 
-def speed_assumes(model: ModelSpec) -> str:
+def speed_assumes(model: ModelSpec | PhasedModel) -> str:
     """The text line saying which software settings the speed estimate assumed."""
     from gputui.fit.core.software import describe
 
-    text = describe(
-        model.software, training=model.mode == "train", convolutions=has_convolutions(model)
-    )
+    convolutions = has_convolutions(model) if isinstance(model, ModelSpec) else model.convolutions
+    text = describe(model.software, training=model.mode == "train", convolutions=convolutions)
     return f"speed assumes: {text}"

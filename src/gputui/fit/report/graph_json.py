@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from gputui.fit.core.batch import pow2_floor
+from gputui.fit.core.phased import PhasedModel
 from gputui.fit.core.speed import Speed, unknown_fields
 from gputui.fit.graph.estimate import ModelCheck, PrecisionEstimate
 from gputui.fit.importers.modelsfile import ModelSpec
@@ -15,7 +16,7 @@ from gputui.fit.report.memory_fields import memory_fields
 from gputui.fit.report.targets import target_dict
 
 
-def model_facts(model: ModelSpec, include_layers: bool = True) -> dict[str, Any]:
+def model_facts(model: ModelSpec | PhasedModel, include_layers: bool = True) -> dict[str, Any]:
     return {
         "type": model.kind,
         "params": model.params,
@@ -23,11 +24,12 @@ def model_facts(model: ModelSpec, include_layers: bool = True) -> dict[str, Any]
         "non_trainable_params": model.params - model.trainable_params,
         "flops_per_sample": model.flops,
         "warnings": list(model.warnings),
-        **(model_layers(model) if include_layers else {}),
+        # a layer table only where asked (it is long); a phased front-end's facts always
+        **(model_layers(model) if include_layers or not isinstance(model, ModelSpec) else {}),
     }
 
 
-def workload(model: ModelSpec, batch_size: int, backend: str) -> dict[str, Any]:
+def workload(model: ModelSpec | PhasedModel, batch_size: int, backend: str) -> dict[str, Any]:
     return {
         "mode": model.mode,
         "batch_size": batch_size,

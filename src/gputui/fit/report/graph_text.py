@@ -8,6 +8,7 @@ Lines are made visible (textsafe) as rendered: layer, model and card names come 
 from __future__ import annotations
 
 from gputui.core.textsafe import visible
+from gputui.fit.core.phased import PhasedModel
 from gputui.fit.core.roofline import LayerTime, Profile
 from gputui.fit.core.speed import Speed
 from gputui.fit.graph.estimate import ModelCheck
@@ -82,7 +83,7 @@ def render_check(c: ModelCheck, show_layers: bool = False) -> list[str]:
         for tensor in rows:
             lines.append(f"      {gib(tensor['bytes']):>10}  {tensor['layer']}: {tensor['what']}")
     lines += [f"  warning: {warning}" for warning in m.warnings]
-    if show_layers:
+    if show_layers and isinstance(m, ModelSpec):
         lines.extend(render_layers(m, e.speed.profile if e.speed else None))
     return [visible(line) for line in lines]
 
@@ -135,7 +136,7 @@ def _layer_bound_cell(
     return f" {f'{lt.bound} {share:.1%}':>16}"
 
 
-def model_title(model: ModelSpec, batch: int) -> list[str]:
+def model_title(model: ModelSpec | PhasedModel, batch: int) -> list[str]:
     """The lines above a layer model's ranking (fit.report.ranking_text's table)."""
     return [
         f"{model.name} on every catalog card (recommended precision per card, batch {batch}; "
@@ -145,7 +146,7 @@ def model_title(model: ModelSpec, batch: int) -> list[str]:
     ]
 
 
-def runtime_lines(model: ModelSpec) -> list[str]:
+def runtime_lines(model: ModelSpec | PhasedModel) -> list[str]:
     """Which runtime the memory assumes and why; a line saying so when it is not modelled."""
     lines = [f"  runtime: {model.runtime} ({model.runtime_source})"]
     note = runtime_note(model.runtime)

@@ -118,6 +118,10 @@ def model_detail(c: ModelCheck, ranked: list[Ranked[Any]] | None) -> Group:
         head,
         breakdown_table(e.breakdown.as_dict()),
         precision_table(c),
-        layers_table(m, e.speed.profile if e.speed else None),
+        *(
+            [layers_table(m, e.speed.profile if e.speed else None)]
+            if isinstance(m, ModelSpec)
+            else []
+        ),
         ranking_table(ranked),
     )

@@ -28,6 +28,7 @@ from gputui.fit import (
     ModelSpec,
     Ranked,
     Target,
+    TorchSpec,
     TransformerCheck,
     TransformerSpec,
     check,
@@ -158,6 +159,12 @@ def estimate_pass(
                 break
             if isinstance(model, TransformerSpec):  # its own estimator, same budget
                 checks.append(check(FitRequest(model, (target,))).checks[0])
+            elif isinstance(model, TorchSpec):  # traced once, then checked like a layer model
+                try:
+                    checks.append(check(FitRequest(model, (target,))).checks[0])
+                except UserError as exc:  # the user's code failed: said once, not a crash
+                    warnings.append(visible(str(exc)))
+                    break
             else:
                 checks.append(estimate(model, target))
         if stopped:
@@ -172,6 +179,11 @@ def estimate_pass(
         # one dict for every kind; the two branches only pick check()'s typed overload
         if isinstance(model, TransformerSpec):
             rankings[model.name] = list(check(FitRequest(model, catalog=catalog)).ranked)
+        elif isinstance(model, TorchSpec):
+            try:
+                rankings[model.name] = list(check(FitRequest(model, catalog=catalog)).ranked)
+            except UserError:  # said by the check above
+                continue
         else:
             rankings[model.name] = list(check(FitRequest(model, catalog=catalog)).ranked)
     return replace(

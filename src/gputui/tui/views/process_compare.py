@@ -16,7 +16,14 @@ from typing import Any
 from gputui.catalog import load_catalog
 from gputui.core.errors import UserError
 from gputui.core.textsafe import visible
-from gputui.fit import FitRequest, ModelSpec, check, load_any, targets_from_snapshot
+from gputui.fit import (
+    FitRequest,
+    ModelSpec,
+    TorchSpec,
+    check,
+    load_any,
+    targets_from_snapshot,
+)
 from gputui.fit.paths import resolve_models_path
 from gputui.model.snapshot import GpuProcess, Snapshot
 
@@ -67,6 +74,8 @@ def compare(
         try:
             if isinstance(m, ModelSpec):
                 answer: Any = check(FitRequest(m, (target,), backend="cuda"))
+            elif isinstance(m, TorchSpec):
+                answer = check(FitRequest(m, (target,), backend="cuda"))
             else:
                 answer = check(FitRequest(m, (target,), backend="cuda"))
             b = answer.checks[0].chosen.breakdown
