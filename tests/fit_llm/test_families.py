@@ -46,11 +46,13 @@ def test_cache_bytes_equal_what_transformers_keeps(name: str) -> None:
     assert got == probe["cache_bytes"]
 
 
-def test_grouped_falcon_in_a_paged_engine_keeps_only_its_groups() -> None:
+def test_grouped_falcon_caches_its_groups_in_transformers_as_in_a_paged_engine() -> None:
+    """transformers 5.25 caches a grouped Falcon's K/V groups (5.24 broadcast them to every
+    query head first, 4x the cache of this 8-head, 2-group probe)."""
     cfg = from_hf_dict(PROBES["probes"]["falcon-grouped"]["config"])
-    hf = kv_cache_bytes(cfg, 100, 1, "bf16")
+    hf = kv_cache_bytes(cfg, 96, 1, "bf16")
     paged = kv_cache_bytes(cfg, 96, 1, "bf16", paged_block=16)  # 96 tokens: whole blocks
-    assert hf / 100 == 4 * paged / 96  # 8 heads broadcast vs 2 groups
+    assert hf == paged == 96 * 2 * cfg.num_kv_heads * cfg.head_dim * 2 * cfg.num_layers
 
 
 def test_jamba_caches_kv_only_in_its_attention_layers() -> None:
@@ -112,10 +114,25 @@ def test_unknown_type_gives_a_range_and_says_what_is_unknown() -> None:
     h, i, v, n = 1024, 4096, 1000, 4
     bare = v * h + n * (4 * h * h + 2 * h * i + 2 * h) + h  # tied, ungated, RMS, no biases
     assert lo == bare
-    assert layout(cfg).params == hi > lo  # the estimate never under-counts the weights
+    assert layout(cfg).params == hi > lo  # the estimate is built on the upper end
     (note,) = [w for w in cfg.warnings if "unknown model_type" in w]
     assert f"between {lo:,} and {hi:,}" in note
     assert "a tied or untied head" in note and "K/V heads" in note
+
+
+def test_unknown_masked_lm_is_an_encoder_whose_range_claims_no_bound() -> None:
+    """An unknown type whose class is a masked LM (ModernBERT before it was a family): no KV
+    cache, and the note does not call its upper end a bound its head can exceed."""
+    entry = FAMILIES["modernbert-base"]
+    raw = {**entry["config"], "model_type": "modernbert_like"}
+    cfg = from_hf_dict(raw)
+    assert cfg.encoder and cfg.params_range is not None
+    assert kv_layers(cfg) == 0
+    assert kv_cache_bytes(cfg, 1000, 1) == 0
+    (note,) = [w for w in cfg.warnings if "unknown model_type" in w]
+    assert "upper bound" not in note and "would add to it" in note
+    # the real model holds its masked-LM head beyond the Llama-style upper end
+    assert entry["num_parameters"] > cfg.params_range[1]
 
 
 def test_unknown_type_with_a_stated_tie_narrows_the_range() -> None:
@@ -270,3 +287,11 @@ def test_a_gguf_of_an_unmapped_architecture_named_like_a_family_keeps_its_kv_hea
     model = load_gguf(path)
     assert model.config.num_kv_heads == 2
     assert any("not known" in w for w in model.warnings)
+
+
+def test_granite_is_read_as_llama_with_its_logits_scaled_into_a_second_tensor() -> None:
+    """granite-3.1-8b-base was an unknown type, counted at the range's upper end (biases on
+    every linear, LayerNorms): 8,172,777,472 against transformers' 8,170,848,256."""
+    cfg = from_hf_dict(FAMILIES["granite-3.1-8b-base"]["config"])
+    assert layout(cfg).params == 8_170_848_256
+    assert cfg.logit_scale and not cfg.qkv_bias and cfg.norm == "rms"

@@ -38,6 +38,8 @@ LLAMA_LIKE = {
     "deepseek_v2": "deepseek_v2",
     "deepseek_v3": "deepseek_v3",
     "gpt_oss": "gpt_oss",
+    "granite": "granite",
+    "smollm3": "smollm3",
 }
 
 
@@ -259,7 +261,7 @@ def _llama_like(k: Keys, model_type: str, kind: str) -> TransformerConfig:
     )
     window = k.opt_int("sliding_window", minimum=0) or None
     # Qwen ships a sliding_window value but only uses it when use_sliding_window is set
-    if kind in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe") and not k.flag(
+    if kind in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "smollm3") and not k.flag(
         "use_sliding_window", False
     ):
         window = None
@@ -295,6 +297,9 @@ def _llama_like(k: Keys, model_type: str, kind: str) -> TransformerConfig:
         cfg = replace(cfg, family="olmo2", qk_norm="full")
     elif kind in ("qwen3", "qwen3_moe"):
         cfg = replace(cfg, qk_norm="head")
+    elif kind == "granite":
+        # Granite divides the logits by logits_scaling into a second logits-sized tensor
+        cfg = replace(cfg, logit_scale=k.number("logits_scaling", 1.0) != 1.0)
     elif kind == "gpt_oss":
         cfg = replace(
             cfg,

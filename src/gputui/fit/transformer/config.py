@@ -49,6 +49,7 @@ Family = Literal[
     "cohere",
     "jamba",
     "t5",
+    "modernbert",
 ]
 
 
@@ -116,6 +117,8 @@ class EncoderHead:
     task: str  # "Model" (the bare encoder), "ForMaskedLM", ...; "unknown": not counted
     num_labels: int = 2  # from id2label or num_labels, as transformers reads them
     tied_decoder: bool = True  # the masked-LM decoder shares the token embedding
+    dense_bias: bool = True  # the head's dense carries a bias (ModernBERT: classifier_bias)
+    decoder_bias: bool = True  # the masked-LM decoder carries its own bias
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +175,6 @@ class TransformerConfig:
     lm_head_bias: bool = False  # Phi's and GPT-J's lm_head carries a bias
     fused_qkv: bool = False  # one query_key_value linear of q + 2 kv outputs
     embedding_norm: bool = False  # BLOOM's word_embeddings_layernorm
-    # transformers' own cache expands K/V to every query head (Falcon's new architecture)
-    kv_expanded: bool = False
     # False where transformers' attention materializes the probabilities even under sdpa:
     # BLOOM and ALiBi Falcons (their own eager code), multi-query Falcon (one K/V head
     # broadcast to all: no fused kernel takes it)

@@ -131,7 +131,7 @@ def _attention(cfg: TransformerConfig) -> tuple[list[Linear], int]:
         ]
         return lins, other + m.kv_lora_rank  # kv_a_layernorm
     q, kv = cfg.q_dim, cfg.kv_dim
-    if cfg.family in ("gpt2", "gpt_neox"):
+    if cfg.family in ("gpt2", "gpt_neox", "modernbert"):
         lins = [Linear("qkv", h, 3 * h, cfg.qkv_bias)]
     elif cfg.family == "phi3":
         lins = [Linear("qkv", h, q + 2 * kv, cfg.qkv_bias)]
@@ -167,7 +167,7 @@ def _mlp(
             Linear(f"{prefix}fc_in", h, width, bias, copies, expert),
             Linear(f"{prefix}fc_out", width, h, bias, copies, expert),
         ]
-    if cfg.family == "phi3":
+    if cfg.family in ("phi3", "modernbert"):  # one linear holds gate and up (Wi)
         return [Linear("gate_up", h, 2 * width, bias), Linear("down", width, h, bias)]
     return [
         Linear(f"{prefix}gate", h, width, bias, copies, expert),
