@@ -371,7 +371,7 @@ DEFAULTS["smollm3"] = {
 }
 
 # a multimodal config's text_config may leave out its model_type: its config class's default
-TEXT_MODEL_TYPE = {"gemma3": "gemma3_text"}
+TEXT_MODEL_TYPE = {"gemma3": "gemma3_text", "llava": "llama"}
 
 
 def with_defaults(raw: Mapping[str, Any], model_type: str) -> dict[str, Any]:

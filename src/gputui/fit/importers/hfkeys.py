@@ -18,6 +18,7 @@ from gputui.fit.importers.hfheads import decoder_head_note, encoder_head
 from gputui.fit.importers.hfquant import quantization
 from gputui.fit.importers.hfread import Keys, show
 from gputui.fit.importers.hfunknown import bounded
+from gputui.fit.importers.hfvision import with_towers
 from gputui.fit.transformer.bounds import bound_of
 from gputui.fit.transformer.config import ConfigError, Family, Mla, Moe, TransformerConfig
 
@@ -416,6 +417,7 @@ def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
     if not isinstance(raw, Mapping):
         raise ConfigError(prefix or "config", "must be a JSON object")
     warnings: list[str] = []
+    outer, outer_prefix = raw, prefix
     text = raw.get("text_config")
     if isinstance(text, Mapping) and not raw.get("num_hidden_layers"):
         merged = dict(text)
@@ -425,10 +427,6 @@ def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
         parent = raw.get("model_type")
         if "model_type" not in merged and isinstance(parent, str) and parent in TEXT_MODEL_TYPE:
             merged["model_type"] = TEXT_MODEL_TYPE[parent]
-        warnings.append(
-            "multimodal config: only its text model (text_config) is estimated; "
-            "the vision/audio towers are not counted"
-        )
         raw = merged
         prefix = f"{prefix}text_config."
     k = Keys(raw, prefix)
@@ -477,4 +475,5 @@ def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
         raise ConfigError(k._field("num_key_value_heads"), "must divide the number of heads")
     cfg = encoder_head(k, cfg) if cfg.encoder else decoder_head_note(k, cfg)
     q = quantization(k)
-    return replace(cfg, quantization=q, warnings=cfg.warnings + tuple(warnings))
+    cfg = replace(cfg, quantization=q, warnings=cfg.warnings + tuple(warnings))
+    return with_towers(outer, cfg, outer_prefix)

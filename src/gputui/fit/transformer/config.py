@@ -23,6 +23,7 @@ __all__ = [
     "Moe",
     "Mla",
     "Quantization",
+    "VisionTower",
 ]
 
 Norm = Literal["rms", "layer", "layer_nobias", "none"]
@@ -122,6 +123,26 @@ class EncoderHead:
 
 
 @dataclass(frozen=True, slots=True)
+class VisionTower:
+    """A multimodal config's image encoder and projector (fit.importers.hfvision)."""
+
+    kind: str  # the vision_config's model_type: siglip_vision_model, clip_vision_model
+    hidden: int
+    layers: int
+    heads: int
+    intermediate: int
+    image_size: int
+    patch: int
+    channels: int
+    params: int  # the tower and the projector, as transformers counts them
+    tokens_per_image: int  # embeddings one image becomes in the text model's input
+
+    @property
+    def patches(self) -> int:
+        return (self.image_size // self.patch) ** 2
+
+
+@dataclass(frozen=True, slots=True)
 class Quantization:
     """A checkpoint's own quantization (config.json's quantization_config)."""
 
@@ -182,6 +203,7 @@ class TransformerConfig:
     logit_scale: bool = False  # Cohere multiplies the logits into a second tensor
     mamba: Mamba | None = None
     encdec: EncDec | None = None
+    vision: VisionTower | None = None  # a multimodal model's image encoder and projector
     # the lower..upper parameter counts of an unknown model_type (None: the count is known)
     params_range: tuple[int, int] | None = None
 

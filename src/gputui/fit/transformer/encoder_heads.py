@@ -145,3 +145,8 @@ def module_shape(cfg: TransformerConfig, module: HeadModule) -> tuple[int, ...]:
         "two": 2,
     }
     return tuple(sizes[s] for s in module.shape)
+
+
+def vocab_head(cfg: TransformerConfig) -> bool:
+    """Whether the encoder's head writes logits over the vocabulary (a masked LM)."""
+    return cfg.encoder and any(m.shape == ("hidden", "vocab") for m in head_modules(cfg))

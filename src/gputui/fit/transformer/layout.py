@@ -7,6 +7,8 @@ tests/fit_llm checks them against counts generated with transformers itself.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gputui.fit.transformer.config import TransformerConfig
 from gputui.fit.transformer.encoder_heads import HeadModule, head_modules, module_shape
 from gputui.fit.transformer.layout_hybrid import family_layout
@@ -25,6 +27,13 @@ __all__ = ["PACKED_QKV", "Block", "Layout", "Linear", "layout"]
 
 
 def layout(cfg: TransformerConfig) -> Layout:
+    lay = _text_layout(cfg)
+    if cfg.vision is not None:
+        return replace(lay, vision=cfg.vision.params)
+    return lay
+
+
+def _text_layout(cfg: TransformerConfig) -> Layout:
     if cfg.mamba is not None or cfg.encdec is not None:
         return family_layout(cfg)
     h = cfg.hidden_size

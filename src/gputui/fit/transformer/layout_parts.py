@@ -64,11 +64,13 @@ class Layout:
     blocks: tuple[Block, ...]
     # the block each layer is (an index into blocks); empty: dense blocks first, then MoE
     layer_blocks: tuple[int, ...] = ()
+    vision: int = 0  # a multimodal model's vision tower and projector (held with the embedding)
 
     @property
     def params(self) -> int:
         return (
-            self.embedding
+            self.vision
+            + self.embedding
             + self.lm_head
             + sum(lin.params for lin in self.head_linears)
             + self.final_norm

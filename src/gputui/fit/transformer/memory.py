@@ -33,11 +33,14 @@ from dataclasses import dataclass, replace
 
 from gputui.fit.core.breakdown import Parts
 from gputui.fit.transformer.activations import Acts, LayerActs, dtypes, layer_acts
+from gputui.fit.transformer.config import TransformerConfig
+from gputui.fit.transformer.encoder_heads import vocab_head
 from gputui.fit.transformer.formats import WeightFormat, weight_format
-from gputui.fit.transformer.head import head_acts
+from gputui.fit.transformer.head import encoder_logits, head_acts
 from gputui.fit.transformer.kv_moments import Moment, cache_bytes
 from gputui.fit.transformer.model import TransformerModel
 from gputui.fit.transformer.prefill import prefill_moments
+from gputui.fit.transformer.vision import tower_forward_bytes
 from gputui.fit.transformer.weights import lora_params_block, weight_bytes
 from gputui.fit.transformer.workload import Workload
 
@@ -209,7 +212,7 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
         if wl.method == "full":
             trainable = sum(b.params for b in per_layer.values()) / tp
             if stage.embedding:
-                trainable += lay.embedding / tp
+                trainable += lay.embedding / tp + lay.vision
             if stage.head:
                 trainable += (
                     (lay.lm_head / tp)
@@ -385,6 +388,11 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             if cfg.logit_scale and wl.mode == "inference":
                 head = head + Acts(a * vocab)  # Cohere's scaled copy of the logits
             phases.append(SeqPhase(name, base, acts=ids + head))
+        elif stage.head and wl.mode == "inference" and vocab_head(cfg):
+            phases.append(
+                SeqPhase("logits", base, acts=ids + encoder_logits(d.stream * h, a, vocab))
+            )
+        phases += vision_phases(cfg, stage.embedding, base, a)
         return StageMemory(stage, tuple(phases), model, wl, tp)
     # generate: prefill, then decode until the cache holds prompt + new - 1 tokens;
     # generate keeps the last position's logits and an fp32 copy of them per sequence
@@ -410,4 +418,13 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             per_seq_const=logit_bytes + 8 * vocab,
         )
     )
+    phases += vision_phases(cfg, stage.embedding, base, a)
     return StageMemory(stage, tuple(phases), model, wl, tp)
+
+
+def vision_phases(cfg: TransformerConfig, embedding: bool, base: Parts, a: int) -> list[SeqPhase]:
+    """A multimodal model's image encoding, one image per sequence (fit.transformer.vision),
+    on the GPU that holds the embedding: before the prefill, with no cache yet."""
+    if cfg.vision is None or not embedding:
+        return []
+    return [SeqPhase("vision tower", base, per_seq_const=tower_forward_bytes(cfg.vision, a))]
