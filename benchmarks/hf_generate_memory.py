@@ -102,6 +102,8 @@ def measured(
     model = auto.from_config(cfg, dtype=torch.float32).eval()
     model.generation_config.eos_token_id = None
     model.generation_config.pad_token_id = 0
+    if encdec:
+        model.generation_config.decoder_start_token_id = 0  # T5's pad, as its checkpoints set
     held = {
         t.data_ptr(): t.untyped_storage().nbytes() for t in (*model.parameters(), *model.buffers())
     }

@@ -14,7 +14,8 @@ forward's largest moment. The walk follows Hugging Face's implementations:
     softmax runs in fp32 and is kept, its 16-bit cast (or dropout's output and
     mask) is kept by the second matmul; causal masks are a (seq x seq) tensor;
   * sdpa / flash: q, k, v, the output and an fp32 logsumexp per head and token;
-    sdpa uses GQA natively (no expansion);
+    sdpa uses GQA natively (no expansion); o_proj reads the kernel's output itself
+    (the kernel lays it out batch, seq, heads, dim: the transpose back is contiguous);
   * the activation keeps what its implementation's autograd nodes save
     (activations_fn.py): PyTorch's fused GELU or SiLU its input, GELU-tanh written in
     Python (GPT-2's, GPT-J's and Phi's gelu_new) four tensors of the MLP width; the
@@ -160,12 +161,12 @@ def layer_acts(
         if dropout_attn:
             sq += heads * d.mask
     else:
-        saved += a * vd + 4 * heads  # kernel output and fp32 logsumexp
-    if active("o"):
-        # the transposed, contiguous output kept by o_proj; after a fused kernel (CPU
-        # flash) this is a view of the kernel's output, counted twice here: measured on
-        # CPU (benchmarks/llm_accuracy.md), not yet checked on CUDA's kernels
-        saved += a * vd
+        # the kernel's output (kept by its backward and, as the same tensor, by o_proj) and
+        # its fp32 logsumexp: fused kernels write the output laid out (batch, seq, heads,
+        # dim), so transformers' transpose(1, 2).contiguous() before o_proj is a no-op view
+        saved += a * vd + 4 * heads
+    if active("o") and eager:
+        saved += a * vd  # eager's probs @ v, transposed into a contiguous copy o_proj keeps
     if dropout_hidden:
         saved += d.mask * h
     if "cross_q" in roles:
