@@ -222,7 +222,8 @@ def _t5(k: Keys) -> TransformerConfig:
         vocab, None, tie_word_embeddings=True, mlp="gated" if parts[0] == "gated" else "plain",
         attention_dropout=drop, hidden_dropout=drop, torch_dtype=_dtype(k), activation=act,
         encdec=EncDec(enc, dec, k.integer("relative_attention_num_buckets", 32)),
-        fused_attention=False,  # T5's attention adds its position bias to explicit scores
+        # transformers 5.25 runs T5 under sdpa, its position bias as the float attn_mask
+        fused_attention=True,
         key_prefix=k.prefix, warnings=notes,
     )  # fmt: skip
 

@@ -39,19 +39,29 @@ from gputui.fit.transformer.workload import Workload
 
 @dataclass(frozen=True, slots=True)
 class Acts:
-    """bytes = tokens * per_token + sequences * seq^2 * per_seq_sq."""
+    """bytes = tokens * per_token + sequences * seq^2 * per_seq_sq + seq^2 * shared_sq
+    (shared_sq: a (seq x seq) tensor the whole batch shares, T5's position bias)."""
 
     per_token: float = 0.0
     per_seq_sq: float = 0.0
+    shared_sq: float = 0.0
 
     def __add__(self, other: Acts) -> Acts:
-        return Acts(self.per_token + other.per_token, self.per_seq_sq + other.per_seq_sq)
+        return Acts(
+            self.per_token + other.per_token,
+            self.per_seq_sq + other.per_seq_sq,
+            self.shared_sq + other.shared_sq,
+        )
 
     def scaled(self, n: float) -> Acts:
-        return Acts(self.per_token * n, self.per_seq_sq * n)
+        return Acts(self.per_token * n, self.per_seq_sq * n, self.shared_sq * n)
 
     def bytes(self, batch: int, seq: int) -> float:
-        return batch * seq * self.per_token + batch * seq * seq * self.per_seq_sq
+        return (
+            batch * seq * self.per_token
+            + batch * seq * seq * self.per_seq_sq
+            + seq * seq * self.shared_sq
+        )
 
     def per_sequence(self, seq: int) -> float:
         return seq * self.per_token + seq * seq * self.per_seq_sq
@@ -122,10 +132,13 @@ def layer_acts(
     heads = cfg.num_heads / tp
     # PyTorch's CPU sdpa has no fused kernel with dropout: training with attention dropout
     # falls back to the math path, which materializes the probabilities like eager attention
+    # T5 trains as eager here: its position bias is an attn_mask that requires grad, and
+    # what a fused kernel keeps for that gradient is not measured (eager is the safe side)
     eager = (
         wl.attention == "eager"
         or not cfg.fused_attention
         or (wl.backend == "cpu" and wl.training and cfg.attention_dropout > 0)
+        or (cfg.encdec is not None and wl.training)
     )
     repeat = eager and cfg.mla is None and cfg.num_kv_heads < cfg.num_heads
     dropout_attn = wl.training and cfg.attention_dropout > 0
@@ -207,10 +220,18 @@ def layer_acts(
         attn_fwd = attn_fwd + Acts(a * (2 * q if repeat else 0), heads * probs)
         if cfg.decoder:
             attn_fwd = attn_fwd + Acts(0, a)  # the causal mask, one (seq x seq) per sequence
-    if cfg.encdec is not None:
+    if cfg.encdec is not None and eager:
         # T5 computes its position bias (+ mask) once per stack and hands it to every layer;
         # in the decoder, the self-attention's and the cross-attention's are both alive
         attn_fwd = attn_fwd + Acts(0, 2 * heads * a)
+    elif cfg.encdec is not None:
+        # sdpa (transformers 5.25): the stack's position bias (1, heads, seq, seq), shared by
+        # the batch, is held across the layers (the decoder's cross-attention holds a zero
+        # one too); each layer hands sdpa a float mask made from it, a contiguous copy, or
+        # torch.where with the padding or causal mask: counted per sequence (a padded batch
+        # makes it batch x heads x seq x seq; an unpadded one needs one for all)
+        shared = 2 if "cross_q" in roles else 1
+        attn_fwd = attn_fwd + Acts(0, heads * a, shared * heads * a)
     if mamba:
         attn_bwd = Acts(mamba_backward(cfg, wl, a, tp))
         attn_fwd = Acts(mamba_forward(cfg, wl, a, d.stream, tp))

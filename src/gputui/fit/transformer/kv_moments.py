@@ -19,7 +19,8 @@ Elsewhere the cache is kv.py's figure at prompt and at prompt + new tokens, with
 layer's K more while a contiguous cache is grown: a paged engine (vLLM) allocates blocks
 and concatenates nothing, llama.cpp (a GGUF) allocates its cache up front, the MLA latent
 is what serving engines keep, and T5's decoder caches the encoder's tokens for its cross
-attention beside its own.
+attention beside its own; T5's prompt moment is its encoder's forward, before the decoder
+has cached anything.
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ def cache_bytes(
         )
 
     if moment == "prompt":
+        if cfg.encdec is not None:
+            return 0.0, 0.0  # T5 encodes the prompt before its decoder caches anything
         return kv(seq, layers, window_cap=not dyn), 0.0
     ctx = decoded_context(model, wl, seq)
     total = kv(ctx, layers)

@@ -98,7 +98,8 @@ class StageMemory:
 
     def parts(self, phase: SeqPhase, batch: int, seq: int) -> Parts:
         p = phase.fixed + Parts(
-            activations=batch * (_per_seq(phase.acts, seq, phase.chunk) + phase.per_seq_const),
+            activations=batch * (_per_seq(phase.acts, seq, phase.chunk) + phase.per_seq_const)
+            + seq * seq * phase.acts.shared_sq,
             workspace=batch * _per_seq(phase.work, seq, phase.chunk),
         )
         if phase.kv:
@@ -409,10 +410,13 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
                 per_seq_const=logit_bytes,
             )
         )
+    # T5: the encoder's output stays alive while the decoder generates
+    held = Acts(d.stream * h) if cfg.encdec is not None and stage.embedding else Acts()
     phases.append(
         SeqPhase(
             "decode, cache full",
             base,
+            acts=held,
             kv="context",
             kv_concat=True,
             per_seq_const=logit_bytes + 8 * vocab,
