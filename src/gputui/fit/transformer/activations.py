@@ -220,18 +220,15 @@ def layer_acts(
         attn_fwd = attn_fwd + Acts(a * (2 * q if repeat else 0), heads * probs)
         if cfg.decoder:
             attn_fwd = attn_fwd + Acts(0, a)  # the causal mask, one (seq x seq) per sequence
-    if cfg.encdec is not None and eager:
-        # T5 computes its position bias (+ mask) once per stack and hands it to every layer;
-        # in the decoder, the self-attention's and the cross-attention's are both alive
-        attn_fwd = attn_fwd + Acts(0, 2 * heads * a)
-    elif cfg.encdec is not None:
-        # sdpa (transformers 5.25): the stack's position bias (1, heads, seq, seq), shared by
-        # the batch, is held across the layers (the decoder's cross-attention holds a zero
-        # one too); each layer hands sdpa a float mask made from it, a contiguous copy, or
-        # torch.where with the padding or causal mask: counted per sequence (a padded batch
-        # makes it batch x heads x seq x seq; an unpadded one needs one for all)
-        shared = 2 if "cross_q" in roles else 1
-        attn_fwd = attn_fwd + Acts(0, heads * a, shared * heads * a)
+    if cfg.encdec is not None:
+        # T5 computes its position bias (1, heads, seq, seq) once per stack, for the whole
+        # batch, and hands it to every layer (the decoder holds its cross-attention's zero
+        # bias too). Eager adds it to the scores (counted with them); under sdpa
+        # (transformers 5.25) each layer makes the kernel's float mask from it: a contiguous
+        # copy (encoder) or a causal torch.where (decoder), one for the batch when nothing
+        # is padded, as measured; a padded batch makes one per sequence
+        held = 2 if "cross_q" in roles else 1
+        attn_fwd = attn_fwd + Acts(0, 0, (held + (0 if eager else 1)) * heads * a)
     if mamba:
         attn_bwd = Acts(mamba_backward(cfg, wl, a, tp))
         attn_fwd = Acts(mamba_forward(cfg, wl, a, d.stream, tp))
