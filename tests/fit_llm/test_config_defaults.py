@@ -169,3 +169,17 @@ def test_a_tower_gputui_cannot_count_is_refused_with_the_reason(
     with pytest.raises(ConfigError) as err:
         from_hf_dict(raw)
     assert err.value.field == field
+
+
+def test_a_top_level_multimodal_config_is_not_estimated_as_text_only() -> None:
+    """Qwen2.5-VL keeps its text keys at the top beside vision_config: it was estimated as an
+    unknown model_type's range with no word about its tower."""
+    raw = {
+        "model_type": "qwen2_5_vl", "hidden_size": 3584, "intermediate_size": 18944,
+        "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+        "vocab_size": 152064, "vision_config": {"depth": 32, "hidden_size": 1280},
+    }  # fmt: skip
+    with pytest.raises(ConfigError) as err:
+        from_hf_dict(raw)
+    assert err.value.field == "vision_config.model_type"
+    assert "'qwen2_5_vl' vision tower is not modelled" in str(err.value)

@@ -82,11 +82,12 @@ def vision_tower(raw: Mapping[str, Any], text_hidden: int, prefix: str = "") -> 
         raise ConfigError(f"{prefix}vision_config", "must be a JSON object")
     kind = vc.get("model_type", _DEFAULT_TOWER.get(str(parent), ""))
     if kind not in MODELLED:
+        name = show(kind) if kind else f"the {show(parent)} vision tower"
         raise ConfigError(
             f"{prefix}vision_config.model_type",
-            f"{show(kind)}: this vision tower is not modelled (gputui counts SigLIP and CLIP "
-            "towers); its parameters and activations would be missing from the estimate. "
-            "To estimate the text model alone, give its text_config as the config",
+            f"{name} is not modelled (gputui counts SigLIP and CLIP towers); its parameters "
+            "and activations would be missing from the estimate. For the text model alone, "
+            "give a config without vision_config (its text_config on its own)",
         )
     defaults = _SIGLIP if kind == "siglip_vision_model" else _CLIP
     v = Keys({**defaults, **vc}, f"{prefix}vision_config.")
@@ -123,8 +124,8 @@ def with_towers(
             raise ConfigError(
                 f"{prefix}{key}",
                 "audio towers are not modelled; their parameters and activations would be "
-                "missing from the estimate. To estimate the text model alone, give its "
-                "text_config as the config",
+                "missing from the estimate. For the text model alone, give its text_config "
+                "on its own",
             )
     if raw.get("vision_config") is None:
         return cfg
