@@ -26,12 +26,12 @@ from gputui.fit.transformer.vision import tower_note
 
 # transformers' config-class defaults for the keys read here
 _SIGLIP = {
-    "hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12,
+    "hidden_act": "gelu_pytorch_tanh", "hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12,
     "num_attention_heads": 12, "num_channels": 3, "image_size": 224, "patch_size": 16,
     "vision_use_head": True,
 }  # fmt: skip
 _CLIP = {
-    "hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12,
+    "hidden_act": "quick_gelu", "hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12,
     "num_attention_heads": 12, "num_channels": 3, "image_size": 224, "patch_size": 32,
 }  # fmt: skip
 # a parent model_type -> its vision_config's default model_type
@@ -111,7 +111,9 @@ def vision_tower(raw: Mapping[str, Any], text_hidden: int, prefix: str = "") -> 
             f"{show(parent)}: a {kind} tower under this model's projector is not modelled "
             "(gputui knows Gemma 3's and LLaVA's)",
         )
-    return VisionTower(kind, h, n, heads, inter, img, patch, c, params, tokens)
+    act = v.text("hidden_act") or str(defaults["hidden_act"])
+    clip = kind == "clip_vision_model"
+    return VisionTower(kind, h, n, heads, inter, img, patch, c, params, tokens, act, clip)
 
 
 def with_towers(

@@ -136,10 +136,17 @@ class VisionTower:
     channels: int
     params: int  # the tower and the projector, as transformers counts them
     tokens_per_image: int  # embeddings one image becomes in the text model's input
+    activation: str = "gelu_pytorch_tanh"  # the MLP's (CLIP: quick_gelu)
+    class_token: bool = False  # CLIP prepends a class embedding to the patches
 
     @property
     def patches(self) -> int:
         return (self.image_size // self.patch) ** 2
+
+    @property
+    def tokens(self) -> int:
+        """The sequence the tower's layers run on: the patches (and CLIP's class token)."""
+        return self.patches + (1 if self.class_token else 0)
 
 
 @dataclass(frozen=True, slots=True)
