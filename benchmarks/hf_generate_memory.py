@@ -13,8 +13,13 @@ Each figure is the parameters plus the peak, compared with the `cpu`-backend est
 class, the tokens it shows (`keys.shape[-2]`) and the bytes its K and V storage owns
 (`untyped_storage().nbytes()`), against gputui's `kv_cache` figure for that moment.
 
+An encoder-decoder (T5) is built as AutoModelForSeq2SeqLM and measured in generate only
+(the prompt is the encoder's input); its cache columns are left empty.
+CONFIG may be a path as well as a file of examples/llm; `--csv FILE` appends each
+generate row to an accuracy corpus data file (scripts/accuracy_corpus.py).
+
 Needs torch and transformers:  pip install torch==2.13.0 transformers
-Run:  python benchmarks/hf_generate_memory.py [CASE ...] [--attention eager]
+Run:  python benchmarks/hf_generate_memory.py [CASE ...] [--attention eager] [--csv FILE]
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from gputui.fit.transformer.model import from_config
 from gputui.fit.transformer.workload import Workload
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hf_forward_memory import corpus_row  # noqa: E402
 from torch_memory import peak_cpu_bytes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,15 +53,16 @@ DEFAULT = (
 
 def parse_case(case: str) -> tuple[str, dict[str, Any], int, int, int]:
     spec, _, over = case.partition("@")
-    file, batch, prompt, new = spec.split(":")
-    raw = json.loads((ROOT / "examples" / "llm" / file).read_text())
+    file, batch, prompt, new = spec.rsplit(":", 3)
+    path = Path(file) if Path(file).is_file() else ROOT / "examples" / "llm" / file
+    raw = json.loads(path.read_text())
     for item in filter(None, over.split(",")):
         key, _, value = item.partition("=")
         raw[key] = json.loads(value)
     if isinstance(raw.get("layer_types"), list) and "num_hidden_layers" in raw:
         raw["layer_types"] = raw["layer_types"][: raw["num_hidden_layers"]]
     return (
-        file.removesuffix(".json") + (f"@{over}" if over else ""),
+        Path(file).stem + (f"@{over}" if over else ""),
         raw,
         int(batch),
         int(prompt),
@@ -90,9 +97,13 @@ def measured(
     cfg = transformers.AutoConfig.for_model(**raw)
     cfg._attn_implementation = attention
     torch.manual_seed(0)
-    model = transformers.AutoModelForCausalLM.from_config(cfg, dtype=torch.float32).eval()
+    encdec = from_hf_dict(raw).encdec is not None
+    auto = transformers.AutoModelForSeq2SeqLM if encdec else transformers.AutoModelForCausalLM
+    model = auto.from_config(cfg, dtype=torch.float32).eval()
     model.generation_config.eos_token_id = None
     model.generation_config.pad_token_id = 0
+    if encdec:
+        model.generation_config.decoder_start_token_id = 0  # T5's pad, as its checkpoints set
     held = {
         t.data_ptr(): t.untyped_storage().nbytes() for t in (*model.parameters(), *model.buffers())
     }
@@ -113,9 +124,14 @@ def measured(
                 ids, attention_mask=mask, max_new_tokens=new, do_sample=False,
                 return_dict_in_generate=True,
             )  # fmt: skip
-        out["generate_cache"] = cache_facts(res.past_key_values)
+        if not encdec:
+            out["generate_cache"] = cache_facts(res.past_key_values)
         del res
 
+    if encdec:
+        out["generate"] = base + peak_cpu_bytes(generate)
+        out["prefill_cache"] = out["generate_cache"] = None
+        return out
     out["prefill"] = base + peak_cpu_bytes(prefill)
     out["generate"] = base + peak_cpu_bytes(generate)
     return out
@@ -132,8 +148,10 @@ def estimated(
     phase, b = mem.breakdown(batch, prompt)
     sm = mem.stages[0]
     by_name = {ph.name: ph for ph in sm.phases}
-    prefill_kv = sm.parts(next(ph for ph in sm.phases if ph.kv == "prompt"), batch, prompt).kv_cache
-    decode_kv = sm.parts(by_name["decode, cache full"], batch, prompt).kv_cache
+    first = next((ph for ph in sm.phases if ph.kv == "prompt"), sm.phases[0])
+    prefill_kv = sm.parts(first, batch, prompt).kv_cache
+    last = by_name.get("decode, cache full", sm.phases[-1])
+    decode_kv = sm.parts(last, batch, prompt).kv_cache
     return {"total": b.total, "phase": phase, "kv": b.kv_cache, "acts": b.activations,
             "prefill_kv": prefill_kv, "decode_kv": decode_kv}  # fmt: skip
 
@@ -149,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("cases", nargs="*", default=list(DEFAULT),
                     help="CONFIG.json:BATCH:PROMPT:NEW[@KEY=VALUE,...] (examples/llm)")  # fmt: skip
     ap.add_argument("--attention", choices=["sdpa", "eager"], default="sdpa")
+    ap.add_argument("--csv", type=Path, help="append the rows to this corpus data file")
     args = ap.parse_args(argv)
     torch.set_num_threads(2)
     print("| model | batch | prompt + new | generate est / measured MiB | error | est. peak at "
@@ -160,7 +179,15 @@ def main(argv: list[str] | None = None) -> int:
         meas = measured(raw, b, p, n, args.attention)
         est = estimated(raw, name, b, p, n, args.attention)
         err = (est["total"] - meas["generate"]) / meas["generate"] * 100
+        if args.csv:
+            corpus_row(args.csv, raw, name, "generate",
+                       f"batch {b}, prompt {p} + {n}, fp32, {args.attention}",
+                       meas["generate"], est["total"], "hf_generate_memory.py")  # fmt: skip
         pc, gc = meas["prefill_cache"], meas["generate_cache"]
+        if pc is None:
+            print(f"| {name} | {b} | {p} + {n} | {mib(est['total'])} / {mib(meas['generate'])} | "
+                  f"{err:+.1f} % | {est['phase']} | | | |", flush=True)  # fmt: skip
+            continue
         print(f"| {name} | {b} | {p} + {n} | {mib(est['total'])} / {mib(meas['generate'])} | "
               f"{err:+.1f} % | {est['phase']} | {mib(est['prefill_kv'])} / {mib(pc['owned'])} "
               f"({pc['tokens']}, {pc['storage_tokens']}) | {mib(est['decode_kv'])} / "

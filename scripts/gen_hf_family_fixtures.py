@@ -23,6 +23,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
+MODERNBERT_BASE: dict[str, Any] = dict(
+    model_type="modernbert", hidden_size=768, intermediate_size=1152, num_hidden_layers=22,
+    num_attention_heads=12, vocab_size=50368, global_attn_every_n_layers=3,
+    local_attention=128, max_position_embeddings=8192, norm_bias=False, mlp_bias=False,
+    attention_bias=False, classifier_bias=False, decoder_bias=True, torch_dtype="float32",
+)  # fmt: skip
+
 FAMILIES: dict[str, dict[str, Any]] = {
     "falcon-7b": dict(
         model_type="falcon", architectures=["FalconForCausalLM"], hidden_size=4544,
@@ -129,6 +136,37 @@ FAMILIES: dict[str, dict[str, Any]] = {
     "gpt-j-6b-hub": dict(
         model_type="gptj", architectures=["GPTJForCausalLM"], n_embd=4096, n_layer=28,
         n_head=16, rotary_dim=64, n_positions=2048, vocab_size=50400, torch_dtype="float16",
+    ),
+    "modernbert-base": dict(MODERNBERT_BASE, architectures=["ModernBertForMaskedLM"]),
+    "modernbert-base-bare": dict(MODERNBERT_BASE, architectures=["ModernBertModel"]),
+    "modernbert-base-seqcls-3": dict(
+        MODERNBERT_BASE, architectures=["ModernBertForSequenceClassification"],
+        id2label={"0": "negative", "1": "neutral", "2": "positive"},
+    ),
+    "modernbert-large": dict(
+        model_type="modernbert", architectures=["ModernBertForMaskedLM"], hidden_size=1024,
+        intermediate_size=2624, num_hidden_layers=28, num_attention_heads=16,
+        vocab_size=50368, global_attn_every_n_layers=3, local_attention=128,
+        max_position_embeddings=8192, norm_bias=False, mlp_bias=False, attention_bias=False,
+        classifier_bias=False, decoder_bias=True, torch_dtype="float32",
+    ),
+    "granite-3.1-8b-base": dict(
+        model_type="granite", architectures=["GraniteForCausalLM"], hidden_size=4096,
+        intermediate_size=12800, num_hidden_layers=40, num_attention_heads=32,
+        num_key_value_heads=8, vocab_size=49155, max_position_embeddings=131072,
+        attention_bias=False, attention_dropout=0.1, mlp_bias=False, embedding_multiplier=12.0,
+        logits_scaling=16.0, residual_multiplier=0.22, attention_multiplier=0.0078125,
+        rope_theta=10000000.0, rms_norm_eps=1e-05, tie_word_embeddings=True,
+        torch_dtype="bfloat16",
+    ),
+    "smollm3-3b": dict(
+        model_type="smollm3", architectures=["SmolLM3ForCausalLM"], hidden_size=2048,
+        intermediate_size=11008, num_hidden_layers=36, num_attention_heads=16,
+        num_key_value_heads=4, vocab_size=128256, max_position_embeddings=65536,
+        max_window_layers=28, no_rope_layer_interval=4,
+        no_rope_layers=[0 if (i + 1) % 4 == 0 else 1 for i in range(36)],
+        rope_theta=5000000.0, rms_norm_eps=1e-06, sliding_window=None,
+        use_sliding_window=False, torch_dtype="bfloat16",
     ),
 }  # fmt: skip
 

@@ -240,6 +240,50 @@ GEMMA3_4B_IT = dict(
 )  # fmt: skip
 
 
+LLAVA_15_7B = dict(
+    architectures=["LlavaForConditionalGeneration"], model_type="llava",
+    image_token_index=32000, vision_feature_layer=-2,
+    vision_feature_select_strategy="default",
+    text_config=dict(
+        model_type="llama", hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+        num_attention_heads=32, vocab_size=32064, max_position_embeddings=4096,
+        rms_norm_eps=1e-5,
+    ),
+    vision_config=dict(
+        model_type="clip_vision_model", hidden_size=1024, image_size=336,
+        intermediate_size=4096, num_attention_heads=16, num_hidden_layers=24, patch_size=14,
+        projection_dim=768, vocab_size=32000,
+    ),
+    torch_dtype="float16",
+)  # fmt: skip
+# multimodal configs counted as their `architectures` class, the towers included
+MULTIMODAL: dict[str, dict[str, Any]] = {
+    "gemma-3-4b-it-with-vision": GEMMA3_4B_IT,
+    "llava-1.5-7b": LLAVA_15_7B,
+    "llava-two-feature-layers-siglip-head": {
+        **LLAVA_15_7B,
+        "vision_feature_layer": [-2, -5],
+        "vision_config": dict(
+            model_type="siglip_vision_model", hidden_size=768, image_size=224,
+            intermediate_size=3072, num_attention_heads=12, num_hidden_layers=4, patch_size=16,
+        ),
+    },
+}  # fmt: skip
+
+
+def count_full(cfg_dict: dict[str, Any]) -> tuple[int, str]:
+    """transformers' count of the multimodal class itself (text model, towers, projector)."""
+    import torch
+    import transformers
+    from transformers import AutoConfig
+
+    kwargs = {k: v for k, v in cfg_dict.items() if k not in ("model_type", "torch_dtype")}
+    cfg = AutoConfig.for_model(cfg_dict["model_type"], **kwargs)
+    with torch.device("meta"):
+        model = getattr(transformers, cfg_dict["architectures"][0])(cfg)
+    return int(model.num_parameters()), type(model).__name__
+
+
 def _encoder(base: str, arch: str, **extra: Any) -> dict[str, Any]:
     return {**CONFIGS[base], "architectures": [arch], **extra}
 
@@ -348,6 +392,10 @@ def write_extra() -> None:
     extra: dict[str, Any] = {}
     for name, cfg in EXTRA.items():
         n, cls = count_extra(cfg)
+        extra[name] = {"class": cls, "num_parameters": n, "config": cfg}
+        print(f"{name:<34} {cls:<36} {n:>16,}", flush=True)
+    for name, cfg in MULTIMODAL.items():
+        n, cls = count_full(cfg)
         extra[name] = {"class": cls, "num_parameters": n, "config": cfg}
         print(f"{name:<34} {cls:<36} {n:>16,}", flush=True)
     (fixtures / "extra_counts.json").write_text(json.dumps(stamp | extra, indent=2) + "\n")

@@ -60,10 +60,9 @@ def gpt2_layer_mechanism(mlp_tensors: int, h: int = 768, heads: int = 12) -> int
         (F32 * h + 8)  # ln_1: its input, fp32 mean and rstd
         + F32 * h  # c_attn's input (ln_1's output)
         + 3 * F32 * h  # q, k, v (views of c_attn's output), kept by sdpa
-        + F32 * h  # sdpa's output
+        + F32 * h  # sdpa's output, which is also c_proj's input (the kernel lays it out
+        # batch, seq, heads, dim: the transpose back and .contiguous() copy nothing)
         + F32 * heads  # sdpa's fp32 logsumexp
-        + F32 * h  # c_proj's input: after the CPU flash kernel a view of its output, which
-        # autograd does not keep twice; the estimate counts it (SDPA_VIEW below)
         + F32 * h  # resid dropout's mask (float on CPU)
         + (F32 * h + 8)  # ln_2
         + F32 * h  # c_fc's input
@@ -82,16 +81,21 @@ def test_gpt2_config_runs_gelu_new() -> None:
     assert gpt2(activation_function="gelu").config.activation == "gelu"
 
 
-# sdpa's output kept twice by the estimate (once as the kernel's, once as c_proj's
-# input); on CPU they are one storage. Left as it is until CUDA's kernels are checked.
-SDPA_VIEW = F32 * 768
-
-
 def test_gpt2_layer_saves_four_gelu_new_tensors() -> None:
     """Per layer and token: 92,224 B as saved_tensors_hooks counts on GPT-2 small
-    (benchmarks/hf_train_memory.py --saved), plus the one sdpa view counted twice."""
+    (benchmarks/hf_train_memory.py --saved); the estimate counted sdpa's output twice
+    (once as the kernel's, once as c_proj's input: one storage), 95,296 B."""
     m = gpt2(attn_pdrop=0.0)
-    assert saved_per_token(m, train()) == gpt2_layer_mechanism(4) == 92_224 + SDPA_VIEW
+    assert saved_per_token(m, train()) == gpt2_layer_mechanism(4) == 92_224
+
+
+def test_eager_attention_keeps_the_contiguous_copy_o_proj_reads() -> None:
+    """Eager's probs @ v is (batch, heads, seq, dim): its transpose back is copied."""
+    m = gpt2(attn_pdrop=0.0)
+    sdpa = layer_acts(m.config, train(), m.layout.blocks[0].linears, False).saved.per_token
+    eager = layer_acts(m.config, train("eager"), m.layout.blocks[0].linears, False)
+    # eager: no kernel output or logsumexp, but the copy o_proj reads
+    assert eager.saved.per_token == sdpa - F32 * 12
 
 
 def test_exact_gelu_keeps_one_tensor_of_the_mlp_width() -> None:
@@ -217,5 +221,4 @@ def test_gpt2_layer_against_transformers() -> None:
         model(ids, labels=ids, use_cache=False)
     ours = from_config(from_hf_dict(raw), "gpt2-tiny", "test")
     wl = train()
-    view = F32 * 128  # SDPA_VIEW at this width
-    assert sum(seen.values()) == (saved_per_token(ours, wl) - view) * batch * seq
+    assert sum(seen.values()) == saved_per_token(ours, wl) * batch * seq

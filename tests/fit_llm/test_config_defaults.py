@@ -62,13 +62,16 @@ def test_gemma3_4b_it_text_config_takes_gemma3_text_defaults() -> None:
     assert (cfg.num_heads, cfg.num_kv_heads, cfg.head_dim) == (8, 4, 256)
     assert cfg.vocab_size == 262_208 and cfg.tie_word_embeddings
     assert cfg.sliding_window == 1024 and cfg.torch_dtype == "bfloat16"
-    assert layout(cfg).params == entry["num_parameters"] == 3_880_263_168
+    assert cfg.vision is not None  # the text model's count, then the towers beside it
+    assert layout(cfg).params - cfg.vision.params == entry["num_parameters"] == 3_880_263_168
 
 
 def test_text_config_without_model_type_takes_the_parents_text_class() -> None:
     raw = json.loads(json.dumps(EXTRA["gemma-3-4b-it"]["config"]))
     del raw["text_config"]["model_type"]
-    assert layout(from_hf_dict(raw)).params == EXTRA["gemma-3-4b-it"]["num_parameters"]
+    cfg = from_hf_dict(raw)
+    assert cfg.vision is not None
+    assert layout(cfg).params - cfg.vision.params == EXTRA["gemma-3-4b-it"]["num_parameters"]
 
 
 @pytest.mark.parametrize(
@@ -120,3 +123,63 @@ def test_an_explicit_null_is_not_replaced_by_the_default() -> None:
     with pytest.raises(ConfigError) as err:
         from_hf_dict({"model_type": "llama", "num_hidden_layers": None})
     assert err.value.field == "num_hidden_layers"
+
+
+@pytest.mark.parametrize(
+    "name", ["gemma-3-4b-it-with-vision", "llava-1.5-7b", "llava-two-feature-layers-siglip-head"]
+)
+def test_a_multimodal_config_counts_its_vision_tower_and_projector(name: str) -> None:
+    """transformers' count of the ForConditionalGeneration class (built on the meta device):
+    gemma-3-4b-it's SigLIP tower and projector are 419,816,304 parameters more than its
+    text model, which was all gputui counted."""
+    entry = EXTRA[name]
+    cfg = from_hf_dict(entry["config"])
+    assert cfg.vision is not None
+    assert layout(cfg).params == entry["num_parameters"]
+    (note,) = [w for w in cfg.warnings if w.startswith("vision tower")]
+    assert f"{cfg.vision.image_size}x{cfg.vision.image_size} image" in note
+
+
+def test_gemma3_4b_it_vision_adds_the_towers_weights_and_an_image_moment() -> None:
+    from gputui.fit.transformer.estimate import memory
+    from gputui.fit.transformer.model import from_config
+    from gputui.fit.transformer.workload import Workload
+
+    cfg = from_hf_dict(EXTRA["gemma-3-4b-it-with-vision"]["config"])
+    assert layout(cfg).params - EXTRA["gemma-3-4b-it"]["num_parameters"] == 419_816_304
+    model = from_config(cfg, "gemma-3-4b-it", "test")
+    wl = Workload(mode="generate", batch_size=2, seq_len=64, new_tokens=4, weights="bf16")
+    names = [ph.name for ph in memory(model, wl).stages[0].phases]
+    assert "vision tower" in names
+
+
+@pytest.mark.parametrize(
+    ("vision", "field"),
+    [
+        ({"model_type": "qwen2_5_vl"}, "vision_config.model_type"),
+        ({"model_type": "siglip_vision_model", "image_size": 1 << 30, "patch_size": 2},
+         "vision_config.image_size"),
+        ({"model_type": "clip_vision_model", "patch_size": 15}, "vision_config.patch_size"),
+    ],
+)  # fmt: skip
+def test_a_tower_gputui_cannot_count_is_refused_with_the_reason(
+    vision: dict[str, Any], field: str
+) -> None:
+    raw = {**EXTRA["llava-1.5-7b"]["config"], "vision_config": vision}
+    with pytest.raises(ConfigError) as err:
+        from_hf_dict(raw)
+    assert err.value.field == field
+
+
+def test_a_top_level_multimodal_config_is_not_estimated_as_text_only() -> None:
+    """Qwen2.5-VL keeps its text keys at the top beside vision_config: it was estimated as an
+    unknown model_type's range with no word about its tower."""
+    raw = {
+        "model_type": "qwen2_5_vl", "hidden_size": 3584, "intermediate_size": 18944,
+        "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+        "vocab_size": 152064, "vision_config": {"depth": 32, "hidden_size": 1280},
+    }  # fmt: skip
+    with pytest.raises(ConfigError) as err:
+        from_hf_dict(raw)
+    assert err.value.field == "vision_config.model_type"
+    assert "'qwen2_5_vl' vision tower is not modelled" in str(err.value)

@@ -46,11 +46,13 @@ def test_cache_bytes_equal_what_transformers_keeps(name: str) -> None:
     assert got == probe["cache_bytes"]
 
 
-def test_grouped_falcon_in_a_paged_engine_keeps_only_its_groups() -> None:
+def test_grouped_falcon_caches_its_groups_in_transformers_as_in_a_paged_engine() -> None:
+    """transformers 5.25 caches a grouped Falcon's K/V groups (5.24 broadcast them to every
+    query head first, 4x the cache of this 8-head, 2-group probe)."""
     cfg = from_hf_dict(PROBES["probes"]["falcon-grouped"]["config"])
-    hf = kv_cache_bytes(cfg, 100, 1, "bf16")
+    hf = kv_cache_bytes(cfg, 96, 1, "bf16")
     paged = kv_cache_bytes(cfg, 96, 1, "bf16", paged_block=16)  # 96 tokens: whole blocks
-    assert hf / 100 == 4 * paged / 96  # 8 heads broadcast vs 2 groups
+    assert hf == paged == 96 * 2 * cfg.num_kv_heads * cfg.head_dim * 2 * cfg.num_layers
 
 
 def test_jamba_caches_kv_only_in_its_attention_layers() -> None:
@@ -112,10 +114,25 @@ def test_unknown_type_gives_a_range_and_says_what_is_unknown() -> None:
     h, i, v, n = 1024, 4096, 1000, 4
     bare = v * h + n * (4 * h * h + 2 * h * i + 2 * h) + h  # tied, ungated, RMS, no biases
     assert lo == bare
-    assert layout(cfg).params == hi > lo  # the estimate never under-counts the weights
+    assert layout(cfg).params == hi > lo  # the estimate is built on the upper end
     (note,) = [w for w in cfg.warnings if "unknown model_type" in w]
     assert f"between {lo:,} and {hi:,}" in note
     assert "a tied or untied head" in note and "K/V heads" in note
+
+
+def test_unknown_masked_lm_is_an_encoder_whose_range_claims_no_bound() -> None:
+    """An unknown type whose class is a masked LM (ModernBERT before it was a family): no KV
+    cache, and the note does not call its upper end a bound its head can exceed."""
+    entry = FAMILIES["modernbert-base"]
+    raw = {**entry["config"], "model_type": "modernbert_like"}
+    cfg = from_hf_dict(raw)
+    assert cfg.encoder and cfg.params_range is not None
+    assert kv_layers(cfg) == 0
+    assert kv_cache_bytes(cfg, 1000, 1) == 0
+    (note,) = [w for w in cfg.warnings if "unknown model_type" in w]
+    assert "upper bound" not in note and "would add to it" in note
+    # the real model holds its masked-LM head beyond the Llama-style upper end
+    assert entry["num_parameters"] > cfg.params_range[1]
 
 
 def test_unknown_type_with_a_stated_tie_narrows_the_range() -> None:
@@ -208,11 +225,10 @@ SMALL = dict(hidden_size=512, num_hidden_layers=4, num_attention_heads=8, vocab_
         {"model_type": "bloom", "n_layer": 4, "n_head": 8, "hidden_size": 512, "vocab_size": 8000},
         {"model_type": "falcon", **SMALL},  # multi-query: one K/V head broadcast to all
         {"model_type": "falcon", "alibi": True, **SMALL},
-        {"model_type": "t5", "d_model": 512, "num_layers": 4, "vocab_size": 8000},
     ],
 )
 def test_attention_that_materializes_probabilities_even_under_sdpa(raw: dict[str, Any]) -> None:
-    """Measured on CPU (docs/fit.md): BLOOM, ALiBi and multi-query Falcon and T5 build the
+    """Measured on CPU (docs/fit.md): BLOOM, ALiBi and multi-query Falcon build the
     (seq x seq) scores whatever attn_implementation says; a fused-kernel figure under-counts."""
     assert _peak(raw, "inference", "sdpa") == _peak(raw, "inference", "eager")
     assert _peak(raw, "inference", "sdpa", 1024) - _peak(raw, "inference", "sdpa", 512) > (
@@ -270,3 +286,72 @@ def test_a_gguf_of_an_unmapped_architecture_named_like_a_family_keeps_its_kv_hea
     model = load_gguf(path)
     assert model.config.num_kv_heads == 2
     assert any("not known" in w for w in model.warnings)
+
+
+def test_granite_is_read_as_llama_with_its_logits_scaled_into_a_second_tensor() -> None:
+    """granite-3.1-8b-base was an unknown type, counted at the range's upper end (biases on
+    every linear, LayerNorms): 8,172,777,472 against transformers' 8,170,848,256."""
+    cfg = from_hf_dict(FAMILIES["granite-3.1-8b-base"]["config"])
+    assert layout(cfg).params == 8_170_848_256
+    assert cfg.logit_scale and not cfg.qkv_bias and cfg.norm == "rms"
+
+
+def test_a_masked_lm_encoder_holds_its_logits_in_inference() -> None:
+    """ModernBertForMaskedLM at batch 4, seq 512 measured 976.39 MiB on CPU in fp32
+    (benchmarks/measured/transformers_own_models.csv); without its logits (4 x 512 x 50,368
+    fp32, 393 MiB) the estimate read 618.91 MiB, -36.6 %."""
+    from gputui.fit.transformer.estimate import memory
+    from gputui.fit.transformer.model import from_config
+    from gputui.fit.transformer.workload import Workload
+
+    model = from_config(from_hf_dict(FAMILIES["modernbert-base"]["config"]), "mb", "test")
+    wl = Workload(mode="inference", batch_size=4, seq_len=512, precision="fp32",
+                  weights="fp32", backend="cpu")  # fmt: skip
+    phase, parts = memory(model, wl).breakdown(4, 512)
+    assert phase == "logits"
+    assert abs(parts.total / 2**20 - 976.39) / 976.39 < 0.01
+
+
+def test_t5_generate_under_sdpa_matches_transformers_5_25() -> None:
+    """flan-t5-base, batch 4, prompt 512 + 16 new, fp32 on CPU: transformers 5.25 runs T5
+    under sdpa (its position bias as the float mask) and measured 1,012.67 MiB
+    (benchmarks/hf_generate_memory.py, benchmarks/measured/transformers_own_models.csv).
+    Modelled as eager with the decoder's cache already full while the encoder ran, the
+    estimate read 1,233.31 MiB (+21.8 %)."""
+    from gputui.fit.transformer.estimate import memory
+    from gputui.fit.transformer.model import from_config
+    from gputui.fit.transformer.workload import Workload
+
+    model = from_config(from_hf_dict(FAMILIES["flan-t5-base"]["config"]), "t5", "test")
+    wl = Workload(mode="generate", batch_size=4, seq_len=512, new_tokens=16, precision="fp32",
+                  weights="fp32", kv_dtype="fp32", backend="cpu")  # fmt: skip
+    mem = memory(model, wl)
+    phase, parts = mem.breakdown(4, 512)
+    measured = 1_012.67 * 2**20
+    assert abs(parts.total - measured) / measured < 0.01
+    sm = mem.stages[0]
+    encoder = next(ph for ph in sm.phases if ph.kv == "prompt")
+    assert sm.parts(encoder, 4, 512).kv_cache == 0  # the encoder runs before any cache
+
+
+@pytest.mark.parametrize(
+    ("attention", "measured", "was"), [("sdpa", 689.48, 1_072.68), ("eager", 1_252.16, 1_872.68)]
+)
+def test_t5_generate_at_a_long_prompt_is_its_encoder_with_one_bias_for_the_batch(
+    attention: str, measured: float, was: float
+) -> None:
+    """flan-t5-base with 2 + 2 layers, batch 2, prompt 2,048 + 2, fp32 CPU, transformers
+    5.25: the encoder's attention is the peak. The estimate (`was`) ran the decoder's layers
+    over the prompt too and counted the position bias once per sequence."""
+    from gputui.fit.transformer.estimate import memory
+    from gputui.fit.transformer.model import from_config
+    from gputui.fit.transformer.workload import Workload
+
+    raw = {**FAMILIES["flan-t5-base"]["config"], "num_layers": 2, "num_decoder_layers": 2}
+    model = from_config(from_hf_dict(raw), "t5", "test")
+    wl = Workload(mode="generate", batch_size=2, seq_len=2048, new_tokens=2, precision="fp32",
+                  weights="fp32", kv_dtype="fp32", backend="cpu",
+                  attention=attention)  # type: ignore[arg-type]  # fmt: skip
+    phase, parts = memory(model, wl).breakdown(2, 2048)
+    assert phase == "prefill, attention"
+    assert -0.01 < (parts.total / 2**20 - measured) / measured < 0.05

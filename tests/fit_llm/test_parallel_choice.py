@@ -81,9 +81,8 @@ def test_explicit_parallel_is_honoured_even_when_it_does_not_fit(
     assert rc == 1 and "2 GPUs (ddp, TP 1 x PP 1)" in out and "parallel: " not in out
     _, d = run_json(capsys, *FULL_8B, "--gpus", "8", "--parallel", "fsdp", "--gpu", "RTX 4090")
     assert d["workload"]["parallel"] == "fsdp" and d["parallel_choice"]["chosen_by"] == "asked"
-    assert (
-        round(d["estimates"][0]["peak_bytes"] / GIB, 1) == 30.5
-    )  # the figure reported for this model
+    # the figure reported for this model was 30.5, with sdpa's output counted twice
+    assert round(d["estimates"][0]["peak_bytes"] / GIB, 1) == 30.0
 
 
 def test_inference_default_splits_by_pipeline_when_heads_do_not_split(

@@ -310,7 +310,10 @@ def make_case(rng: Random) -> Case:
     mt = str(base.get("model_type"))
     config: dict[str, Any] = base
     if rng.random() < 0.15 and mt not in CLASSIC:
-        config = {"model_type": "llava", "text_config": base, "vision_config": {"hidden_size": 1}}
+        tower = {"model_type": "clip_vision_model", "hidden_size": 64, "intermediate_size": 128,
+                 "num_attention_heads": 4, "num_hidden_layers": 2, "image_size": 32,
+                 "patch_size": 8}  # fmt: skip
+        config = {"model_type": "llava", "text_config": base, "vision_config": tower}
     case = Case(config, ["--gpu", "RTX 3090", "--json"])
     roll = rng.random()
     if roll < 0.1:

@@ -47,6 +47,7 @@ READ_KEYS = frozenset(
         "intermediate_size",
         "kv_lora_rank",
         "layer_norm_elementwise_affine",
+        "logits_scaling",
         "max_position_embeddings",
         "mlp_bias",
         "moe_intermediate_size",
@@ -351,8 +352,26 @@ DEFAULTS: dict[str, Mapping[str, Any]] = {
     },
 }
 
+# Granite is Llama's config with its multipliers (which hold no parameters)
+DEFAULTS["granite"] = {**_LLAMA, "logits_scaling": 1.0}
+DEFAULTS["smollm3"] = {
+    "vocab_size": 128256,
+    "hidden_size": 2048,
+    "intermediate_size": 11008,
+    "num_hidden_layers": 36,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 4,
+    "hidden_act": "silu",
+    "max_position_embeddings": 32768,
+    "tie_word_embeddings": True,
+    "use_sliding_window": False,
+    "attention_bias": False,
+    "attention_dropout": 0.0,
+    "mlp_bias": False,
+}
+
 # a multimodal config's text_config may leave out its model_type: its config class's default
-TEXT_MODEL_TYPE = {"gemma3": "gemma3_text"}
+TEXT_MODEL_TYPE = {"gemma3": "gemma3_text", "llava": "llama"}
 
 
 def with_defaults(raw: Mapping[str, Any], model_type: str) -> dict[str, Any]:

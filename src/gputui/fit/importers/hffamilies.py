@@ -1,4 +1,4 @@
-"""config.json readers for Falcon, BLOOM, StarCoder2, Phi(-2), Cohere, Jamba and T5.
+"""config.json readers for Falcon, BLOOM, StarCoder2, Phi(-2), Cohere, Jamba, T5 and ModernBERT.
 
 Each reads its own keys (with its config class's defaults, hffamily_defaults.py) into
 the switches that decide its modules: a fused query_key_value (Falcon, BLOOM),
@@ -70,7 +70,7 @@ def _falcon(k: Keys) -> TransformerConfig:
         tie_word_embeddings=k.flag("tie_word_embeddings", True),
         norm="layer", mlp="plain", qkv_bias=bias, o_bias=bias, mlp_bias=bias,
         norms_per_layer=norms, parallel_attn=parallel, alibi=alibi, fused_qkv=True,
-        kv_expanded=new and kv < heads, fused_attention=not alibi and (new or kv == heads),
+        fused_attention=not alibi and (new or kv == heads),
         attention_dropout=k.number("attention_dropout", 0.0),
         hidden_dropout=k.number("hidden_dropout", 0.0),
         torch_dtype=_dtype(k), activation=k.text("activation") or "gelu", key_prefix=k.prefix,
@@ -222,8 +222,28 @@ def _t5(k: Keys) -> TransformerConfig:
         vocab, None, tie_word_embeddings=True, mlp="gated" if parts[0] == "gated" else "plain",
         attention_dropout=drop, hidden_dropout=drop, torch_dtype=_dtype(k), activation=act,
         encdec=EncDec(enc, dec, k.integer("relative_attention_num_buckets", 32)),
-        fused_attention=False,  # T5's attention adds its position bias to explicit scores
+        # transformers 5.25 runs T5 under sdpa, its position bias as the float attn_mask
+        fused_attention=True,
         key_prefix=k.prefix, warnings=notes,
+    )  # fmt: skip
+
+
+def _modernbert(k: Keys) -> TransformerConfig:
+    """ModernBERT: a bidirectional encoder with a fused Wqkv, a GeGLU MLP whose Wi holds
+    both halves, LayerNorms without biases (norm_bias) and no attn_norm on layer 0."""
+    h = k.integer("hidden_size")
+    heads, hd = _split(k, h, "num_attention_heads", "hidden_size")
+    bias = k.flag("attention_bias", False)
+    return TransformerConfig(
+        "modernbert", "modernbert", h, k.integer("num_hidden_layers"), heads, heads, hd,
+        k.integer("intermediate_size"), k.integer("vocab_size"),
+        k.opt_int("max_position_embeddings"),
+        tie_word_embeddings=k.flag("tie_word_embeddings", True),
+        norm="layer" if k.flag("norm_bias", False) else "layer_nobias", mlp="gated",
+        qkv_bias=bias, o_bias=bias, mlp_bias=k.flag("mlp_bias", False), embedding_norm=True,
+        encoder=True, attention_dropout=k.number("attention_dropout", 0.0),
+        hidden_dropout=k.number("mlp_dropout", 0.0), torch_dtype=_dtype(k),
+        activation=k.text("hidden_activation") or "gelu", key_prefix=k.prefix,
     )  # fmt: skip
 
 
@@ -235,4 +255,5 @@ READERS: dict[str, Callable[[Keys], TransformerConfig]] = {
     "cohere": _cohere,
     "jamba": _jamba,
     "t5": _t5,
+    "modernbert": _modernbert,
 }

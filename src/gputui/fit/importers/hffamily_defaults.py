@@ -24,7 +24,8 @@ FAMILY_READ_KEYS = frozenset(
         "num_heads", "num_hidden_layers", "num_key_value_heads", "num_kv_heads", "num_layers",
         "num_ln_in_parallel_attn", "parallel_attn", "qk_layernorm", "relative_attention_num_buckets",
         "resid_pdrop", "residual_dropout", "sliding_window", "tie_word_embeddings", "use_bias",
-        "use_qk_norm", "vocab_size",
+        "use_qk_norm", "vocab_size", "norm_bias", "mlp_bias", "mlp_dropout", "hidden_activation",
+        "classifier_bias", "decoder_bias",
     ]
 )  # fmt: skip
 
@@ -72,5 +73,12 @@ FAMILY_DEFAULTS: dict[str, Mapping[str, Any]] = {
         "vocab_size": 32128, "d_model": 512, "d_kv": 64, "d_ff": 2048, "num_layers": 6,
         "num_heads": 8, "relative_attention_num_buckets": 32, "dropout_rate": 0.1,
         "feed_forward_proj": "relu",
+    },
+    "modernbert": {
+        "vocab_size": 50368, "hidden_size": 768, "intermediate_size": 1152,
+        "num_hidden_layers": 22, "num_attention_heads": 12, "hidden_activation": "gelu",
+        "max_position_embeddings": 8192, "norm_bias": False, "attention_bias": False,
+        "attention_dropout": 0.0, "mlp_bias": False, "mlp_dropout": 0.0,
+        "classifier_bias": False, "decoder_bias": True, "tie_word_embeddings": True,
     },
 }  # fmt: skip

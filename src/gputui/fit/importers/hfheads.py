@@ -59,9 +59,13 @@ def encoder_head(k: Keys, cfg: TransformerConfig) -> TransformerConfig:
         # fit.transformer.memory models an encoder's forward without any head activations
         warnings += (
             f"{visible(arch[:80])}: its logits over the vocabulary (batch x sequence x "
-            f"{cfg.vocab_size:,}) are not in the activation estimate; the peak may be higher",
+            f"{cfg.vocab_size:,}) are counted in inference, not in training or eval (their "
+            "loss); there the peak may be higher",
         )
-    head = EncoderHead(arch, task, _num_labels(k), k.flag("tie_word_embeddings", True))
+    head = EncoderHead(
+        arch, task, _num_labels(k), k.flag("tie_word_embeddings", True),
+        dense_bias=k.flag("classifier_bias", False), decoder_bias=k.flag("decoder_bias", True),
+    )  # fmt: skip
     return replace(cfg, encoder_head=head, warnings=warnings)
 
 

@@ -18,6 +18,7 @@ from gputui.fit.importers.hfheads import decoder_head_note, encoder_head
 from gputui.fit.importers.hfquant import quantization
 from gputui.fit.importers.hfread import Keys, show
 from gputui.fit.importers.hfunknown import bounded
+from gputui.fit.importers.hfvision import with_towers
 from gputui.fit.transformer.bounds import bound_of
 from gputui.fit.transformer.config import ConfigError, Family, Mla, Moe, TransformerConfig
 
@@ -38,6 +39,8 @@ LLAMA_LIKE = {
     "deepseek_v2": "deepseek_v2",
     "deepseek_v3": "deepseek_v3",
     "gpt_oss": "gpt_oss",
+    "granite": "granite",
+    "smollm3": "smollm3",
 }
 
 
@@ -259,7 +262,7 @@ def _llama_like(k: Keys, model_type: str, kind: str) -> TransformerConfig:
     )
     window = k.opt_int("sliding_window", minimum=0) or None
     # Qwen ships a sliding_window value but only uses it when use_sliding_window is set
-    if kind in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe") and not k.flag(
+    if kind in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "smollm3") and not k.flag(
         "use_sliding_window", False
     ):
         window = None
@@ -299,6 +302,9 @@ def _llama_like(k: Keys, model_type: str, kind: str) -> TransformerConfig:
         cfg = replace(cfg, family="olmo2", qk_norm="full")
     elif kind in ("qwen3", "qwen3_moe"):
         cfg = replace(cfg, qk_norm="head")
+    elif kind == "granite":
+        # Granite divides the logits by logits_scaling into a second logits-sized tensor
+        cfg = replace(cfg, logit_scale=k.number("logits_scaling", 1.0) != 1.0)
     elif kind == "gpt_oss":
         cfg = replace(
             cfg,
@@ -415,6 +421,7 @@ def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
     if not isinstance(raw, Mapping):
         raise ConfigError(prefix or "config", "must be a JSON object")
     warnings: list[str] = []
+    outer, outer_prefix = raw, prefix
     text = raw.get("text_config")
     if isinstance(text, Mapping) and not raw.get("num_hidden_layers"):
         merged = dict(text)
@@ -424,10 +431,6 @@ def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
         parent = raw.get("model_type")
         if "model_type" not in merged and isinstance(parent, str) and parent in TEXT_MODEL_TYPE:
             merged["model_type"] = TEXT_MODEL_TYPE[parent]
-        warnings.append(
-            "multimodal config: only its text model (text_config) is estimated; "
-            "the vision/audio towers are not counted"
-        )
         raw = merged
         prefix = f"{prefix}text_config."
     k = Keys(raw, prefix)
@@ -476,4 +479,5 @@ def from_hf_dict(raw: Mapping[str, Any], prefix: str = "") -> TransformerConfig:
         raise ConfigError(k._field("num_key_value_heads"), "must divide the number of heads")
     cfg = encoder_head(k, cfg) if cfg.encoder else decoder_head_note(k, cfg)
     q = quantization(k)
-    return replace(cfg, quantization=q, warnings=cfg.warnings + tuple(warnings))
+    cfg = replace(cfg, quantization=q, warnings=cfg.warnings + tuple(warnings))
+    return with_towers(outer, cfg, outer_prefix)

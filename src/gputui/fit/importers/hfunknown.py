@@ -7,8 +7,10 @@ the norms are LayerNorms, or (without tie_word_embeddings) whether the head is t
 So the count is a range: the lower end is a bare decoder (ungated MLP, no biases,
 RMS norms, tied head unless the config says otherwise), the upper end has every
 extra (gated MLP, biases on every linear and the head, LayerNorms, untied head
-unless the config says tied). The estimate is built on the upper end, so the
-weights are never under-counted, and says so.
+unless the config says tied). The estimate is built on the upper end and says what
+it assumed; it is not a bound on every architecture: a model with parts a Llama-style
+decoder lacks (a task head, extra norms or projections, learned positions) holds more.
+A masked-LM class (`architectures` ending in ForMaskedLM) is an encoder: no KV cache.
 """
 
 from __future__ import annotations
@@ -20,9 +22,19 @@ from gputui.fit.transformer.config import TransformerConfig
 from gputui.fit.transformer.layout import layout
 
 
+def is_masked_lm(k: Keys) -> bool:
+    """Whether `architectures` names a masked-LM class: a bidirectional encoder."""
+    arch = k.raw.get("architectures")
+    return isinstance(arch, list) and any(
+        isinstance(a, str) and a.endswith("ForMaskedLM") for a in arch
+    )
+
+
 def bounded(k: Keys, model_type: str, cfg: TransformerConfig) -> TransformerConfig:
     """`cfg` (read as a Llama-style decoder) turned into the upper end of the range, with
     the range and a note saying which parts are unknown."""
+    if is_masked_lm(k):
+        cfg = replace(cfg, encoder=True, sliding_window=None, layer_types=())
     tie_known = k.has("tie_word_embeddings")
     tie = k.flag("tie_word_embeddings", True)
     lower = replace(
@@ -40,7 +52,9 @@ def bounded(k: Keys, model_type: str, cfg: TransformerConfig) -> TransformerConf
     kv = "" if k.has("num_key_value_heads") else "; K/V heads taken as num_attention_heads"
     note = (
         f"unknown model_type {show(model_type)}: parameters unknown, between {lo:,} and {hi:,} "
-        f"from its standard keys (not known: {unknown}{kv}); the memory figures use the upper "
-        "bound and assume Llama-style attention and activations"
+        f"for a Llama-style model with its standard keys (not known: {unknown}{kv}); the memory "
+        "figures use the upper end of this range and assume Llama-style attention and "
+        "activations; parts such a model lacks (a task head, extra norms or projections) "
+        "would add to it"
     )
     return replace(upper, params_range=(lo, hi), warnings=upper.warnings + (note,))

@@ -14,7 +14,8 @@ forward's largest moment. The walk follows Hugging Face's implementations:
     softmax runs in fp32 and is kept, its 16-bit cast (or dropout's output and
     mask) is kept by the second matmul; causal masks are a (seq x seq) tensor;
   * sdpa / flash: q, k, v, the output and an fp32 logsumexp per head and token;
-    sdpa uses GQA natively (no expansion);
+    sdpa uses GQA natively (no expansion); o_proj reads the kernel's output itself
+    (the kernel lays it out batch, seq, heads, dim: the transpose back is contiguous);
   * the activation keeps what its implementation's autograd nodes save
     (activations_fn.py): PyTorch's fused GELU or SiLU its input, GELU-tanh written in
     Python (GPT-2's, GPT-J's and Phi's gelu_new) four tensors of the MLP width; the
@@ -38,19 +39,29 @@ from gputui.fit.transformer.workload import Workload
 
 @dataclass(frozen=True, slots=True)
 class Acts:
-    """bytes = tokens * per_token + sequences * seq^2 * per_seq_sq."""
+    """bytes = tokens * per_token + sequences * seq^2 * per_seq_sq + seq^2 * shared_sq
+    (shared_sq: a (seq x seq) tensor the whole batch shares, T5's position bias)."""
 
     per_token: float = 0.0
     per_seq_sq: float = 0.0
+    shared_sq: float = 0.0
 
     def __add__(self, other: Acts) -> Acts:
-        return Acts(self.per_token + other.per_token, self.per_seq_sq + other.per_seq_sq)
+        return Acts(
+            self.per_token + other.per_token,
+            self.per_seq_sq + other.per_seq_sq,
+            self.shared_sq + other.shared_sq,
+        )
 
     def scaled(self, n: float) -> Acts:
-        return Acts(self.per_token * n, self.per_seq_sq * n)
+        return Acts(self.per_token * n, self.per_seq_sq * n, self.shared_sq * n)
 
     def bytes(self, batch: int, seq: int) -> float:
-        return batch * seq * self.per_token + batch * seq * seq * self.per_seq_sq
+        return (
+            batch * seq * self.per_token
+            + batch * seq * seq * self.per_seq_sq
+            + seq * seq * self.shared_sq
+        )
 
     def per_sequence(self, seq: int) -> float:
         return seq * self.per_token + seq * seq * self.per_seq_sq
@@ -121,10 +132,13 @@ def layer_acts(
     heads = cfg.num_heads / tp
     # PyTorch's CPU sdpa has no fused kernel with dropout: training with attention dropout
     # falls back to the math path, which materializes the probabilities like eager attention
+    # T5 trains as eager here: its position bias is an attn_mask that requires grad, and
+    # what a fused kernel keeps for that gradient is not measured (eager is the safe side)
     eager = (
         wl.attention == "eager"
         or not cfg.fused_attention
         or (wl.backend == "cpu" and wl.training and cfg.attention_dropout > 0)
+        or (cfg.encdec is not None and wl.training)
     )
     repeat = eager and cfg.mla is None and cfg.num_kv_heads < cfg.num_heads
     dropout_attn = wl.training and cfg.attention_dropout > 0
@@ -160,12 +174,12 @@ def layer_acts(
         if dropout_attn:
             sq += heads * d.mask
     else:
-        saved += a * vd + 4 * heads  # kernel output and fp32 logsumexp
-    if active("o"):
-        # the transposed, contiguous output kept by o_proj; after a fused kernel (CPU
-        # flash) this is a view of the kernel's output, counted twice here: measured on
-        # CPU (benchmarks/llm_accuracy.md), not yet checked on CUDA's kernels
-        saved += a * vd
+        # the kernel's output (kept by its backward and, as the same tensor, by o_proj) and
+        # its fp32 logsumexp: fused kernels write the output laid out (batch, seq, heads,
+        # dim), so transformers' transpose(1, 2).contiguous() before o_proj is a no-op view
+        saved += a * vd + 4 * heads
+    if active("o") and eager:
+        saved += a * vd  # eager's probs @ v, transposed into a contiguous copy o_proj keeps
     if dropout_hidden:
         saved += d.mask * h
     if "cross_q" in roles:
@@ -207,9 +221,14 @@ def layer_acts(
         if cfg.decoder:
             attn_fwd = attn_fwd + Acts(0, a)  # the causal mask, one (seq x seq) per sequence
     if cfg.encdec is not None:
-        # T5 computes its position bias (+ mask) once per stack and hands it to every layer;
-        # in the decoder, the self-attention's and the cross-attention's are both alive
-        attn_fwd = attn_fwd + Acts(0, 2 * heads * a)
+        # T5 computes its position bias (1, heads, seq, seq) once per stack, for the whole
+        # batch, and hands it to every layer (the decoder holds its cross-attention's zero
+        # bias too). Eager adds it to the scores (counted with them); under sdpa
+        # (transformers 5.25) each layer makes the kernel's float mask from it: a contiguous
+        # copy (encoder) or a causal torch.where (decoder), one for the batch when nothing
+        # is padded, as measured; a padded batch makes one per sequence
+        held = 2 if "cross_q" in roles else 1
+        attn_fwd = attn_fwd + Acts(0, 0, (held + (0 if eager else 1)) * heads * a)
     if mamba:
         attn_bwd = Acts(mamba_backward(cfg, wl, a, tp))
         attn_fwd = Acts(mamba_forward(cfg, wl, a, d.stream, tp))

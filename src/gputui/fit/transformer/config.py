@@ -23,6 +23,7 @@ __all__ = [
     "Moe",
     "Mla",
     "Quantization",
+    "VisionTower",
 ]
 
 Norm = Literal["rms", "layer", "layer_nobias", "none"]
@@ -49,6 +50,7 @@ Family = Literal[
     "cohere",
     "jamba",
     "t5",
+    "modernbert",
 ]
 
 
@@ -116,6 +118,35 @@ class EncoderHead:
     task: str  # "Model" (the bare encoder), "ForMaskedLM", ...; "unknown": not counted
     num_labels: int = 2  # from id2label or num_labels, as transformers reads them
     tied_decoder: bool = True  # the masked-LM decoder shares the token embedding
+    dense_bias: bool = True  # the head's dense carries a bias (ModernBERT: classifier_bias)
+    decoder_bias: bool = True  # the masked-LM decoder carries its own bias
+
+
+@dataclass(frozen=True, slots=True)
+class VisionTower:
+    """A multimodal config's image encoder and projector (fit.importers.hfvision)."""
+
+    kind: str  # the vision_config's model_type: siglip_vision_model, clip_vision_model
+    hidden: int
+    layers: int
+    heads: int
+    intermediate: int
+    image_size: int
+    patch: int
+    channels: int
+    params: int  # the tower and the projector, as transformers counts them
+    tokens_per_image: int  # embeddings one image becomes in the text model's input
+    activation: str = "gelu_pytorch_tanh"  # the MLP's (CLIP: quick_gelu)
+    class_token: bool = False  # CLIP prepends a class embedding to the patches
+
+    @property
+    def patches(self) -> int:
+        return (self.image_size // self.patch) ** 2
+
+    @property
+    def tokens(self) -> int:
+        """The sequence the tower's layers run on: the patches (and CLIP's class token)."""
+        return self.patches + (1 if self.class_token else 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +203,6 @@ class TransformerConfig:
     lm_head_bias: bool = False  # Phi's and GPT-J's lm_head carries a bias
     fused_qkv: bool = False  # one query_key_value linear of q + 2 kv outputs
     embedding_norm: bool = False  # BLOOM's word_embeddings_layernorm
-    # transformers' own cache expands K/V to every query head (Falcon's new architecture)
-    kv_expanded: bool = False
     # False where transformers' attention materializes the probabilities even under sdpa:
     # BLOOM and ALiBi Falcons (their own eager code), multi-query Falcon (one K/V head
     # broadcast to all: no fused kernel takes it)
@@ -184,6 +213,7 @@ class TransformerConfig:
     logit_softcap: bool = False
     mamba: Mamba | None = None
     encdec: EncDec | None = None
+    vision: VisionTower | None = None  # a multimodal model's image encoder and projector
     # the lower..upper parameter counts of an unknown model_type (None: the count is known)
     params_range: tuple[int, int] | None = None
 

@@ -1,4 +1,4 @@
-"""The task head on an encoder (BERT, RoBERTa, DistilBERT), one table per family.
+"""The task head on an encoder (BERT, RoBERTa, DistilBERT, ModernBERT), one table per family.
 
 The config's `architectures` class decides what sits on the encoder:
 BertForSequenceClassification adds a classifier to the pooler,
@@ -26,7 +26,8 @@ __all__ = [
 LM_CLASSES = ("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")
 
 Size = Literal["hidden", "labels", "vocab", "one", "two"]
-Kind = Literal["linear", "norm", "bias"]
+# "dense": a linear whose bias the config decides (ModernBERT's classifier_bias)
+Kind = Literal["linear", "dense", "norm", "bias"]
 # what a linear shares with the model when tie_word_embeddings is on (the default):
 # "weight": the token embedding is its weight; "weight+bias": and the head's own bias
 # parameter (BERT's cls.predictions.bias) is its bias
@@ -106,6 +107,15 @@ _DISTILBERT: dict[str, tuple[HeadModule, ...]] = {
     "ForTokenClassification": (_lin("classifier", "labels"),),
     "ForQuestionAnswering": (_lin("qa_outputs", "labels"),),
 }
+_MODERNBERT_HEAD = (HeadModule("head.dense", "dense", ("hidden", "hidden")), _norm("head.norm"))
+_MODERNBERT: dict[str, tuple[HeadModule, ...]] = {
+    "Model": (),
+    "ForMaskedLM": _MODERNBERT_HEAD + (_decoder("decoder", "weight"),),
+    "ForSequenceClassification": _MODERNBERT_HEAD + (_lin("classifier", "labels"),),
+    "ForTokenClassification": _MODERNBERT_HEAD + (_lin("classifier", "labels"),),
+    "ForQuestionAnswering": _MODERNBERT_HEAD + (_lin("classifier", "labels"),),
+    "ForMultipleChoice": _MODERNBERT_HEAD + (_lin("classifier", "one"),),
+}
 # model_type -> (the class-name prefix, its family's heads by class-name suffix)
 HEADS: dict[str, tuple[str, dict[str, tuple[HeadModule, ...]]]] = {
     "bert": ("Bert", _BERT),
@@ -113,6 +123,7 @@ HEADS: dict[str, tuple[str, dict[str, tuple[HeadModule, ...]]]] = {
     "xlm-roberta": ("XLMRoberta", _ROBERTA),
     "camembert": ("Camembert", _ROBERTA),
     "distilbert": ("DistilBert", _DISTILBERT),
+    "modernbert": ("ModernBert", _MODERNBERT),
 }
 
 
@@ -134,3 +145,8 @@ def module_shape(cfg: TransformerConfig, module: HeadModule) -> tuple[int, ...]:
         "two": 2,
     }
     return tuple(sizes[s] for s in module.shape)
+
+
+def vocab_head(cfg: TransformerConfig) -> bool:
+    """Whether the encoder's head writes logits over the vocabulary (a masked LM)."""
+    return cfg.encoder and any(m.shape == ("hidden", "vocab") for m in head_modules(cfg))

@@ -28,3 +28,9 @@ def head_acts(mode: str, stream_h: float, act: int, vocab: float) -> tuple[str, 
     upcast = 4 * vocab if act < 4 else 0.0
     shifted_labels = 2 * 8
     return "logits and loss", Acts(stream_h + logits + upcast + 4 * vocab + shifted_labels)
+
+
+def encoder_logits(stream_h: float, act: int, vocab: float) -> Acts:
+    """A masked-LM encoder's no-grad head (BERT, ModernBERT): the last hidden state and the
+    head's transform output are alive while the decoder writes the logits."""
+    return Acts(2 * stream_h + act * vocab)

@@ -13,11 +13,12 @@
 * tensor parallelism splits kv heads across GPUs; when there are fewer kv heads
   than GPUs each GPU keeps one (replicated), and the MLA latent is replicated;
 * multi-query attention (Falcon-7B) caches its one K/V head; Falcon's new decoder
-  architecture groups K/V, but transformers' own code broadcasts them to every query
-  head before caching (`kv_expanded`): a paged engine (vLLM) keeps only the groups;
+  architecture caches its K/V groups (transformers 5.25 repeats them per query head only
+  inside eager attention; 5.24 cached them broadcast to every head);
 * Jamba's Mamba layers cache no K/V: each keeps a fixed state per sequence, its conv
   window (inner x d_conv, in the model's dtype) and its SSM state (inner x d_state,
-  fp32 in transformers), counted here with the cache it replaces;
+  fp32 in transformers), counted here with the cache it replaces, and transformers 5.25
+  keeps an int64 counter beside each such layer's state;
 * T5: encoder layers cache nothing; each decoder layer caches its self-attention K/V
   for the generated tokens and its cross-attention K/V for the encoder's tokens, which
   together are the prompt + new tokens of `context` (the prompt is the encoder input).
@@ -31,18 +32,17 @@ from gputui.fit.transformer.config import TransformerConfig
 from gputui.fit.transformer.formats import kv_bits
 from gputui.fit.transformer.workload import MlaCache
 
+MAMBA_COUNTERS = 8  # one int64 scalar beside each Mamba layer's state (transformers 5.25)
 
-def values_per_token(
-    cfg: TransformerConfig, mla_cache: MlaCache = "latent", tp: int = 1, expanded: bool = True
-) -> int:
-    """Cached values per token per layer on one GPU (`expanded`: as transformers' own cache
-    keeps them; False: as a paged engine does)."""
+
+def values_per_token(cfg: TransformerConfig, mla_cache: MlaCache = "latent", tp: int = 1) -> int:
+    """Cached values per token per layer on one GPU."""
     if cfg.mla is not None and mla_cache == "latent":
         return cfg.mla.kv_lora_rank + cfg.mla.qk_rope_head_dim
     if cfg.mla is not None:
         heads = math.ceil(cfg.num_heads / tp)
         return heads * (cfg.mla.qk_nope_head_dim + cfg.mla.qk_rope_head_dim + cfg.mla.v_head_dim)
-    kv_heads = cfg.num_heads if cfg.kv_expanded and expanded else cfg.num_kv_heads
+    kv_heads = cfg.num_kv_heads
     heads = max(1, kv_heads // tp) if kv_heads >= tp else 1
     return 2 * heads * cfg.head_dim
 
@@ -69,7 +69,7 @@ def state_bytes(
     span = layers if layers is not None else range(cfg.num_layers)
     n = sum(cfg.is_mamba_layer(i) for i in span)
     conv = int(max(16, kv_bits(dtype))) // 8  # the model's dtype (never a quantized cache's)
-    return math.ceil(n * m.state_bytes(conv) / tp) * batch
+    return math.ceil(n * m.state_bytes(conv) / tp) * batch + n * MAMBA_COUNTERS
 
 
 def cached_tokens(
@@ -105,7 +105,7 @@ def kv_cache_bytes(
     `window_cap` False: sliding layers hold every token (cached_tokens)."""
     if cfg.encoder:
         return 0
-    values = values_per_token(cfg, mla_cache, tp, expanded=paged_block is None)
+    values = values_per_token(cfg, mla_cache, tp)
     bits = kv_bits(dtype)
     span = layers if layers is not None else range(cfg.num_layers)
     state = state_bytes(cfg, batch, dtype, span, tp)

@@ -20,7 +20,8 @@ layer's K more while a contiguous cache is grown: a paged engine (vLLM) allocate
 and concatenates nothing, llama.cpp (the default for a GGUF) allocates the whole context's
 cache up front (already at the prefill) and concatenates nothing either, the MLA latent
 is what serving engines keep, and T5's decoder caches the encoder's tokens for its cross
-attention beside its own.
+attention beside its own; T5's prompt moment is its encoder's forward, before the decoder
+has cached anything.
 """
 
 from __future__ import annotations
@@ -94,6 +95,8 @@ def cache_bytes(
 
     ctx = decoded_context(model, wl, seq)
     if moment == "prompt":
+        if cfg.encdec is not None:
+            return 0.0, 0.0  # T5 encodes the prompt before its decoder caches anything
         # llama.cpp allocates the whole context's cache when the context is created
         return kv(ctx if wl.engine == "llama.cpp" else seq, layers, window_cap=not dyn), 0.0
     total = kv(ctx, layers)

@@ -7,8 +7,10 @@ tests/fit_llm checks them against counts generated with transformers itself.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gputui.fit.transformer.config import TransformerConfig
-from gputui.fit.transformer.encoder_heads import head_modules, module_shape
+from gputui.fit.transformer.encoder_heads import HeadModule, head_modules, module_shape
 from gputui.fit.transformer.layout_hybrid import family_layout
 from gputui.fit.transformer.layout_parts import (
     PACKED_QKV,
@@ -25,6 +27,13 @@ __all__ = ["PACKED_QKV", "Block", "Layout", "Linear", "layout"]
 
 
 def layout(cfg: TransformerConfig) -> Layout:
+    lay = _text_layout(cfg)
+    if cfg.vision is not None:
+        return replace(lay, vision=cfg.vision.params)
+    return lay
+
+
+def _text_layout(cfg: TransformerConfig) -> Layout:
     if cfg.mamba is not None or cfg.encdec is not None:
         return family_layout(cfg)
     h = cfg.hidden_size
@@ -64,10 +73,29 @@ def layout(cfg: TransformerConfig) -> Layout:
     final = 0
     if not cfg.encoder and cfg.final_norm:
         final = _norm(cfg, h)
+    layer_blocks: tuple[int, ...] = ()
     if cfg.encoder:
         extra, final = _encoder_head(cfg)
         head += extra
-    return Layout(embedding, token, lm_head, tuple(head), final, tuple(blocks))
+    if cfg.family == "modernbert":
+        # ModernBERT's layer 0 has no attn_norm (its input is the embedding norm's output),
+        # and the encoder ends in a final_norm before any head
+        final += _norm(cfg, h)
+        first = Block(1, tuple(dense_lins), attn_other + norms - _norm(cfg, h))
+        blocks = [first, Block(cfg.num_layers - 1, tuple(dense_lins), attn_other + norms)]
+        layer_blocks = (0,) + (1,) * (cfg.num_layers - 1)
+    return Layout(embedding, token, lm_head, tuple(head), final, tuple(blocks), layer_blocks)
+
+
+def _biased(cfg: TransformerConfig, m: HeadModule) -> bool:
+    """Whether a head linear carries a bias: always, except where the config decides it
+    (ModernBERT's classifier_bias on head.dense, decoder_bias on the decoder)."""
+    head = cfg.encoder_head
+    if m.kind == "dense":
+        return head is None or head.dense_bias
+    if m.tied:
+        return head is None or head.decoder_bias
+    return True
 
 
 def _encoder_head(cfg: TransformerConfig) -> tuple[list[Linear], int]:
@@ -83,7 +111,7 @@ def _encoder_head(cfg: TransformerConfig) -> tuple[list[Linear], int]:
         elif m.kind == "bias":
             other += shape[0]
         elif not (tied and m.tied):
-            lins.append(Linear(role, shape[0], shape[1], True))
-        elif m.tied == "weight":
+            lins.append(Linear(role, shape[0], shape[1], _biased(cfg, m)))
+        elif m.tied == "weight" and _biased(cfg, m):
             other += shape[1]  # its own bias; the weight is the token embedding
     return lins, other

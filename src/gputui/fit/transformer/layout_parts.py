@@ -64,11 +64,13 @@ class Layout:
     blocks: tuple[Block, ...]
     # the block each layer is (an index into blocks); empty: dense blocks first, then MoE
     layer_blocks: tuple[int, ...] = ()
+    vision: int = 0  # a multimodal model's vision tower and projector (held with the embedding)
 
     @property
     def params(self) -> int:
         return (
-            self.embedding
+            self.vision
+            + self.embedding
             + self.lm_head
             + sum(lin.params for lin in self.head_linears)
             + self.final_norm
@@ -131,7 +133,7 @@ def _attention(cfg: TransformerConfig) -> tuple[list[Linear], int]:
         ]
         return lins, other + m.kv_lora_rank  # kv_a_layernorm
     q, kv = cfg.q_dim, cfg.kv_dim
-    if cfg.family in ("gpt2", "gpt_neox"):
+    if cfg.family in ("gpt2", "gpt_neox", "modernbert"):
         lins = [Linear("qkv", h, 3 * h, cfg.qkv_bias)]
     elif cfg.family == "phi3":
         lins = [Linear("qkv", h, q + 2 * kv, cfg.qkv_bias)]
@@ -167,7 +169,7 @@ def _mlp(
             Linear(f"{prefix}fc_in", h, width, bias, copies, expert),
             Linear(f"{prefix}fc_out", width, h, bias, copies, expert),
         ]
-    if cfg.family == "phi3":
+    if cfg.family in ("phi3", "modernbert"):  # one linear holds gate and up (Wi)
         return [Linear("gate_up", h, 2 * width, bias), Linear("down", width, h, bias)]
     return [
         Linear(f"{prefix}gate", h, width, bias, copies, expert),

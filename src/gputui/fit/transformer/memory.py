@@ -33,11 +33,14 @@ from dataclasses import dataclass, replace
 
 from gputui.fit.core.breakdown import Parts
 from gputui.fit.transformer.activations import Acts, LayerActs, dtypes, layer_acts
+from gputui.fit.transformer.config import TransformerConfig
+from gputui.fit.transformer.encoder_heads import vocab_head
 from gputui.fit.transformer.formats import WeightFormat, weight_format
-from gputui.fit.transformer.head import head_acts
+from gputui.fit.transformer.head import encoder_logits, head_acts
 from gputui.fit.transformer.kv_moments import Moment, cache_bytes
 from gputui.fit.transformer.model import TransformerModel
 from gputui.fit.transformer.prefill import prefill_moments
+from gputui.fit.transformer.vision import tower_forward_bytes
 from gputui.fit.transformer.weights import lora_params_block, weight_bytes
 from gputui.fit.transformer.workload import Workload
 
@@ -95,7 +98,8 @@ class StageMemory:
 
     def parts(self, phase: SeqPhase, batch: int, seq: int) -> Parts:
         p = phase.fixed + Parts(
-            activations=batch * (_per_seq(phase.acts, seq, phase.chunk) + phase.per_seq_const),
+            activations=batch * (_per_seq(phase.acts, seq, phase.chunk) + phase.per_seq_const)
+            + seq * seq * phase.acts.shared_sq,
             workspace=batch * _per_seq(phase.work, seq, phase.chunk),
         )
         if phase.kv:
@@ -209,7 +213,7 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
         if wl.method == "full":
             trainable = sum(b.params for b in per_layer.values()) / tp
             if stage.embedding:
-                trainable += lay.embedding / tp
+                trainable += lay.embedding / tp + lay.vision
             if stage.head:
                 trainable += (
                     (lay.lm_head / tp)
@@ -391,6 +395,11 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
             if cfg.logit_scale and wl.mode == "inference":
                 head = head + Acts(a * vocab)  # Cohere's scaled copy of the logits
             phases.append(SeqPhase(name, base, acts=ids + head))
+        elif stage.head and wl.mode == "inference" and vocab_head(cfg):
+            phases.append(
+                SeqPhase("logits", base, acts=ids + encoder_logits(d.stream * h, a, vocab))
+            )
+        phases += vision_phases(cfg, stage.embedding, base, a)
         return StageMemory(stage, tuple(phases), model, wl, tp)
     # generate: prefill, then decode until the cache holds prompt + new - 1 tokens;
     # generate keeps the last position's logits and an fp32 copy of them per sequence
@@ -407,13 +416,25 @@ def stage_memory(model: TransformerModel, wl: Workload, stage: Stage) -> StageMe
                 per_seq_const=logit_bytes,
             )
         )
+    # T5: the encoder's output stays alive while the decoder generates
+    held = Acts(d.stream * h) if cfg.encdec is not None and stage.embedding else Acts()
     phases.append(
         SeqPhase(
             "decode, cache full",
             base,
+            acts=held,
             kv="context",
             kv_concat=True,
             per_seq_const=logit_bytes + 8 * vocab,
         )
     )
+    phases += vision_phases(cfg, stage.embedding, base, a)
     return StageMemory(stage, tuple(phases), model, wl, tp)
+
+
+def vision_phases(cfg: TransformerConfig, embedding: bool, base: Parts, a: int) -> list[SeqPhase]:
+    """A multimodal model's image encoding, one image per sequence (fit.transformer.vision),
+    on the GPU that holds the embedding: before the prefill, with no cache yet."""
+    if cfg.vision is None or not embedding:
+        return []
+    return [SeqPhase("vision tower", base, per_seq_const=tower_forward_bytes(cfg.vision, a))]

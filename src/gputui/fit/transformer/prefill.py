@@ -13,7 +13,8 @@ forward with `logits_to_keep=1`, so the layers, not the logits, are its peak):
 The attention moment is named apart ("prefill, attention"): its activations hold the
 q, k and v projections (for GPT-2, GPT-NeoX and Phi-3 one fused qkv output whose slices
 they are) beside the cache's own copy of K and V, which the KV cache counts.
-Measured with transformers 5.24 on CPU (benchmarks/hf_generate_memory.py). llama.cpp (a
+T5's prompt goes through its encoder layers only (the decoder runs one token per step).
+Measured with transformers 5.24 and 5.25 on CPU (benchmarks/hf_generate_memory.py). llama.cpp (a
 GGUF) runs its own graph in a compute buffer: only the layers' moments apply there.
 """
 
@@ -53,6 +54,8 @@ def prefill_moments(
     out: list[tuple[str, Acts]] = []
     for index, la in blocks.items():
         roles = {lin.role for lin in model.layout.blocks[index].linears}
+        if "cross_q" in roles:
+            continue  # T5's prompt is its encoder's: the decoder sees one token per step
         attn, mlp = la.forward_transient[0], la.forward_transient[1]
         mixer = "mamba_in" in roles
         out.append(("prefill" if mixer else "prefill, attention", held + attn))

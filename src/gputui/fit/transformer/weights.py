@@ -138,6 +138,7 @@ def weight_bytes(
         remaining -= n
     if embedding:
         total += lay.embedding * fmt.dense_bytes / tp
+        total += lay.vision * fmt.dense_bytes  # the vision tower: kept whole, unquantized
     if head:
         total += lay.lm_head * fmt.dense_bytes / tp
         total += lay.final_norm * fmt.dense_bytes
