@@ -1,6 +1,6 @@
 """Where the TUI's fit answers are placed: a whole GPU, or one MIG instance of it.
 
-With MIG mode on a CUDA job gets one instance, never the card (issue 23), so the
+With MIG mode on a CUDA job gets one instance, never the card, so the
 Fit screen and the dashboard's fit line check each instance (`targets_from_snapshot`
 with `mig_instances=True`). Their rows and lines are keyed by (GPU index, GPU
 instance id) rather than by index alone, and named by the instance. Kept light:
