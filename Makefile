@@ -30,7 +30,8 @@ run: $(STAMP_RUN)
 	$(BIN)/gputui $(ARGS)
 
 # Two workers (pytest-xdist) by default, one per core of the project's machines; each test
-# module stays on one worker (loadscope), so a module's shared servers start once.
+# module stays on one worker (loadscope), so a module's shared servers start once; the costliest
+# modules are handed out first (tests/conftest.py), so no long one is left for the end.
 # TEST_WORKERS=0 runs the suite in this process.
 TEST_WORKERS ?= 2
 

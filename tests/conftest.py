@@ -21,6 +21,7 @@ families' generators for as long as one likes.
 from __future__ import annotations
 
 import atexit
+import inspect
 import os
 import shutil
 import tempfile
@@ -59,6 +60,32 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = saved
+
+
+def _weight(item: pytest.Item) -> float:
+    """A rough cost, known before anything runs: `slow` tests (subprocesses, real servers),
+    hypothesis tests, Pilot tests and SVG snapshots cost far more than a plain unit test."""
+    if item.get_closest_marker("slow") is not None:
+        return 5.0
+    function = getattr(item, "function", None)
+    if getattr(function, "is_hypothesis_test", False):
+        return 5.0
+    if inspect.iscoroutinefunction(function) or "snap_compare" in getattr(item, "fixturenames", ()):
+        return 2.0
+    return 0.02
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The costliest modules first, each module's tests in their own order.
+
+    pytest-xdist hands out whole modules (`--dist loadscope`) in collection order: a long
+    module handed out last keeps one worker busy while the other has nothing left to do.
+    The sort is stable and the same on every worker, as xdist requires.
+    """
+    cost: dict[Any, float] = {}
+    for item in items:
+        cost[item.path] = cost.get(item.path, 0.0) + _weight(item)
+    items.sort(key=lambda item: -cost[item.path])
 
 
 @pytest.fixture(scope="session")

@@ -195,19 +195,6 @@ def test_an_offset_may_follow_its_option_as_the_next_word(
     assert json.loads(out)["run"]["snapshots"] == 21
 
 
-def test_without_the_recording_store_it_is_one_line(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setitem(sys.modules, "gputui.recording.reader", None)
-    path = tmp_path / "run.sqlite"
-    path.write_bytes(b"x")
-    code, out, err = report(capsys, str(path))
-    assert (code, out) == (2, "")
-    assert (
-        err == f"gputui: FILE: {path}: this gputui cannot read recordings (no gputui.recording)\n"
-    )
-
-
 def test_the_alert_changes_of_the_range(
     capsys: pytest.CaptureFixture[str], recording: Path
 ) -> None:
@@ -234,3 +221,14 @@ def test_a_recording_without_polls(
     code, out, _ = report(capsys, str(path), "--json")
     doc = json.loads(out)
     assert doc["run"]["snapshots"] == 0 and doc["gpus"] == [] and doc["alerts"] is None
+
+
+@pytest.mark.parametrize("text", ["9" * 5000, "\u0661\u0662", "0", "4194305", " 12x"])
+def test_a_pid_that_is_no_pid_is_one_line(text: str) -> None:
+    """Thousands of digits (int() refuses past 4,300) and other scripts' digits included."""
+    from gputui.commands.report import parse_pid
+    from gputui.core.errors import UserError
+
+    with pytest.raises(UserError, match="--pid: .* is not a process id"):
+        parse_pid(text)
+    assert parse_pid(" 4242 ") == 4242

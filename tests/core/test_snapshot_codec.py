@@ -28,7 +28,7 @@ SCENARIOS = sorted(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(SNAPSHOTS)
 def test_encode_then_decode_gives_the_same_snapshot(snapshot: Snapshot) -> None:
     text = snapshot_to_json(snapshot)

@@ -23,7 +23,7 @@ TEXT = st.one_of(
 VALUE = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.floats(0, 1e6))
 
 
-@properties.bounded(200)
+@properties.bounded(80)
 @given(
     devices=st.lists(st.tuples(TEXT, TEXT, TEXT, VALUE, VALUE), min_size=1, max_size=6),
 )

@@ -19,7 +19,7 @@ from gputui.model.snapshot_encode import snapshot_to_dict
 from tests.snapshot_strategies import SNAPSHOTS
 
 
-@bounded(150)
+@bounded(50)
 @given(SNAPSHOTS, st.randoms(use_true_random=False))
 def test_a_damaged_document_is_decoded_soundly_or_refused_in_one_line(
     snapshot: Snapshot, rng: Random

@@ -21,7 +21,7 @@ from gputui.core.errors import UserError
 from gputui.fit.importers.modelsfile import load_models
 from gputui.fit.importers.transformer_table import KEYS
 
-SETTINGS = properties.bounded(150)
+SETTINGS = properties.bounded(50)
 CONFIG = (
     '{ model_type = "llama", hidden_size = 256, num_hidden_layers = 2, num_attention_heads = 4, '
     "num_key_value_heads = 2, intermediate_size = 512, vocab_size = 1000 }"

@@ -88,9 +88,14 @@ def parse_pid(text: str | None) -> int | None:
 
     if text is None:
         return None
-    if not text.strip().isdigit() or not 1 <= int(text) <= MAX_PID:
+    digits = text.strip()
+    # isdigit() admits other scripts' digits and int() refuses past 4,300 of them: bounded
+    # to ASCII and to the digits a PID can have before int() is asked
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= 7) or not (
+        1 <= int(digits) <= MAX_PID
+    ):
         raise UserError(f"--pid: {visible(text)[:40]!r} is not a process id (1 to {MAX_PID})")
-    return int(text)
+    return int(digits)
 
 
 def run(args: argparse.Namespace) -> int:

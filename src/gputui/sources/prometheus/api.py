@@ -128,7 +128,7 @@ class PrometheusClient:
         self,
         url: str,
         *,
-        timeout: float = DEFAULT_TIMEOUT_S,
+        timeout: float | None = None,  # None: DEFAULT_TIMEOUT_S as it is when called
         max_body: int = prometheus_http.MAX_BODY_BYTES,
         deadline: CommandDeadline | None = None,
         max_series: int | None = None,  # None: MAX_SERIES_PER_ANSWER
@@ -140,7 +140,7 @@ class PrometheusClient:
             creds = f"{self.endpoint.username}:{self.endpoint.password or ''}"
             self._auth = "Basic " + base64.b64encode(creds.encode()).decode()
         self.url = self.endpoint.base
-        self.timeout = timeout
+        self.timeout = DEFAULT_TIMEOUT_S if timeout is None else timeout
         self.max_body = max_body
         self.deadline = deadline
         self.max_series = MAX_SERIES_PER_ANSWER if max_series is None else max_series

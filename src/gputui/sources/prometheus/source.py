@@ -140,7 +140,7 @@ class PrometheusSource(Source):
         *,
         match: str | None = None,
         metrics: Sequence[str] | None = None,
-        timeout: float = 5.0,
+        timeout: float | None = None,  # None: the client's deadline per query
         clock: Callable[[], float] = time.time,
         client: PrometheusClient | None = None,
         deadline: CommandDeadline | None = None,
