@@ -2,7 +2,7 @@
 touch), embeddings, norms and small extras, per architecture.
 
 Counts equal `transformers`' `num_parameters()` (tied embeddings counted once);
-tests/fit_llm checks them against counts generated with transformers itself.
+tests/fit/transformer checks them against counts generated with transformers itself.
 """
 
 from __future__ import annotations
