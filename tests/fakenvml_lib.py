@@ -23,3 +23,13 @@ NEEDS_FAKE = [
         not (FAKE / "fakenvml.c").is_file(), reason=f"no fake NVML sources at {FAKE}"
     ),
 ]
+
+
+def build_fake(*make_args: str) -> None:
+    """Build the fake library with these make arguments (`f"BUILD={folder}"`, or
+    `"variant", f"VARIANT_DIR={folder}", f"HIDE={symbols}"`): one way every test builds it."""
+    import subprocess
+
+    subprocess.run(
+        ["make", "-s", "-C", str(FAKE), *make_args], check=True, capture_output=True, timeout=120
+    )

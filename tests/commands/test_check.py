@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gputui.cli import main
-from tests.fakenvml_lib import FAKE, NEEDS_FAKE
+from tests.fakenvml_lib import NEEDS_FAKE, build_fake
 
 SCENARIO = """
 [[gpu]]
@@ -140,12 +140,7 @@ lost = true
 @pytest.fixture(scope="module")
 def fake_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     folder = tmp_path_factory.mktemp("fakenvml-check")
-    subprocess.run(
-        ["make", "-s", "-C", str(FAKE), f"BUILD={folder}"],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    build_fake(f"BUILD={folder}")
     scenario = folder / "check.conf"
     scenario.write_text(FAKE_SCENARIO)
     yield {

@@ -4,7 +4,6 @@ through the same path as on a GPU machine. Skipped without gcc or the fake's sou
 
 from __future__ import annotations
 
-import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -12,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.fakenvml_lib import FAKE, NEEDS_FAKE
+from tests.fakenvml_lib import NEEDS_FAKE, build_fake
 
 FROZEN = 1_767_225_600.0
 
@@ -49,12 +48,7 @@ lost = true
 @pytest.fixture(scope="module")
 def nvml_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     folder = tmp_path_factory.mktemp("fakenvml")
-    subprocess.run(
-        ["make", "-s", "-C", str(FAKE), f"BUILD={folder}"],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    build_fake(f"BUILD={folder}")
     scenario = folder / "scenario.conf"
     scenario.write_text(SCENARIO)
     yield {

@@ -43,13 +43,9 @@ import pytest
 from gputui.model.snapshot import GPM_FIELDS, DeviceSample, Snapshot
 from gputui.sources import registry
 from gputui.sources.base import open_source
+from tests.fakenvml_lib import FAKE, build_fake
 
 HERE = Path(__file__).resolve().parent
-FAKE = Path(
-    os.environ.get(
-        "FAKENVML_DIR", Path(__file__).resolve().parents[2] / ".." / "shared" / "fakenvml"
-    )
-)
 
 HEALTHY, CANNOT_REPORT, LOST_FROM_START, LOSES = range(4)  # the GPUs' indices
 UUIDS = tuple(f"GPU-00000000-c0de-4000-8000-00000000000{i + 1}" for i in range(4))
@@ -223,12 +219,7 @@ def fakenvml_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not (FAKE / "fakenvml.c").is_file():
         pytest.skip(f"no fake NVML sources at {FAKE} (set FAKENVML_DIR)")
     folder = tmp_path_factory.mktemp("fakenvml")
-    subprocess.run(
-        ["make", "-s", "-C", str(FAKE), f"BUILD={folder}"],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    build_fake(f"BUILD={folder}")
     return folder
 
 

@@ -16,7 +16,7 @@ import pytest
 from gputui.model.snapshot import Snapshot
 from gputui.model.snapshot_decode import decode_snapshot
 from gputui.usage.summary import summarise
-from tests.fakenvml_lib import FAKE, NEEDS_FAKE
+from tests.fakenvml_lib import NEEDS_FAKE, build_fake
 
 pytestmark = NEEDS_FAKE
 
@@ -53,12 +53,7 @@ source.close()
 @pytest.fixture(scope="module")
 def polls(tmp_path_factory: pytest.TempPathFactory) -> list[Snapshot]:
     folder = tmp_path_factory.mktemp("fakenvml-usage")
-    subprocess.run(
-        ["make", "-s", "-C", str(FAKE), f"BUILD={folder}"],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    build_fake(f"BUILD={folder}")
     scenario = folder / "usage.conf"
     scenario.write_text(SCENARIO)
     env = {

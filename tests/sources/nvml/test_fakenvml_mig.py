@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakenvml_lib import FAKE, NEEDS_FAKE
+from tests.fakenvml_lib import NEEDS_FAKE, build_fake
 
 FROZEN = 1_767_225_600.0
 MiB = 1 << 20
@@ -67,12 +67,7 @@ process = 5010 8192MiB compute
 @pytest.fixture(scope="module")
 def snapshot_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = tmp_path_factory.mktemp("fakenvml")
-    subprocess.run(
-        ["make", "-s", "-C", str(FAKE), f"BUILD={folder}"],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    build_fake(f"BUILD={folder}")
     scenario = folder / "mig.conf"
     scenario.write_text(SCENARIO)
     env = dict(os.environ)

@@ -18,16 +18,9 @@ from typing import Any
 
 import pytest
 
+from tests.fakenvml_lib import FAKE, build_fake
+
 ROOT = Path(__file__).resolve().parents[3]
-# beside the checkout (../shared), or beside the folder of worktrees (../../shared)
-FAKE = Path(
-    os.environ.get("FAKENVML_DIR")
-    or next(
-        (p for p in (ROOT.parent / "shared", ROOT.parent.parent / "shared") if p.is_dir()),
-        ROOT.parent / "shared",
-    )
-    / "fakenvml"
-)
 FROZEN = "1767225600"
 GiB = 1 << 30
 MiB = 1 << 20
@@ -44,12 +37,7 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     folder = tmp_path_factory.mktemp("fakenvml-mig")
-    subprocess.run(
-        ["make", "-s", "-C", str(FAKE), f"BUILD={folder}"],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    build_fake(f"BUILD={folder}")
     text = (FAKE / "scenarios" / "mig.conf.in").read_text()
     pid = iter(range(6001, 6100))
     while "@PID@" in text:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakenvml_lib import FAKE, NEEDS_FAKE
+from tests.fakenvml_lib import FAKE, NEEDS_FAKE, build_fake
 
 FROZEN = "1800000000"
 GPM_FIELDS = ("sm_active_pct", "sm_occupancy_pct", "tensor_active_pct", "dram_active_pct")
@@ -51,18 +51,8 @@ def _scenario(folder: Path, name: str) -> Path:
 def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("fakenvml-gpm")
     current, without = folder / "current", folder / "no-gpm"
-    subprocess.run(
-        ["make", "-s", "-C", str(FAKE), f"BUILD={current}"],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    subprocess.run(
-        ["make", "-s", "-C", str(FAKE), "variant", f"VARIANT_DIR={without}", f"HIDE={GPM_SYMBOLS}"],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    build_fake(f"BUILD={current}")
+    build_fake("variant", f"VARIANT_DIR={without}", f"HIDE={GPM_SYMBOLS}")
     return {"current": current, "no-gpm": without, "folder": folder}
 
 

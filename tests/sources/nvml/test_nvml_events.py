@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakenvml_lib import FAKE, NEEDS_FAKE
+from tests.fakenvml_lib import FAKE, NEEDS_FAKE, build_fake
 
 pytestmark = NEEDS_FAKE
 
@@ -65,15 +65,8 @@ def _scenario(folder: Path) -> Path:
 def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("fakenvml-events")
     current, without = folder / "current", folder / "no-events"
-    subprocess.run(
-        ["make", "-s", "-C", str(FAKE), f"BUILD={current}"],
-        check=True, capture_output=True, timeout=120,
-    )  # fmt: skip
-    subprocess.run(
-        ["make", "-s", "-C", str(FAKE), "variant", f"VARIANT_DIR={without}",
-         f"HIDE={EVENT_SYMBOLS}"],
-        check=True, capture_output=True, timeout=120,
-    )  # fmt: skip
+    build_fake(f"BUILD={current}")
+    build_fake("variant", f"VARIANT_DIR={without}", f"HIDE={EVENT_SYMBOLS}")
     return {"current": current, "no-events": without, "scenario": _scenario(folder)}
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.fakenvml_lib import FAKE, NEEDS_FAKE
+from tests.fakenvml_lib import NEEDS_FAKE, build_fake
 
 pytestmark = NEEDS_FAKE
 
@@ -41,12 +41,7 @@ lost = true
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     folder = tmp_path_factory.mktemp("fakenvml-oneshot")
-    subprocess.run(
-        ["make", "-s", "-C", str(FAKE), f"BUILD={folder}"],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    build_fake(f"BUILD={folder}")
     # a real process for the GPU's process list, kept busy so its CPU is not 0
     worker = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
