@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from gputui.sources.base import Source
+
 
 def path_arg(text: str) -> Path:
     """argparse's `type=` for a file: a Path, with pathlib imported only when one is given.
@@ -77,3 +79,23 @@ def add_source_arguments(
             parser.add_argument(
                 option.flag, dest=option.dest, metavar=option.metavar, help=option.help
             )
+
+
+def open_given_source(
+    args: argparse.Namespace, *, with_host: bool = True
+) -> tuple[Source, str | None]:
+    """`--source` with every registry option the command line gave: the source and, when
+    `auto` fell back, why; NVML's failure, a file a source cannot read and an option the
+    source does not read are each one line (UserError)."""
+    from gputui.core.errors import UserError
+    from gputui.sources import registry
+    from gputui.sources.base import open_source
+    from gputui.sources.errors import SourceUnavailable
+
+    given = {o.dest: getattr(args, o.dest, None) for o in registry.options()}
+    try:
+        return open_source(args.source, with_host=with_host, options=given)
+    except SourceUnavailable as exc:
+        raise UserError(f"NVML is not usable: {exc.reason}") from None
+    except (OSError, ValueError) as exc:  # a file the source could not read
+        raise UserError(str(exc)) from None

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from gputui.commands import add_source_arguments
+from gputui.commands import add_source_arguments, open_given_source
 
 DEFAULT_LISTEN = "127.0.0.1:9835"
 
@@ -146,8 +146,6 @@ def run(args: argparse.Namespace) -> int:
         load_users,
         parse_listen,
     )
-    from gputui.sources.base import SourceKind, open_source
-    from gputui.sources.errors import SourceUnavailable
 
     host, port = parse_listen(args.listen)
     users = load_users(args.basic_auth_file) if args.basic_auth_file is not None else None
@@ -157,18 +155,7 @@ def run(args: argparse.Namespace) -> int:
         else None
     )
     models = _models(args.models)
-    kind: SourceKind = args.source
-    try:
-        source, fallback = open_source(
-            kind,
-            args.scenario,
-            with_host=True,
-            options={"recording": getattr(args, "recording", None)},
-        )
-    except SourceUnavailable as exc:
-        raise UserError(f"NVML is not usable: {exc.reason}") from None
-    except (OSError, ValueError) as exc:  # a scenario file the simulator could not read
-        raise UserError(str(exc)) from None
+    source, fallback = open_given_source(args)
     if fallback is not None:
         print(
             f"gputui exporter: NVML unavailable ({fallback}); serving SIMULATED GPUs",

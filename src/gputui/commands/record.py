@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from gputui.commands import add_source_arguments, path_arg
+from gputui.commands import add_source_arguments, open_given_source, path_arg
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
@@ -84,8 +84,6 @@ def run(args: argparse.Namespace) -> int:
     from gputui.core.errors import UserError
     from gputui.core.inputfile import shown
     from gputui.recording.store import Recorder
-    from gputui.sources.base import open_source
-    from gputui.sources.errors import SourceUnavailable
 
     interval = float(args.interval)
     if not 0.1 <= interval <= 3600:
@@ -97,13 +95,12 @@ def run(args: argparse.Namespace) -> int:
         out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     if args.source == "replay":
         raise UserError("--source replay: a recording is not recorded again; copy the file")
-    options = {"scenario": args.scenario, "recording": getattr(args, "recording", None)}
     if args.scenario is not None:
         from gputui.commands import checked_scenario
         from gputui.core.inputfile import check_option_file
 
-        options["scenario"] = checked_scenario(args.scenario)
-        check_option_file(options["scenario"], "--scenario")
+        args.scenario = checked_scenario(args.scenario)
+        check_option_file(args.scenario, "--scenario")
     # A size limit (ulimit -f) is a full disk here, one line, not a signal that kills.
     if hasattr(signal, "SIGXFSZ"):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -116,12 +113,7 @@ def run(args: argparse.Namespace) -> int:
     engine = AlertEngine(load_rules(settings_path(), required=False))
     recorder = Recorder(out, retention_s=retention)
     try:
-        try:
-            source, fallback = open_source(args.source, options=options)
-        except SourceUnavailable as exc:
-            raise UserError(f"NVML is not usable: {exc.reason}") from None
-        except (OSError, ValueError) as exc:
-            raise UserError(str(exc)) from None
+        source, fallback = open_given_source(args)
     except BaseException:
         recorder.close()
         raise

@@ -11,7 +11,7 @@ settings file (`settings.toml`) is read when it exists, else the defaults apply.
 
 from __future__ import annotations
 
-from gputui.commands import add_source_arguments, path_arg
+from gputui.commands import add_source_arguments, open_given_source, path_arg
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
 if TYPE_CHECKING:
@@ -93,8 +93,6 @@ def run(args: argparse.Namespace) -> int:
     from gputui.alerts.engine import AlertEngine
     from gputui.commands.watch_notify import exec_argv, webhook_url
     from gputui.core.errors import UserError
-    from gputui.sources.base import open_source
-    from gputui.sources.errors import SourceUnavailable
 
     if args.alerts is None:
         raise UserError("watch: say what to watch: --alerts [RULES_FILE]")
@@ -110,17 +108,7 @@ def run(args: argparse.Namespace) -> int:
         from gputui.commands import checked_scenario
 
         args.scenario = checked_scenario(args.scenario)
-    try:
-        source, fallback = open_source(
-            args.source,
-            args.scenario,
-            with_host=True,
-            options={"recording": getattr(args, "recording", None)},
-        )
-    except SourceUnavailable as exc:
-        raise UserError(f"NVML is not usable: {exc.reason}") from None
-    except (OSError, ValueError) as exc:  # a scenario file the simulator could not read
-        raise UserError(str(exc)) from None
+    source, fallback = open_given_source(args)
     if fallback is not None:
         print(f"gputui watch: NVML unavailable ({fallback}); watching SIMULATED GPUs",
               file=sys.stderr)  # fmt: skip
