@@ -8,7 +8,7 @@ measuring session), so a new source adds a file and touches nothing else. Each f
 `#` comment lines first (where the rows come from, how they were measured), then a CSV
 header and one row per job with the columns
 
-    kind           transformer | graph
+    kind           transformer | graph | torch (a module traced by fit --torch)
     family         the architecture family the estimate treats it as (llama, cnn, rnn, ...)
     model          the model's name
     mode           train | inference | eval | generate
@@ -41,7 +41,7 @@ COLUMNS = (
     "kind", "family", "model", "mode", "runtime", "setting", "measured_mib", "estimated_mib",
     "source",
 )  # fmt: skip
-KINDS = ("transformer", "graph")
+KINDS = ("transformer", "graph", "torch")
 MODES = ("train", "inference", "eval", "generate")
 
 
