@@ -187,3 +187,19 @@ def test_gemma2_softcap_keeps_a_second_logits_tensor_for_the_backward() -> None:
     wl = Workload(mode="train", batch_size=1, seq_len=256, precision="fp32", backend="cpu")
     extra = _phases(capped, wl)["loss backward"] - _phases(plain, wl)["loss backward"]
     assert extra == 4 * raw["vocab_size"] * 256
+
+
+def test_gemma_2_runs_eager_attention_unless_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    """transformers' Gemma 2 class does not support sdpa: from_pretrained gives eager,
+    which keeps every layer's attention probabilities; other types default to sdpa."""
+    gemma2 = str(ROOT / "examples" / "llm" / "gemma-2-9b.json")
+    args = ("--gpu", "H100 SXM5 80GB", "--mode", "inference", "--seq-len", "8192", "--json")
+    _, out, _ = run_fit(capsys, gemma2, *args)
+    (eager,) = json.loads(out)["models"]
+    assert eager["workload"]["attention"] == "eager"
+    _, out, _ = run_fit(capsys, gemma2, *args, "--attention", "sdpa")
+    (sdpa,) = json.loads(out)["models"]
+    assert sdpa["workload"]["attention"] == "sdpa"
+    assert eager["estimates"][0]["peak_bytes"] > sdpa["estimates"][0]["peak_bytes"]
+    _, out, _ = run_fit(capsys, LLAMA32, *args)
+    assert json.loads(out)["models"][0]["workload"]["attention"] == "sdpa"

@@ -31,6 +31,18 @@ from gputui.fit.transformer.workload import (
 GGUF_PREFILL_CHUNK = 512  # llama.cpp's default n_ubatch: a GGUF prompt runs in these chunks
 
 
+# The model types whose transformers class runs eager attention unless told otherwise:
+# transformers 5.25's Gemma2PreTrainedModel has `_supports_sdpa = False` (its logit
+# softcapping is not in the fused kernel), so `from_pretrained` gives eager, which keeps
+# each layer's attention probabilities. Every other type defaults to sdpa.
+EAGER_BY_DEFAULT = frozenset({"gemma2"})
+
+
+def default_attention(model_type: str) -> str:
+    """The attention transformers picks for `model_type` when none is asked for."""
+    return "eager" if model_type in EAGER_BY_DEFAULT else "sdpa"
+
+
 @dataclass(frozen=True, slots=True)
 class WorkloadAsk:
     """What was asked of a transformer's workload, by the `fit` flags' names (None: unset)."""
@@ -178,7 +190,9 @@ def build_workload(args: WorkloadAsk, model: Any, precision_default: str = "amp_
         )
     if pp > cfg.num_layers:
         raise UserError(f"--pp {pp}: more stages than the model's {cfg.num_layers} layers")
-    attention = args.attention or "sdpa"
+    attention = args.attention or (
+        "sdpa" if model.kind == "gguf" else default_attention(cfg.model_type)
+    )
     loop = args.loop or "plain"
     if loop not in LOOPS:
         raise UserError(f"--loop {loop}: one of " + ", ".join(LOOPS))
