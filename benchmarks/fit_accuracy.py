@@ -33,8 +33,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from gputui.fit.core.breakdown import peak_phase as peak
 from gputui.fit.core.precision import policy
-from gputui.fit.graph.memory import model_phases, peak
+from gputui.fit.graph.memory import model_phases
 from gputui.fit.graph.network import Node, Ref
 from gputui.fit.importers.modelsfile import ModelSpec, Network, layer_models, load_models
 

@@ -36,8 +36,9 @@ os.environ.setdefault("KERAS_HOME", tempfile.mkdtemp(prefix="gputui-keras-home-"
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from gputui.fit.core.breakdown import peak_phase as peak  # noqa: E402
 from gputui.fit.core.precision import policy  # noqa: E402
-from gputui.fit.graph.memory import model_phases, peak  # noqa: E402
+from gputui.fit.graph.memory import model_phases  # noqa: E402
 from gputui.fit.importers.modelsfile import load_keras_model  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gputui.fit.core.breakdown import peak_phase as peak
 from gputui.fit.core.precision import policy
-from gputui.fit.graph.memory import model_phases, peak
+from gputui.fit.graph.memory import model_phases
 from gputui.fit.importers.modelsfile import ModelSpec, layer_models, parse_models
 from gputui.fit.importers.modelsfile import load_models as load_all
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gputui.fit.core.breakdown import peak_phase as peak
 from gputui.fit.core.precision import policy
-from gputui.fit.graph.memory import model_phases, peak
+from gputui.fit.graph.memory import model_phases
 from gputui.fit.importers.modelsfile import ModelSpec, parse_models
 
 FP32 = policy("fp32")

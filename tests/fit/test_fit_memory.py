@@ -6,11 +6,12 @@ import pytest
 
 from gputui.catalog.models import Card
 from gputui.fit.core.batch import pow2_floor
+from gputui.fit.core.breakdown import peak_phase as peak
 from gputui.fit.core.precision import policy
 from gputui.fit.core.target import Target
 from gputui.fit.core.verdict import verdict
 from gputui.fit.graph.estimate import check, memory_model
-from gputui.fit.graph.memory import model_phases, peak
+from gputui.fit.graph.memory import model_phases
 from gputui.fit.importers.modelsfile import ModelSpec, parse_models
 
 

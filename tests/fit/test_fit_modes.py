@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from gputui.cli import main
+from gputui.fit.core.breakdown import peak_phase as peak
 from gputui.fit.core.precision import policy
-from gputui.fit.graph.memory import model_phases, peak
+from gputui.fit.graph.memory import model_phases
 from gputui.fit.importers.hfkeys import from_hf_dict
 from gputui.fit.importers.modelsfile import ModelSpec, parse_models
 from gputui.fit.transformer.estimate import memory

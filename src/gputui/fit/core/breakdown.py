@@ -10,6 +10,7 @@ breakdown names the items its kind has (`items`), and only those are reported.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gputui.fit.core.sums import ItemSums
@@ -45,6 +46,12 @@ class Phase:
 
     def at(self, batch: int) -> Parts:
         return self.fixed + self.per_sample.scaled(batch)
+
+
+def peak_phase(phases: Sequence[Phase], batch: int) -> tuple[Phase, Parts]:
+    """The largest of `phases` at `batch` (the first among equals), and its bytes then."""
+    best = max(phases, key=lambda ph: ph.at(batch).total)
+    return best, best.at(batch)
 
 
 @dataclass(frozen=True, slots=True)

@@ -234,11 +234,6 @@ def _step(
     )
 
 
-def peak(phases: list[Phase], batch: int) -> tuple[Phase, Parts]:
-    best = max(phases, key=lambda ph: ph.at(batch).total)
-    return best, best.at(batch)
-
-
 def live_at_peak(
     model: ModelSpec,
     p: Precision,
@@ -274,6 +269,5 @@ __all__ = [
     "live_at_peak",
     "model_phases",
     "optimizer_temp",
-    "peak",
     "train_phases",
 ]
