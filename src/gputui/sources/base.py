@@ -75,16 +75,18 @@ def _open_one(name: str, options: Mapping[str, Any]) -> Source:
 
 def _refuse_unread(entry: SourceEntry, given: Mapping[str, Any]) -> None:
     """A source option given to a source that does not read it is refused, not ignored
-    (`--source demo --recording run.sqlite` would otherwise show the demo silently)."""
-    from pathlib import PurePath
-
-    from gputui.core.inputfile import shown
+    (`--source demo --recording run.sqlite` would otherwise show the demo silently).
+    Imports only on a refusal: every command opens a source, `gputui snapshot` included."""
     from gputui.sources.registry import options
 
     read = {option.dest for option in entry.options}
     for option in options():
         value = given.get(option.dest)
         if value is not None and option.dest not in read:
+            from pathlib import PurePath
+
+            from gputui.core.inputfile import shown
+
             named = shown(str(value)) if isinstance(value, PurePath) else repr(value)
             raise ValueError(f"{option.flag}: {named}: --source {entry.name} does not read it")
 
