@@ -12,8 +12,9 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
     from pathlib import Path
+    from typing import Any
 
-    from gputui.sources.base import Source
+    from gputui.sources.base import Source, SourceKind
 
 
 def path_arg(text: str) -> Path:
@@ -82,7 +83,7 @@ def add_source_arguments(
 
 
 def open_given_source(
-    args: argparse.Namespace, *, with_host: bool = True
+    args: Any, *, with_host: bool = True, kind: SourceKind | None = None
 ) -> tuple[Source, str | None]:
     """`--source` with every registry option the command line gave: the source and, when
     `auto` fell back, why; NVML's failure, a file a source cannot read and an option the
@@ -94,7 +95,7 @@ def open_given_source(
 
     given = {o.dest: getattr(args, o.dest, None) for o in registry.options()}
     try:
-        return open_source(args.source, with_host=with_host, options=given)
+        return open_source(kind or args.source, with_host=with_host, options=given)
     except SourceUnavailable as exc:
         raise UserError(f"NVML is not usable: {exc.reason}") from None
     except (OSError, ValueError) as exc:  # a file the source could not read

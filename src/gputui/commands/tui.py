@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from gputui.commands import add_source_arguments, checked_scenario, path_arg
+from gputui.commands import add_source_arguments, checked_scenario, open_given_source, path_arg
 from gputui.sources import registry
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see sources/base.py)
@@ -134,8 +134,7 @@ def fast_args(words: list[str]) -> SimpleNamespace | None:
 
 def run(args: argparse.Namespace | SimpleNamespace) -> int:
     from gputui.core.errors import UserError
-    from gputui.sources.base import SourceKind, open_source
-    from gputui.sources.errors import SourceUnavailable
+    from gputui.sources.base import SourceKind
 
     interval = float(args.interval)
     if not 0.1 <= interval <= 3600:
@@ -169,12 +168,7 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
         path = given[option.dest]
         if option.kind == "path" and path is not None and not pathprobe.is_file(path):
             raise UserError(f"{option.flag}: {path}: no such file")
-    try:
-        source, fallback_reason = open_source(kind, options=given)
-    except SourceUnavailable as exc:
-        raise UserError(f"NVML is not usable: {exc.reason}") from None
-    except (OSError, ValueError) as exc:  # a scenario file the simulator could not read
-        raise UserError(str(exc)) from None
+    source, fallback_reason = open_given_source(args, kind=kind)
 
     record_to = getattr(args, "record", None)
     if record_to is not None:
